@@ -1,0 +1,232 @@
+/* The .obs trace file: one self-describing binary file per process.
+ * Defined once here and shared by the writer (the shim) and every reader
+ * (obs-report, the shim's own exit-time JSON and summary).
+ *
+ * Layout: a file header, then chunks. A chunk is a chunk header followed by
+ * payload_bytes of payload:
+ *   OBS_CHUNK_RECORDS  fixed-size 48-byte records of one thread, in the order
+ *                      that thread made them (the writer streams a thread's
+ *                      buffer as one chunk when it fills, and at exit);
+ *   OBS_CHUNK_STRINGS  string-table entries (struct obs_string_entry + text);
+ *   OBS_CHUNK_META     "key=value\n" text (host, command line, settings).
+ * A reader stops at the first incomplete chunk header and keeps the complete
+ * records of an incomplete chunk, so a file left by a crash reads up to its
+ * last complete record.
+ *
+ * Sequence numbers are not stored: the hot path takes no global atomic.
+ * Readers number calls by (t_begin, tid, per-thread order), which is the
+ * order calls were made within a thread and a consistent order across threads.
+ *
+ * All integers are in the writer's byte order, recorded in the header;
+ * readers reject a file of the other order. */
+#ifndef OBS_TRACE_FORMAT_H
+#define OBS_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#include "api_list.h"
+
+#define OBS_TRACE_MAGIC "OBSTRACE" /* 8 bytes, no NUL stored */
+#define OBS_TRACE_VERSION 1u
+#define OBS_BYTE_ORDER_MARK 0x01020304u
+#define OBS_RECORD_SIZE 48u
+#define OBS_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" little-endian */
+
+struct obs_file_header { /* 64 bytes */
+    char magic[8];              /* OBS_TRACE_MAGIC */
+    uint32_t version;           /* OBS_TRACE_VERSION */
+    uint32_t header_size;       /* sizeof(struct obs_file_header) */
+    uint32_t byte_order;        /* OBS_BYTE_ORDER_MARK as written */
+    uint32_t record_size;       /* OBS_RECORD_SIZE */
+    uint32_t pid;
+    uint32_t flags;             /* OBS_FILE_* */
+    uint64_t start_mono_ns;     /* CLOCK_MONOTONIC when the shim started */
+    uint64_t start_real_ns;     /* CLOCK_REALTIME at the same moment (for merging ranks) */
+    uint64_t reserved[2];
+};
+#define OBS_FILE_GPU_TIME 0x1u  /* OBS_GPU_TIME=events was on */
+
+enum obs_chunk_type { OBS_CHUNK_RECORDS = 1, OBS_CHUNK_STRINGS = 2, OBS_CHUNK_META = 3 };
+
+struct obs_chunk_header { /* 24 bytes */
+    uint32_t magic;         /* OBS_CHUNK_MAGIC */
+    uint32_t type;          /* enum obs_chunk_type */
+    uint32_t tid;           /* RECORDS: the thread (gettid) */
+    uint32_t payload_bytes; /* bytes that follow this header */
+    uint64_t first_index;   /* RECORDS: per-thread index of the first record */
+};
+
+/* Record kinds, X(id, name). */
+#define OBS_RECORD_KIND_LIST(X)                                       \
+    X(CALL, "call")           /* one intercepted API call */          \
+    X(GPU_SPAN, "gpu_span")   /* device begin/end of an earlier call */ \
+    X(STREAM, "stream")       /* stream id <-> handle */              \
+    X(LOST, "lost")           /* records that could not be kept */    \
+    X(PHASE, "phase")         /* phase/step boundary (phase engine) */ \
+    X(GRAPH, "graph")         /* graph exec description */            \
+    X(SELF_COST, "self_cost") /* the shim's own measured cost */
+
+enum obs_record_kind {
+    OBS_REC_INVALID = 0,
+#define OBS_REC_ENUM(id, name) OBS_REC_##id,
+    OBS_RECORD_KIND_LIST(OBS_REC_ENUM)
+#undef OBS_REC_ENUM
+    OBS_REC_COUNT
+};
+
+/* Copy directions, X(id, name). */
+#define OBS_DIRECTION_LIST(X) \
+    X(NONE, "")               \
+    X(HTOD, "HtoD")           \
+    X(DTOH, "DtoH")           \
+    X(DTOD, "DtoD")           \
+    X(HTOH, "HtoH")           \
+    X(PEER, "peer")           \
+    X(DEFAULT, "default")
+
+enum obs_direction {
+#define OBS_DIR_ENUM(id, name) OBS_DIR_##id,
+    OBS_DIRECTION_LIST(OBS_DIR_ENUM)
+#undef OBS_DIR_ENUM
+    OBS_DIR_COUNT
+};
+
+/* CALL record flags (low 3 bits: enum obs_direction). */
+#define OBS_CALL_DIR_MASK 0x07u
+#define OBS_CALL_DUR_US 0x08u   /* t_dur is in microseconds (call took > 4.29 s) */
+#define OBS_CALL_NESTED 0x10u   /* made by the runtime itself while inside another hooked call */
+
+struct obs_rec_call { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_CALL */
+    uint8_t flags;     /* OBS_CALL_* */
+    uint16_t api;      /* enum obs_api */
+    int32_t status;    /* the call's return code */
+    uint64_t t_begin;  /* host CLOCK_MONOTONIC ns */
+    uint32_t t_dur;    /* host ns (or us with OBS_CALL_DUR_US) */
+    uint32_t name;     /* kernel name string id, 0 = unknown */
+    uint32_t stream;   /* stream id (OBS_REC_STREAM), 0 = default/legacy */
+    uint32_t shmem;    /* kernel: dynamic shared memory bytes */
+    union {
+        struct {
+            uint32_t x;
+            uint16_t y, z;
+        } grid;        /* kernel */
+        uint64_t bytes; /* memcpy/memset/alloc; graph: node count */
+    } u;
+    uint16_t block_x, block_y, block_z;
+    uint16_t device;   /* memcpy peer: destination device; else the current device */
+};
+
+struct obs_rec_gpu_span { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_GPU_SPAN */
+    uint8_t flags;
+    uint16_t reserved0;
+    uint32_t tid;      /* thread whose CALL this is */
+    uint64_t call_index; /* per-thread index of that CALL record */
+    uint64_t gpu_begin; /* device ns, on the host monotonic time base */
+    uint64_t gpu_end;
+    uint32_t stream;
+    uint32_t reserved1;
+    uint64_t reserved2;
+};
+
+struct obs_rec_stream { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_STREAM */
+    uint8_t flags;
+    uint16_t device;
+    uint32_t id;       /* the id CALL records use */
+    uint64_t handle;   /* the runtime's stream handle value */
+    uint64_t reserved[4];
+};
+
+struct obs_rec_lost { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_LOST */
+    uint8_t reason;    /* enum obs_lost_reason */
+    uint16_t reserved0;
+    uint32_t tid;
+    uint64_t count;    /* records lost */
+    uint64_t t_first, t_last;
+    uint64_t reserved[2];
+};
+enum obs_lost_reason { OBS_LOST_BUFFER_FULL = 1, OBS_LOST_WRITE_FAILED = 2, OBS_LOST_NO_BUFFER = 3 };
+
+struct obs_rec_phase { /* 48 bytes: written by the phase engine */
+    uint8_t type;      /* OBS_REC_PHASE */
+    uint8_t event;     /* 1 = begin, 2 = end */
+    uint16_t phase;    /* phase name string id (low 16 bits) */
+    uint32_t step;     /* decode step, or UINT32_MAX */
+    uint64_t t;        /* host ns */
+    uint32_t generation;
+    uint32_t name;     /* full range name string id */
+    uint64_t reserved[3];
+};
+
+struct obs_rec_graph { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_GRAPH */
+    uint8_t flags;
+    uint16_t reserved0;
+    uint32_t id;       /* graph exec id */
+    uint64_t handle;
+    uint64_t node_count;
+    uint64_t kernel_count;
+    uint64_t reserved[2];
+};
+
+struct obs_rec_self_cost { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_SELF_COST */
+    uint8_t reserved0[3];
+    uint32_t tid;
+    uint64_t calls;    /* calls recorded by this thread */
+    uint64_t shim_ns;  /* time spent inside the shim (excluding the real call) */
+    uint64_t reserved[3];
+};
+
+union obs_record {
+    uint8_t type;
+    struct obs_rec_call call;
+    struct obs_rec_gpu_span gpu_span;
+    struct obs_rec_stream stream;
+    struct obs_rec_lost lost;
+    struct obs_rec_phase phase;
+    struct obs_rec_graph graph;
+    struct obs_rec_self_cost self_cost;
+    uint8_t raw[OBS_RECORD_SIZE];
+};
+
+/* String-table entry kinds, X(id, name). */
+#define OBS_STRING_KIND_LIST(X)                                  \
+    X(KERNEL_MANGLED, "kernel_mangled")                          \
+    X(KERNEL_DEMANGLED, "kernel_demangled")                      \
+    X(THREAD_NAME, "thread_name")                                \
+    X(RANGE_NAME, "range_name")
+
+enum obs_string_kind {
+    OBS_STR_INVALID = 0,
+#define OBS_STR_ENUM(id, name) OBS_STR_##id,
+    OBS_STRING_KIND_LIST(OBS_STR_ENUM)
+#undef OBS_STR_ENUM
+    OBS_STR_COUNT
+};
+
+struct obs_string_entry { /* 16 bytes, then len bytes of text, padded to 8 */
+    uint32_t id;       /* kernel names: the id CALL records use; threads: the tid */
+    uint32_t kind;     /* enum obs_string_kind */
+    uint32_t len;      /* text bytes, no NUL */
+    uint32_t reserved;
+};
+
+#define OBS_PAD8(n) (((n) + 7u) & ~7u)
+
+_Static_assert(sizeof(struct obs_file_header) == 64, "file header is 64 bytes");
+_Static_assert(sizeof(struct obs_chunk_header) == 24, "chunk header is 24 bytes");
+_Static_assert(sizeof(struct obs_rec_call) == OBS_RECORD_SIZE, "call record size");
+_Static_assert(sizeof(struct obs_rec_gpu_span) == OBS_RECORD_SIZE, "gpu span record size");
+_Static_assert(sizeof(struct obs_rec_stream) == OBS_RECORD_SIZE, "stream record size");
+_Static_assert(sizeof(struct obs_rec_lost) == OBS_RECORD_SIZE, "lost record size");
+_Static_assert(sizeof(struct obs_rec_phase) == OBS_RECORD_SIZE, "phase record size");
+_Static_assert(sizeof(struct obs_rec_graph) == OBS_RECORD_SIZE, "graph record size");
+_Static_assert(sizeof(struct obs_rec_self_cost) == OBS_RECORD_SIZE, "self cost record size");
+_Static_assert(sizeof(union obs_record) == OBS_RECORD_SIZE, "record union size");
+_Static_assert(sizeof(struct obs_string_entry) == 16, "string entry is 16 bytes");
+
+#endif
