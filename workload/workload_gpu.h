@@ -72,11 +72,15 @@ static void gpu_check_failed(gpuError_t e, const char *call, const char *file, i
     std::exit(1);
 }
 
-#define GPU_CHECK(call)                                              \
-    do {                                                             \
-        gpuError_t gpu_check_err_ = (call);                          \
-        if (gpu_check_err_ != gpuSuccess)                            \
-            gpu_check_failed(gpu_check_err_, #call, __FILE__, __LINE__); \
+// Stringified after expansion, so the message names the real API
+// (cudaStreamCreate, not gpuStreamCreate).
+#define GPU_STRINGIFY_(x) #x
+#define GPU_STRINGIFY(x) GPU_STRINGIFY_(x)
+#define GPU_CHECK(call)                                                           \
+    do {                                                                          \
+        gpuError_t gpu_check_err_ = (call);                                       \
+        if (gpu_check_err_ != gpuSuccess)                                         \
+            gpu_check_failed(gpu_check_err_, GPU_STRINGIFY(call), __FILE__, __LINE__); \
     } while (0)
 
 // A launch is checked through the runtime's last error.

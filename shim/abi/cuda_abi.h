@@ -32,6 +32,7 @@ enum {
     obs_cudaErrorStreamCaptureUnsupported = 900,
     obs_cudaErrorStreamCaptureInvalidated = 901,
     obs_cudaErrorStreamCaptureUnmatched = 903,
+    obs_cudaErrorStreamCaptureImplicit = 906,
     obs_cudaErrorStreamCaptureWrongThread = 908,
     obs_cudaErrorUnknown = 999
 };
