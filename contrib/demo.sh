@@ -47,8 +47,8 @@ done
 
 set -- "$workload" --batch=1 --ctx=1024 --hidden=4096 --decode=128 --repeat=20
 if [ -n "$shim" ] && [ -x "$build/contrib/obs-run" ]; then
-    echo "demo: under obsshim: obs-run -o $out/demo-%p -- $*"
-    OBS_SHIM_LIB="$shim" "$build/contrib/obs-run" -o "$out/demo-%p" -- "$@"
+    echo "demo: under obsshim: obs-run --gpu-time -o $out/demo-%p -- $*"
+    OBS_SHIM_LIB="$shim" "$build/contrib/obs-run" --gpu-time -o "$out/demo-%p" -- "$@"
     status=$?
     echo "demo: files written:"
     ls -1 "$out"/demo-* 2>/dev/null | sed 's/^/  /'

@@ -95,6 +95,7 @@ enum obs_direction {
 #define OBS_CALL_DIR_MASK 0x07u
 #define OBS_CALL_DUR_US 0x08u   /* t_dur is in microseconds (call took > 4.29 s) */
 #define OBS_CALL_NESTED 0x10u   /* made by the runtime itself while inside another hooked call */
+#define OBS_CALL_GPU_TIMED 0x20u /* an event pair was recorded around it: a GPU_SPAN is expected */
 
 struct obs_rec_call { /* 48 bytes */
     uint8_t type;      /* OBS_REC_CALL */

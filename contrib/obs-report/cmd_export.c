@@ -1,0 +1,97 @@
+/* obs-report summary | csv | json: the trace as text, rows or a timeline. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "report_cli.h"
+#include "trace_csv.h"
+#include "trace_json.h"
+#include "trace_summary.h"
+
+enum export_kind { EXPORT_SUMMARY, EXPORT_CSV, EXPORT_JSON };
+
+static int run_export(const struct report_command *cmd, int argc, char **argv, enum export_kind kind)
+{
+    struct cli_args a;
+    struct cli_output out;
+    struct obs_trace *t;
+    int rc = cli_parse(cmd, argc, argv, &a), ok;
+
+    if (rc >= 0)
+        return rc;
+    t = cli_open_trace(a.args[0]);
+    if (t == NULL)
+        return EXIT_TRACE_ERROR;
+    if (cli_open_output(&out, a.output) != 0) {
+        obs_trace_free(t);
+        return EXIT_TRACE_ERROR;
+    }
+    errno = 0;
+    switch (kind) {
+    case EXPORT_SUMMARY:
+        ok = obs_report_summary(t, out.f, NULL) == 0;
+        break;
+    case EXPORT_CSV:
+        ok = obs_report_csv(t, out.f) == 0;
+        break;
+    default:
+        ok = obs_report_json(t, out.f, NULL) == 0;
+        break;
+    }
+    obs_trace_free(t);
+    return cli_close_output(&out, ok);
+}
+
+static int run_summary(const struct report_command *cmd, int argc, char **argv)
+{
+    return run_export(cmd, argc, argv, EXPORT_SUMMARY);
+}
+
+static int run_csv(const struct report_command *cmd, int argc, char **argv)
+{
+    return run_export(cmd, argc, argv, EXPORT_CSV);
+}
+
+static int run_json(const struct report_command *cmd, int argc, char **argv)
+{
+    return run_export(cmd, argc, argv, EXPORT_JSON);
+}
+
+const struct report_command report_cmd_summary = {
+    "summary",
+    "Print the kernel, copy, memset and API tables, records lost and the shim's own cost.",
+    "summary [-o OUT] FILE.obs",
+    "The kernel table has nsys cuda_gpu_kern_sum's columns, sorted by total time.\n"
+    "Times are GPU times when the trace has them (OBS_GPU_TIME=events), host API\n"
+    "times otherwise; each table's title says which.\n",
+    CLI_OPT_OUTPUT,
+    1,
+    1,
+    run_summary,
+};
+
+const struct report_command report_cmd_csv = {
+    "csv",
+    "Write one CSV row per recorded call, in sequence order.",
+    "csv [-o OUT] FILE.obs",
+    "Columns: seq,tid,api,kind,name,stream,grid_x,grid_y,grid_z,block_x,block_y,\n"
+    "block_z,shmem,bytes,direction,host_begin_ns,host_end_ns,gpu_begin_ns,gpu_end_ns,\n"
+    "status,phase,step. Fields that do not apply to a call are empty; name is the\n"
+    "demangled kernel name; times are CLOCK_MONOTONIC nanoseconds.\n",
+    CLI_OPT_OUTPUT,
+    1,
+    1,
+    run_csv,
+};
+
+const struct report_command report_cmd_json = {
+    "json",
+    "Write a Chrome trace JSON that Perfetto (ui.perfetto.dev) and chrome://tracing open.",
+    "json [-o OUT] FILE.obs",
+    "One track per host thread with a slice per API call; with GPU time, one track\n"
+    "per GPU stream and a flow arrow from each launch to its kernel; phase ranges\n"
+    "and a records-lost counter when the trace has them.\n",
+    CLI_OPT_OUTPUT,
+    1,
+    1,
+    run_json,
+};

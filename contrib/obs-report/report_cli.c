@@ -1,0 +1,155 @@
+/* obs-report: shared command-line plumbing (see report_cli.h). */
+#include "report_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void cli_print_command_help(const struct report_command *cmd, FILE *out)
+{
+    fprintf(out, "Usage: obs-report %s\n%s\n", cmd->synopsis, cmd->summary);
+    if (cmd->description && cmd->description[0])
+        fprintf(out, "\n%s", cmd->description);
+    fprintf(out, "\nOptions:\n");
+    if (cmd->options & CLI_OPT_OUTPUT)
+        fprintf(out, "  -o, --output FILE  write to FILE instead of standard output\n");
+    fprintf(out, "  -h, --help         show this help\n");
+    fprintf(out, "\nExit status: 0 success, 1 the trace could not be read or the output not written,\n"
+                 "2 usage error.\n");
+}
+
+int cli_usage_error(const struct report_command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("obs-report: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (cmd)
+        fprintf(stderr, "\nTry 'obs-report %s --help'.\n", cmd->name);
+    else
+        fputs("\nTry 'obs-report --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+int cli_parse(const struct report_command *cmd, int argc, char **argv, struct cli_args *a)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    memset(a, 0, sizeof *a);
+    opterr = 0;
+    optind = 0; /* full reset: main already ran getopt */
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            cli_print_command_help(cmd, stdout);
+            return fflush(stdout) == 0 ? 0 : EXIT_TRACE_ERROR;
+        case 'o':
+            if (!(cmd->options & CLI_OPT_OUTPUT))
+                return cli_usage_error(cmd, "%s: unknown option '%s'", cmd->name, argv[optind - 1]);
+            a->output = optarg;
+            break;
+        case ':':
+            return cli_usage_error(cmd, "%s: option '%s' needs an argument", cmd->name, argv[optind - 1]);
+        default:
+            return cli_usage_error(cmd, "%s: unknown option '%s'", cmd->name, argv[optind - 1]);
+        }
+    }
+    a->args = argv + optind;
+    a->nargs = argc - optind;
+    if (a->nargs < cmd->min_args)
+        return cli_usage_error(cmd, "%s: missing argument (usage: obs-report %s)", cmd->name, cmd->synopsis);
+    if (a->nargs > cmd->max_args)
+        return cli_usage_error(cmd, "%s: unexpected argument '%s'", cmd->name, a->args[cmd->max_args]);
+    return -1;
+}
+
+struct obs_trace *cli_open_trace(const char *path)
+{
+    struct obs_trace *t;
+    char err[512];
+    if (obs_trace_open(path, &t, err, sizeof err) != 0) {
+        fprintf(stderr, "obs-report: %s: %s\n", path, err);
+        return NULL;
+    }
+    if (t->ignored_bytes)
+        fprintf(stderr,
+                "obs-report: %s: warning: %llu bytes at offset %llu ignored (%s); "
+                "read up to the last complete record\n",
+                path, (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset,
+                t->ignored_reason);
+    return t;
+}
+
+int cli_open_output(struct cli_output *o, const char *path)
+{
+    struct stat st;
+    size_t n;
+    memset(o, 0, sizeof *o);
+    if (path == NULL || strcmp(path, "-") == 0) {
+        o->f = stdout;
+        o->path = "standard output";
+        return 0;
+    }
+    o->path = path;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* /dev/null, a FIFO, a symlink: write to it as it is; a temporary
+         * file renamed over it would replace it */
+        o->f = fopen(path, "w");
+        if (o->f == NULL) {
+            fprintf(stderr, "obs-report: %s: %s\n", path, strerror(errno));
+            return EXIT_TRACE_ERROR;
+        }
+        return 0;
+    }
+    n = strlen(path) + 32;
+    o->tmp = malloc(n);
+    if (o->tmp == NULL) {
+        fprintf(stderr, "obs-report: %s: %s\n", path, strerror(ENOMEM));
+        return EXIT_TRACE_ERROR;
+    }
+    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    o->f = fopen(o->tmp, "w");
+    if (o->f == NULL) {
+        fprintf(stderr, "obs-report: %s: %s\n", path, strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        return EXIT_TRACE_ERROR;
+    }
+    return 0;
+}
+
+int cli_close_output(struct cli_output *o, int ok)
+{
+    int err = ok ? 0 : (errno ? errno : EIO);
+    if (o->f == stdout) {
+        if (fflush(stdout) != 0 && !err)
+            err = errno ? errno : EIO;
+    } else if (o->f) {
+        if (fclose(o->f) != 0 && !err)
+            err = errno ? errno : EIO;
+        if (o->tmp) {
+            if (!err && rename(o->tmp, o->path) != 0)
+                err = errno;
+            if (err)
+                unlink(o->tmp);
+        }
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    o->f = NULL;
+    if (err) {
+        fprintf(stderr, "obs-report: %s: %s\n", o->path, strerror(err));
+        return EXIT_TRACE_ERROR;
+    }
+    return 0;
+}

@@ -1,0 +1,67 @@
+/* obs-report: the command table and what every command shares (option
+ * parsing, opening a trace with the standard error line, output files).
+ * A command is a struct report_command whose run() gets its own argv
+ * (argv[0] = its name): it may use cli_parse() for the common options, or
+ * parse options of its own (sqlite OUT, compare A B, top N, --format ...). */
+#ifndef OBS_REPORT_CLI_H
+#define OBS_REPORT_CLI_H
+
+#include <stdio.h>
+
+#include "trace_reader.h"
+
+#define EXIT_TRACE_ERROR 1 /* the trace could not be read, or the output written */
+#define EXIT_USAGE 2
+
+/* Options a command accepts besides --help (bits for report_command.options). */
+#define CLI_OPT_OUTPUT 0x1u /* -o/--output FILE */
+
+struct report_command {
+    const char *name;
+    const char *summary;     /* one line for `obs-report --help` */
+    const char *synopsis;    /* "summary FILE.obs" */
+    const char *description; /* the rest of `obs-report NAME --help` */
+    unsigned options;        /* CLI_OPT_* */
+    int min_args, max_args;  /* positional arguments */
+    int (*run)(const struct report_command *cmd, int argc, char **argv);
+};
+
+/* Parsed command line of one command. */
+struct cli_args {
+    const char *output; /* -o, or NULL */
+    char **args;        /* positional arguments */
+    int nargs;
+};
+
+/* The commands, in the order `obs-report --help` lists them (NULL-terminated). */
+extern const struct report_command *const report_commands[];
+
+/* Parse argv (argv[0] = the command name). Returns -1 when the command
+ * should go on; otherwise the exit status to return at once (0 after
+ * --help, EXIT_USAGE after a usage error, already reported). */
+int cli_parse(const struct report_command *cmd, int argc, char **argv, struct cli_args *a);
+
+/* Print "obs-report: fmt..." and the --help hint to stderr; returns EXIT_USAGE. */
+int cli_usage_error(const struct report_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+void cli_print_command_help(const struct report_command *cmd, FILE *out);
+
+/* Open a trace; on failure print "obs-report: FILE: reason" and return NULL.
+ * Prints a warning line when part of the file had to be ignored. */
+struct obs_trace *cli_open_trace(const char *path);
+
+/* Output to path ("-" or NULL: stdout). A regular file (or a new one) is
+ * written under a temporary name and renamed into place by cli_close_output
+ * when all went well, so a failed run leaves no half file; anything else
+ * (/dev/null, a FIFO, a symlink) is written to directly. */
+struct cli_output {
+    FILE *f;
+    const char *path;
+    char *tmp;
+};
+int cli_open_output(struct cli_output *o, const char *path);
+/* ok: whether writing succeeded so far. Returns 0 or EXIT_TRACE_ERROR (reported). */
+int cli_close_output(struct cli_output *o, int ok);
+
+#endif

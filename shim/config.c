@@ -1,0 +1,111 @@
+/* OBS_* environment variables: see config.h and docs/shim.md. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "obs_export.h"
+#include "output_path.h"
+
+OBS_HIDDEN struct obs_config obs_cfg;
+
+/* 1/0 for the usual spellings of a switch, -1 for anything else. */
+static int parse_switch(const char *text)
+{
+    static const char *const on[] = {"1", "yes", "true", "on"};
+    static const char *const off[] = {"0", "no", "false", "off"};
+    size_t i;
+    for (i = 0; i < sizeof on / sizeof on[0]; i++) {
+        if (strcasecmp(text, on[i]) == 0)
+            return 1;
+        if (strcasecmp(text, off[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static int load_switch(obs_env_lookup lookup, const char *name, int fallback, int *out)
+{
+    const char *text = lookup(name);
+    int value;
+    *out = fallback;
+    if (text == NULL)
+        return 0;
+    value = parse_switch(text);
+    if (value < 0) {
+        obs_log_warn("%s=%s: expected 0 or 1; using the default %d", name, text, fallback);
+        return 1;
+    }
+    *out = value;
+    return 0;
+}
+
+static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time *out)
+{
+    const char *text = lookup("OBS_GPU_TIME");
+    *out = OBS_GPU_TIME_OFF;
+    if (text == NULL || strcasecmp(text, "off") == 0 || strcmp(text, "0") == 0)
+        return 0;
+    if (strcasecmp(text, "events") == 0) {
+        *out = OBS_GPU_TIME_EVENTS;
+        return 0;
+    }
+    obs_log_warn("OBS_GPU_TIME=%s: expected off or events; using the default off", text);
+    return 1;
+}
+
+static int load_buffer_records(obs_env_lookup lookup, uint32_t *out)
+{
+    const char *text = lookup("OBS_BUFFER_RECORDS");
+    char *end = NULL;
+    unsigned long long value;
+    *out = OBS_BUFFER_RECORDS_DEFAULT;
+    if (text == NULL)
+        return 0;
+    errno = 0;
+    value = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || errno != 0 || end == text || *end != '\0' ||
+        value < OBS_BUFFER_RECORDS_MIN || value > OBS_BUFFER_RECORDS_MAX) {
+        obs_log_warn("OBS_BUFFER_RECORDS=%s: expected a number of records from %u to %u; "
+                     "using the default %u",
+                     text, OBS_BUFFER_RECORDS_MIN, OBS_BUFFER_RECORDS_MAX, OBS_BUFFER_RECORDS_DEFAULT);
+        return 1;
+    }
+    *out = (uint32_t)value;
+    return 0;
+}
+
+static int load_output(obs_env_lookup lookup, char *out, size_t outlen)
+{
+    const char *text = lookup("OBS_OUTPUT");
+    char why[128];
+    strcpy(out, OBS_OUTPUT_DEFAULT);
+    if (text == NULL)
+        return 0;
+    if (obs_output_pattern_check(text, why, sizeof why) != 0) {
+        obs_log_warn("OBS_OUTPUT=%s: %s; using the default %s", text, why, OBS_OUTPUT_DEFAULT);
+        return 1;
+    }
+    if (strlen(text) >= outlen) { /* pattern_check bounds the length; keep it safe */
+        obs_log_warn("OBS_OUTPUT: too long; using the default %s", OBS_OUTPUT_DEFAULT);
+        return 1;
+    }
+    strcpy(out, text);
+    return 0;
+}
+
+int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
+{
+    int bad = 0;
+    memset(cfg, 0, sizeof *cfg);
+    bad += load_switch(lookup, "OBS_ENABLE", 1, &cfg->enable);
+    bad += load_output(lookup, cfg->output, sizeof cfg->output);
+    bad += load_switch(lookup, "OBS_JSON", 1, &cfg->json);
+    bad += load_switch(lookup, "OBS_SUMMARY", 1, &cfg->summary);
+    bad += load_gpu_time(lookup, &cfg->gpu_time);
+    bad += load_buffer_records(lookup, &cfg->buffer_records);
+    return bad;
+}

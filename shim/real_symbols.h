@@ -1,0 +1,72 @@
+/* The real functions behind the interposed ones, resolved lazily and
+ * thread-safely: a wrapper loads its pointer (one atomic load); when it is
+ * unset, obs_real_resolve runs the one-time resolver of all tables
+ * (pthread_once, also run from the constructor) and, for a symbol still
+ * missing, looks again (the runtime may have been dlopen'ed since); errno
+ * is left as it was. Lookup order: dlsym(RTLD_NEXT)
+ * (the next definition after the shim), then the table's libraries already
+ * loaded by the process (dlopen RTLD_NOLOAD), for runtimes opened with
+ * RTLD_LOCAL. A symbol found nowhere stays NULL: its wrapper never calls it. */
+#ifndef OBS_REAL_SYMBOLS_H
+#define OBS_REAL_SYMBOLS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "abi/cuda_abi.h"
+#include "abi/hip_abi.h"
+
+struct obs_real_table {
+    const char *library;        /* for messages: "CUDA runtime" */
+    const char *const *sonames; /* NULL-terminated; searched when RTLD_NEXT fails */
+    const char *const *names;
+    _Atomic(void *) *fns;
+    atomic_int *warned; /* one "missing" warning per symbol */
+    unsigned count;
+    /* NULL, or per index the symbol to look up when it is not the name
+     * (an entry point exported with C++ linkage); NULL entries: the name. */
+    const char *const *symbols;
+};
+
+/* Slow path of obs_real_get. */
+void *obs_real_resolve(struct obs_real_table *t, unsigned index);
+/* Resolve every symbol of every table now (idempotent, pthread_once). */
+void obs_real_resolve_all(void);
+/* True when some symbol of t was found: its library is loaded. */
+bool obs_real_table_has_any(struct obs_real_table *t);
+/* Warn once that t's symbol index is missing and what happens instead. */
+void obs_real_warn_missing(struct obs_real_table *t, unsigned index, const char *instead);
+
+static inline void *obs_real_get(struct obs_real_table *t, unsigned index)
+{
+    void *fn = atomic_load_explicit(&t->fns[index], memory_order_acquire);
+    return fn != NULL ? fn : obs_real_resolve(t, index);
+}
+
+/* The CUDA runtime table: every entry of OBS_CUDA_RUNTIME_API and
+ * OBS_CUDA_RUNTIME_SUPPORT_API (shim/abi/cuda_abi.h). */
+enum obs_real_cuda_index {
+#define OBS_REAL_CUDA_ENUM(name, ret, params, args) OBS_REAL_CUDA_##name,
+    OBS_CUDA_RUNTIME_API(OBS_REAL_CUDA_ENUM) OBS_CUDA_RUNTIME_SUPPORT_API(OBS_REAL_CUDA_ENUM)
+#undef OBS_REAL_CUDA_ENUM
+    OBS_REAL_CUDA_COUNT
+};
+extern struct obs_real_table obs_real_cuda;
+
+/* The real function, typed: NULL when the runtime lacks it. */
+#define OBS_CUDA_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cuda, OBS_REAL_CUDA_##name))
+
+/* The HIP runtime table: every entry of OBS_HIP_API and OBS_HIP_SUPPORT_API
+ * (shim/abi/hip_abi.h); the entries of OBS_HIP_CXX_SYMBOLS are looked up
+ * under their C++ symbol. */
+enum obs_real_hip_index {
+#define OBS_REAL_HIP_ENUM(name, ret, params, args) OBS_REAL_HIP_##name,
+    OBS_HIP_API(OBS_REAL_HIP_ENUM) OBS_HIP_SUPPORT_API(OBS_REAL_HIP_ENUM)
+#undef OBS_REAL_HIP_ENUM
+    OBS_REAL_HIP_COUNT
+};
+extern struct obs_real_table obs_real_hip;
+
+#define OBS_HIP_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_hip, OBS_REAL_HIP_##name))
+
+#endif

@@ -1,0 +1,185 @@
+/* CSV export: see trace_csv.h. Rows are formatted straight into a large
+ * buffer (no printf per field, no memcpy call per string: every text is
+ * prepared once, with slack for obs_put_padded): this runs over millions of
+ * calls. */
+#include "trace_csv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_outbuf.h"
+
+struct csv_text {
+    char *s;
+    size_t len;
+};
+
+/* s as one CSV field (quoted when it holds a comma, quote or line break),
+ * cut at OBS_OUTBUF_MAX_STRING bytes. */
+static int csv_field(struct csv_text *out, const char *s)
+{
+    size_t n = s ? strlen(s) : 0, i, k = 0;
+    int quote = 0;
+    if (n > OBS_OUTBUF_MAX_STRING)
+        n = OBS_OUTBUF_MAX_STRING;
+    for (i = 0; i < n; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
+            quote = 1;
+    out->s = malloc(2 * n + 3 + OBS_TEXT_SLACK);
+    if (out->s == NULL)
+        return -1;
+    if (quote)
+        out->s[k++] = '"';
+    for (i = 0; i < n; i++) {
+        if (s[i] == '"')
+            out->s[k++] = '"';
+        out->s[k++] = s[i];
+    }
+    if (quote)
+        out->s[k++] = '"';
+    out->len = k;
+    return 0;
+}
+
+static void free_texts(struct csv_text *a, size_t n)
+{
+    size_t i;
+    if (a == NULL)
+        return;
+    for (i = 0; i < n; i++)
+        free(a[i].s);
+    free(a);
+}
+
+/* "api,kind," for every api value, and for out-of-range ones. */
+static int build_api_prefixes(struct csv_text *a)
+{
+    unsigned api;
+    for (api = 0; api <= OBS_API_COUNT; api++) {
+        const char *name = obs_api_name(api), *kind = obs_call_kind_name(obs_api_kind(api));
+        size_t n = strlen(name) + strlen(kind) + 2;
+        a[api].s = malloc(n + 1 + OBS_TEXT_SLACK);
+        if (a[api].s == NULL)
+            return -1;
+        snprintf(a[api].s, n + 1, "%s,%s,", name, kind);
+        a[api].len = n;
+    }
+    return 0;
+}
+
+static int kind_has_bytes(unsigned kind)
+{
+    return kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET || kind == OBS_KIND_ALLOC ||
+           kind == OBS_KIND_GRAPH;
+}
+
+int obs_report_csv(const struct obs_trace *t, FILE *out)
+{
+    struct csv_text api_prefix[OBS_API_COUNT + 1], directions[OBS_DIR_COUNT + 1];
+    struct csv_text *names = NULL, *phases = NULL;
+    struct obs_outbuf ob;
+    size_t i, nphases = t->nphases;
+    int rc = -1, saved;
+
+    memset(api_prefix, 0, sizeof api_prefix);
+    memset(directions, 0, sizeof directions);
+    names = calloc(t->nkernels ? t->nkernels : 1, sizeof *names);
+    phases = calloc(nphases ? nphases : 1, sizeof *phases);
+    if (names == NULL || phases == NULL || build_api_prefixes(api_prefix) != 0)
+        goto out;
+    for (i = 0; i < t->nkernels; i++)
+        if (csv_field(&names[i], t->kernels[i].demangled) != 0)
+            goto out;
+    for (i = 0; i <= OBS_DIR_COUNT; i++)
+        if (csv_field(&directions[i], obs_direction_name((unsigned)i)) != 0)
+            goto out;
+    for (i = 0; i < nphases; i++)
+        if (csv_field(&phases[i], t->phases[i].phase) != 0)
+            goto out;
+    if (obs_outbuf_init(&ob, out) != 0)
+        goto out;
+
+    obs_outbuf_puts(&ob, OBS_CSV_HEADER "\n");
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        const struct csv_text *api = &api_prefix[c->api < OBS_API_COUNT ? c->api : OBS_API_COUNT];
+        const struct csv_text *name = &names[c->kernel];
+        const struct csv_text *phase = c->phase != OBS_NONE ? &phases[c->phase] : NULL;
+        unsigned dir = obs_call_direction(c);
+        char *p = obs_outbuf_reserve(&ob, 400 + name->len + (phase ? phase->len : 0));
+
+        p = obs_fmt_u64(p, i);
+        *p++ = ',';
+        p = obs_fmt_u64(p, t->threads[c->thread].tid);
+        *p++ = ',';
+        p = obs_put_padded(p, api->s, api->len);
+        p = obs_put_padded(p, name->s, name->len);
+        *p++ = ',';
+        p = obs_fmt_u64(p, c->stream);
+        *p++ = ',';
+        if (c->kind == OBS_KIND_KERNEL) {
+            p = obs_fmt_u64(p, c->u.grid.x);
+            *p++ = ',';
+            p = obs_fmt_u64(p, c->u.grid.y);
+            *p++ = ',';
+            p = obs_fmt_u64(p, c->u.grid.z);
+            *p++ = ',';
+            p = obs_fmt_u64(p, c->block_x);
+            *p++ = ',';
+            p = obs_fmt_u64(p, c->block_y);
+            *p++ = ',';
+            p = obs_fmt_u64(p, c->block_z);
+            *p++ = ',';
+            p = obs_fmt_u64(p, c->shmem);
+            *p++ = ',';
+        } else {
+            p = OBS_PUT_LIT(p, ",,,,,,,");
+        }
+        if (kind_has_bytes(c->kind))
+            p = obs_fmt_u64(p, c->u.bytes);
+        *p++ = ',';
+        if (dir != OBS_DIR_NONE)
+            p = obs_put_padded(p, directions[dir < OBS_DIR_COUNT ? dir : OBS_DIR_COUNT].s,
+                               directions[dir < OBS_DIR_COUNT ? dir : OBS_DIR_COUNT].len);
+        *p++ = ',';
+        p = obs_fmt_u64(p, c->host_begin);
+        *p++ = ',';
+        p = obs_fmt_u64(p, c->host_end);
+        *p++ = ',';
+        if (c->gpu != OBS_NONE) {
+            p = obs_fmt_u64(p, t->gpu[c->gpu].begin);
+            *p++ = ',';
+            p = obs_fmt_u64(p, t->gpu[c->gpu].end);
+            *p++ = ',';
+        } else {
+            p = OBS_PUT_LIT(p, ",,");
+        }
+        p = obs_fmt_i64(p, c->status);
+        *p++ = ',';
+        if (phase) {
+            uint32_t step = obs_phase_step(t, c->phase);
+            p = obs_put_padded(p, phase->s, phase->len);
+            *p++ = ',';
+            if (step != UINT32_MAX)
+                p = obs_fmt_u64(p, step);
+        } else {
+            *p++ = ',';
+        }
+        *p++ = '\n';
+        obs_outbuf_commit(&ob, p);
+    }
+    rc = obs_outbuf_finish(&ob);
+out:
+    saved = errno;
+    free_texts(names, t->nkernels);
+    free_texts(phases, nphases);
+    for (i = 0; i <= OBS_API_COUNT; i++)
+        free(api_prefix[i].s);
+    for (i = 0; i <= OBS_DIR_COUNT; i++)
+        free(directions[i].s);
+    if (rc != 0 && saved == 0)
+        saved = ENOMEM;
+    errno = saved;
+    return rc;
+}

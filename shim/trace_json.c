@@ -1,0 +1,765 @@
+/* Chrome trace JSON export: see trace_json.h. Events are formatted straight
+ * into a large buffer; every string that repeats (kernel, API, thread and
+ * phase names) is escaped once up front. */
+#include "trace_json.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_outbuf.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+struct json_text {
+    char *s; /* escaped, without quotes */
+    size_t len;
+};
+
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    size_t len, i;
+    unsigned c = s[0];
+    uint32_t cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, cp = c & 0x07;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return len;
+}
+
+/* s as the inside of a JSON string: quotes, backslashes and control
+ * characters escaped, invalid UTF-8 replaced by U+FFFD, cut at
+ * OBS_OUTBUF_MAX_STRING bytes. */
+static int json_text(struct json_text *out, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)u), i = 0, k = 0;
+    char *d;
+    if (n > OBS_OUTBUF_MAX_STRING)
+        n = OBS_OUTBUF_MAX_STRING;
+    d = malloc(6 * n + 1 + OBS_TEXT_SLACK);
+    if (d == NULL)
+        return -1;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t seq;
+        if (c == '"' || c == '\\') {
+            d[k++] = '\\';
+            d[k++] = (char)c;
+            i++;
+        } else if (c < 0x20) {
+            memcpy(d + k, "\\u00", 4);
+            d[k + 4] = hex[c >> 4];
+            d[k + 5] = hex[c & 15];
+            k += 6;
+            i++;
+        } else if (c < 0x80) {
+            d[k++] = (char)c;
+            i++;
+        } else if ((seq = utf8_seq(u + i, n - i)) > 0) {
+            memcpy(d + k, u + i, seq);
+            k += seq;
+            i += seq;
+        } else {
+            memcpy(d + k, "\\ufffd", 6);
+            k += 6;
+            i++;
+        }
+    }
+    d[k] = '\0';
+    out->s = d;
+    out->len = k;
+    return 0;
+}
+
+static void free_texts(struct json_text *a, size_t n)
+{
+    size_t i;
+    if (a == NULL)
+        return;
+    for (i = 0; i < n; i++)
+        free(a[i].s);
+    free(a);
+}
+
+/* Ends of the open slices of one track, to keep its slices nested. */
+struct nest {
+    uint64_t *end;
+    size_t depth, cap;
+};
+
+/* Clamp [b, *e) so that it nests in the open slices, and open it. */
+static int nest_slice(struct nest *n, uint64_t b, uint64_t *e)
+{
+    while (n->depth > 0 && n->end[n->depth - 1] <= b)
+        n->depth--;
+    if (n->depth > 0 && *e > n->end[n->depth - 1])
+        *e = n->end[n->depth - 1];
+    if (*e < b)
+        *e = b;
+    if (n->depth == n->cap) {
+        size_t cap = n->cap ? n->cap * 2 : 8;
+        uint64_t *p = realloc(n->end, cap * sizeof *p);
+        if (p == NULL)
+            return -1;
+        n->end = p;
+        n->cap = cap;
+    }
+    n->end[n->depth++] = *e;
+    return 0;
+}
+
+struct json_ctx {
+    const struct obs_trace *t;
+    struct obs_outbuf ob;
+    uint64_t base;
+    int no_args;
+    struct json_text *kernel_name, *kernel_mangled, *thread_name, *phase_name, *api_name;
+    struct json_text kind_name[OBS_KIND_COUNT + 1], gpu_cat[OBS_KIND_COUNT + 1], direction[OBS_DIR_COUNT + 1];
+    char pid_text[24];
+    size_t pid_len;
+};
+
+static char *put_ts(char *p, const struct json_ctx *x, uint64_t t)
+{
+    return obs_fmt_us3(p, t > x->base ? t - x->base : 0);
+}
+
+/* ,"pid":P,"tid":T */
+static char *put_pid_tid(char *p, const struct json_ctx *x, uint64_t tid)
+{
+    p = OBS_PUT_LIT(p, ",\"pid\":");
+    p = obs_put(p, x->pid_text, x->pid_len);
+    p = OBS_PUT_LIT(p, ",\"tid\":");
+    return obs_fmt_u64(p, tid);
+}
+
+static void put_metadata(struct json_ctx *x, const char *what, uint64_t tid, const char *key,
+                         const struct json_text *name, int64_t sort_index)
+{
+    char *p = obs_outbuf_reserve(&x->ob, 200 + (name ? name->len : 0));
+    p = OBS_PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"");
+    p = obs_put(p, what, strlen(what));
+    *p++ = '"';
+    p = put_pid_tid(p, x, tid);
+    p = OBS_PUT_LIT(p, ",\"args\":{\"");
+    p = obs_put(p, key, strlen(key));
+    p = OBS_PUT_LIT(p, "\":");
+    if (name) {
+        *p++ = '"';
+        p = obs_put(p, name->s, name->len);
+        *p++ = '"';
+    } else {
+        p = obs_fmt_i64(p, sort_index);
+    }
+    p = OBS_PUT_LIT(p, "}},\n");
+    obs_outbuf_commit(&x->ob, p);
+}
+
+static int put_metadata_events(struct json_ctx *x, const uint32_t *stream_ids, size_t nstreams)
+{
+    const struct obs_trace *t = x->t;
+    const char *exe = obs_trace_meta(t, "exe");
+    const char *cmdline = obs_trace_meta(t, "cmdline");
+    char buf[4200];
+    struct json_text jt;
+    size_t i;
+
+    if (exe == NULL || exe[0] == '\0')
+        exe = cmdline && cmdline[0] ? cmdline : "unknown";
+    snprintf(buf, sizeof buf, "obsshim pid %u: %.4000s", t->pid, exe);
+    if (json_text(&jt, buf) != 0)
+        return -1;
+    put_metadata(x, "process_name", t->pid, "name", &jt, 0);
+    free(jt.s);
+
+    for (i = 0; i < t->nthreads; i++) {
+        const struct obs_thread *th = &t->threads[i];
+        put_metadata(x, "thread_name", th->tid, "name", &x->thread_name[i], 0);
+        /* main thread (first to call) first, then in order of first call */
+        put_metadata(x, "thread_sort_index", th->tid, "sort_index", NULL,
+                     th->first_seq == UINT64_MAX ? (int64_t)t->nthreads : (int64_t)th->first_seq);
+    }
+    if (t->nphases) {
+        jt.s = (char *)"phases";
+        jt.len = 6;
+        put_metadata(x, "thread_name", OBS_JSON_PHASE_TID, "name", &jt, 0);
+        put_metadata(x, "thread_sort_index", OBS_JSON_PHASE_TID, "sort_index", NULL, -1);
+    }
+    for (i = 0; i < nstreams; i++) {
+        snprintf(buf, sizeof buf, "GPU stream %u", stream_ids[i]);
+        jt.s = buf;
+        jt.len = strlen(buf);
+        put_metadata(x, "thread_name", OBS_JSON_GPU_TID_BASE + i, "name", &jt, 0);
+        put_metadata(x, "thread_sort_index", OBS_JSON_GPU_TID_BASE + i, "sort_index", NULL,
+                     (int64_t)(t->ncalls + 1 + i));
+    }
+    return 0;
+}
+
+static int kind_has_bytes(unsigned kind)
+{
+    return kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET || kind == OBS_KIND_ALLOC ||
+           kind == OBS_KIND_GRAPH;
+}
+
+/* The slice name of a call: its kernel's name, else its API's. */
+static const struct json_text *call_name(const struct json_ctx *x, const struct obs_call *c)
+{
+    if (c->kernel && x->kernel_name[c->kernel].len)
+        return &x->kernel_name[c->kernel];
+    return &x->api_name[c->api < OBS_API_COUNT ? c->api : OBS_API_COUNT];
+}
+
+static char *put_args(char *p, const struct json_ctx *x, const struct obs_call *c, uint64_t seq)
+{
+    const struct obs_trace *t = x->t;
+    const struct json_text *api = &x->api_name[c->api < OBS_API_COUNT ? c->api : OBS_API_COUNT];
+    unsigned dir = obs_call_direction(c);
+
+    p = OBS_PUT_LIT(p, ",\"args\":{\"seq\":");
+    p = obs_fmt_u64(p, seq);
+    if (call_name(x, c) != api) { /* a kernel's name: say which API launched it */
+        p = OBS_PUT_LIT(p, ",\"api\":\"");
+        p = obs_put_padded(p, api->s, api->len);
+        *p++ = '"';
+    }
+    if (c->status != 0) {
+        p = OBS_PUT_LIT(p, ",\"status\":");
+        p = obs_fmt_i64(p, c->status);
+    }
+    p = OBS_PUT_LIT(p, ",\"stream\":");
+    p = obs_fmt_u64(p, c->stream);
+    if (c->kind == OBS_KIND_KERNEL) {
+        p = OBS_PUT_LIT(p, ",\"grid\":[");
+        p = obs_fmt_u64(p, c->u.grid.x);
+        *p++ = ',';
+        p = obs_fmt_u64(p, c->u.grid.y);
+        *p++ = ',';
+        p = obs_fmt_u64(p, c->u.grid.z);
+        p = OBS_PUT_LIT(p, "],\"block\":[");
+        p = obs_fmt_u64(p, c->block_x);
+        *p++ = ',';
+        p = obs_fmt_u64(p, c->block_y);
+        *p++ = ',';
+        p = obs_fmt_u64(p, c->block_z);
+        p = OBS_PUT_LIT(p, "],\"shmem\":");
+        p = obs_fmt_u64(p, c->shmem);
+    }
+    if (kind_has_bytes(c->kind)) {
+        p = c->kind == OBS_KIND_GRAPH ? OBS_PUT_LIT(p, ",\"nodes\":") : OBS_PUT_LIT(p, ",\"bytes\":");
+        p = obs_fmt_u64(p, c->u.bytes);
+    }
+    if (dir != OBS_DIR_NONE) {
+        const struct json_text *d = &x->direction[dir < OBS_DIR_COUNT ? dir : OBS_DIR_COUNT];
+        p = OBS_PUT_LIT(p, ",\"direction\":\"");
+        p = obs_put_padded(p, d->s, d->len);
+        *p++ = '"';
+    }
+    if (c->flags & OBS_CALL_NESTED)
+        p = OBS_PUT_LIT(p, ",\"nested\":true");
+    if (c->phase != OBS_NONE) {
+        const struct json_text *ph = &x->phase_name[c->phase];
+        uint32_t step = obs_phase_step(t, c->phase);
+        p = OBS_PUT_LIT(p, ",\"phase\":\"");
+        p = obs_put_padded(p, ph->s, ph->len);
+        *p++ = '"';
+        if (step != UINT32_MAX) {
+            p = OBS_PUT_LIT(p, ",\"step\":");
+            p = obs_fmt_u64(p, step);
+        }
+    }
+    *p++ = '}';
+    return p;
+}
+
+static char *put_flow(char *p, const struct json_ctx *x, char ph, uint64_t tid, uint64_t ts, uint64_t id)
+{
+    p = OBS_PUT_LIT(p, "{\"ph\":\"");
+    *p++ = ph;
+    p = OBS_PUT_LIT(p, "\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
+    p = obs_fmt_u64(p, id);
+    if (ph == 'f')
+        p = OBS_PUT_LIT(p, ",\"bp\":\"e\"");
+    p = put_pid_tid(p, x, tid);
+    p = OBS_PUT_LIT(p, ",\"ts\":");
+    p = put_ts(p, x, ts);
+    return OBS_PUT_LIT(p, "},\n");
+}
+
+static int put_host_slices(struct json_ctx *x)
+{
+    const struct obs_trace *t = x->t;
+    struct nest *nests = calloc(t->nthreads ? t->nthreads : 1, sizeof *nests);
+    size_t i;
+    int rc = 0;
+
+    if (nests == NULL)
+        return -1;
+    for (i = 0; i < t->ncalls && rc == 0; i++) {
+        const struct obs_call *c = &t->calls[i];
+        const struct json_text *name = call_name(x, c);
+        const struct json_text *cat = &x->kind_name[c->kind < OBS_KIND_COUNT ? c->kind : OBS_KIND_COUNT];
+        uint64_t tid = t->threads[c->thread].tid, b = c->host_begin, e = c->host_end;
+        size_t extra = name->len + (c->phase != OBS_NONE ? x->phase_name[c->phase].len : 0);
+        char *p = obs_outbuf_reserve(&x->ob, 640 + extra);
+
+        rc = nest_slice(&nests[c->thread], b, &e);
+        p = OBS_PUT_LIT(p, "{\"ph\":\"X\",\"cat\":\"");
+        p = obs_put_padded(p, cat->s, cat->len);
+        p = OBS_PUT_LIT(p, "\",\"name\":\"");
+        p = obs_put_padded(p, name->s, name->len);
+        *p++ = '"';
+        p = put_pid_tid(p, x, tid);
+        p = OBS_PUT_LIT(p, ",\"ts\":");
+        p = put_ts(p, x, b);
+        p = OBS_PUT_LIT(p, ",\"dur\":");
+        p = obs_fmt_us3(p, e - b);
+        if (!x->no_args)
+            p = put_args(p, x, c, i);
+        p = OBS_PUT_LIT(p, "},\n");
+        if (c->gpu != OBS_NONE) /* flow start, inside the launch slice */
+            p = put_flow(p, x, 's', tid, b + (e - b) / 2, i);
+        obs_outbuf_commit(&x->ob, p);
+    }
+    for (i = 0; i < t->nthreads; i++)
+        free(nests[i].end);
+    free(nests);
+    return rc;
+}
+
+static int cmp_seq_by_gpu_begin(const void *a, const void *b, void *arg)
+{
+    const struct obs_trace *t = arg;
+    const struct obs_call *x = &t->calls[*(const uint32_t *)a];
+    const struct obs_call *y = &t->calls[*(const uint32_t *)b];
+    uint64_t bx = t->gpu[x->gpu].begin, by = t->gpu[y->gpu].begin;
+    if (bx != by)
+        return bx < by ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static size_t stream_slot(const uint32_t *ids, size_t n, uint32_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Distinct streams of calls with GPU time, sorted; *n gets their count. */
+static uint32_t *gpu_streams(const struct obs_trace *t, size_t *n)
+{
+    uint32_t *ids = NULL;
+    size_t cap = 0, count = 0, i;
+    uint32_t last = 0;
+    int have_last = 0;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        size_t k;
+        if (c->gpu == OBS_NONE || (have_last && c->stream == last))
+            continue;
+        last = c->stream;
+        have_last = 1;
+        k = stream_slot(ids, count, c->stream);
+        if (k < count && ids[k] == c->stream)
+            continue;
+        if (count == cap) {
+            uint32_t *p = realloc(ids, (cap = cap ? cap * 2 : 16) * sizeof *ids);
+            if (p == NULL) {
+                free(ids);
+                return NULL;
+            }
+            ids = p;
+        }
+        memmove(ids + k + 1, ids + k, (count - k) * sizeof *ids);
+        ids[k] = c->stream;
+        count++;
+    }
+    *n = count;
+    if (ids == NULL)
+        ids = malloc(sizeof *ids);
+    return ids;
+}
+
+static const char *gpu_cat(unsigned kind)
+{
+    switch (kind) {
+    case OBS_KIND_KERNEL:
+        return "gpu_kernel";
+    case OBS_KIND_MEMCPY:
+        return "gpu_memcpy";
+    case OBS_KIND_MEMSET:
+        return "gpu_memset";
+    case OBS_KIND_GRAPH:
+        return "gpu_graph";
+    default:
+        return "gpu";
+    }
+}
+
+/* Device slices, stream by stream in device order, never overlapping. */
+static int put_gpu_slices(struct json_ctx *x, const uint32_t *ids, size_t nstreams)
+{
+    const struct obs_trace *t = x->t;
+    size_t *start = calloc(nstreams + 1, sizeof *start), i, s;
+    uint32_t *order = malloc((t->ngpu ? t->ngpu : 1) * sizeof *order);
+    int rc = 0;
+
+    if (start == NULL || order == NULL) {
+        free(start);
+        free(order);
+        return -1;
+    }
+    /* counting sort of the calls with GPU time by stream, in seq order */
+    for (i = 0; i < t->ncalls; i++)
+        if (t->calls[i].gpu != OBS_NONE)
+            start[stream_slot(ids, nstreams, t->calls[i].stream) + 1]++;
+    for (s = 1; s <= nstreams; s++)
+        start[s] += start[s - 1];
+    {
+        size_t *fill = malloc((nstreams ? nstreams : 1) * sizeof *fill);
+        if (fill == NULL) {
+            free(start);
+            free(order);
+            return -1;
+        }
+        memcpy(fill, start, nstreams * sizeof *fill);
+        for (i = 0; i < t->ncalls; i++)
+            if (t->calls[i].gpu != OBS_NONE)
+                order[fill[stream_slot(ids, nstreams, t->calls[i].stream)]++] = (uint32_t)i;
+        free(fill);
+    }
+    for (s = 0; s < nstreams; s++) {
+        uint64_t prev_end = 0;
+        uint64_t tid = OBS_JSON_GPU_TID_BASE + s;
+        for (i = start[s] + 1; i < start[s + 1]; i++)
+            if (t->gpu[t->calls[order[i]].gpu].begin < t->gpu[t->calls[order[i - 1]].gpu].begin) {
+                qsort_r(order + start[s], start[s + 1] - start[s], sizeof *order, cmp_seq_by_gpu_begin,
+                        (void *)t);
+                break;
+            }
+        for (i = start[s]; i < start[s + 1]; i++) {
+            uint32_t seq = order[i];
+            const struct obs_call *c = &t->calls[seq];
+            const struct json_text *name = call_name(x, c);
+            const struct json_text *cat = &x->gpu_cat[c->kind < OBS_KIND_COUNT ? c->kind : OBS_KIND_COUNT];
+            uint64_t b = t->gpu[c->gpu].begin, e = t->gpu[c->gpu].end;
+            char *p = obs_outbuf_reserve(&x->ob, 400 + name->len);
+            if (b < prev_end) /* a stream runs one thing at a time: clamp */
+                b = prev_end;
+            if (e < b)
+                e = b;
+            prev_end = e;
+            p = OBS_PUT_LIT(p, "{\"ph\":\"X\",\"cat\":\"");
+            p = obs_put_padded(p, cat->s, cat->len);
+            p = OBS_PUT_LIT(p, "\",\"name\":\"");
+            p = obs_put_padded(p, name->s, name->len);
+            *p++ = '"';
+            p = put_pid_tid(p, x, tid);
+            p = OBS_PUT_LIT(p, ",\"ts\":");
+            p = put_ts(p, x, b);
+            p = OBS_PUT_LIT(p, ",\"dur\":");
+            p = obs_fmt_us3(p, e - b);
+            if (!x->no_args) {
+                p = OBS_PUT_LIT(p, ",\"args\":{\"seq\":");
+                p = obs_fmt_u64(p, seq);
+                *p++ = '}';
+            }
+            p = OBS_PUT_LIT(p, "},\n");
+            p = put_flow(p, x, 'f', tid, b + (e - b) / 2, seq);
+            obs_outbuf_commit(&x->ob, p);
+        }
+    }
+    free(start);
+    free(order);
+    return rc;
+}
+
+static int put_phase_slices(struct json_ctx *x)
+{
+    const struct obs_trace *t = x->t;
+    struct nest nest = {0};
+    size_t i;
+    int rc = 0;
+    for (i = 0; i < t->nphases && rc == 0; i++) {
+        const struct obs_phase *ph = &t->phases[i];
+        const struct json_text *name = &x->phase_name[i];
+        struct json_text full = {NULL, 0};
+        uint64_t b = ph->begin, e = ph->end;
+        char *p;
+        /* the slice shows the full range name ("DECODE/STEP_3") when there is one */
+        if (ph->name[0] && ph->name != ph->phase && json_text(&full, ph->name) != 0) {
+            rc = -1;
+            break;
+        }
+        p = obs_outbuf_reserve(&x->ob, 300 + 2 * name->len + full.len);
+        rc = nest_slice(&nest, b, &e);
+        p = OBS_PUT_LIT(p, "{\"ph\":\"X\",\"cat\":\"phase\",\"name\":\"");
+        p = full.s ? obs_put(p, full.s, full.len) : obs_put(p, name->s, name->len);
+        free(full.s);
+        *p++ = '"';
+        p = put_pid_tid(p, x, OBS_JSON_PHASE_TID);
+        p = OBS_PUT_LIT(p, ",\"ts\":");
+        p = put_ts(p, x, b);
+        p = OBS_PUT_LIT(p, ",\"dur\":");
+        p = obs_fmt_us3(p, e - b);
+        p = OBS_PUT_LIT(p, ",\"args\":{\"phase\":\"");
+        p = obs_put(p, name->s, name->len);
+        *p++ = '"';
+        if (ph->step != UINT32_MAX) {
+            p = OBS_PUT_LIT(p, ",\"step\":");
+            p = obs_fmt_u64(p, ph->step);
+        }
+        p = OBS_PUT_LIT(p, "}},\n");
+        obs_outbuf_commit(&x->ob, p);
+    }
+    free(nest.end);
+    return rc;
+}
+
+static int cmp_lost_time(const void *a, const void *b)
+{
+    const struct obs_lost *x = a, *y = b;
+    return x->t_last < y->t_last ? -1 : x->t_last > y->t_last;
+}
+
+static char *put_counter(char *p, const struct json_ctx *x, uint64_t ts, uint64_t value)
+{
+    p = OBS_PUT_LIT(p, "{\"ph\":\"C\",\"name\":\"records\"");
+    p = put_pid_tid(p, x, x->t->pid);
+    p = OBS_PUT_LIT(p, ",\"ts\":");
+    p = put_ts(p, x, ts);
+    p = OBS_PUT_LIT(p, ",\"args\":{\"lost\":");
+    p = obs_fmt_u64(p, value);
+    return OBS_PUT_LIT(p, "}},\n");
+}
+
+/* Cumulative records lost over time, one point per LOST record. */
+static int put_lost_counter(struct json_ctx *x)
+{
+    const struct obs_trace *t = x->t;
+    struct obs_lost *lost;
+    uint64_t total = 0;
+    size_t i;
+    char *p;
+
+    if (t->records_lost == 0)
+        return 0;
+    lost = malloc(t->nlost * sizeof *lost);
+    if (lost == NULL)
+        return -1;
+    memcpy(lost, t->lost, t->nlost * sizeof *lost);
+    qsort(lost, t->nlost, sizeof *lost, cmp_lost_time);
+    p = obs_outbuf_reserve(&x->ob, 200);
+    p = put_counter(p, x, x->base, 0);
+    obs_outbuf_commit(&x->ob, p);
+    for (i = 0; i < t->nlost; i++) {
+        total += lost[i].count;
+        p = obs_outbuf_reserve(&x->ob, 200);
+        p = put_counter(p, x, lost[i].t_last ? lost[i].t_last : t->t_last, total);
+        obs_outbuf_commit(&x->ob, p);
+    }
+    free(lost);
+    return 0;
+}
+
+static void put_string_member(struct json_ctx *x, const char *key, const char *value, int comma)
+{
+    struct json_text k, v;
+    if (json_text(&k, key) != 0)
+        return;
+    if (json_text(&v, value) != 0) {
+        free(k.s);
+        return;
+    }
+    {
+        char *p = obs_outbuf_reserve(&x->ob, k.len + v.len + 8);
+        if (comma)
+            *p++ = ',';
+        *p++ = '"';
+        p = obs_put(p, k.s, k.len);
+        p = OBS_PUT_LIT(p, "\":\"");
+        p = obs_put(p, v.s, v.len);
+        *p++ = '"';
+        obs_outbuf_commit(&x->ob, p);
+    }
+    free(k.s);
+    free(v.s);
+}
+
+static void put_number_member(struct json_ctx *x, const char *key, uint64_t value)
+{
+    char *p = obs_outbuf_reserve(&x->ob, strlen(key) + 32);
+    p = OBS_PUT_LIT(p, ",\"");
+    p = obs_put(p, key, strlen(key));
+    p = OBS_PUT_LIT(p, "\":");
+    p = obs_fmt_u64(p, value);
+    obs_outbuf_commit(&x->ob, p);
+}
+
+static void put_other_data(struct json_ctx *x)
+{
+    const struct obs_trace *t = x->t;
+    size_t i;
+    obs_outbuf_puts(&x->ob, "\"otherData\":{");
+    put_string_member(x, "generator", "obsshim " PACKAGE_VERSION, 0);
+    put_string_member(x, "file", t->path, 1);
+    put_number_member(x, "trace_version", t->version);
+    put_number_member(x, "pid", t->pid);
+    put_number_member(x, "records", t->ncalls);
+    put_number_member(x, "records_lost", t->records_lost);
+    put_number_member(x, "gpu_time", (t->flags & OBS_FILE_GPU_TIME) ? 1 : 0);
+    put_number_member(x, "base_mono_ns", x->base);
+    put_number_member(x, "start_mono_ns", t->start_mono_ns);
+    put_number_member(x, "start_real_ns", t->start_real_ns);
+    if (t->ignored_bytes)
+        put_number_member(x, "ignored_bytes", t->ignored_bytes);
+    /* Kernel names once each (slices carry the demangled name only). */
+    obs_outbuf_puts(&x->ob, ",\"kernels\":[");
+    for (i = 1; i < t->nkernels; i++) {
+        char *p = obs_outbuf_reserve(&x->ob, 64 + x->kernel_name[i].len + x->kernel_mangled[i].len);
+        if (i > 1)
+            *p++ = ',';
+        p = OBS_PUT_LIT(p, "{\"id\":");
+        p = obs_fmt_u64(p, t->kernels[i].id);
+        p = OBS_PUT_LIT(p, ",\"name\":\"");
+        p = obs_put(p, x->kernel_name[i].s, x->kernel_name[i].len);
+        p = OBS_PUT_LIT(p, "\",\"mangled\":\"");
+        p = obs_put(p, x->kernel_mangled[i].s, x->kernel_mangled[i].len);
+        p = OBS_PUT_LIT(p, "\"}");
+        obs_outbuf_commit(&x->ob, p);
+    }
+    obs_outbuf_puts(&x->ob, "],\"meta\":{");
+    for (i = 0; i < t->nmeta; i++)
+        put_string_member(x, t->meta[i].key, t->meta[i].value, i > 0);
+    obs_outbuf_puts(&x->ob, "}}");
+}
+
+static int build_texts(struct json_ctx *x)
+{
+    const struct obs_trace *t = x->t;
+    size_t i;
+    x->kernel_name = calloc(t->nkernels + 1, sizeof *x->kernel_name);
+    x->kernel_mangled = calloc(t->nkernels + 1, sizeof *x->kernel_mangled);
+    x->thread_name = calloc(t->nthreads + 1, sizeof *x->thread_name);
+    x->phase_name = calloc(t->nphases + 1, sizeof *x->phase_name);
+    x->api_name = calloc(OBS_API_COUNT + 1, sizeof *x->api_name);
+    if (!x->kernel_name || !x->kernel_mangled || !x->thread_name || !x->phase_name || !x->api_name)
+        return -1;
+    for (i = 0; i < t->nkernels; i++) {
+        const struct obs_kernel *k = &t->kernels[i];
+        if (json_text(&x->kernel_name[i], k->demangled) != 0 ||
+            json_text(&x->kernel_mangled[i], k->mangled) != 0)
+            return -1;
+    }
+    for (i = 0; i < t->nthreads; i++) {
+        char buf[32];
+        const char *name = t->threads[i].name;
+        if (name == NULL || name[0] == '\0') {
+            snprintf(buf, sizeof buf, "thread %u", t->threads[i].tid);
+            name = buf;
+        }
+        if (json_text(&x->thread_name[i], name) != 0)
+            return -1;
+    }
+    for (i = 0; i < t->nphases; i++)
+        if (json_text(&x->phase_name[i], t->phases[i].phase) != 0)
+            return -1;
+    for (i = 0; i <= OBS_API_COUNT; i++)
+        if (json_text(&x->api_name[i], obs_api_name((unsigned)i)) != 0)
+            return -1;
+    for (i = 0; i <= OBS_KIND_COUNT; i++)
+        if (json_text(&x->kind_name[i], obs_call_kind_name((unsigned)i)) != 0 ||
+            json_text(&x->gpu_cat[i], gpu_cat((unsigned)i)) != 0)
+            return -1;
+    for (i = 0; i <= OBS_DIR_COUNT; i++)
+        if (json_text(&x->direction[i], obs_direction_name((unsigned)i)) != 0)
+            return -1;
+    return 0;
+}
+
+static void free_ctx(struct json_ctx *x)
+{
+    const struct obs_trace *t = x->t;
+    size_t i;
+    free_texts(x->kernel_name, t->nkernels);
+    free_texts(x->kernel_mangled, t->nkernels);
+    free_texts(x->thread_name, t->nthreads);
+    free_texts(x->phase_name, t->nphases);
+    free_texts(x->api_name, OBS_API_COUNT + 1);
+    for (i = 0; i <= OBS_KIND_COUNT; i++) {
+        free(x->kind_name[i].s);
+        free(x->gpu_cat[i].s);
+    }
+    for (i = 0; i <= OBS_DIR_COUNT; i++)
+        free(x->direction[i].s);
+}
+
+int obs_report_json(const struct obs_trace *t, FILE *out, const struct obs_json_options *opt)
+{
+    struct json_ctx x;
+    uint32_t *stream_ids = NULL;
+    size_t nstreams = 0;
+    int rc = -1, saved = ENOMEM;
+
+    memset(&x, 0, sizeof x);
+    x.t = t;
+    x.base = t->t_first;
+    x.no_args = opt ? opt->no_args : 0;
+    x.pid_len = (size_t)(obs_fmt_u64(x.pid_text, t->pid) - x.pid_text);
+    if (build_texts(&x) != 0 || (stream_ids = gpu_streams(t, &nstreams)) == NULL)
+        goto out;
+    if (obs_outbuf_init(&x.ob, out) != 0)
+        goto out;
+    obs_outbuf_puts(&x.ob, "{\"traceEvents\":[\n");
+    if (put_metadata_events(&x, stream_ids, nstreams) != 0 || put_host_slices(&x) != 0 ||
+        put_gpu_slices(&x, stream_ids, nstreams) != 0 || put_phase_slices(&x) != 0 ||
+        put_lost_counter(&x) != 0) {
+        obs_outbuf_finish(&x.ob);
+        errno = ENOMEM;
+        goto out;
+    }
+    /* Every event ends with ",\n"; this last one closes the list cleanly. */
+    {
+        char *p = obs_outbuf_reserve(&x.ob, 200);
+        p = OBS_PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"process_sort_index\"");
+        p = put_pid_tid(p, &x, t->pid);
+        p = OBS_PUT_LIT(p, ",\"args\":{\"sort_index\":0}}\n],\n\"displayTimeUnit\":\"ns\",\n");
+        obs_outbuf_commit(&x.ob, p);
+    }
+    put_other_data(&x);
+    obs_outbuf_puts(&x.ob, "}\n");
+    rc = obs_outbuf_finish(&x.ob);
+    saved = errno;
+out:
+    free(stream_ids);
+    free_ctx(&x);
+    errno = rc ? (saved ? saved : EIO) : 0;
+    return rc;
+}

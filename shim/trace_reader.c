@@ -1,0 +1,1466 @@
+/* Reading .obs trace files into the in-memory model: see trace_reader.h.
+ *
+ * Three passes over the file's bytes (mapped, or read when not mappable):
+ *  1. walk the chunk headers: note RECORDS chunks, parse STRINGS and META,
+ *     stop at the first damaged or incomplete chunk (keeping the complete
+ *     records it holds);
+ *  2. per thread, walk its records in per-thread order: count calls, check
+ *     whether their begin times already ascend, collect the small record
+ *     kinds (GPU spans, streams, lost, phases, graphs, self cost);
+ *  3. merge the threads' calls by (t_begin, tid, per-thread index) and decode
+ *     each straight into calls[seq], joining its GPU span on the way.
+ * A thread whose calls do not ascend in time (calls made while inside
+ * another hooked call are recorded when they return) is sorted on its own
+ * first; the merge is then a k-way heap merge over threads. */
+#include "trace_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- names ------------------------------------------------------------- */
+
+static const char *const api_names[] = {
+#define OBS_API_NAME(id, name, kind, family) name,
+    OBS_API_LIST(OBS_API_NAME)
+#undef OBS_API_NAME
+};
+
+static const unsigned char api_kinds[] = {
+#define OBS_API_KIND(id, name, kind, family) OBS_KIND_##kind,
+    OBS_API_LIST(OBS_API_KIND)
+#undef OBS_API_KIND
+};
+
+static const char *const kind_names[] = {
+#define OBS_KIND_NAME(id, name) name,
+    OBS_CALL_KIND_LIST(OBS_KIND_NAME)
+#undef OBS_KIND_NAME
+};
+
+static const char *const direction_names[] = {
+#define OBS_DIR_NAME(id, name) name,
+    OBS_DIRECTION_LIST(OBS_DIR_NAME)
+#undef OBS_DIR_NAME
+};
+
+const char *obs_api_name(unsigned api)
+{
+    return api < OBS_API_COUNT ? api_names[api] : "unknown";
+}
+
+unsigned obs_api_kind(unsigned api)
+{
+    return api < OBS_API_COUNT ? api_kinds[api] : OBS_KIND_NONE;
+}
+
+const char *obs_call_kind_name(unsigned kind)
+{
+    return kind < OBS_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+const char *obs_direction_name(unsigned direction)
+{
+    return direction < OBS_DIR_COUNT ? direction_names[direction] : "unknown";
+}
+
+const char *obs_lost_reason_name(unsigned reason)
+{
+    switch (reason) {
+    case OBS_LOST_BUFFER_FULL:
+        return "buffer full";
+    case OBS_LOST_WRITE_FAILED:
+        return "write failed";
+    case OBS_LOST_NO_BUFFER:
+        return "no buffer";
+    default:
+        return "other";
+    }
+}
+
+/* ---- memory: growable arrays and a string arena ---------------------------- */
+
+/* Arrays of millions of entries. (Huge pages were tried: on virtual
+ * machines whose memory the host backs lazily they made loading slower.) */
+static void *big_alloc(size_t bytes)
+{
+    return malloc(bytes ? bytes : 1);
+}
+
+struct vec {
+    void *data;
+    size_t n, cap, size;
+};
+
+static void *vec_push(struct vec *v)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        void *p = realloc(v->data, cap * v->size);
+        if (p == NULL)
+            return NULL;
+        v->data = p;
+        v->cap = cap;
+    }
+    return (char *)v->data + v->size * v->n++;
+}
+
+struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    char data[];
+};
+
+struct obs_trace_store {
+    struct arena_block *blocks;
+};
+
+static char *store_strndup(struct obs_trace_store *s, const char *text, size_t len)
+{
+    struct arena_block *b = s->blocks;
+    char *p;
+    if (b == NULL || b->cap - b->used < len + 1) {
+        size_t cap = len + 1 > 65536 ? len + 1 : 65536;
+        b = malloc(sizeof *b + cap);
+        if (b == NULL)
+            return NULL;
+        b->used = 0;
+        b->cap = cap;
+        b->next = s->blocks;
+        s->blocks = b;
+    }
+    p = b->data + b->used;
+    memcpy(p, text, len);
+    p[len] = '\0';
+    b->used += len + 1;
+    return p;
+}
+
+/* ---- loading state --------------------------------------------------------- */
+
+struct rec_chunk {
+    uint32_t tid, nrec;
+    uint64_t first_index;
+    const uint8_t *data;
+    size_t file_order;
+};
+
+struct str_entry {
+    uint32_t kind, id;
+    const char *text;
+    size_t order;
+};
+
+/* A GPU_SPAN record (in the file's bytes) filed under its call's index. */
+struct span_ref {
+    uint64_t call_index;
+    const uint8_t *rec;
+};
+
+struct phase_ev {
+    uint64_t t;
+    uint32_t phase, step, generation, name;
+    uint32_t range; /* the range it begins or ends, OBS_NONE if unmatched */
+    uint8_t event;
+    size_t order;
+};
+
+struct stream_tmp {
+    struct obs_stream s;
+    size_t order;
+};
+
+struct call_key {
+    uint64_t t, index;
+    const uint8_t *rec;
+};
+
+struct thread_work {
+    size_t chunk_begin, chunk_end;
+    size_t span_begin, span_end;
+    uint64_t ncalls;
+    int unsorted;
+    struct call_key *keys;
+};
+
+struct cursor {
+    uint32_t thread;
+    int keyed;
+    const struct rec_chunk *chunk, *chunk_end;
+    uint32_t rec_i;
+    const struct call_key *key, *key_end;
+    uint64_t t, index;
+    const uint8_t *rec;
+    size_t span_i, span_end;
+};
+
+#define KERNEL_DIRECT 4096 /* ids below this are looked up in a plain table */
+
+struct kernel_map {
+    uint32_t *slots; /* kernel index + 1, 0 = empty */
+    size_t mask;
+    uint32_t direct[KERNEL_DIRECT]; /* kernel index + 1 of small ids, 0 = not yet known */
+};
+
+struct loader {
+    struct obs_trace *t;
+    char *err;
+    size_t errlen;
+    struct span_ref *span_refs; /* spans by thread, then call index (group_spans) */
+    struct vec chunks, strings, spans, streams, lost, phase_evs, graphs, self_cost, meta, kernels;
+    struct thread_work *work;
+    struct kernel_map kmap;
+    uint32_t last_kernel_id, last_kernel_index;
+};
+
+static int fail(struct loader *L, int code, const char *fmt, const char *arg, unsigned long long a,
+                unsigned long long b)
+{
+    if (L->err && L->errlen) {
+        if (arg)
+            snprintf(L->err, L->errlen, fmt, arg);
+        else
+            snprintf(L->err, L->errlen, fmt, a, b);
+    }
+    return code;
+}
+
+#define NOMEM(L) fail((L), OBS_TRACE_ERR_NOMEM, "%s", "out of memory", 0, 0)
+
+/* ---- header ------------------------------------------------------------------ */
+
+static uint32_t bswap32(uint32_t v)
+{
+    return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+}
+
+static int check_header(struct loader *L, const uint8_t *d, size_t len, struct obs_file_header *h)
+{
+    size_t magic_len = sizeof h->magic;
+    if (len < magic_len) {
+        if (memcmp(d, OBS_TRACE_MAGIC, len) == 0)
+            return fail(L, OBS_TRACE_ERR_TRUNCATED, "%s", "truncated header", 0, 0);
+        return fail(L, OBS_TRACE_ERR_FOREIGN, "%s", "not an obsshim trace", 0, 0);
+    }
+    if (memcmp(d, OBS_TRACE_MAGIC, magic_len) != 0)
+        return fail(L, OBS_TRACE_ERR_FOREIGN, "%s", "not an obsshim trace", 0, 0);
+    if (len < sizeof *h)
+        return fail(L, OBS_TRACE_ERR_TRUNCATED, "%s", "truncated header", 0, 0);
+    memcpy(h, d, sizeof *h);
+    if (h->byte_order != OBS_BYTE_ORDER_MARK) {
+        if (h->byte_order == bswap32(OBS_BYTE_ORDER_MARK))
+            return fail(L, OBS_TRACE_ERR_BYTE_ORDER, "%s",
+                        "trace written on a machine of the other byte order (not supported)", 0, 0);
+        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (byte-order mark 0x%08llx)", NULL,
+                    h->byte_order, 0);
+    }
+    if (h->version > OBS_TRACE_VERSION)
+        return fail(L, OBS_TRACE_ERR_VERSION, "trace version %llu is newer than this reader (%llu)", NULL,
+                    h->version, OBS_TRACE_VERSION);
+    if (h->version == 0)
+        return fail(L, OBS_TRACE_ERR_HEADER, "%s", "damaged header (version 0)", 0, 0);
+    if (h->header_size < sizeof *h || h->header_size > (1u << 20))
+        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (header size %llu)", NULL, h->header_size, 0);
+    if (len < h->header_size)
+        return fail(L, OBS_TRACE_ERR_TRUNCATED, "%s", "truncated header", 0, 0);
+    if (h->record_size != OBS_RECORD_SIZE)
+        return fail(L, OBS_TRACE_ERR_RECORD_SIZE, "bad record size %llu (this reader knows %llu)", NULL,
+                    h->record_size, OBS_RECORD_SIZE);
+    return 0;
+}
+
+/* ---- pass 1: chunks ------------------------------------------------------------ */
+
+static int add_string(struct loader *L, uint32_t kind, uint32_t id, const char *text, size_t len)
+{
+    struct str_entry *e;
+    if (kind == OBS_STR_INVALID || kind >= OBS_STR_COUNT)
+        return 0; /* a kind this reader does not know: skip */
+    e = vec_push(&L->strings);
+    if (e == NULL)
+        return -1;
+    e->kind = kind;
+    e->id = id;
+    e->order = L->strings.n;
+    e->text = store_strndup(L->t->store, text, len);
+    return e->text ? 0 : -1;
+}
+
+/* Parse string entries from p[0..len); returns the bytes used by complete entries. */
+static size_t parse_strings(struct loader *L, const uint8_t *p, size_t len, int *nomem)
+{
+    size_t off = 0;
+    while (len - off >= sizeof(struct obs_string_entry)) {
+        struct obs_string_entry e;
+        size_t need;
+        memcpy(&e, p + off, sizeof e);
+        need = sizeof e + OBS_PAD8((size_t)e.len); /* complete with its padding */
+        if (need > len - off)
+            break;
+        if (add_string(L, e.kind, e.id, (const char *)p + off + sizeof e, e.len) != 0) {
+            *nomem = 1;
+            return off;
+        }
+        off += need;
+    }
+    return off;
+}
+
+/* Parse "key=value\n" lines from p[0..len); NUL padding is skipped. */
+static int parse_meta(struct loader *L, const uint8_t *p, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t start = i, end, eq;
+        struct obs_meta *m;
+        while (i < len && p[i] != '\n')
+            i++;
+        end = i++;
+        while (end > start && (p[end - 1] == '\0' || p[end - 1] == '\r'))
+            end--;
+        while (start < end && p[start] == '\0')
+            start++;
+        if (end == start)
+            continue;
+        for (eq = start; eq < end && p[eq] != '='; eq++)
+            ;
+        m = vec_push(&L->meta);
+        if (m == NULL)
+            return -1;
+        m->key = store_strndup(L->t->store, (const char *)p + start, eq - start);
+        m->value = eq < end ? store_strndup(L->t->store, (const char *)p + eq + 1, end - eq - 1)
+                            : store_strndup(L->t->store, "", 0);
+        if (m->key == NULL || m->value == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+static void note_ignored(struct obs_trace *t, uint64_t offset, uint64_t bytes, const char *reason)
+{
+    if (bytes == 0)
+        return;
+    t->ignored_offset = offset;
+    t->ignored_bytes = bytes;
+    t->ignored_reason = reason;
+}
+
+/* The last chunk is cut short: what was used of it is kept; the rest of the
+ * file, from the chunk's start when none of it was usable, is ignored. */
+static void note_incomplete(struct obs_trace *t, size_t pos, size_t header, size_t used, size_t len)
+{
+    size_t from = used ? pos + header + used : pos;
+    note_ignored(t, from, len - from, "incomplete chunk at end of file");
+}
+
+static int read_chunks(struct loader *L, const uint8_t *d, size_t len, size_t pos)
+{
+    struct obs_trace *t = L->t;
+    size_t order = 0;
+
+    while (pos < len) {
+        struct obs_chunk_header ch;
+        size_t avail, take;
+        const uint8_t *payload;
+        int complete;
+
+        if (len - pos < sizeof ch) {
+            note_ignored(t, pos, len - pos, "incomplete chunk header at end of file");
+            break;
+        }
+        memcpy(&ch, d + pos, sizeof ch);
+        if (ch.magic != OBS_CHUNK_MAGIC) {
+            note_ignored(t, pos, len - pos, "damaged chunk header");
+            break;
+        }
+        payload = d + pos + sizeof ch;
+        avail = len - pos - sizeof ch;
+        complete = ch.payload_bytes <= avail;
+        take = complete ? ch.payload_bytes : avail;
+
+        if (ch.type == OBS_CHUNK_RECORDS) {
+            uint32_t nrec = (uint32_t)(take / OBS_RECORD_SIZE);
+            size_t used = (size_t)nrec * OBS_RECORD_SIZE;
+            if (nrec > 0) {
+                struct rec_chunk *c = vec_push(&L->chunks);
+                if (c == NULL)
+                    return NOMEM(L);
+                c->tid = ch.tid;
+                c->nrec = nrec;
+                c->first_index = ch.first_index;
+                c->data = payload;
+                c->file_order = order++;
+            }
+            if (!complete) {
+                note_incomplete(t, pos, sizeof ch, used, len);
+                break;
+            }
+            if (used != take) /* not a whole number of records: keep going, but say so */
+                note_ignored(t, pos + sizeof ch + used, take - used, "partial record inside a chunk");
+        } else if (ch.type == OBS_CHUNK_STRINGS) {
+            int nomem = 0;
+            size_t used = parse_strings(L, payload, take, &nomem);
+            if (nomem)
+                return NOMEM(L);
+            if (!complete) {
+                note_incomplete(t, pos, sizeof ch, used, len);
+                break;
+            }
+        } else if (ch.type == OBS_CHUNK_META) {
+            size_t used = take;
+            if (!complete) /* keep whole lines only */
+                while (used > 0 && payload[used - 1] != '\n')
+                    used--;
+            if (parse_meta(L, payload, used) != 0)
+                return NOMEM(L);
+            if (!complete) {
+                note_incomplete(t, pos, sizeof ch, used, len);
+                break;
+            }
+        } else {
+            t->unknown_chunks++;
+            if (!complete) {
+                note_ignored(t, pos, len - pos, "incomplete chunk at end of file");
+                break;
+            }
+        }
+        pos += sizeof ch + ch.payload_bytes;
+    }
+    return 0;
+}
+
+/* ---- sorting helpers ----------------------------------------------------------- */
+
+static int cmp_chunk(const void *a, const void *b)
+{
+    const struct rec_chunk *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->first_index != y->first_index)
+        return x->first_index < y->first_index ? -1 : 1;
+    return x->file_order < y->file_order ? -1 : x->file_order > y->file_order;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct call_key *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_span_index(const void *a, const void *b)
+{
+    const struct span_ref *x = a, *y = b;
+    return x->call_index < y->call_index ? -1 : x->call_index > y->call_index;
+}
+
+static int cmp_string(const void *a, const void *b)
+{
+    const struct str_entry *x = a, *y = b;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+    const struct stream_tmp *x = a, *y = b;
+    if (x->s.id != y->s.id)
+        return x->s.id < y->s.id ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int cmp_self_cost(const void *a, const void *b)
+{
+    const struct obs_self_cost *x = a, *y = b;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_phase_ev(const void *a, const void *b)
+{
+    const struct phase_ev *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The last string of (kind, id), or NULL; strings are sorted by cmp_string. */
+static const char *find_string(const struct loader *L, uint32_t kind, uint32_t id)
+{
+    const struct str_entry *s = L->strings.data;
+    size_t lo = 0, hi = L->strings.n;
+    while (lo < hi) { /* first entry > (kind, id) */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].kind < kind || (s[mid].kind == kind && s[mid].id <= id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && s[lo - 1].kind == kind && s[lo - 1].id == id)
+        return s[lo - 1].text;
+    return NULL;
+}
+
+/* ---- kernel names ---------------------------------------------------------------- */
+
+static uint32_t hash_u32(uint32_t v)
+{
+    v ^= v >> 16;
+    v *= 0x7feb352du;
+    v ^= v >> 15;
+    v *= 0x846ca68bu;
+    v ^= v >> 16;
+    return v;
+}
+
+static int kmap_insert(struct kernel_map *m, const struct obs_kernel *k, uint32_t id, uint32_t index,
+                       size_t count);
+
+static int kmap_grow(struct kernel_map *m, const struct obs_kernel *k, size_t count)
+{
+    size_t cap = 64, i;
+    while (cap < count * 4)
+        cap *= 2;
+    free(m->slots);
+    m->slots = calloc(cap, sizeof *m->slots);
+    if (m->slots == NULL)
+        return -1;
+    m->mask = cap - 1;
+    for (i = 1; i < count; i++)
+        kmap_insert(m, k, k[i].id, (uint32_t)i, 0);
+    return 0;
+}
+
+static int kmap_insert(struct kernel_map *m, const struct obs_kernel *k, uint32_t id, uint32_t index,
+                       size_t count)
+{
+    size_t h;
+    if (count && (m->slots == NULL || count * 2 > m->mask + 1))
+        return kmap_grow(m, k, count);
+    for (h = hash_u32(id) & m->mask; m->slots[h]; h = (h + 1) & m->mask)
+        if (k[m->slots[h] - 1].id == id)
+            break;
+    m->slots[h] = index + 1;
+    return 0;
+}
+
+static uint32_t kmap_find(const struct kernel_map *m, const struct obs_kernel *k, uint32_t id)
+{
+    size_t h;
+    for (h = hash_u32(id) & m->mask; m->slots[h]; h = (h + 1) & m->mask)
+        if (k[m->slots[h] - 1].id == id)
+            return m->slots[h] - 1;
+    return OBS_NONE;
+}
+
+static int build_kernels(struct loader *L)
+{
+    const struct str_entry *s = L->strings.data;
+    struct obs_kernel *k;
+    size_t i;
+
+    k = vec_push(&L->kernels);
+    if (k == NULL)
+        return -1;
+    k->id = 0;
+    k->mangled = k->demangled = "";
+    for (i = 0; i < L->strings.n; i++) {
+        if (s[i].kind != OBS_STR_KERNEL_MANGLED && s[i].kind != OBS_STR_KERNEL_DEMANGLED)
+            continue;
+        if (s[i].id == 0)
+            continue;
+        /* strings are sorted by (kind, id): a new id for the mangled kind is a
+         * new kernel; demangled-only ids are added below. */
+        if (s[i].kind == OBS_STR_KERNEL_MANGLED && (i + 1 == L->strings.n || s[i + 1].kind != s[i].kind ||
+                                                    s[i + 1].id != s[i].id)) {
+            k = vec_push(&L->kernels);
+            if (k == NULL)
+                return -1;
+            k->id = s[i].id;
+            k->mangled = s[i].text;
+            k->demangled = NULL;
+        }
+    }
+    if (kmap_grow(&L->kmap, L->kernels.data, L->kernels.n) != 0)
+        return -1;
+    for (i = 0; i < L->strings.n; i++) {
+        uint32_t idx;
+        if (s[i].kind != OBS_STR_KERNEL_DEMANGLED || s[i].id == 0)
+            continue;
+        if (i + 1 < L->strings.n && s[i + 1].kind == s[i].kind && s[i + 1].id == s[i].id)
+            continue; /* a later entry for the same id wins */
+        idx = kmap_find(&L->kmap, L->kernels.data, s[i].id);
+        if (idx == OBS_NONE) {
+            k = vec_push(&L->kernels);
+            if (k == NULL)
+                return -1;
+            k->id = s[i].id;
+            k->mangled = "";
+            idx = (uint32_t)(L->kernels.n - 1);
+            if (kmap_insert(&L->kmap, L->kernels.data, k->id, idx, L->kernels.n) != 0)
+                return -1;
+        }
+        ((struct obs_kernel *)L->kernels.data)[idx].demangled = s[i].text;
+    }
+    k = L->kernels.data;
+    for (i = 1; i < L->kernels.n; i++)
+        if (k[i].demangled == NULL || k[i].demangled[0] == '\0')
+            k[i].demangled = k[i].mangled;
+    L->last_kernel_id = 0;
+    L->last_kernel_index = 0;
+    return 0;
+}
+
+/* Kernel index for a CALL's name id; unknown ids get an entry with empty names. */
+static uint32_t kernel_index(struct loader *L, uint32_t id)
+{
+    uint32_t idx;
+    struct obs_kernel *k;
+    if (id == 0)
+        return 0;
+    if (id < KERNEL_DIRECT && L->kmap.direct[id])
+        return L->kmap.direct[id] - 1;
+    if (id == L->last_kernel_id)
+        return L->last_kernel_index;
+    idx = kmap_find(&L->kmap, L->kernels.data, id);
+    if (idx == OBS_NONE) {
+        k = vec_push(&L->kernels);
+        if (k == NULL)
+            return 0;
+        k->id = id;
+        k->mangled = k->demangled = "";
+        idx = (uint32_t)(L->kernels.n - 1);
+        if (kmap_insert(&L->kmap, L->kernels.data, id, idx, L->kernels.n) != 0)
+            return 0;
+    }
+    L->last_kernel_id = id;
+    L->last_kernel_index = idx;
+    if (id < KERNEL_DIRECT)
+        L->kmap.direct[id] = idx + 1;
+    return idx;
+}
+
+/* ---- pass 2: per-thread scan -------------------------------------------------------- */
+
+static uint32_t thread_of(const struct obs_trace *t, uint32_t tid)
+{
+    size_t lo = 0, hi = t->nthreads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->threads[mid].tid < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nthreads && t->threads[lo].tid == tid ? (uint32_t)lo : OBS_NONE;
+}
+
+static int build_threads(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    struct rec_chunk *c = L->chunks.data;
+    size_t i, n = 0;
+
+    qsort(c, L->chunks.n, sizeof *c, cmp_chunk);
+    for (i = 0; i < L->chunks.n; i++)
+        if (i == 0 || c[i].tid != c[i - 1].tid)
+            n++;
+    t->threads = calloc(n ? n : 1, sizeof *t->threads);
+    L->work = calloc(n ? n : 1, sizeof *L->work);
+    if (t->threads == NULL || L->work == NULL)
+        return -1;
+    t->nthreads = 0;
+    for (i = 0; i < L->chunks.n; i++) {
+        if (i == 0 || c[i].tid != c[i - 1].tid) {
+            t->threads[t->nthreads].tid = c[i].tid;
+            t->threads[t->nthreads].first_seq = UINT64_MAX;
+            L->work[t->nthreads].chunk_begin = i;
+            t->nthreads++;
+        }
+        L->work[t->nthreads - 1].chunk_end = i + 1;
+    }
+    return 0;
+}
+
+static int scan_record(struct loader *L, const uint8_t *p)
+{
+    union obs_record r;
+    memcpy(&r, p, sizeof r);
+    switch (r.type) {
+    case OBS_REC_GPU_SPAN: { /* kept as a pointer: there may be millions */
+        const uint8_t **s = vec_push(&L->spans);
+        if (s == NULL)
+            return -1;
+        *s = p;
+        break;
+    }
+    case OBS_REC_STREAM: {
+        struct stream_tmp *s = vec_push(&L->streams);
+        if (s == NULL)
+            return -1;
+        s->s.id = r.stream.id;
+        s->s.device = r.stream.device;
+        s->s.handle = r.stream.handle;
+        s->order = L->streams.n;
+        break;
+    }
+    case OBS_REC_LOST: {
+        struct obs_lost *l = vec_push(&L->lost);
+        if (l == NULL)
+            return -1;
+        l->tid = r.lost.tid;
+        l->reason = r.lost.reason;
+        l->count = r.lost.count;
+        l->t_first = r.lost.t_first;
+        l->t_last = r.lost.t_last < r.lost.t_first ? r.lost.t_first : r.lost.t_last;
+        break;
+    }
+    case OBS_REC_PHASE: {
+        struct phase_ev *e = vec_push(&L->phase_evs);
+        if (e == NULL)
+            return -1;
+        e->t = r.phase.t;
+        e->event = r.phase.event;
+        e->phase = r.phase.phase;
+        e->step = r.phase.step;
+        e->generation = r.phase.generation;
+        e->name = r.phase.name;
+        e->range = OBS_NONE;
+        e->order = L->phase_evs.n;
+        break;
+    }
+    case OBS_REC_GRAPH: {
+        struct obs_graph *g = vec_push(&L->graphs);
+        if (g == NULL)
+            return -1;
+        g->id = r.graph.id;
+        g->handle = r.graph.handle;
+        g->node_count = r.graph.node_count;
+        g->kernel_count = r.graph.kernel_count;
+        break;
+    }
+    case OBS_REC_SELF_COST: {
+        struct obs_self_cost *s = vec_push(&L->self_cost);
+        if (s == NULL)
+            return -1;
+        s->tid = r.self_cost.tid;
+        s->calls = r.self_cost.calls;
+        s->shim_ns = r.self_cost.shim_ns;
+        break;
+    }
+    default:
+        L->t->unknown_records++;
+        break;
+    }
+    return 0;
+}
+
+static int scan_threads(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    const struct rec_chunk *c = L->chunks.data;
+    size_t ti, ci;
+
+    for (ti = 0; ti < t->nthreads; ti++) {
+        struct thread_work *w = &L->work[ti];
+        uint64_t prev_t = 0, n = 0;
+        for (ci = w->chunk_begin; ci < w->chunk_end; ci++) {
+            const uint8_t *p = c[ci].data, *end = p + (size_t)c[ci].nrec * OBS_RECORD_SIZE;
+            for (; p < end; p += OBS_RECORD_SIZE) {
+                if (p[0] == OBS_REC_CALL) {
+                    uint64_t tb;
+                    memcpy(&tb, p + offsetof(struct obs_rec_call, t_begin), sizeof tb);
+                    if (tb < prev_t)
+                        w->unsorted = 1;
+                    prev_t = tb;
+                    n++;
+                } else if (scan_record(L, p) != 0) {
+                    return -1;
+                }
+            }
+        }
+        w->ncalls = n;
+        t->threads[ti].calls = n;
+        t->ncalls += n;
+    }
+    return 0;
+}
+
+/* Sort each thread's GPU spans by call index (counting sort by thread, then
+ * a check, and qsort only where a thread's spans are out of order). */
+static uint32_t span_tid(const uint8_t *rec)
+{
+    uint32_t tid;
+    memcpy(&tid, rec + offsetof(struct obs_rec_gpu_span, tid), sizeof tid);
+    return tid;
+}
+
+static int group_spans(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    const uint8_t **s = L->spans.data;
+    struct span_ref *sorted;
+    size_t *count, i, ti, n = L->spans.n;
+    uint32_t last_tid = 0, last_thread = OBS_NONE;
+
+    count = calloc(t->nthreads + 2, sizeof *count);
+    if (count == NULL)
+        return -1;
+    /* pass 1: spans per thread (unknown tids: the last bucket, orphans) */
+    for (i = 0; i < n; i++) {
+        uint32_t tid = span_tid(s[i]);
+        if (last_thread == OBS_NONE || tid != last_tid) {
+            uint32_t th = thread_of(t, tid);
+            last_tid = tid;
+            last_thread = th == OBS_NONE ? (uint32_t)t->nthreads : th;
+        }
+        count[last_thread + 1]++;
+    }
+    for (ti = 1; ti <= t->nthreads + 1; ti++)
+        count[ti] += count[ti - 1];
+    for (ti = 0; ti < t->nthreads; ti++) {
+        L->work[ti].span_begin = count[ti];
+        L->work[ti].span_end = count[ti + 1];
+    }
+    sorted = big_alloc(n * sizeof *sorted);
+    if (sorted == NULL) {
+        free(count);
+        return -1;
+    }
+    /* pass 2: file them by thread, in the order met */
+    last_thread = OBS_NONE;
+    for (i = 0; i < n; i++) {
+        uint32_t tid = span_tid(s[i]);
+        if (last_thread == OBS_NONE || tid != last_tid) {
+            uint32_t th = thread_of(t, tid);
+            last_tid = tid;
+            last_thread = th == OBS_NONE ? (uint32_t)t->nthreads : th;
+        }
+        memcpy(&sorted[count[last_thread]].call_index, s[i] + offsetof(struct obs_rec_gpu_span, call_index),
+               sizeof sorted->call_index);
+        sorted[count[last_thread]++].rec = s[i];
+    }
+    free(count);
+    free(L->spans.data);
+    L->spans.data = NULL;
+    L->span_refs = sorted;
+    for (ti = 0; ti < t->nthreads; ti++) {
+        struct thread_work *w = &L->work[ti];
+        for (i = w->span_begin + 1; i < w->span_end; i++)
+            if (sorted[i].call_index < sorted[i - 1].call_index) {
+                qsort(sorted + w->span_begin, w->span_end - w->span_begin, sizeof *sorted, cmp_span_index);
+                break;
+            }
+    }
+    return 0;
+}
+
+/* ---- pass 3: merge and decode ----------------------------------------------------------- */
+
+static int cursor_next(struct cursor *cur)
+{
+    if (cur->keyed) {
+        if (cur->key == cur->key_end)
+            return 0;
+        cur->t = cur->key->t;
+        cur->index = cur->key->index;
+        cur->rec = cur->key->rec;
+        cur->key++;
+        return 1;
+    }
+    while (cur->chunk < cur->chunk_end) {
+        while (cur->rec_i < cur->chunk->nrec) {
+            const uint8_t *p = cur->chunk->data + (size_t)cur->rec_i * OBS_RECORD_SIZE;
+            uint32_t i = cur->rec_i++;
+            if (p[0] == OBS_REC_CALL) {
+                memcpy(&cur->t, p + offsetof(struct obs_rec_call, t_begin), sizeof cur->t);
+                cur->index = cur->chunk->first_index + i;
+                cur->rec = p;
+                return 1;
+            }
+        }
+        cur->chunk++;
+        cur->rec_i = 0;
+    }
+    return 0;
+}
+
+static int cursor_before(const struct cursor *a, const struct cursor *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->thread != b->thread) /* threads are sorted by tid */
+        return a->thread < b->thread;
+    return a->index < b->index;
+}
+
+static void heap_sift_down(struct cursor **heap, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        struct cursor *tmp;
+        if (l < n && cursor_before(heap[l], heap[m]))
+            m = l;
+        if (r < n && cursor_before(heap[r], heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        tmp = heap[i];
+        heap[i] = heap[m];
+        heap[m] = tmp;
+        i = m;
+    }
+}
+
+/* The GPU span of the call at the cursor's head, or NULL. */
+static const struct span_ref *find_span(const struct loader *L, struct cursor *cur)
+{
+    const struct span_ref *s = L->span_refs;
+    if (cur->span_i >= cur->span_end)
+        return NULL;
+    if (cur->keyed) { /* calls come in time order: binary search */
+        size_t lo = cur->span_i, hi = cur->span_end;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s[mid].call_index <= cur->index)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo > cur->span_i && s[lo - 1].call_index == cur->index ? &s[lo - 1] : NULL;
+    }
+    /* calls come in index order: walk forward, the last duplicate wins */
+    while (cur->span_i < cur->span_end && s[cur->span_i].call_index < cur->index)
+        cur->span_i++;
+    if (cur->span_i < cur->span_end && s[cur->span_i].call_index == cur->index) {
+        while (cur->span_i + 1 < cur->span_end && s[cur->span_i + 1].call_index == cur->index)
+            cur->span_i++;
+        return &s[cur->span_i++];
+    }
+    return NULL;
+}
+
+static void decode_call(struct loader *L, struct obs_call *c, const uint8_t *p, uint32_t thread,
+                        uint64_t index)
+{
+    struct obs_rec_call r;
+    uint64_t dur;
+    memcpy(&r, p, sizeof r);
+    dur = (r.flags & OBS_CALL_DUR_US) ? (uint64_t)r.t_dur * 1000u : r.t_dur;
+    c->host_begin = r.t_begin;
+    c->host_end = r.t_begin + dur;
+    memcpy(&c->u, &r.u, sizeof c->u);
+    c->index = index;
+    c->thread = thread;
+    c->kernel = kernel_index(L, r.name);
+    c->stream = r.stream;
+    c->shmem = r.shmem;
+    c->gpu = OBS_NONE;
+    c->phase = OBS_NONE;
+    c->status = r.status;
+    c->api = r.api;
+    c->device = r.device;
+    c->block_x = r.block_x;
+    c->block_y = r.block_y;
+    c->block_z = r.block_z;
+    c->kind = (uint8_t)obs_api_kind(r.api);
+    c->flags = r.flags;
+}
+
+static int merge_calls(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    const struct rec_chunk *chunks = L->chunks.data;
+    struct cursor *cur;
+    struct cursor **heap;
+    size_t nheap = 0, ti, seq = 0, nspans_used = 0;
+    size_t nspans = L->spans.n;
+
+    t->calls = big_alloc(t->ncalls * sizeof *t->calls);
+    t->gpu = big_alloc(nspans * sizeof *t->gpu);
+    cur = calloc(t->nthreads ? t->nthreads : 1, sizeof *cur);
+    heap = calloc(t->nthreads ? t->nthreads : 1, sizeof *heap);
+    if (t->calls == NULL || t->gpu == NULL || cur == NULL || heap == NULL) {
+        free(cur);
+        free(heap);
+        return -1;
+    }
+    for (ti = 0; ti < t->nthreads; ti++) {
+        struct thread_work *w = &L->work[ti];
+        struct cursor *c = &cur[ti];
+        c->thread = (uint32_t)ti;
+        c->chunk = chunks + w->chunk_begin;
+        c->chunk_end = chunks + w->chunk_end;
+        c->span_i = w->span_begin;
+        c->span_end = w->span_end;
+        if (w->unsorted && w->ncalls > 0) {
+            /* Sort this thread's calls by (t_begin, index) on their own. */
+            size_t k = 0;
+            w->keys = malloc(w->ncalls * sizeof *w->keys);
+            if (w->keys == NULL) {
+                free(cur);
+                free(heap);
+                return -1;
+            }
+            while (cursor_next(c)) {
+                w->keys[k].t = c->t;
+                w->keys[k].index = c->index;
+                w->keys[k].rec = c->rec;
+                k++;
+            }
+            qsort(w->keys, k, sizeof *w->keys, cmp_key);
+            c->keyed = 1;
+            c->key = w->keys;
+            c->key_end = w->keys + k;
+        }
+        if (cursor_next(c))
+            heap[nheap++] = c;
+    }
+    for (ti = nheap / 2; ti-- > 0;)
+        heap_sift_down(heap, nheap, ti);
+
+    while (nheap > 0) {
+        struct cursor *c = heap[0];
+        struct obs_call *call = &t->calls[seq];
+        const struct span_ref *span;
+        decode_call(L, call, c->rec, c->thread, c->index);
+        if (t->threads[c->thread].first_seq == UINT64_MAX)
+            t->threads[c->thread].first_seq = seq;
+        if (c->span_i < c->span_end && (span = find_span(L, c)) != NULL) {
+            struct obs_gpu_time *g = &t->gpu[nspans_used];
+            memcpy(&g->begin, span->rec + offsetof(struct obs_rec_gpu_span, gpu_begin), sizeof g->begin);
+            memcpy(&g->end, span->rec + offsetof(struct obs_rec_gpu_span, gpu_end), sizeof g->end);
+            if (g->end < g->begin)
+                g->end = g->begin;
+            call->gpu = (uint32_t)nspans_used++;
+        } else if (call->flags & OBS_CALL_GPU_TIMED) {
+            t->missing_gpu_spans++; /* its events were recorded; their times never came */
+        }
+        seq++;
+        if (!cursor_next(c))
+            heap[0] = heap[--nheap];
+        if (nheap > 1)
+            heap_sift_down(heap, nheap, 0);
+    }
+    free(cur);
+    free(heap);
+    t->ncalls = seq;
+    t->ngpu = nspans_used;
+    t->orphan_gpu_spans = nspans - nspans_used;
+    return 0;
+}
+
+/* ---- phases ------------------------------------------------------------------------------ */
+
+static int build_phases(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    struct phase_ev *ev = L->phase_evs.data;
+    size_t n = L->phase_evs.n, i, depth = 0, nranges = 0, ci;
+    uint32_t *stack;
+
+    if (n == 0)
+        return 0;
+    qsort(ev, n, sizeof *ev, cmp_phase_ev);
+    t->phases = calloc(n, sizeof *t->phases);
+    stack = malloc(n * sizeof *stack);
+    if (t->phases == NULL || stack == NULL) {
+        free(stack);
+        return -1;
+    }
+    /* Pair begins and ends: an end closes the innermost open range with the
+     * same phase and generation (else the same phase, else the innermost). */
+    for (i = 0; i < n; i++) {
+        if (ev[i].event == 1) {
+            struct obs_phase *r = &t->phases[nranges];
+            const char *s;
+            r->begin = ev[i].t;
+            r->end = UINT64_MAX;
+            r->phase_id = ev[i].phase;
+            r->name_id = ev[i].name;
+            r->step = ev[i].step;
+            r->generation = ev[i].generation;
+            r->parent = depth ? stack[depth - 1] : OBS_NONE;
+            s = find_string(L, OBS_STR_RANGE_NAME, ev[i].phase);
+            r->phase = s ? s : "";
+            s = find_string(L, OBS_STR_RANGE_NAME, ev[i].name);
+            r->name = s ? s : r->phase;
+            ev[i].range = (uint32_t)nranges;
+            stack[depth++] = (uint32_t)nranges++;
+        } else if (ev[i].event == 2 && depth > 0) {
+            size_t k, found = depth - 1;
+            int best = 0;
+            for (k = depth; k-- > 0;) {
+                const struct obs_phase *r = &t->phases[stack[k]];
+                int score = r->phase_id == ev[i].phase ? (r->generation == ev[i].generation ? 2 : 1) : 0;
+                if (score > best) {
+                    best = score;
+                    found = k;
+                    if (score == 2)
+                        break;
+                }
+            }
+            ev[i].range = stack[found];
+            t->phases[stack[found]].end = ev[i].t;
+            t->phases[stack[found]].ended = 1;
+            memmove(stack + found, stack + found + 1, (depth - found - 1) * sizeof *stack);
+            depth--;
+        }
+    }
+    t->nphases = nranges;
+    for (i = 0; i < nranges; i++)
+        if (!t->phases[i].ended)
+            t->phases[i].end = t->t_last > t->phases[i].begin ? t->t_last : t->phases[i].begin;
+
+    /* Each call belongs to the innermost range open at its begin time
+     * ([begin, end): a range ending exactly when a call begins is closed). */
+    depth = 0;
+    i = 0;
+    for (ci = 0; ci < t->ncalls; ci++) {
+        struct obs_call *c = &t->calls[ci];
+        for (; i < n && ev[i].t <= c->host_begin; i++) {
+            if (ev[i].range == OBS_NONE)
+                continue;
+            if (ev[i].event == 1) {
+                stack[depth++] = ev[i].range;
+            } else {
+                size_t k;
+                for (k = depth; k-- > 0;)
+                    if (stack[k] == ev[i].range) {
+                        memmove(stack + k, stack + k + 1, (depth - k - 1) * sizeof *stack);
+                        depth--;
+                        break;
+                    }
+            }
+        }
+        c->phase = depth ? stack[depth - 1] : OBS_NONE;
+    }
+    free(stack);
+    return 0;
+}
+
+/* ---- small tables ------------------------------------------------------------------------- */
+
+static int finish_tables(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    const struct str_entry *s = L->strings.data;
+    size_t i, n;
+
+    /* Thread names: the last THREAD_NAME entry of each tid wins. */
+    for (i = 0; i < L->strings.n; i++) {
+        uint32_t th;
+        if (s[i].kind != OBS_STR_THREAD_NAME)
+            continue;
+        th = thread_of(t, s[i].id);
+        if (th != OBS_NONE)
+            t->threads[th].name = s[i].text;
+    }
+
+    /* Streams: sorted by id; the last record of an id wins (qsort is not
+     * stable, so the file position breaks ties). */
+    if (L->streams.n) {
+        struct stream_tmp *st = L->streams.data;
+        qsort(st, L->streams.n, sizeof *st, cmp_stream);
+        t->streams = malloc(L->streams.n * sizeof *t->streams);
+        if (t->streams == NULL)
+            return -1;
+        n = 0;
+        for (i = 0; i < L->streams.n; i++) {
+            if (i + 1 < L->streams.n && st[i + 1].s.id == st[i].s.id)
+                continue;
+            t->streams[n++] = st[i].s;
+        }
+        t->nstreams = n;
+    }
+
+    /* Self cost: per tid, the snapshot with the most calls. */
+    if (L->self_cost.n) {
+        struct obs_self_cost *sc = L->self_cost.data;
+        qsort(sc, L->self_cost.n, sizeof *sc, cmp_self_cost);
+        n = 0;
+        for (i = 0; i < L->self_cost.n; i++) {
+            if (n > 0 && sc[n - 1].tid == sc[i].tid) {
+                if (sc[i].calls > sc[n - 1].calls ||
+                    (sc[i].calls == sc[n - 1].calls && sc[i].shim_ns > sc[n - 1].shim_ns))
+                    sc[n - 1] = sc[i];
+            } else {
+                sc[n++] = sc[i];
+            }
+        }
+        for (i = 0; i < n; i++) {
+            t->self_calls += sc[i].calls;
+            t->self_ns += sc[i].shim_ns;
+        }
+        t->self_cost = sc;
+        t->nself_cost = n;
+        L->self_cost.data = NULL;
+    }
+
+    t->lost = L->lost.data;
+    t->nlost = L->lost.n;
+    L->lost.data = NULL;
+    for (i = 0; i < t->nlost; i++)
+        t->records_lost += t->lost[i].count;
+    t->graphs = L->graphs.data;
+    t->ngraphs = L->graphs.n;
+    L->graphs.data = NULL;
+    t->meta = L->meta.data;
+    t->nmeta = L->meta.n;
+    L->meta.data = NULL;
+    t->kernels = L->kernels.data;
+    t->nkernels = L->kernels.n;
+    L->kernels.data = NULL;
+    return 0;
+}
+
+static void find_time_bounds(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    const struct phase_ev *ev = L->phase_evs.data;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t i;
+
+#define OBS_SPAN(b, e)   \
+    do {                 \
+        if ((b) < lo)    \
+            lo = (b);    \
+        if ((e) > hi)    \
+            hi = (e);    \
+    } while (0)
+    for (i = 0; i < t->ncalls; i++)
+        OBS_SPAN(t->calls[i].host_begin, t->calls[i].host_end);
+    for (i = 0; i < t->ngpu; i++)
+        OBS_SPAN(t->gpu[i].begin, t->gpu[i].end);
+    for (i = 0; i < L->phase_evs.n; i++)
+        OBS_SPAN(ev[i].t, ev[i].t);
+    for (i = 0; i < t->nlost; i++)
+        if (t->lost[i].t_first)
+            OBS_SPAN(t->lost[i].t_first, t->lost[i].t_last);
+#undef OBS_SPAN
+    t->t_first = lo == UINT64_MAX ? 0 : lo;
+    t->t_last = hi;
+}
+
+/* ---- entry points ------------------------------------------------------------------------- */
+
+static void loader_free(struct loader *L)
+{
+    size_t i;
+    free(L->chunks.data);
+    free(L->strings.data);
+    free(L->spans.data);
+    free(L->span_refs);
+    free(L->streams.data);
+    free(L->lost.data);
+    free(L->phase_evs.data);
+    free(L->graphs.data);
+    free(L->self_cost.data);
+    free(L->meta.data);
+    free(L->kernels.data);
+    free(L->kmap.slots);
+    if (L->work && L->t)
+        for (i = 0; i < L->t->nthreads; i++)
+            free(L->work[i].keys);
+    free(L->work);
+}
+
+static void loader_init(struct loader *L, struct obs_trace *t, char *err, size_t errlen)
+{
+    memset(L, 0, sizeof *L);
+    L->t = t;
+    L->err = err;
+    L->errlen = errlen;
+    L->chunks.size = sizeof(struct rec_chunk);
+    L->strings.size = sizeof(struct str_entry);
+    L->spans.size = sizeof(const uint8_t *);
+    L->streams.size = sizeof(struct stream_tmp);
+    L->lost.size = sizeof(struct obs_lost);
+    L->phase_evs.size = sizeof(struct phase_ev);
+    L->graphs.size = sizeof(struct obs_graph);
+    L->self_cost.size = sizeof(struct obs_self_cost);
+    L->meta.size = sizeof(struct obs_meta);
+    L->kernels.size = sizeof(struct obs_kernel);
+}
+
+int obs_trace_load(const void *data, size_t len, const char *name, struct obs_trace **out, char *err,
+                   size_t errlen)
+{
+    struct obs_trace *t;
+    struct obs_file_header h;
+    struct loader L;
+    int rc;
+
+    *out = NULL;
+    if (err && errlen)
+        err[0] = '\0';
+    t = calloc(1, sizeof *t);
+    if (t == NULL || (t->store = calloc(1, sizeof *t->store)) == NULL) {
+        free(t);
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return OBS_TRACE_ERR_NOMEM;
+    }
+    loader_init(&L, t, err, errlen);
+    t->path = store_strndup(t->store, name ? name : "", name ? strlen(name) : 0);
+    t->file_bytes = len;
+    rc = check_header(&L, data, len, &h);
+    if (rc == 0) {
+        t->version = h.version;
+        t->pid = h.pid;
+        t->flags = h.flags;
+        t->start_mono_ns = h.start_mono_ns;
+        t->start_real_ns = h.start_real_ns;
+        rc = read_chunks(&L, data, len, h.header_size);
+    }
+    if (rc == 0) {
+        qsort(L.strings.data, L.strings.n, L.strings.size, cmp_string);
+        if (t->path == NULL || build_kernels(&L) != 0 || build_threads(&L) != 0 || scan_threads(&L) != 0 ||
+            group_spans(&L) != 0 || merge_calls(&L) != 0 || finish_tables(&L) != 0)
+            rc = NOMEM(&L);
+    }
+    if (rc == 0) {
+        find_time_bounds(&L);
+        if (build_phases(&L) != 0)
+            rc = NOMEM(&L);
+    }
+    loader_free(&L);
+    if (rc != 0) {
+        obs_trace_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int obs_trace_open(const char *path, struct obs_trace **out, char *err, size_t errlen)
+{
+    struct stat st;
+    void *data = NULL;
+    size_t len = 0;
+    int fd, rc, mapped = 0;
+
+    *out = NULL;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        snprintf(err, errlen, "%s", strerror(e));
+        return OBS_TRACE_ERR_IO;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "%s", strerror(EISDIR));
+        return OBS_TRACE_ERR_IO;
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        len = (size_t)st.st_size;
+        data = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (data == MAP_FAILED)
+            data = NULL;
+        else
+            mapped = 1;
+    }
+    if (!mapped) { /* a pipe, or mmap refused: read it all */
+        size_t cap = 1 << 16;
+        len = 0;
+        data = malloc(cap);
+        for (;;) {
+            ssize_t got;
+            if (data == NULL) {
+                close(fd);
+                snprintf(err, errlen, "out of memory");
+                return OBS_TRACE_ERR_NOMEM;
+            }
+            if (len == cap) {
+                void *p = realloc(data, cap * 2);
+                if (p == NULL) {
+                    free(data);
+                    data = NULL;
+                    continue;
+                }
+                data = p;
+                cap *= 2;
+            }
+            got = read(fd, (char *)data + len, cap - len);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0) {
+                int e = errno;
+                free(data);
+                close(fd);
+                snprintf(err, errlen, "%s", strerror(e));
+                return OBS_TRACE_ERR_IO;
+            }
+            if (got == 0)
+                break;
+            len += (size_t)got;
+        }
+    }
+    close(fd);
+    rc = obs_trace_load(data ? data : "", len, path, out, err, errlen);
+    if (mapped)
+        munmap(data, len);
+    else
+        free(data);
+    return rc;
+}
+
+void obs_trace_free(struct obs_trace *t)
+{
+    if (t == NULL)
+        return;
+    free(t->calls);
+    free(t->threads);
+    free(t->kernels);
+    free(t->streams);
+    free(t->gpu);
+    free(t->phases);
+    free(t->lost);
+    free(t->graphs);
+    free(t->self_cost);
+    free(t->meta);
+    if (t->store) {
+        struct arena_block *b = t->store->blocks;
+        while (b) {
+            struct arena_block *next = b->next;
+            free(b);
+            b = next;
+        }
+        free(t->store);
+    }
+    free(t);
+}
+
+const char *obs_trace_meta(const struct obs_trace *t, const char *key)
+{
+    size_t i;
+    const char *v = NULL;
+    for (i = 0; i < t->nmeta; i++) /* the last value of a key wins */
+        if (strcmp(t->meta[i].key, key) == 0)
+            v = t->meta[i].value;
+    return v;
+}
+
+const struct obs_stream *obs_trace_stream(const struct obs_trace *t, uint32_t id)
+{
+    size_t lo = 0, hi = t->nstreams;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->streams[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nstreams && t->streams[lo].id == id ? &t->streams[lo] : NULL;
+}

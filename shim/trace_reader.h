@@ -1,0 +1,205 @@
+/* Reading .obs trace files into an in-memory model (format: trace_format.h,
+ * docs/trace-format.md). Used by obs-report and by the shim at exit.
+ *
+ * The model is a handful of compact arrays: one 72-byte struct obs_call per
+ * recorded call, in sequence order (calls[i] has seq i), plus small tables
+ * (threads, kernel names, streams, GPU times, phases, lost records, ...).
+ * Loading never allocates per record. A file cut short (a crashed process,
+ * a full disk) is read up to its last complete record; ignored_bytes says
+ * how much was left over. */
+#ifndef OBS_TRACE_READER_H
+#define OBS_TRACE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_format.h"
+
+#define OBS_NONE UINT32_MAX /* "no entry" in an index field */
+
+/* obs_trace_open()/obs_trace_load() results; the message in err says more. */
+enum obs_trace_status {
+    OBS_TRACE_OK = 0,
+    OBS_TRACE_ERR_IO = -1,          /* cannot open/read: strerror text */
+    OBS_TRACE_ERR_FOREIGN = -2,     /* "not an obsshim trace" */
+    OBS_TRACE_ERR_TRUNCATED = -3,   /* "truncated header" */
+    OBS_TRACE_ERR_VERSION = -4,     /* "trace version N is newer than this reader (M)" */
+    OBS_TRACE_ERR_BYTE_ORDER = -5,  /* written on a machine of the other byte order */
+    OBS_TRACE_ERR_RECORD_SIZE = -6, /* record size is not OBS_RECORD_SIZE */
+    OBS_TRACE_ERR_HEADER = -7,      /* other header damage (header size) */
+    OBS_TRACE_ERR_NOMEM = -8
+};
+
+/* One recorded API call. Times are host CLOCK_MONOTONIC ns. */
+struct obs_call {
+    uint64_t host_begin, host_end;
+    union {
+        struct {
+            uint32_t x;
+            uint16_t y, z;
+        } grid;         /* kind KERNEL */
+        uint64_t bytes; /* MEMCPY, MEMSET, ALLOC: bytes; GRAPH: node count */
+    } u;
+    uint64_t index;   /* per-thread index: position in the thread's record stream */
+    uint32_t thread;  /* index into trace->threads */
+    uint32_t kernel;  /* index into trace->kernels; 0 = no name */
+    uint32_t stream;  /* stream id (trace->streams); 0 = default/legacy */
+    uint32_t shmem;   /* KERNEL: dynamic shared memory bytes */
+    uint32_t gpu;     /* index into trace->gpu, or OBS_NONE */
+    uint32_t phase;   /* index into trace->phases (innermost open range), or OBS_NONE */
+    int32_t status;   /* the call's return code */
+    uint16_t api;     /* enum obs_api */
+    uint16_t device;
+    uint16_t block_x, block_y, block_z;
+    uint8_t kind;     /* enum obs_call_kind (from api_list.h) */
+    uint8_t flags;    /* OBS_CALL_* as recorded; direction in OBS_CALL_DIR_MASK */
+};
+
+struct obs_thread {
+    uint32_t tid;
+    const char *name;   /* THREAD_NAME string, or NULL */
+    uint64_t calls;     /* CALL records of this thread */
+    uint64_t first_seq; /* seq of its first call (UINT64_MAX if none) */
+};
+
+struct obs_kernel {
+    uint32_t id;           /* the string id CALL records use */
+    const char *mangled;   /* "" when the trace holds no name for id */
+    const char *demangled; /* the demangled name, else the mangled one */
+};
+
+struct obs_stream {
+    uint32_t id;
+    uint16_t device;
+    uint64_t handle;
+};
+
+struct obs_gpu_time {
+    uint64_t begin, end; /* device ns on the host monotonic time base */
+};
+
+/* A phase range from PHASE records (the phase engine). */
+struct obs_phase {
+    uint64_t begin, end; /* end = the trace's last timestamp if never ended */
+    const char *phase;   /* phase name (RANGE_NAME string of the phase id), "" if unknown */
+    const char *name;    /* full range name (RANGE_NAME string of the name id), "" if unknown */
+    uint32_t phase_id, name_id;
+    uint32_t step;       /* UINT32_MAX: none */
+    uint32_t generation;
+    uint32_t parent;     /* enclosing range, or OBS_NONE */
+    int ended;
+};
+
+struct obs_lost {
+    uint32_t tid, reason; /* enum obs_lost_reason */
+    uint64_t count, t_first, t_last;
+};
+
+struct obs_graph {
+    uint32_t id;
+    uint64_t handle, node_count, kernel_count;
+};
+
+/* The shim's own cost, per thread (the SELF_COST snapshot with most calls). */
+struct obs_self_cost {
+    uint32_t tid;
+    uint64_t calls, shim_ns;
+};
+
+struct obs_meta {
+    const char *key, *value;
+};
+
+struct obs_trace {
+    const char *path; /* as given to obs_trace_open/obs_trace_load */
+    uint32_t version, pid, flags;
+    uint64_t start_mono_ns, start_real_ns;
+    uint64_t file_bytes;
+
+    struct obs_call *calls; /* sequence order: calls[seq] */
+    size_t ncalls;
+    struct obs_thread *threads; /* sorted by tid */
+    size_t nthreads;
+    struct obs_kernel *kernels; /* [0] is "no name"; then sorted by id */
+    size_t nkernels;
+    struct obs_stream *streams; /* sorted by id */
+    size_t nstreams;
+    struct obs_gpu_time *gpu;
+    size_t ngpu;
+    struct obs_phase *phases; /* sorted by begin */
+    size_t nphases;
+    struct obs_lost *lost;
+    size_t nlost;
+    struct obs_graph *graphs;
+    size_t ngraphs;
+    struct obs_self_cost *self_cost;
+    size_t nself_cost;
+    struct obs_meta *meta; /* in file order */
+    size_t nmeta;
+
+    uint64_t records_lost;        /* sum of LOST counts */
+    uint64_t self_calls, self_ns; /* sums over self_cost */
+    uint64_t t_first, t_last;     /* earliest and latest timestamp of anything (0, 0 if empty) */
+
+    /* What could not be used. */
+    uint64_t ignored_bytes;      /* bytes after the last usable data of a damaged or cut file */
+    uint64_t ignored_offset;     /* file offset where they start */
+    const char *ignored_reason;  /* static text, NULL when nothing was ignored */
+    uint64_t unknown_records;    /* records of a kind this reader does not know */
+    uint64_t unknown_chunks;     /* chunks of a type this reader does not know */
+    uint64_t orphan_gpu_spans;   /* GPU_SPAN records whose CALL is not in the file */
+    uint64_t missing_gpu_spans;  /* CALLs flagged OBS_CALL_GPU_TIMED with no GPU_SPAN (never resolved) */
+
+    struct obs_trace_store *store; /* private: memory behind the strings */
+};
+
+/* Read a trace file. On success *out holds the model and 0 is returned; on
+ * failure an enum obs_trace_status < 0 and a one-line reason in err
+ * ("truncated header", "not an obsshim trace", strerror text ...). */
+int obs_trace_open(const char *path, struct obs_trace **out, char *err, size_t errlen);
+
+/* The same from bytes in memory (not kept after return); name is for messages. */
+int obs_trace_load(const void *data, size_t len, const char *name, struct obs_trace **out, char *err,
+                   size_t errlen);
+
+void obs_trace_free(struct obs_trace *t);
+
+/* Meta value for key, or NULL. */
+const char *obs_trace_meta(const struct obs_trace *t, const char *key);
+
+/* Stream table entry for id, or NULL. */
+const struct obs_stream *obs_trace_stream(const struct obs_trace *t, uint32_t id);
+
+/* Names from api_list.h / trace_format.h; "unknown" for out-of-range values. */
+const char *obs_api_name(unsigned api);
+unsigned obs_api_kind(unsigned api); /* enum obs_call_kind; OBS_KIND_NONE if unknown */
+const char *obs_call_kind_name(unsigned kind);
+const char *obs_direction_name(unsigned direction); /* "" for OBS_DIR_NONE */
+const char *obs_lost_reason_name(unsigned reason);
+
+static inline unsigned obs_call_direction(const struct obs_call *c)
+{
+    return c->flags & OBS_CALL_DIR_MASK;
+}
+
+/* The kernel's demangled name, or NULL when the call has none. */
+static inline const char *obs_call_kernel_name(const struct obs_trace *t, const struct obs_call *c)
+{
+    return c->kernel ? t->kernels[c->kernel].demangled : NULL;
+}
+
+/* The step of phase range r: its own, else the nearest enclosing range's;
+ * UINT32_MAX when none has one (or r is OBS_NONE). */
+static inline uint32_t obs_phase_step(const struct obs_trace *t, uint32_t r)
+{
+    while (r != OBS_NONE && t->phases[r].step == UINT32_MAX)
+        r = t->phases[r].parent;
+    return r != OBS_NONE ? t->phases[r].step : UINT32_MAX;
+}
+
+static inline const struct obs_gpu_time *obs_call_gpu(const struct obs_trace *t, const struct obs_call *c)
+{
+    return c->gpu != OBS_NONE ? &t->gpu[c->gpu] : NULL;
+}
+
+#endif

@@ -1,0 +1,572 @@
+/* The text summary of a trace: see trace_summary.h. Tables are laid out like
+ * nsys stats: right-aligned numeric columns two spaces apart, a dashed rule
+ * under the header, the name last and left-aligned. */
+#include "trace_summary.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- statistics ------------------------------------------------------------ */
+
+static void swap_u64(uint64_t *a, uint64_t *b)
+{
+    uint64_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static uint64_t median_of_three(uint64_t a, uint64_t b, uint64_t c)
+{
+    if (a > b)
+        swap_u64(&a, &b);
+    if (b > c)
+        b = c;
+    return a > b ? a : b;
+}
+
+/* Put the k-th smallest of v[0..n) at v[k], with no larger value before it
+ * (quickselect with a three-way partition, so runs of equal values are fast). */
+static void select_kth(uint64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint64_t pivot = median_of_three(v[lo], v[lo + (hi - lo) / 2], v[hi - 1]);
+        size_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) == pivot, [gt,hi) > pivot */
+        while (i < gt) {
+            if (v[i] < pivot)
+                swap_u64(&v[lt++], &v[i++]);
+            else if (v[i] > pivot)
+                swap_u64(&v[i], &v[--gt]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return;
+    }
+}
+
+void obs_duration_stats(uint64_t *v, size_t n, struct obs_duration_stats *s)
+{
+    size_t i;
+    double mean = 0, m2 = 0;
+    memset(s, 0, sizeof *s);
+    if (n == 0)
+        return;
+    s->min = UINT64_MAX;
+    for (i = 0; i < n; i++) { /* Welford: no overflow, no cancellation */
+        double d = (double)v[i] - mean;
+        mean += d / (double)(i + 1);
+        m2 += d * ((double)v[i] - mean);
+        s->total += v[i];
+        if (v[i] < s->min)
+            s->min = v[i];
+        if (v[i] > s->max)
+            s->max = v[i];
+    }
+    s->count = n;
+    s->avg = (double)s->total / (double)n;
+    s->stddev = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0.0;
+    select_kth(v, n, n / 2);
+    if (n % 2) {
+        s->median = (double)v[n / 2];
+    } else {
+        uint64_t upper = v[n / 2], lower = v[0];
+        for (i = 1; i < n / 2; i++) /* the largest of the lower half */
+            if (v[i] > lower)
+                lower = v[i];
+        s->median = ((double)lower + (double)upper) / 2.0;
+    }
+}
+
+/* ---- tables -------------------------------------------------------------------- */
+
+#define MAX_COLS 10
+
+struct table {
+    size_t ncols, nrows, cap;
+    const char *head[MAX_COLS];
+    unsigned left; /* bit c: column c is text, left-aligned */
+    char **cells; /* nrows * ncols */
+    int failed;
+};
+
+static void table_init(struct table *tb, size_t ncols, const char *const *head, unsigned left)
+{
+    size_t i;
+    memset(tb, 0, sizeof *tb);
+    tb->ncols = ncols;
+    tb->left = left;
+    for (i = 0; i < ncols; i++)
+        tb->head[i] = head[i];
+}
+
+/* Add a row of ncols cells (const char *), copied. */
+static void table_row(struct table *tb, ...)
+{
+    va_list ap;
+    size_t i;
+    if (tb->failed)
+        return;
+    if (tb->nrows == tb->cap) {
+        size_t cap = tb->cap ? tb->cap * 2 : 16;
+        char **p = realloc(tb->cells, cap * tb->ncols * sizeof *p);
+        if (p == NULL) {
+            tb->failed = 1;
+            return;
+        }
+        tb->cells = p;
+        tb->cap = cap;
+    }
+    va_start(ap, tb);
+    for (i = 0; i < tb->ncols; i++) {
+        const char *cell = va_arg(ap, const char *);
+        char *copy = strdup(cell ? cell : "");
+        if (copy == NULL)
+            tb->failed = 1;
+        tb->cells[tb->nrows * tb->ncols + i] = copy;
+    }
+    va_end(ap);
+    tb->nrows++;
+}
+
+static void table_print(struct table *tb, FILE *out)
+{
+    size_t w[MAX_COLS], r, c, k;
+    for (c = 0; c < tb->ncols; c++) {
+        w[c] = strlen(tb->head[c]);
+        for (r = 0; r < tb->nrows; r++) {
+            const char *cell = tb->cells[r * tb->ncols + c];
+            size_t n = cell ? strlen(cell) : 0;
+            if (n > w[c])
+                w[c] = n;
+        }
+    }
+    /* the last column (the name) is left-aligned and not padded */
+    for (c = 0; c < tb->ncols; c++) {
+        if (c + 1 < tb->ncols)
+            fprintf(out, (tb->left >> c) & 1 ? " %-*s " : " %*s ", (int)w[c], tb->head[c]);
+        else
+            fprintf(out, " %s\n", tb->head[c]);
+    }
+    for (c = 0; c < tb->ncols; c++) {
+        size_t n = c + 1 < tb->ncols ? w[c] : strlen(tb->head[c]);
+        fputc(' ', out);
+        for (k = 0; k < n; k++)
+            fputc('-', out);
+        fputs(c + 1 < tb->ncols ? " " : "\n", out);
+    }
+    for (r = 0; r < tb->nrows; r++)
+        for (c = 0; c < tb->ncols; c++) {
+            const char *cell = tb->cells[r * tb->ncols + c];
+            if (c + 1 < tb->ncols)
+                fprintf(out, (tb->left >> c) & 1 ? " %-*s " : " %*s ", (int)w[c], cell ? cell : "");
+            else
+                fprintf(out, " %s\n", cell ? cell : "");
+        }
+}
+
+static void table_free(struct table *tb)
+{
+    size_t i;
+    for (i = 0; i < tb->nrows * tb->ncols; i++)
+        free(tb->cells[i]);
+    free(tb->cells);
+}
+
+/* Small formatting helpers into rotating static buffers (one table row's worth). */
+static char *fmt_slot(void)
+{
+    static char slots[MAX_COLS * 2][64];
+    static unsigned next;
+    return slots[next++ % (MAX_COLS * 2)];
+}
+
+static const char *u64s(uint64_t v)
+{
+    char *b = fmt_slot();
+    snprintf(b, 64, "%llu", (unsigned long long)v);
+    return b;
+}
+
+static const char *f1s(double v)
+{
+    char *b = fmt_slot();
+    snprintf(b, 64, "%.1f", v);
+    return b;
+}
+
+static const char *f2s(double v)
+{
+    char *b = fmt_slot();
+    snprintf(b, 64, "%.2f", v);
+    return b;
+}
+
+/* ---- helpers over calls --------------------------------------------------------- */
+
+static uint64_t host_ns(const struct obs_call *c)
+{
+    return c->host_end - c->host_begin;
+}
+
+static uint64_t gpu_ns(const struct obs_trace *t, const struct obs_call *c)
+{
+    const struct obs_gpu_time *g = obs_call_gpu(t, c);
+    return g ? g->end - g->begin : 0;
+}
+
+/* Whether calls of this kind are timed on the GPU in this trace. */
+static int kind_has_gpu_time(const struct obs_trace *t, unsigned kind)
+{
+    size_t i;
+    if (t->ngpu == 0)
+        return 0;
+    for (i = 0; i < t->ncalls; i++)
+        if (t->calls[i].kind == kind && t->calls[i].gpu != OBS_NONE)
+            return 1;
+    return 0;
+}
+
+/* The duration counted for c: GPU time in GPU mode (calls without are
+ * skipped: returns 0), host API time otherwise. */
+static int call_time(const struct obs_trace *t, const struct obs_call *c, int gpu_mode, uint64_t *ns)
+{
+    if (gpu_mode) {
+        if (c->gpu == OBS_NONE)
+            return 0;
+        *ns = gpu_ns(t, c);
+    } else {
+        *ns = host_ns(c);
+    }
+    return 1;
+}
+
+/* ---- sections --------------------------------------------------------------------- */
+
+static void print_header(const struct obs_trace *t, FILE *out)
+{
+    const char *exe = obs_trace_meta(t, "exe");
+    const char *cmdline = obs_trace_meta(t, "cmdline");
+    uint64_t dur = t->t_last > t->t_first ? t->t_last - t->t_first : 0;
+    fprintf(out, "obsshim: %s: pid %u, duration %.3f ms, %llu records, %llu records lost\n", t->path, t->pid,
+            (double)dur / 1e6, (unsigned long long)t->ncalls, (unsigned long long)t->records_lost);
+    if (cmdline && cmdline[0])
+        fprintf(out, "command: %s\n", cmdline);
+    else if (exe && exe[0])
+        fprintf(out, "command: %s\n", exe);
+    if (t->records_lost) {
+        uint64_t by_reason[4] = {0};
+        size_t i;
+        int first = 1;
+        for (i = 0; i < t->nlost; i++)
+            by_reason[t->lost[i].reason < 4 ? t->lost[i].reason : 0] += t->lost[i].count;
+        fprintf(out, "records lost:");
+        for (i = 1; i <= 4; i++) {
+            unsigned r = i % 4; /* 1, 2, 3, then 0 (other) */
+            if (by_reason[r]) {
+                fprintf(out, "%s %llu %s", first ? "" : ",", (unsigned long long)by_reason[r],
+                        obs_lost_reason_name(r));
+                first = 0;
+            }
+        }
+        fputc('\n', out);
+    }
+    if (t->ignored_bytes)
+        fprintf(out,
+                "warning: %s: %llu bytes at offset %llu ignored (%s); the records before them were read\n",
+                t->path, (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset,
+                t->ignored_reason);
+    if (t->orphan_gpu_spans)
+        fprintf(out, "warning: %llu GPU time records name calls missing from the trace\n",
+                (unsigned long long)t->orphan_gpu_spans);
+    if (t->flags & OBS_FILE_GPU_TIME)
+        fprintf(out, "GPU time: events; calls with GPU spans: %llu; GPU spans missing: %llu%s\n",
+                (unsigned long long)t->ngpu, (unsigned long long)t->missing_gpu_spans,
+                t->missing_gpu_spans ? " (timed calls whose events never completed or could not be read: "
+                                       "the process ended first, or the runtime failed)"
+                                     : "");
+}
+
+struct kernel_row {
+    uint32_t kernel;
+    struct obs_duration_stats st;
+};
+
+static int cmp_kernel_row(const void *a, const void *b)
+{
+    const struct kernel_row *x = a, *y = b;
+    if (x->st.total != y->st.total)
+        return x->st.total > y->st.total ? -1 : 1;
+    return x->kernel < y->kernel ? -1 : x->kernel > y->kernel;
+}
+
+static int print_kernels(const struct obs_trace *t, FILE *out)
+{
+    static const char *const head[] = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)",
+                                       "Min (ns)", "Max (ns)",        "StdDev (ns)", "Name"};
+    int gpu_mode = kind_has_gpu_time(t, OBS_KIND_KERNEL);
+    size_t *start = calloc(t->nkernels + 1, sizeof *start), i, k, nrows = 0, skipped = 0, n = 0;
+    uint64_t *dur = NULL, all_total = 0;
+    struct kernel_row *rows = NULL;
+    struct table tb;
+
+    if (start == NULL)
+        return -1;
+    for (i = 0; i < t->ncalls; i++) {
+        uint64_t ns;
+        if (t->calls[i].kind != OBS_KIND_KERNEL)
+            continue;
+        if (call_time(t, &t->calls[i], gpu_mode, &ns)) {
+            start[t->calls[i].kernel + 1]++;
+            n++;
+        } else {
+            skipped++;
+        }
+    }
+    for (k = 1; k <= t->nkernels; k++)
+        start[k] += start[k - 1];
+    dur = malloc((n ? n : 1) * sizeof *dur);
+    rows = calloc(t->nkernels ? t->nkernels : 1, sizeof *rows);
+    if (dur == NULL || rows == NULL) {
+        free(start);
+        free(dur);
+        free(rows);
+        return -1;
+    }
+    {
+        size_t *fill = malloc((t->nkernels ? t->nkernels : 1) * sizeof *fill);
+        if (fill == NULL) {
+            free(start);
+            free(dur);
+            free(rows);
+            return -1;
+        }
+        memcpy(fill, start, t->nkernels * sizeof *fill);
+        for (i = 0; i < t->ncalls; i++) {
+            uint64_t ns;
+            if (t->calls[i].kind == OBS_KIND_KERNEL && call_time(t, &t->calls[i], gpu_mode, &ns))
+                dur[fill[t->calls[i].kernel]++] = ns;
+        }
+        free(fill);
+    }
+    for (k = 0; k < t->nkernels; k++) {
+        if (start[k + 1] == start[k])
+            continue;
+        rows[nrows].kernel = (uint32_t)k;
+        obs_duration_stats(dur + start[k], start[k + 1] - start[k], &rows[nrows].st);
+        all_total += rows[nrows].st.total;
+        nrows++;
+    }
+    qsort(rows, nrows, sizeof *rows, cmp_kernel_row);
+
+    fprintf(out, "\nKernels (%s)\n", gpu_mode ? "GPU time" : "host API time: the trace has no GPU time for kernels");
+    if (nrows == 0) {
+        fprintf(out, " no kernel launches recorded\n");
+    } else {
+        table_init(&tb, 9, head, 0);
+        for (i = 0; i < nrows; i++) {
+            const struct obs_kernel *kn = &t->kernels[rows[i].kernel];
+            const struct obs_duration_stats *s = &rows[i].st;
+            char name[64];
+            const char *shown = kn->demangled;
+            if (shown[0] == '\0') {
+                if (kn->id)
+                    snprintf(name, sizeof name, "(unnamed kernel, id %u)", kn->id);
+                else
+                    snprintf(name, sizeof name, "(unnamed kernel)");
+                shown = name;
+            }
+            table_row(&tb, f1s(all_total ? 100.0 * (double)s->total / (double)all_total : 0.0), u64s(s->total),
+                      u64s(s->count), f1s(s->avg), f1s(s->median), u64s(s->min), u64s(s->max), f1s(s->stddev),
+                      shown);
+        }
+        table_print(&tb, out);
+        table_free(&tb);
+    }
+    if (skipped)
+        fprintf(out, " (launches without GPU time, not counted: %llu)\n", (unsigned long long)skipped);
+    free(start);
+    free(dur);
+    free(rows);
+    return 0;
+}
+
+static const char *gbps(uint64_t bytes, uint64_t ns)
+{
+    return ns ? f2s((double)bytes / (double)ns) : "-";
+}
+
+static int print_copies(const struct obs_trace *t, FILE *out)
+{
+    static const char *const head[] = {"Count", "Total Bytes", "Total Time (ns)", "Avg (ns)", "GB/s",
+                                       "Direction"};
+    int gpu_mode = kind_has_gpu_time(t, OBS_KIND_MEMCPY);
+    uint64_t count[OBS_DIR_COUNT + 1] = {0}, bytes[OBS_DIR_COUNT + 1] = {0}, ns[OBS_DIR_COUNT + 1] = {0};
+    size_t i, skipped = 0, any = 0;
+    struct table tb;
+
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        unsigned d = obs_call_direction(c);
+        uint64_t x;
+        if (c->kind != OBS_KIND_MEMCPY)
+            continue;
+        if (d >= OBS_DIR_COUNT)
+            d = OBS_DIR_COUNT;
+        if (!call_time(t, c, gpu_mode, &x)) {
+            skipped++;
+            continue;
+        }
+        count[d]++;
+        bytes[d] += c->u.bytes;
+        ns[d] += x;
+        any++;
+    }
+    fprintf(out, "\nCopies by direction (%s)\n", gpu_mode ? "GPU time" : "host API time");
+    if (!any) {
+        fprintf(out, " no copies recorded\n");
+    } else {
+        table_init(&tb, 6, head, 0);
+        for (i = 0; i <= OBS_DIR_COUNT; i++) {
+            const char *name = i == OBS_DIR_NONE ? "unknown" : i == OBS_DIR_COUNT ? "other" : obs_direction_name((unsigned)i);
+            if (!count[i])
+                continue;
+            table_row(&tb, u64s(count[i]), u64s(bytes[i]), u64s(ns[i]), f1s((double)ns[i] / (double)count[i]),
+                      gbps(bytes[i], ns[i]), name);
+        }
+        table_print(&tb, out);
+        table_free(&tb);
+    }
+    if (skipped)
+        fprintf(out, " (copies without GPU time, not counted: %llu)\n", (unsigned long long)skipped);
+    return 0;
+}
+
+static int print_memsets(const struct obs_trace *t, FILE *out)
+{
+    static const char *const head[] = {"Count", "Total Bytes", "Total Time (ns)", "Avg (ns)", "GB/s", "Name"};
+    int gpu_mode = kind_has_gpu_time(t, OBS_KIND_MEMSET);
+    uint64_t count = 0, bytes = 0, ns = 0;
+    size_t i, skipped = 0;
+    struct table tb;
+
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        uint64_t x;
+        if (c->kind != OBS_KIND_MEMSET)
+            continue;
+        if (!call_time(t, c, gpu_mode, &x)) {
+            skipped++;
+            continue;
+        }
+        count++;
+        bytes += c->u.bytes;
+        ns += x;
+    }
+    fprintf(out, "\nMemsets (%s)\n", gpu_mode ? "GPU time" : "host API time");
+    if (!count) {
+        fprintf(out, " no memsets recorded\n");
+    } else {
+        table_init(&tb, 6, head, 0);
+        table_row(&tb, u64s(count), u64s(bytes), u64s(ns), f1s((double)ns / (double)count), gbps(bytes, ns),
+                  "memset");
+        table_print(&tb, out);
+        table_free(&tb);
+    }
+    if (skipped)
+        fprintf(out, " (memsets without GPU time, not counted: %llu)\n", (unsigned long long)skipped);
+    return 0;
+}
+
+struct api_row {
+    unsigned api;
+    uint64_t calls, ns;
+};
+
+static int cmp_api_row(const void *a, const void *b)
+{
+    const struct api_row *x = a, *y = b;
+    if (x->calls != y->calls)
+        return x->calls > y->calls ? -1 : 1;
+    return strcmp(obs_api_name(x->api), obs_api_name(y->api));
+}
+
+static int print_apis(const struct obs_trace *t, FILE *out)
+{
+    static const char *const head[] = {"Calls", "Total Time (ns)", "Avg (ns)", "Kind", "Name"};
+    struct api_row rows[OBS_API_COUNT + 1];
+    size_t i, n = 0;
+    struct table tb;
+
+    memset(rows, 0, sizeof rows);
+    for (i = 0; i <= OBS_API_COUNT; i++)
+        rows[i].api = (unsigned)i;
+    for (i = 0; i < t->ncalls; i++) {
+        unsigned api = t->calls[i].api < OBS_API_COUNT ? t->calls[i].api : OBS_API_COUNT;
+        rows[api].calls++;
+        rows[api].ns += host_ns(&t->calls[i]);
+    }
+    for (i = 0; i <= OBS_API_COUNT; i++)
+        if (rows[i].calls)
+            rows[n++] = rows[i];
+    qsort(rows, n, sizeof *rows, cmp_api_row);
+    fprintf(out, "\nAPI calls (host time)\n");
+    if (n == 0) {
+        fprintf(out, " no calls recorded\n");
+        return 0;
+    }
+    table_init(&tb, 5, head, 1u << 3);
+    for (i = 0; i < n; i++)
+        table_row(&tb, u64s(rows[i].calls), u64s(rows[i].ns), f1s((double)rows[i].ns / (double)rows[i].calls),
+                  obs_call_kind_name(obs_api_kind(rows[i].api)), obs_api_name(rows[i].api));
+    table_print(&tb, out);
+    table_free(&tb);
+    return 0;
+}
+
+static void print_self_cost(const struct obs_trace *t, FILE *out)
+{
+    if (t->self_calls == 0) {
+        fprintf(out, "\nShim cost: not measured\n");
+        return;
+    }
+    fprintf(out, "\nShim cost: %.1f ns per recorded call (%llu calls on %zu thread%s)\n",
+            (double)t->self_ns / (double)t->self_calls, (unsigned long long)t->self_calls, t->nself_cost,
+            t->nself_cost == 1 ? "" : "s");
+}
+
+int obs_report_summary(const struct obs_trace *t, FILE *out, const struct obs_summary_options *opt)
+{
+    unsigned want = opt && opt->sections ? opt->sections : ~0u;
+    int rc = 0;
+
+    if (want & OBS_SUMMARY_HEADER)
+        print_header(t, out);
+    if (rc == 0 && (want & OBS_SUMMARY_KERNELS))
+        rc = print_kernels(t, out);
+    if (rc == 0 && (want & OBS_SUMMARY_COPIES))
+        rc = print_copies(t, out);
+    if (rc == 0 && (want & OBS_SUMMARY_MEMSETS))
+        rc = print_memsets(t, out);
+    if (rc == 0 && (want & OBS_SUMMARY_APIS))
+        rc = print_apis(t, out);
+    if (rc == 0 && (want & OBS_SUMMARY_SELF_COST))
+        print_self_cost(t, out);
+    if (rc != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}

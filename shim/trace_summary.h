@@ -1,0 +1,43 @@
+/* The text summary of a trace: what the shim prints at exit and what
+ * `obs-report summary` prints.
+ *
+ *   obsshim: FILE: pid P, duration D ms, N records, L records lost
+ *   Kernels (GPU time | host API time ...)   nsys cuda_gpu_kern_sum columns
+ *   Copies by direction                      count, bytes, time, GB/s
+ *   Memsets                                  count, bytes, time, GB/s
+ *   API calls                                calls and host time per API
+ *   Shim cost: X ns per recorded call        (or "not measured")
+ */
+#ifndef OBS_TRACE_SUMMARY_H
+#define OBS_TRACE_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace_reader.h"
+
+/* Sections, for obs_summary_options.sections (0 = all). */
+#define OBS_SUMMARY_HEADER 0x01u
+#define OBS_SUMMARY_KERNELS 0x02u
+#define OBS_SUMMARY_COPIES 0x04u
+#define OBS_SUMMARY_MEMSETS 0x08u
+#define OBS_SUMMARY_APIS 0x10u
+#define OBS_SUMMARY_SELF_COST 0x20u
+
+struct obs_summary_options {
+    unsigned sections;
+};
+
+/* opt may be NULL. Returns 0, or -1 with errno set when writing failed. */
+int obs_report_summary(const struct obs_trace *t, FILE *out, const struct obs_summary_options *opt);
+
+/* Statistics of a set of durations, as nsys computes them: the median of an
+ * even count is the mean of the two middle values; the standard deviation is
+ * the sample one (n - 1), 0 for a single value. values is reordered. */
+struct obs_duration_stats {
+    uint64_t count, total, min, max;
+    double avg, median, stddev;
+};
+void obs_duration_stats(uint64_t *values, size_t n, struct obs_duration_stats *out);
+
+#endif

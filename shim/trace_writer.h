@@ -1,0 +1,37 @@
+/* Writing .obs trace files (format: trace_format.h, docs/trace-format.md).
+ *
+ * Called by the shim's recorder, possibly from a signal handler at exit, so
+ * these functions use write(2)/writev(2) only: no malloc, no stdio, no locks.
+ * Each chunk (header and payload) goes out in one writev where the kernel
+ * takes it whole, so appenders on an O_APPEND descriptor never interleave
+ * inside a chunk; partial writes and EINTR are retried. errno is preserved.
+ * All return 0 or -errno (-EINVAL for arguments that cannot be encoded). */
+#ifndef OBS_TRACE_WRITER_H
+#define OBS_TRACE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_format.h"
+
+/* Records per RECORDS chunk at most; longer runs are split into several
+ * chunks (with consecutive first_index), which readers cannot tell apart. */
+#define OBS_WRITER_MAX_CHUNK_RECORDS (1u << 22)
+
+void obs_trace_init_header(struct obs_file_header *h, uint32_t pid, uint32_t flags,
+                           uint64_t start_mono_ns, uint64_t start_real_ns);
+int obs_trace_write_header(int fd, const struct obs_file_header *h);
+
+/* One RECORDS chunk: n records made by thread tid, the first of which has
+ * per-thread index first_index (the thread's count of records before it). */
+int obs_trace_write_records(int fd, uint32_t tid, uint64_t first_index, const union obs_record *recs,
+                            uint32_t n);
+
+/* One STRINGS chunk holding one entry (kind: enum obs_string_kind). text
+ * needs no NUL; len bytes are stored, padded to 8 with NULs. */
+int obs_trace_write_string(int fd, uint32_t id, uint32_t kind, const char *text, uint32_t len);
+
+/* One META chunk: "key=value\n" lines, padded to 8 with NULs. */
+int obs_trace_write_meta(int fd, const char *text, size_t len);
+
+#endif

@@ -1,0 +1,150 @@
+/* Helpers for the shim's tests: see shim_test.h. */
+#include "shim_test.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api_list.h"
+#include "tap/basic.h"
+
+const char *shim_build_path(const char *rel)
+{
+    static char slots[8][4096];
+    static unsigned next;
+    char *p = slots[next++ % 8];
+    snprintf(p, sizeof slots[0], "%s/%s", test_builddir(), rel);
+    return p;
+}
+
+const char *shim_lib(void)
+{
+    static char path[4096];
+    if (path[0] == '\0') {
+        snprintf(path, sizeof path, "%s/shim/.libs/libobsshim.so", test_builddir());
+        if (access(path, R_OK) != 0)
+            bail("%s is missing (build the shim first)", path);
+    }
+    return path;
+}
+
+void shim_run(const char *const argv[], const char *const env[], int preload, int timeout_s,
+              struct run_result *res)
+{
+    const char *all[64];
+    char preload_var[4200];
+    size_t n = 0, i;
+
+    all[n++] = "OBS_SIM_QUIET=1";
+    if (preload) {
+        snprintf(preload_var, sizeof preload_var, "LD_PRELOAD=%s", shim_lib());
+        all[n++] = preload_var;
+    } else {
+        all[n++] = "LD_PRELOAD"; /* never inherited by accident */
+    }
+    for (i = 0; env != NULL && env[i] != NULL && n < 63; i++)
+        all[n++] = env[i];
+    all[n] = NULL;
+    if (run_program(argv, all, timeout_s, res) != 0)
+        bail("cannot run %s", argv[0]);
+}
+
+size_t sim_log_read(const char *path, struct sim_call **calls)
+{
+    char *text = test_read_file(path, NULL), *line, *save = NULL;
+    size_t n = 0, cap = 0;
+    *calls = NULL;
+    if (text == NULL)
+        return 0;
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        struct sim_call c;
+        char status[32];
+        memset(&c, 0, sizeof c);
+        if (sscanf(line, "%63[^\t]\t%15[^\t]\t%255[^\t]\t%31[^\t]\t%31[^\t]\t%31s", c.api, c.kind, c.name, c.stream,
+                   c.bytes, status) != 6)
+            continue;
+        c.status = strtol(status, NULL, 10);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            *calls = realloc(*calls, cap * sizeof **calls);
+            if (*calls == NULL)
+                bail("out of memory");
+        }
+        (*calls)[n++] = c;
+    }
+    free(text);
+    return n;
+}
+
+int shim_api_index(const char *name)
+{
+    unsigned i;
+    for (i = 1; i < OBS_API_COUNT; i++)
+        if (strcmp(obs_api_name(i), name) == 0)
+            return (int)i;
+    return -1;
+}
+
+struct obs_trace *shim_trace_open(const char *path)
+{
+    struct obs_trace *t = NULL;
+    char err[512];
+    if (obs_trace_open(path, &t, err, sizeof err) != 0) {
+        diag("cannot read %s: %s", path, err);
+        return NULL;
+    }
+    return t;
+}
+
+unsigned long trace_api_count(const struct obs_trace *t, int api)
+{
+    unsigned long n = 0;
+    size_t i;
+    for (i = 0; t != NULL && i < t->ncalls; i++)
+        if (t->calls[i].api == api)
+            n++;
+    return n;
+}
+
+size_t dir_count_suffix(const char *dir, const char *suffix, char *found, size_t foundlen)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t n = 0, sl = strlen(suffix);
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l >= sl && strcmp(e->d_name + l - sl, suffix) == 0 && strcmp(e->d_name, ".") != 0 &&
+            strcmp(e->d_name, "..") != 0) {
+            n++;
+            if (found != NULL)
+                snprintf(found, foundlen, "%s/%s", dir, e->d_name);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+void dir_clear(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4096];
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+size_t warning_lines(const char *text)
+{
+    return count_lines_with(text, "obsshim: warning");
+}

@@ -1,0 +1,48 @@
+/* Helpers shared by the shim's tests (tests/t_shim_*.c): running a program
+ * with libobsshim.so preloaded (LD_PRELOAD only in that child), reading the
+ * simulator's ground-truth log and the trace the shim left. */
+#ifndef OBS_TESTS_SHIM_TEST_H
+#define OBS_TESTS_SHIM_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tap/process.h"
+#include "trace_reader.h"
+
+/* $OBS_BUILDDIR/shim/.libs/libobsshim.so; bails out when it is missing. */
+const char *shim_lib(void);
+/* $OBS_BUILDDIR/<rel> in a fresh static buffer (8 slots). */
+const char *shim_build_path(const char *rel);
+
+/* Run argv; preload: put the shim in LD_PRELOAD (child only). env: extra
+ * "NAME=value" entries (NULL-terminated, may be NULL). OBS_SIM_QUIET=1 is
+ * always added. Bails out when the program cannot be started. */
+void shim_run(const char *const argv[], const char *const env[], int preload, int timeout_s,
+              struct run_result *res);
+
+/* One line of the simulator's ground-truth log. */
+struct sim_call {
+    char api[64], kind[16], name[256], stream[32], bytes[32];
+    long status;
+};
+/* Read a log: the number of lines, *calls malloc'ed (NULL-safe on 0). */
+size_t sim_log_read(const char *path, struct sim_call **calls);
+
+/* enum obs_api of a name, or -1. */
+int shim_api_index(const char *name);
+
+/* Open a trace; NULL (with a diag) when it cannot be read. */
+struct obs_trace *shim_trace_open(const char *path);
+/* CALL records of api in t. */
+unsigned long trace_api_count(const struct obs_trace *t, int api);
+
+/* Number of directory entries of dir whose name ends with suffix; the last
+ * one found is copied into found (full path) when found is not NULL. */
+size_t dir_count_suffix(const char *dir, const char *suffix, char *found, size_t foundlen);
+/* Remove every entry of dir (not recursive). */
+void dir_clear(const char *dir);
+/* Lines of text holding "obsshim: warning". */
+size_t warning_lines(const char *text);
+
+#endif

@@ -1,0 +1,172 @@
+/* Unit tests of the shim's small pieces, linked in directly:
+ * output names (shim/output_path.c), settings (shim/config.c) and the
+ * lock-free-read pointer map (shim/ptrmap.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "output_path.h"
+#include "ptrmap.h"
+#include "tap/basic.h"
+#include "tap/process.h"
+
+/* ---- a fake environment for obs_config_load ------------------------------- */
+
+static const char *const *fake_env;
+
+static const char *fake_lookup(const char *name)
+{
+    size_t n = strlen(name), i;
+    for (i = 0; fake_env != NULL && fake_env[i] != NULL; i++)
+        if (strncmp(fake_env[i], name, n) == 0 && fake_env[i][n] == '=')
+            return fake_env[i] + n + 1;
+    return NULL;
+}
+
+static int load(struct obs_config *cfg, const char *const *env)
+{
+    fake_env = env;
+    return obs_config_load(cfg, fake_lookup);
+}
+
+static void test_config(void)
+{
+    struct obs_config cfg;
+    {
+        const char *const env[] = {NULL};
+        is_int(0, load(&cfg, env), "config: no variables, no complaint");
+        ok(cfg.enable && cfg.json && cfg.summary && cfg.gpu_time == OBS_GPU_TIME_OFF, "config: defaults on, GPU time off");
+        is_string(OBS_OUTPUT_DEFAULT, cfg.output, "config: default prefix obs-%%p");
+        is_int(OBS_BUFFER_RECORDS_DEFAULT, cfg.buffer_records, "config: default buffer size");
+    }
+    {
+        const char *const env[] = {"OBS_ENABLE=0", "OBS_JSON=off", "OBS_SUMMARY=No", "OBS_GPU_TIME=events",
+                                   "OBS_BUFFER_RECORDS=1000", "OBS_OUTPUT=run-%h-%p", NULL};
+        is_int(0, load(&cfg, env), "config: good values accepted");
+        ok(!cfg.enable && !cfg.json && !cfg.summary, "config: switches off (0, off, No)");
+        ok(cfg.gpu_time == OBS_GPU_TIME_EVENTS, "config: OBS_GPU_TIME=events");
+        is_int(1000, cfg.buffer_records, "config: OBS_BUFFER_RECORDS=1000");
+        is_string("run-%h-%p", cfg.output, "config: OBS_OUTPUT kept as a pattern");
+    }
+    {
+        const char *const env[] = {"OBS_ENABLE=2", "OBS_JSON=", "OBS_GPU_TIME=always", "OBS_BUFFER_RECORDS=-5",
+                                   "OBS_OUTPUT=a%zb", NULL};
+        is_int(5, load(&cfg, env), "config: five bad values, five complaints");
+        ok(cfg.enable && cfg.json && cfg.gpu_time == OBS_GPU_TIME_OFF, "config: bad values give the defaults");
+        is_int(OBS_BUFFER_RECORDS_DEFAULT, cfg.buffer_records, "config: bad buffer size gives the default");
+        is_string(OBS_OUTPUT_DEFAULT, cfg.output, "config: bad prefix gives the default");
+    }
+    {
+        const char *const env[] = {"OBS_BUFFER_RECORDS=63", NULL};
+        const char *const env2[] = {"OBS_BUFFER_RECORDS=16777217", NULL};
+        const char *const env3[] = {"OBS_BUFFER_RECORDS=64", NULL};
+        is_int(1, load(&cfg, env), "config: 63 records is too few");
+        is_int(1, load(&cfg, env2), "config: 16777217 records is too many");
+        is_int(0, load(&cfg, env3), "config: 64 records is the minimum");
+    }
+}
+
+/* ---- output names ------------------------------------------------------------ */
+
+static void test_pattern_check(void)
+{
+    char why[128];
+    static const char *const good[] = {"obs-%p", "%h/%q{HOME}/x%n", "100%%", "plain", "%q{A_1}"};
+    static const char *const bad[] = {"", "x%", "%y", "%q", "%q{", "%q{}", "%q{A", "%q{a-b}"};
+    size_t i;
+    for (i = 0; i < sizeof good / sizeof good[0]; i++)
+        is_int(0, obs_output_pattern_check(good[i], why, sizeof why), "pattern %s is good", good[i]);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        is_int(-1, obs_output_pattern_check(bad[i], why, sizeof why), "pattern \"%s\" is refused (%s)", bad[i], why);
+}
+
+static const char *const name_env[] = {"RANK=3", "PCT=5%", NULL};
+
+static void test_pattern_expand(void)
+{
+    char prepared[256], out[256];
+    fake_env = name_env;
+    is_int(0, obs_output_pattern_prepare("r%q{RANK}-%h-%p-%n-%%-%q{PCT}-%q{UNSET}.", "node1", fake_lookup, prepared,
+                                         sizeof prepared),
+           "prepare: fits");
+    is_string("r3-node1-%p-%n-%%-5%%-.", prepared, "prepare: %%h and %%q{} substituted, %% in values doubled");
+    is_int(0, obs_output_expand(prepared, 4242, 7, out, sizeof out), "expand: fits");
+    is_string("r3-node1-4242-7-%-5%-.", out, "expand: %%p, %%n and %% done");
+    is_int(-1, obs_output_expand("%p%p%p", 1234567, 0, out, 8), "expand: too long is refused");
+}
+
+static void test_create(void)
+{
+    char prefix[4200], pattern[4200];
+    int renamed = 0, fd;
+    const char *dir = test_tmpdir();
+
+    snprintf(pattern, sizeof pattern, "%s/c-%%p", dir);
+    fd = obs_output_create(pattern, 99, prefix, sizeof prefix, &renamed);
+    ok(fd >= 0 && !renamed, "create: c-99.obs");
+    if (fd >= 0)
+        close(fd);
+    ok(strstr(prefix, "/c-99") != NULL && access(test_path(dir, "c-99.obs"), F_OK) == 0, "create: the file exists");
+    fd = obs_output_create(pattern, 99, prefix, sizeof prefix, &renamed);
+    ok(fd >= 0 && renamed && strstr(prefix, "/c-99-1") != NULL, "create: a taken name gets -1, never reused");
+    if (fd >= 0)
+        close(fd);
+    fd = obs_output_create(pattern, 99, prefix, sizeof prefix, &renamed);
+    ok(fd >= 0 && strstr(prefix, "/c-99-2") != NULL, "create: then -2");
+    if (fd >= 0)
+        close(fd);
+
+    snprintf(pattern, sizeof pattern, "%s/u-%%n", dir);
+    fd = obs_output_create(pattern, 1, prefix, sizeof prefix, &renamed);
+    ok(fd >= 0 && !renamed && strstr(prefix, "/u-1") != NULL, "create: %%n starts at 1");
+    if (fd >= 0)
+        close(fd);
+    fd = obs_output_create(pattern, 1, prefix, sizeof prefix, &renamed);
+    ok(fd >= 0 && !renamed && strstr(prefix, "/u-2") != NULL, "create: %%n takes the next free number");
+    if (fd >= 0)
+        close(fd);
+
+    snprintf(pattern, sizeof pattern, "%s/no/such/dir/x", dir);
+    fd = obs_output_create(pattern, 1, prefix, sizeof prefix, &renamed);
+    is_int(-ENOENT, fd, "create: a missing directory gives -ENOENT");
+}
+
+/* ---- pointer map ------------------------------------------------------------- */
+
+static void test_ptrmap(void)
+{
+    struct obs_ptrmap m = {0};
+    uint64_t v = 0;
+    uintptr_t k;
+    int all = 1;
+
+    ok(!obs_ptrmap_get(&m, 0x1000, &v), "ptrmap: empty map finds nothing");
+    is_int(-1, obs_ptrmap_put(&m, 0, 1), "ptrmap: key 0 is refused");
+    for (k = 1; k <= 5000; k++)
+        if (obs_ptrmap_put(&m, k * 16, k + 7) != 0)
+            all = 0;
+    ok(all, "ptrmap: 5000 inserts (the table grows)");
+    for (k = 1; k <= 5000; k++)
+        if (!obs_ptrmap_get(&m, k * 16, &v) || v != k + 7)
+            all = 0;
+    ok(all, "ptrmap: every key found with its value after growing");
+    ok(!obs_ptrmap_get(&m, 5001 * 16, &v), "ptrmap: an absent key is not found");
+    obs_ptrmap_put(&m, 16, 99);
+    ok(obs_ptrmap_get(&m, 16, &v) && v == 99, "ptrmap: put replaces");
+    obs_ptrmap_clear(&m);
+    ok(!obs_ptrmap_get(&m, 32, &v), "ptrmap: clear forgets everything");
+}
+
+int main(void)
+{
+    plan_lazy();
+    test_config();
+    test_pattern_check();
+    test_pattern_expand();
+    test_create();
+    test_ptrmap();
+    return 0;
+}
