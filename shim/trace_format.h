@@ -151,16 +151,25 @@ struct obs_rec_lost { /* 48 bytes */
 };
 enum obs_lost_reason { OBS_LOST_BUFFER_FULL = 1, OBS_LOST_WRITE_FAILED = 2, OBS_LOST_NO_BUFFER = 3 };
 
-struct obs_rec_phase { /* 48 bytes: written by the phase engine */
+struct obs_rec_phase { /* 48 bytes: written by the phase engine, in the thread's own buffer */
     uint8_t type;      /* OBS_REC_PHASE */
-    uint8_t event;     /* 1 = begin, 2 = end */
-    uint16_t phase;    /* phase name string id (low 16 bits) */
-    uint32_t step;     /* decode step, or UINT32_MAX */
+    uint8_t event;     /* enum obs_phase_event */
+    uint16_t phase;    /* phase name string id (OBS_STR_RANGE_NAME: "PREFILL", "DECODE", "KV_GATHER", ...) */
+    uint32_t step;     /* decode step, or OBS_NO_STEP */
     uint64_t t;        /* host ns */
-    uint32_t generation;
-    uint32_t name;     /* full range name string id */
-    uint64_t reserved[3];
+    uint32_t generation; /* 0, 1, ...: a new prompt starts a new generation */
+    uint32_t name;     /* BEGIN: full range name string id ("DECODE/STEP_3", "DECODE/STEADY") */
+    uint64_t first_index; /* RELABEL: the per-thread record indexes [first_index, last_index] */
+    uint64_t last_index;  /*          of this thread whose calls it labels */
+    uint64_t reserved;
 };
+/* How a call gets its phase and step (readers): a RELABEL covering the
+ * call's per-thread index wins (the latest one written); otherwise the
+ * ranges open at the call in its thread's record order: BEGIN and END
+ * nest like NVTX push/pop; the call's phase is the innermost open range's
+ * phase, its step the step of the innermost open range that has one. */
+enum obs_phase_event { OBS_PHASE_BEGIN = 1, OBS_PHASE_END = 2, OBS_PHASE_RELABEL = 3 };
+#define OBS_NO_STEP UINT32_MAX
 
 struct obs_rec_graph { /* 48 bytes */
     uint8_t type;      /* OBS_REC_GRAPH */

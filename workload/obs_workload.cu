@@ -9,8 +9,11 @@
 //   DECODE/STEADY                 steps 1 .. decode-1
 //     DECODE/STEP_k
 //       KV_GATHER
-// plus WARMUP around the untimed warm-up launches and, with --graphs,
-// GRAPH_CAPTURE around the one-time capture of the steady loop.
+// The untimed warm-up is a generation of one decode step with the same
+// ranges (PREFILL, DECODE/STEP_0, KV_GATHER), so that every launch has a
+// ground-truth phase. With --graphs, GRAPH_CAPTURE surrounds the one-time
+// capture of steps 1 .. decode-1 (each in its DECODE/STEP_k range), and each
+// repetition's DECODE/STEADY holds the graph launch.
 #include <algorithm>
 #include <cstdio>
 
@@ -78,7 +81,7 @@ struct Shapes {
 
 // One decode step: the KV gather (inside its own range) then the decode kernel.
 static void decode_step(const WorkloadArgs &a, const Shapes &s, const Buffers &b, gpuStream_t stream,
-                        int step)
+                        int step, int rounds)
 {
     char name[48];
     std::snprintf(name, sizeof name, "DECODE/STEP_%d", step);
@@ -86,8 +89,7 @@ static void decode_step(const WorkloadArgs &a, const Shapes &s, const Buffers &b
     range_push(a.ranges, "KV_GATHER");
     GPU_LAUNCH(kv_gather_kernel, s.grid_kv, Shapes::block, stream, b.tmp, b.kv, s.n_elems, a.hidden);
     range_pop(a.ranges);
-    GPU_LAUNCH(decode_kernel, s.grid_decode, Shapes::block, stream, b.out, b.out, s.n_elems_decode,
-               a.decode_rounds);
+    GPU_LAUNCH(decode_kernel, s.grid_decode, Shapes::block, stream, b.out, b.out, s.n_elems_decode, rounds);
     range_pop(a.ranges);
 }
 
@@ -129,12 +131,12 @@ int main(int argc, char **argv)
     GPU_CHECK(gpuEventCreate(&e_after_first));
     GPU_CHECK(gpuEventCreate(&e_end));
 
-    range_push(a.ranges, "WARMUP");
+    // Warm-up: a short generation (light rounds, one decode step), untimed.
+    range_push(a.ranges, "PREFILL");
     GPU_LAUNCH(prefill_kernel, s.grid_prefill, Shapes::block, stream, b.out, b.in, s.n_elems, 2);
-    GPU_LAUNCH(kv_gather_kernel, s.grid_kv, Shapes::block, stream, b.tmp, b.kv, s.n_elems, a.hidden);
-    GPU_LAUNCH(decode_kernel, s.grid_decode, Shapes::block, stream, b.out, b.out, s.n_elems_decode, 2);
-    GPU_CHECK(gpuStreamSynchronize(stream));
     range_pop(a.ranges);
+    decode_step(a, s, b, stream, 0, 2);
+    GPU_CHECK(gpuStreamSynchronize(stream));
 
     // --graphs: capture steps 1 .. decode-1 once, replay them every repetition.
     const bool use_graph = a.graphs && a.decode > 1;
@@ -144,7 +146,7 @@ int main(int argc, char **argv)
         range_push(a.ranges, "GRAPH_CAPTURE");
         GPU_CHECK(gpuStreamBeginCapture(stream));
         for (int t = 1; t < a.decode; ++t)
-            decode_step(a, s, b, stream, t);
+            decode_step(a, s, b, stream, t, a.decode_rounds);
         GPU_CHECK(gpuStreamEndCapture(stream, &graph));
         GPU_CHECK(gpuGraphInstantiate(&graph_exec, graph));
         range_pop(a.ranges);
@@ -161,7 +163,7 @@ int main(int argc, char **argv)
         range_pop(a.ranges);
         GPU_CHECK(gpuEventRecord(e_after_prefill, stream));
 
-        decode_step(a, s, b, stream, 0);
+        decode_step(a, s, b, stream, 0, a.decode_rounds);
         GPU_CHECK(gpuEventRecord(e_after_first, stream));
 
         range_push(a.ranges, "DECODE/STEADY");
@@ -169,7 +171,7 @@ int main(int argc, char **argv)
             GPU_CHECK(gpuGraphLaunch(graph_exec, stream));
         } else {
             for (int t = 1; t < a.decode; ++t)
-                decode_step(a, s, b, stream, t);
+                decode_step(a, s, b, stream, t, a.decode_rounds);
         }
         range_pop(a.ranges);
 
