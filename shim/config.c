@@ -97,6 +97,66 @@ static int load_output(obs_env_lookup lookup, char *out, size_t outlen)
     return 0;
 }
 
+/* OBS_PHASES / OBS_STEP: kept as text; the phase engine parses it and
+ * reports a bad rule with its column. OBS_PHASES=off turns the engine off. */
+static int load_phase_text(obs_env_lookup lookup, const char *name, char *out, int *off)
+{
+    const char *text = lookup(name);
+    size_t len;
+    out[0] = '\0';
+    if (text == NULL)
+        return 0;
+    if (off != NULL && (strcasecmp(text, "off") == 0 || strcmp(text, "0") == 0)) {
+        *off = 1;
+        return 0;
+    }
+    if (off != NULL && strcasecmp(text, "auto") == 0)
+        return 0;
+    len = strnlen(text, OBS_PHASE_TEXT_KEEP - 1);
+    memcpy(out, text, len);
+    out[len] = '\0';
+    return 0;
+}
+
+static int load_nvtx_domain(obs_env_lookup lookup, char *out)
+{
+    const char *text = lookup("OBS_NVTX_DOMAIN");
+    size_t i, len;
+    strcpy(out, OBS_NVTX_DOMAIN_DEFAULT);
+    if (text == NULL)
+        return 0;
+    len = strlen(text);
+    for (i = 0; i < len && text[i] >= ' ' && text[i] < 0x7f; i++)
+        ;
+    if (len >= OBS_NVTX_DOMAIN_MAX || i < len) {
+        obs_log_warn("OBS_NVTX_DOMAIN: expected printable text of at most %u characters; using the default %s",
+                     OBS_NVTX_DOMAIN_MAX - 1, OBS_NVTX_DOMAIN_DEFAULT);
+        return 1;
+    }
+    strcpy(out, text);
+    return 0;
+}
+
+static int load_gen_gap(obs_env_lookup lookup, uint32_t *out)
+{
+    const char *text = lookup("OBS_GEN_GAP_MS");
+    char *end = NULL;
+    unsigned long long value;
+    *out = OBS_GEN_GAP_MS_DEFAULT_CFG;
+    if (text == NULL)
+        return 0;
+    errno = 0;
+    value = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || errno != 0 || end == text || *end != '\0' || value < 1 ||
+        value > OBS_GEN_GAP_MS_MAX) {
+        obs_log_warn("OBS_GEN_GAP_MS=%s: expected milliseconds from 1 to %u; using the default %u", text,
+                     OBS_GEN_GAP_MS_MAX, OBS_GEN_GAP_MS_DEFAULT_CFG);
+        return 1;
+    }
+    *out = (uint32_t)value;
+    return 0;
+}
+
 int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
 {
     int bad = 0;
@@ -107,5 +167,10 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     bad += load_switch(lookup, "OBS_SUMMARY", 1, &cfg->summary);
     bad += load_gpu_time(lookup, &cfg->gpu_time);
     bad += load_buffer_records(lookup, &cfg->buffer_records);
+    bad += load_phase_text(lookup, "OBS_PHASES", cfg->phases, &cfg->phases_off);
+    bad += load_phase_text(lookup, "OBS_STEP", cfg->step, NULL);
+    bad += load_nvtx_domain(lookup, cfg->nvtx_domain);
+    bad += load_switch(lookup, "OBS_NVTX_LAUNCH", 0, &cfg->nvtx_launch);
+    bad += load_gen_gap(lookup, &cfg->gen_gap_ms);
     return bad;
 }

@@ -11,6 +11,14 @@
 #define OBS_BUFFER_RECORDS_MIN 64u
 #define OBS_BUFFER_RECORDS_MAX 16777216u
 
+/* Phase engine (docs/phases.md). Rule texts are kept up to one character
+ * past the parser's limit so that it can point at where they got too long. */
+#define OBS_PHASE_TEXT_KEEP 1026u   /* OBS_PHASES / OBS_STEP: 1025 characters + NUL */
+#define OBS_NVTX_DOMAIN_DEFAULT "obsshim"
+#define OBS_NVTX_DOMAIN_MAX 128u
+#define OBS_GEN_GAP_MS_DEFAULT_CFG 1000u
+#define OBS_GEN_GAP_MS_MAX 3600000u
+
 enum obs_gpu_time { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1 };
 
 struct obs_config {
@@ -20,6 +28,12 @@ struct obs_config {
     int summary;                 /* OBS_SUMMARY: print the summary to stderr at exit */
     enum obs_gpu_time gpu_time;  /* OBS_GPU_TIME: off | events */
     uint32_t buffer_records;     /* OBS_BUFFER_RECORDS: records per thread buffer */
+    int phases_off;              /* OBS_PHASES=off: no phase engine */
+    char phases[OBS_PHASE_TEXT_KEEP]; /* OBS_PHASES rules ("" = automatic; parsed by the engine) */
+    char step[OBS_PHASE_TEXT_KEEP];   /* OBS_STEP rule ("" = none) */
+    char nvtx_domain[OBS_NVTX_DOMAIN_MAX]; /* OBS_NVTX_DOMAIN ("" = NVTX's default domain) */
+    int nvtx_launch;             /* OBS_NVTX_LAUNCH: a range per launch, named after the kernel */
+    uint32_t gen_gap_ms;         /* OBS_GEN_GAP_MS: idle time that starts a new generation */
 };
 
 /* How a variable is looked up: getenv in the shim, a table in the tests. */

@@ -25,10 +25,13 @@
 #define OBS_CUDA_ABI_NO_PROTOTYPES
 #include "abi/cuda_abi.h"
 #include "api_list.h"
+#include "call_record.h"
+#include "wrapper.h"
 #include "gpu_time.h"
 #include "graph_execs.h"
 #include "kernel_names.h"
 #include "obs_export.h"
+#include "phase_engine.h"
 #include "real_symbols.h"
 #include "recorder.h"
 #include "streams.h"
@@ -50,16 +53,6 @@ OBS_EXPORT obs_cudaError_t cudaSetDevice(int device);
 
 /* ---- pieces of a description ------------------------------------------- */
 
-static inline uint16_t clamp16(unsigned v)
-{
-    return v > UINT16_MAX ? UINT16_MAX : (uint16_t)v;
-}
-
-static inline uint32_t clamp32(size_t v)
-{
-    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
-
 /* The stream id of a call. The _ptsz/_ptds variants (per-thread default
  * stream builds) mean the per-thread stream by handle 0. */
 static inline uint32_t stream_id(obs_cudaStream_t stream, bool per_thread)
@@ -69,55 +62,10 @@ static inline uint32_t stream_id(obs_cudaStream_t stream, bool per_thread)
     return obs_stream_id((uintptr_t)stream, (uint16_t)obs_tls.device);
 }
 
-static inline uint8_t copy_direction(obs_cudaMemcpyKind kind)
-{
-    switch (kind) {
-    case obs_cudaMemcpyHostToHost:
-        return OBS_DIR_HTOH;
-    case obs_cudaMemcpyHostToDevice:
-        return OBS_DIR_HTOD;
-    case obs_cudaMemcpyDeviceToHost:
-        return OBS_DIR_DTOH;
-    case obs_cudaMemcpyDeviceToDevice:
-        return OBS_DIR_DTOD;
-    case obs_cudaMemcpyDefault:
-        return OBS_DIR_DEFAULT; /* the runtime infers it from the pointers */
-    default:
-        return OBS_DIR_NONE;
-    }
-}
-
 static inline struct obs_rec_call launch_record(uint32_t name, obs_dim3 grid, obs_dim3 block, size_t shmem,
                                                 uint32_t stream)
 {
-    struct obs_rec_call r = {0};
-    r.name = name;
-    r.u.grid.x = grid.x;
-    r.u.grid.y = clamp16(grid.y);
-    r.u.grid.z = clamp16(grid.z);
-    r.block_x = clamp16(block.x);
-    r.block_y = clamp16(block.y);
-    r.block_z = clamp16(block.z);
-    r.shmem = clamp32(shmem);
-    r.stream = stream;
-    r.device = (uint16_t)obs_tls.device;
-    return r;
-}
-
-/* Copies, memsets, allocations: bytes, direction, stream. */
-static inline struct obs_rec_call bytes_record(uint64_t bytes, uint8_t direction, uint32_t stream)
-{
-    struct obs_rec_call r = {0};
-    r.u.bytes = bytes;
-    r.flags = direction;
-    r.stream = stream;
-    r.device = (uint16_t)obs_tls.device;
-    return r;
-}
-
-static inline struct obs_rec_call stream_record(uint32_t stream)
-{
-    return bytes_record(0, OBS_DIR_NONE, stream);
+    return obs_launch_record(name, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem, stream);
 }
 
 static inline uint64_t extent_bytes(struct obs_cudaExtent e)
@@ -129,13 +77,13 @@ static inline struct obs_rec_call copy3d_record(const struct obs_cudaMemcpy3DPar
                                                 bool per_thread)
 {
     if (p == NULL)
-        return bytes_record(0, OBS_DIR_NONE, stream_id(stream, per_thread));
-    return bytes_record(extent_bytes(p->extent), copy_direction(p->kind), stream_id(stream, per_thread));
+        return obs_bytes_record(0, OBS_DIR_NONE, stream_id(stream, per_thread));
+    return obs_bytes_record(extent_bytes(p->extent), obs_copy_direction(p->kind), stream_id(stream, per_thread));
 }
 
 static inline struct obs_rec_call peer_record(int dst_device, size_t count, obs_cudaStream_t stream)
 {
-    struct obs_rec_call r = bytes_record(count, OBS_DIR_PEER, stream_id(stream, false));
+    struct obs_rec_call r = obs_bytes_record(count, OBS_DIR_PEER, stream_id(stream, false));
     r.device = (uint16_t)dst_device;
     return r;
 }
@@ -200,11 +148,11 @@ static inline struct obs_rec_call describe_cudaLaunchCooperativeKernel_ptsz(cons
 /* Graph launches: bytes holds the node count replayed. */
 static inline struct obs_rec_call describe_cudaGraphLaunch(obs_cudaGraphExec_t exec, obs_cudaStream_t stream)
 {
-    return bytes_record(obs_graph_exec_node_count(exec), OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(obs_graph_exec_node_count(exec), OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaGraphLaunch_ptsz(obs_cudaGraphExec_t exec, obs_cudaStream_t stream)
 {
-    return bytes_record(obs_graph_exec_node_count(exec), OBS_DIR_NONE, stream_id(stream, true));
+    return obs_bytes_record(obs_graph_exec_node_count(exec), OBS_DIR_NONE, stream_id(stream, true));
 }
 
 /* copies: synchronous ones run on the legacy default stream (id 0), or on
@@ -212,45 +160,45 @@ static inline struct obs_rec_call describe_cudaGraphLaunch_ptsz(obs_cudaGraphExe
 static inline struct obs_rec_call describe_cudaMemcpy(void *dst, const void *src, size_t count,
                                                       obs_cudaMemcpyKind kind)
 {
-    return bytes_record(count, copy_direction(kind), 0);
+    return obs_bytes_record(count, obs_copy_direction(kind), 0);
 }
 static inline struct obs_rec_call describe_cudaMemcpy_ptds(void *dst, const void *src, size_t count,
                                                            obs_cudaMemcpyKind kind)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(NULL, true));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                                            obs_cudaMemcpyKind kind, obs_cudaStream_t stream)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(stream, false));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                                                 obs_cudaMemcpyKind kind, obs_cudaStream_t stream)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(stream, true));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
                                                         size_t width, size_t height, obs_cudaMemcpyKind kind)
 {
-    return bytes_record((uint64_t)width * height, copy_direction(kind), 0);
+    return obs_bytes_record((uint64_t)width * height, obs_copy_direction(kind), 0);
 }
 static inline struct obs_rec_call describe_cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
                                                              size_t spitch, size_t width, size_t height,
                                                              obs_cudaMemcpyKind kind)
 {
-    return bytes_record((uint64_t)width * height, copy_direction(kind), stream_id(NULL, true));
+    return obs_bytes_record((uint64_t)width * height, obs_copy_direction(kind), stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
                                                              size_t spitch, size_t width, size_t height,
                                                              obs_cudaMemcpyKind kind, obs_cudaStream_t stream)
 {
-    return bytes_record((uint64_t)width * height, copy_direction(kind), stream_id(stream, false));
+    return obs_bytes_record((uint64_t)width * height, obs_copy_direction(kind), stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src,
                                                                   size_t spitch, size_t width, size_t height,
                                                                   obs_cudaMemcpyKind kind, obs_cudaStream_t stream)
 {
-    return bytes_record((uint64_t)width * height, copy_direction(kind), stream_id(stream, true));
+    return obs_bytes_record((uint64_t)width * height, obs_copy_direction(kind), stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_cudaMemcpy3D(const struct obs_cudaMemcpy3DParms *p)
 {
@@ -283,165 +231,165 @@ static inline struct obs_rec_call describe_cudaMemcpyPeerAsync(void *dst, int ds
 static inline struct obs_rec_call describe_cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
                                                               size_t offset, obs_cudaMemcpyKind kind)
 {
-    return bytes_record(count, copy_direction(kind), 0);
+    return obs_bytes_record(count, obs_copy_direction(kind), 0);
 }
 static inline struct obs_rec_call describe_cudaMemcpyToSymbol_ptds(const void *symbol, const void *src,
                                                                    size_t count, size_t offset,
                                                                    obs_cudaMemcpyKind kind)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(NULL, true));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count,
                                                                 size_t offset, obs_cudaMemcpyKind kind)
 {
-    return bytes_record(count, copy_direction(kind), 0);
+    return obs_bytes_record(count, obs_copy_direction(kind), 0);
 }
 static inline struct obs_rec_call describe_cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
                                                                      size_t offset, obs_cudaMemcpyKind kind)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(NULL, true));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_cudaMemcpyToSymbolAsync(const void *symbol, const void *src,
                                                                    size_t count, size_t offset,
                                                                    obs_cudaMemcpyKind kind, obs_cudaStream_t stream)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(stream, false));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src,
                                                                         size_t count, size_t offset,
                                                                         obs_cudaMemcpyKind kind,
                                                                         obs_cudaStream_t stream)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(stream, true));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count,
                                                                      size_t offset, obs_cudaMemcpyKind kind,
                                                                      obs_cudaStream_t stream)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(stream, false));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol,
                                                                           size_t count, size_t offset,
                                                                           obs_cudaMemcpyKind kind,
                                                                           obs_cudaStream_t stream)
 {
-    return bytes_record(count, copy_direction(kind), stream_id(stream, true));
+    return obs_bytes_record(count, obs_copy_direction(kind), stream_id(stream, true));
 }
 
 /* memsets */
 static inline struct obs_rec_call describe_cudaMemset(void *dst, int value, size_t count)
 {
-    return bytes_record(count, OBS_DIR_NONE, 0);
+    return obs_bytes_record(count, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_cudaMemset_ptds(void *dst, int value, size_t count)
 {
-    return bytes_record(count, OBS_DIR_NONE, stream_id(NULL, true));
+    return obs_bytes_record(count, OBS_DIR_NONE, stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_cudaMemsetAsync(void *dst, int value, size_t count,
                                                            obs_cudaStream_t stream)
 {
-    return bytes_record(count, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(count, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaMemsetAsync_ptsz(void *dst, int value, size_t count,
                                                                 obs_cudaStream_t stream)
 {
-    return bytes_record(count, OBS_DIR_NONE, stream_id(stream, true));
+    return obs_bytes_record(count, OBS_DIR_NONE, stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_cudaMemset2D(void *dst, size_t pitch, int value, size_t width,
                                                         size_t height)
 {
-    return bytes_record((uint64_t)width * height, OBS_DIR_NONE, 0);
+    return obs_bytes_record((uint64_t)width * height, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_cudaMemset2D_ptds(void *dst, size_t pitch, int value, size_t width,
                                                              size_t height)
 {
-    return bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(NULL, true));
+    return obs_bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_cudaMemset2DAsync(void *dst, size_t pitch, int value, size_t width,
                                                              size_t height, obs_cudaStream_t stream)
 {
-    return bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaMemset2DAsync_ptsz(void *dst, size_t pitch, int value,
                                                                   size_t width, size_t height,
                                                                   obs_cudaStream_t stream)
 {
-    return bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(stream, true));
+    return obs_bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_cudaMemset3D(struct obs_cudaPitchedPtr p, int value,
                                                         struct obs_cudaExtent extent)
 {
-    return bytes_record(extent_bytes(extent), OBS_DIR_NONE, 0);
+    return obs_bytes_record(extent_bytes(extent), OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_cudaMemset3D_ptds(struct obs_cudaPitchedPtr p, int value,
                                                              struct obs_cudaExtent extent)
 {
-    return bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(NULL, true));
+    return obs_bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_cudaMemset3DAsync(struct obs_cudaPitchedPtr p, int value,
                                                              struct obs_cudaExtent extent, obs_cudaStream_t stream)
 {
-    return bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaMemset3DAsync_ptsz(struct obs_cudaPitchedPtr p, int value,
                                                                   struct obs_cudaExtent extent,
                                                                   obs_cudaStream_t stream)
 {
-    return bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(stream, true));
+    return obs_bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(stream, true));
 }
 
 /* synchronisation */
 static inline struct obs_rec_call describe_cudaDeviceSynchronize(void)
 {
-    return stream_record(0);
+    return obs_stream_record(0);
 }
 static inline struct obs_rec_call describe_cudaStreamSynchronize(obs_cudaStream_t stream)
 {
-    return stream_record(stream_id(stream, false));
+    return obs_stream_record(stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaStreamSynchronize_ptsz(obs_cudaStream_t stream)
 {
-    return stream_record(stream_id(stream, true));
+    return obs_stream_record(stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_cudaEventSynchronize(obs_cudaEvent_t event)
 {
-    return stream_record(0);
+    return obs_stream_record(0);
 }
 static inline struct obs_rec_call describe_cudaStreamWaitEvent(obs_cudaStream_t stream, obs_cudaEvent_t event,
                                                                unsigned int flags)
 {
-    return stream_record(stream_id(stream, false));
+    return obs_stream_record(stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaStreamWaitEvent_ptsz(obs_cudaStream_t stream,
                                                                     obs_cudaEvent_t event, unsigned int flags)
 {
-    return stream_record(stream_id(stream, true));
+    return obs_stream_record(stream_id(stream, true));
 }
 
 /* allocation: bytes asked for (0 for frees: the size is not passed) */
 static inline struct obs_rec_call describe_cudaMalloc(void **ptr, size_t size)
 {
-    return bytes_record(size, OBS_DIR_NONE, 0);
+    return obs_bytes_record(size, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_cudaFree(void *ptr)
 {
-    return bytes_record(0, OBS_DIR_NONE, 0);
+    return obs_bytes_record(0, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_cudaMallocAsync(void **ptr, size_t size, obs_cudaStream_t stream)
 {
-    return bytes_record(size, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(size, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaMallocAsync_ptsz(void **ptr, size_t size, obs_cudaStream_t stream)
 {
-    return bytes_record(size, OBS_DIR_NONE, stream_id(stream, true));
+    return obs_bytes_record(size, OBS_DIR_NONE, stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_cudaFreeAsync(void *ptr, obs_cudaStream_t stream)
 {
-    return bytes_record(0, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(0, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaFreeAsync_ptsz(void *ptr, obs_cudaStream_t stream)
 {
-    return bytes_record(0, OBS_DIR_NONE, stream_id(stream, true));
+    return obs_bytes_record(0, OBS_DIR_NONE, stream_id(stream, true));
 }
 
 /* ---- the exported wrappers ------------------------------------------------- */
@@ -459,34 +407,10 @@ static obs_cudaError_t cuda_missing(unsigned index)
     return runtime_loaded ? OBS_CUDA_ERROR_NOT_SUPPORTED : obs_cudaErrorInitializationError;
 }
 
-/* With OBS_GPU_TIME=events the call takes the second branch: an event pair
- * around the real call on its stream (gpu_time.h); off, one predictable
- * test of a global. */
-#define OBS_CUDA_WRAPPER(name, ret, params, args)                           \
-    OBS_EXPORT ret name params                                              \
-    {                                                                       \
-        obs_fn_##name real = OBS_CUDA_REAL(name);                           \
-        struct obs_call call;                                               \
-        ret status;                                                         \
-                                                                            \
-        if (real == NULL)                                                   \
-            return cuda_missing(OBS_REAL_CUDA_##name);                      \
-        if (!obs_call_begin(&call))                                         \
-            return real args;                                               \
-        call.rec = describe_##name args;                                    \
-        if (obs_gpu_time_enabled()) {                                       \
-            struct obs_gpu_call gpu;                                        \
-            obs_gpu_before(&obs_gpu_cuda, &gpu, &call, OBS_API_##name);     \
-            obs_call_started(&call, OBS_API_##name);                        \
-            status = real args;                                             \
-            obs_gpu_after(&gpu, &call, status);                             \
-            return status;                                                  \
-        }                                                                   \
-        obs_call_started(&call, OBS_API_##name);                            \
-        status = real args;                                                 \
-        obs_call_finish(&call, status);                                     \
-        return status;                                                      \
-    }
+/* The exported wrappers: shim/wrapper.h has the shape and its reasons. */
+#define OBS_CUDA_WRAPPER(name, ret, params, args) \
+    OBS_DEFINE_RECORDED_WRAPPER(name, ret, params, args, OBS_CUDA_REAL(name), \
+                                cuda_missing(OBS_REAL_CUDA_##name), &obs_gpu_cuda)
 
 OBS_CUDA_RUNTIME_API(OBS_CUDA_WRAPPER)
 

@@ -24,10 +24,13 @@
 #define OBS_HIP_ABI_NO_PROTOTYPES
 #include "abi/hip_abi.h"
 #include "api_list.h"
+#include "call_record.h"
+#include "wrapper.h"
 #include "gpu_time.h"
 #include "graph_execs.h"
 #include "kernel_names.h"
 #include "obs_export.h"
+#include "phase_engine.h"
 #include "real_symbols.h"
 #include "recorder.h"
 #include "streams.h"
@@ -111,16 +114,6 @@ static inline uint32_t hip_name_of_function(obs_hipFunction_t f)
 
 /* ---- pieces of a description ------------------------------------------------- */
 
-static inline uint16_t clamp16(unsigned v)
-{
-    return v > UINT16_MAX ? UINT16_MAX : (uint16_t)v;
-}
-
-static inline uint32_t clamp32(size_t v)
-{
-    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
-
 /* The stream id of a call. The _spt variants mean the per-thread stream by
  * handle 0; hipStreamPerThread (0x2) is that stream by any entry point. */
 static inline uint32_t stream_id(obs_hipStream_t stream, bool per_thread)
@@ -130,55 +123,10 @@ static inline uint32_t stream_id(obs_hipStream_t stream, bool per_thread)
     return obs_stream_id((uintptr_t)stream, (uint16_t)obs_tls.device);
 }
 
-static inline uint8_t copy_direction(obs_hipMemcpyKind kind)
-{
-    switch (kind) {
-    case obs_hipMemcpyHostToHost:
-        return OBS_DIR_HTOH;
-    case obs_hipMemcpyHostToDevice:
-        return OBS_DIR_HTOD;
-    case obs_hipMemcpyDeviceToHost:
-        return OBS_DIR_DTOH;
-    case obs_hipMemcpyDeviceToDevice:
-        return OBS_DIR_DTOD;
-    case obs_hipMemcpyDefault:
-        return OBS_DIR_DEFAULT; /* the runtime infers it from the pointers */
-    default:
-        return OBS_DIR_NONE;
-    }
-}
-
 static inline struct obs_rec_call launch_record(uint32_t name, obs_hipDim3 grid, obs_hipDim3 block, size_t shmem,
                                                 uint32_t stream)
 {
-    struct obs_rec_call r = {0};
-    r.name = name;
-    r.u.grid.x = grid.x;
-    r.u.grid.y = clamp16(grid.y);
-    r.u.grid.z = clamp16(grid.z);
-    r.block_x = clamp16(block.x);
-    r.block_y = clamp16(block.y);
-    r.block_z = clamp16(block.z);
-    r.shmem = clamp32(shmem);
-    r.stream = stream;
-    r.device = (uint16_t)obs_tls.device;
-    return r;
-}
-
-/* Copies, memsets, allocations: bytes, direction, stream. */
-static inline struct obs_rec_call bytes_record(uint64_t bytes, uint8_t direction, uint32_t stream)
-{
-    struct obs_rec_call r = {0};
-    r.u.bytes = bytes;
-    r.flags = direction;
-    r.stream = stream;
-    r.device = (uint16_t)obs_tls.device;
-    return r;
-}
-
-static inline struct obs_rec_call stream_record(uint32_t stream)
-{
-    return bytes_record(0, OBS_DIR_NONE, stream);
+    return obs_launch_record(name, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem, stream);
 }
 
 static inline uint64_t extent_bytes(obs_hipExtent e)
@@ -190,13 +138,13 @@ static inline struct obs_rec_call copy3d_record(const obs_hipMemcpy3DParms *p, o
                                                 bool per_thread)
 {
     if (p == NULL)
-        return bytes_record(0, OBS_DIR_NONE, stream_id(stream, per_thread));
-    return bytes_record(extent_bytes(p->extent), copy_direction(p->kind), stream_id(stream, per_thread));
+        return obs_bytes_record(0, OBS_DIR_NONE, stream_id(stream, per_thread));
+    return obs_bytes_record(extent_bytes(p->extent), obs_copy_direction(p->kind), stream_id(stream, per_thread));
 }
 
 static inline struct obs_rec_call peer_record(int dst_device, size_t count, obs_hipStream_t stream)
 {
-    struct obs_rec_call r = bytes_record(count, OBS_DIR_PEER, stream_id(stream, false));
+    struct obs_rec_call r = obs_bytes_record(count, OBS_DIR_PEER, stream_id(stream, false));
     r.device = (uint16_t)dst_device;
     return r;
 }
@@ -283,7 +231,7 @@ static inline struct obs_rec_call describe_hipLaunchCooperativeKernel_spt(const 
 /* Graph launches: bytes holds the node count replayed. */
 static inline struct obs_rec_call describe_hipGraphLaunch(obs_hipGraphExec_t graphExec, obs_hipStream_t stream)
 {
-    return bytes_record(obs_graph_exec_node_count(graphExec), OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(obs_graph_exec_node_count(graphExec), OBS_DIR_NONE, stream_id(stream, false));
 }
 
 /* copies: synchronous ones run on the null stream (id 0), or on the
@@ -292,67 +240,67 @@ static inline struct obs_rec_call describe_hipGraphLaunch(obs_hipGraphExec_t gra
 static inline struct obs_rec_call describe_hipMemcpy(void *dst, const void *src, size_t sizeBytes,
                                                      obs_hipMemcpyKind kind)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), 0);
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), 0);
 }
 static inline struct obs_rec_call describe_hipMemcpy_spt(void *dst, const void *src, size_t sizeBytes,
                                                          obs_hipMemcpyKind kind)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), stream_id(NULL, true));
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_hipMemcpyAsync(void *dst, const void *src, size_t sizeBytes,
                                                           obs_hipMemcpyKind kind, obs_hipStream_t stream)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), stream_id(stream, false));
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemcpyAsync_spt(void *dst, const void *src, size_t sizeBytes,
                                                               obs_hipMemcpyKind kind, obs_hipStream_t stream)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), stream_id(stream, true));
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_hipMemcpyHtoD(obs_hipDeviceptr_t dst, void *src, size_t sizeBytes)
 {
-    return bytes_record(sizeBytes, OBS_DIR_HTOD, 0);
+    return obs_bytes_record(sizeBytes, OBS_DIR_HTOD, 0);
 }
 static inline struct obs_rec_call describe_hipMemcpyDtoH(void *dst, obs_hipDeviceptr_t src, size_t sizeBytes)
 {
-    return bytes_record(sizeBytes, OBS_DIR_DTOH, 0);
+    return obs_bytes_record(sizeBytes, OBS_DIR_DTOH, 0);
 }
 static inline struct obs_rec_call describe_hipMemcpyDtoD(obs_hipDeviceptr_t dst, obs_hipDeviceptr_t src,
                                                          size_t sizeBytes)
 {
-    return bytes_record(sizeBytes, OBS_DIR_DTOD, 0);
+    return obs_bytes_record(sizeBytes, OBS_DIR_DTOD, 0);
 }
 static inline struct obs_rec_call describe_hipMemcpyHtoDAsync(obs_hipDeviceptr_t dst, void *src, size_t sizeBytes,
                                                               obs_hipStream_t stream)
 {
-    return bytes_record(sizeBytes, OBS_DIR_HTOD, stream_id(stream, false));
+    return obs_bytes_record(sizeBytes, OBS_DIR_HTOD, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemcpyDtoHAsync(void *dst, obs_hipDeviceptr_t src, size_t sizeBytes,
                                                               obs_hipStream_t stream)
 {
-    return bytes_record(sizeBytes, OBS_DIR_DTOH, stream_id(stream, false));
+    return obs_bytes_record(sizeBytes, OBS_DIR_DTOH, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemcpyDtoDAsync(obs_hipDeviceptr_t dst, obs_hipDeviceptr_t src,
                                                               size_t sizeBytes, obs_hipStream_t stream)
 {
-    return bytes_record(sizeBytes, OBS_DIR_DTOD, stream_id(stream, false));
+    return obs_bytes_record(sizeBytes, OBS_DIR_DTOD, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
                                                        size_t width, size_t height, obs_hipMemcpyKind kind)
 {
-    return bytes_record((uint64_t)width * height, copy_direction(kind), 0);
+    return obs_bytes_record((uint64_t)width * height, obs_copy_direction(kind), 0);
 }
 static inline struct obs_rec_call describe_hipMemcpy2D_spt(void *dst, size_t dpitch, const void *src,
                                                            size_t spitch, size_t width, size_t height,
                                                            obs_hipMemcpyKind kind)
 {
-    return bytes_record((uint64_t)width * height, copy_direction(kind), stream_id(NULL, true));
+    return obs_bytes_record((uint64_t)width * height, obs_copy_direction(kind), stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_hipMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
                                                             size_t spitch, size_t width, size_t height,
                                                             obs_hipMemcpyKind kind, obs_hipStream_t stream)
 {
-    return bytes_record((uint64_t)width * height, copy_direction(kind), stream_id(stream, false));
+    return obs_bytes_record((uint64_t)width * height, obs_copy_direction(kind), stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemcpy3D(const obs_hipMemcpy3DParms *p)
 {
@@ -380,153 +328,153 @@ static inline struct obs_rec_call describe_hipMemcpyPeerAsync(void *dst, int dst
 static inline struct obs_rec_call describe_hipMemcpyToSymbol(const void *symbol, const void *src, size_t sizeBytes,
                                                              size_t offset, obs_hipMemcpyKind kind)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), 0);
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), 0);
 }
 static inline struct obs_rec_call describe_hipMemcpyToSymbol_spt(const void *symbol, const void *src,
                                                                  size_t sizeBytes, size_t offset,
                                                                  obs_hipMemcpyKind kind)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), stream_id(NULL, true));
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_hipMemcpyFromSymbol(void *dst, const void *symbol, size_t sizeBytes,
                                                                size_t offset, obs_hipMemcpyKind kind)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), 0);
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), 0);
 }
 static inline struct obs_rec_call describe_hipMemcpyFromSymbol_spt(void *dst, const void *symbol, size_t sizeBytes,
                                                                    size_t offset, obs_hipMemcpyKind kind)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), stream_id(NULL, true));
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_hipMemcpyToSymbolAsync(const void *symbol, const void *src,
                                                                   size_t sizeBytes, size_t offset,
                                                                   obs_hipMemcpyKind kind, obs_hipStream_t stream)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), stream_id(stream, false));
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemcpyFromSymbolAsync(void *dst, const void *symbol,
                                                                     size_t sizeBytes, size_t offset,
                                                                     obs_hipMemcpyKind kind, obs_hipStream_t stream)
 {
-    return bytes_record(sizeBytes, copy_direction(kind), stream_id(stream, false));
+    return obs_bytes_record(sizeBytes, obs_copy_direction(kind), stream_id(stream, false));
 }
 
 /* memsets: bytes set (D16 and D32 count 2- and 4-byte elements) */
 static inline struct obs_rec_call describe_hipMemset(void *dst, int value, size_t sizeBytes)
 {
-    return bytes_record(sizeBytes, OBS_DIR_NONE, 0);
+    return obs_bytes_record(sizeBytes, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_hipMemset_spt(void *dst, int value, size_t sizeBytes)
 {
-    return bytes_record(sizeBytes, OBS_DIR_NONE, stream_id(NULL, true));
+    return obs_bytes_record(sizeBytes, OBS_DIR_NONE, stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_hipMemsetAsync(void *dst, int value, size_t sizeBytes,
                                                           obs_hipStream_t stream)
 {
-    return bytes_record(sizeBytes, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(sizeBytes, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemsetD8(obs_hipDeviceptr_t dest, unsigned char value, size_t count)
 {
-    return bytes_record(count, OBS_DIR_NONE, 0);
+    return obs_bytes_record(count, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_hipMemsetD8Async(obs_hipDeviceptr_t dest, unsigned char value,
                                                             size_t count, obs_hipStream_t stream)
 {
-    return bytes_record(count, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(count, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemsetD16(obs_hipDeviceptr_t dest, unsigned short value, size_t count)
 {
-    return bytes_record((uint64_t)count * 2, OBS_DIR_NONE, 0);
+    return obs_bytes_record((uint64_t)count * 2, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_hipMemsetD16Async(obs_hipDeviceptr_t dest, unsigned short value,
                                                              size_t count, obs_hipStream_t stream)
 {
-    return bytes_record((uint64_t)count * 2, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record((uint64_t)count * 2, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemsetD32(obs_hipDeviceptr_t dest, int value, size_t count)
 {
-    return bytes_record((uint64_t)count * 4, OBS_DIR_NONE, 0);
+    return obs_bytes_record((uint64_t)count * 4, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_hipMemsetD32Async(obs_hipDeviceptr_t dst, int value, size_t count,
                                                              obs_hipStream_t stream)
 {
-    return bytes_record((uint64_t)count * 4, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record((uint64_t)count * 4, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemset2D(void *dst, size_t pitch, int value, size_t width,
                                                        size_t height)
 {
-    return bytes_record((uint64_t)width * height, OBS_DIR_NONE, 0);
+    return obs_bytes_record((uint64_t)width * height, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_hipMemset2D_spt(void *dst, size_t pitch, int value, size_t width,
                                                            size_t height)
 {
-    return bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(NULL, true));
+    return obs_bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_hipMemset2DAsync(void *dst, size_t pitch, int value, size_t width,
                                                             size_t height, obs_hipStream_t stream)
 {
-    return bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record((uint64_t)width * height, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipMemset3D(obs_hipPitchedPtr pitchedDevPtr, int value,
                                                        obs_hipExtent extent)
 {
-    return bytes_record(extent_bytes(extent), OBS_DIR_NONE, 0);
+    return obs_bytes_record(extent_bytes(extent), OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_hipMemset3D_spt(obs_hipPitchedPtr pitchedDevPtr, int value,
                                                            obs_hipExtent extent)
 {
-    return bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(NULL, true));
+    return obs_bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(NULL, true));
 }
 static inline struct obs_rec_call describe_hipMemset3DAsync(obs_hipPitchedPtr pitchedDevPtr, int value,
                                                             obs_hipExtent extent, obs_hipStream_t stream)
 {
-    return bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(extent_bytes(extent), OBS_DIR_NONE, stream_id(stream, false));
 }
 
 /* synchronisation */
 static inline struct obs_rec_call describe_hipDeviceSynchronize(void)
 {
-    return stream_record(0);
+    return obs_stream_record(0);
 }
 static inline struct obs_rec_call describe_hipStreamSynchronize(obs_hipStream_t stream)
 {
-    return stream_record(stream_id(stream, false));
+    return obs_stream_record(stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipStreamSynchronize_spt(obs_hipStream_t stream)
 {
-    return stream_record(stream_id(stream, true));
+    return obs_stream_record(stream_id(stream, true));
 }
 static inline struct obs_rec_call describe_hipEventSynchronize(obs_hipEvent_t event)
 {
-    return stream_record(0);
+    return obs_stream_record(0);
 }
 static inline struct obs_rec_call describe_hipStreamWaitEvent(obs_hipStream_t stream, obs_hipEvent_t event,
                                                               unsigned int flags)
 {
-    return stream_record(stream_id(stream, false));
+    return obs_stream_record(stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipStreamWaitEvent_spt(obs_hipStream_t stream, obs_hipEvent_t event,
                                                                   unsigned int flags)
 {
-    return stream_record(stream_id(stream, true));
+    return obs_stream_record(stream_id(stream, true));
 }
 
 /* allocation: bytes asked for (0 for frees: the size is not passed) */
 static inline struct obs_rec_call describe_hipMalloc(void **ptr, size_t size)
 {
-    return bytes_record(size, OBS_DIR_NONE, 0);
+    return obs_bytes_record(size, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_hipFree(void *ptr)
 {
-    return bytes_record(0, OBS_DIR_NONE, 0);
+    return obs_bytes_record(0, OBS_DIR_NONE, 0);
 }
 static inline struct obs_rec_call describe_hipMallocAsync(void **dev_ptr, size_t size, obs_hipStream_t stream)
 {
-    return bytes_record(size, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(size, OBS_DIR_NONE, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_hipFreeAsync(void *dev_ptr, obs_hipStream_t stream)
 {
-    return bytes_record(0, OBS_DIR_NONE, stream_id(stream, false));
+    return obs_bytes_record(0, OBS_DIR_NONE, stream_id(stream, false));
 }
 
 /* ---- the exported wrappers ------------------------------------------------------- */
@@ -544,34 +492,10 @@ static obs_hipError_t hip_missing(unsigned index)
     return runtime_loaded ? obs_hipErrorNotSupported : obs_hipErrorNotInitialized;
 }
 
-/* With OBS_GPU_TIME=events the call takes the second branch: an event pair
- * around the real call on its stream (gpu_time.h, HIP backend); off, one
- * predictable test of a global. */
-#define OBS_HIP_WRAPPER(name, ret, params, args)                            \
-    OBS_EXPORT ret name params                                              \
-    {                                                                       \
-        obs_fn_##name real = OBS_HIP_REAL(name);                            \
-        struct obs_call call;                                               \
-        ret status;                                                         \
-                                                                            \
-        if (real == NULL)                                                   \
-            return hip_missing(OBS_REAL_HIP_##name);                        \
-        if (!obs_call_begin(&call))                                         \
-            return real args;                                               \
-        call.rec = describe_##name args;                                    \
-        if (obs_gpu_time_enabled()) {                                       \
-            struct obs_gpu_call gpu;                                        \
-            obs_gpu_before(&obs_gpu_hip, &gpu, &call, OBS_API_##name);      \
-            obs_call_started(&call, OBS_API_##name);                        \
-            status = real args;                                             \
-            obs_gpu_after(&gpu, &call, status);                             \
-            return status;                                                  \
-        }                                                                   \
-        obs_call_started(&call, OBS_API_##name);                            \
-        status = real args;                                                 \
-        obs_call_finish(&call, status);                                     \
-        return status;                                                      \
-    }
+/* The exported wrappers: shim/wrapper.h has the shape and its reasons. */
+#define OBS_HIP_WRAPPER(name, ret, params, args) \
+    OBS_DEFINE_RECORDED_WRAPPER(name, ret, params, args, OBS_HIP_REAL(name), \
+                                hip_missing(OBS_REAL_HIP_##name), &obs_gpu_hip)
 
 OBS_HIP_API(OBS_HIP_WRAPPER)
 

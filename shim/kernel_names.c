@@ -209,6 +209,13 @@ void obs_kernel_names_alias(const void *handle, const void *host_fun)
     pthread_mutex_unlock(&names_lock);
 }
 
+const char *obs_kernel_name_mangled(uint32_t id)
+{
+    if (id == 0 || id > atomic_load_explicit(&name_count, memory_order_acquire))
+        return NULL;
+    return entry_of(id)->mangled;
+}
+
 void obs_kernel_names_write_pending_locked(bool from_signal)
 {
     uint32_t count = atomic_load_explicit(&name_count, memory_order_acquire), id;

@@ -32,6 +32,11 @@ void obs_kernel_names_alias(const void *handle, const void *host_fun);
 /* hipModuleGetFunction and the like: a function handle -> its name. */
 void obs_kernel_names_register_handle(const void *handle, const char *name);
 
+/* The mangled text of name id (as registered), or NULL for an unknown id.
+ * Stable once interned; for slow paths (the phase engine classifies each
+ * name once). */
+const char *obs_kernel_name_mangled(uint32_t id);
+
 /* Slow path of the lookups below: a fallback name, cached. */
 uint32_t obs_kernel_name_fallback(const void *ptr, bool is_handle);
 

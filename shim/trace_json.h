@@ -11,7 +11,13 @@
  *   - one per GPU stream with GPU time (tid OBS_JSON_GPU_TID_BASE + n,
  *     named "GPU stream <id>"): an X slice per kernel/copy/memset/graph, and
  *     a flow (s on the launch, f with "bp":"e" on the device slice, id = seq);
- *   - "phases" (tid OBS_JSON_PHASE_TID) when the trace has phase ranges;
+ *   - per host thread with phase ranges, a phase track (tid
+ *     OBS_JSON_PHASE_TID_BASE + the thread's index, named "phases: <thread>"):
+ *     an X slice per range (cat "phase", name = the full range name such as
+ *     "DECODE/STEP_3", args phase/step/generation), nested as the ranges are
+ *     (DECODE/STEADY > DECODE/STEP_k > KV_GATHER); ranges from RELABEL records
+ *     span the calls they label, and a BEGIN/END range all of whose calls a
+ *     RELABEL took is left out;
  *   - a "records" counter (C events, arg "lost") when records were lost.
  * Slices on one track always nest: overlapping ones are clamped. otherData
  * holds the file's facts, each kernel's demangled and mangled names once,
@@ -24,7 +30,7 @@
 #include "trace_reader.h"
 
 #define OBS_JSON_GPU_TID_BASE 1000000000u
-#define OBS_JSON_PHASE_TID 999999999u
+#define OBS_JSON_PHASE_TID_BASE 900000000u
 
 struct obs_json_options {
     int no_args; /* leave "args" out of slices (smaller files) */

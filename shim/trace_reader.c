@@ -164,11 +164,19 @@ struct span_ref {
 };
 
 struct phase_ev {
-    uint64_t t;
-    uint32_t phase, step, generation, name;
-    uint32_t range; /* the range it begins or ends, OBS_NONE if unmatched */
+    uint64_t t, index;        /* host ns; per-thread index of the PHASE record */
+    uint64_t first, last;     /* RELABEL: the index range it labels */
+    uint32_t thread, phase, step, generation, name;
+    uint32_t open;            /* innermost BEGIN/END range open after it, OBS_NONE if none */
+    uint32_t range;           /* RELABEL: the range it makes, OBS_NONE if none */
     uint8_t event;
-    size_t order;
+};
+
+/* Per-thread RELABEL paint: disjoint index segments, each labelled by the
+ * latest RELABEL written over it. */
+struct relabel_seg {
+    uint64_t a, b; /* [a, b] */
+    uint32_t range;
 };
 
 struct stream_tmp {
@@ -485,14 +493,6 @@ static int cmp_self_cost(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static int cmp_phase_ev(const void *a, const void *b)
-{
-    const struct phase_ev *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
 /* The last string of (kind, id), or NULL; strings are sorted by cmp_string. */
 static const char *find_string(const struct loader *L, uint32_t kind, uint32_t id)
 {
@@ -724,20 +724,6 @@ static int scan_record(struct loader *L, const uint8_t *p)
         l->t_last = r.lost.t_last < r.lost.t_first ? r.lost.t_first : r.lost.t_last;
         break;
     }
-    case OBS_REC_PHASE: {
-        struct phase_ev *e = vec_push(&L->phase_evs);
-        if (e == NULL)
-            return -1;
-        e->t = r.phase.t;
-        e->event = r.phase.event;
-        e->phase = r.phase.phase;
-        e->step = r.phase.step;
-        e->generation = r.phase.generation;
-        e->name = r.phase.name;
-        e->range = OBS_NONE;
-        e->order = L->phase_evs.n;
-        break;
-    }
     case OBS_REC_GRAPH: {
         struct obs_graph *g = vec_push(&L->graphs);
         if (g == NULL)
@@ -764,6 +750,30 @@ static int scan_record(struct loader *L, const uint8_t *p)
     return 0;
 }
 
+/* PHASE records are kept in each thread's record order (threads and their
+ * chunks are walked in order), which is the order that BEGIN/END nest in. */
+static int add_phase_ev(struct loader *L, const uint8_t *p, uint32_t thread, uint64_t index)
+{
+    struct obs_rec_phase r;
+    struct phase_ev *e = vec_push(&L->phase_evs);
+    if (e == NULL)
+        return -1;
+    memcpy(&r, p, sizeof r);
+    e->t = r.t;
+    e->index = index;
+    e->first = r.first_index;
+    e->last = r.last_index;
+    e->thread = thread;
+    e->event = r.event;
+    e->phase = r.phase;
+    e->step = r.step;
+    e->generation = r.generation;
+    e->name = r.name;
+    e->open = OBS_NONE;
+    e->range = OBS_NONE;
+    return 0;
+}
+
 static int scan_threads(struct loader *L)
 {
     struct obs_trace *t = L->t;
@@ -783,6 +793,10 @@ static int scan_threads(struct loader *L)
                         w->unsorted = 1;
                     prev_t = tb;
                     n++;
+                } else if (p[0] == OBS_REC_PHASE) {
+                    uint64_t index = c[ci].first_index + (uint64_t)(p - c[ci].data) / OBS_RECORD_SIZE;
+                    if (add_phase_ev(L, p, (uint32_t)ti, index) != 0)
+                        return -1;
                 } else if (scan_record(L, p) != 0) {
                     return -1;
                 }
@@ -1061,91 +1075,277 @@ static int merge_calls(struct loader *L)
 
 /* ---- phases ------------------------------------------------------------------------------ */
 
+/* Rules (trace_format.h, docs/trace-format.md): per thread, in record
+ * order, BEGIN opens a range inside the innermost open one and END closes
+ * the innermost open range of its phase (with the ranges opened inside it),
+ * else the innermost; a call is labelled by the innermost range open at its
+ * per-thread index, unless a RELABEL covers that index: then by the latest
+ * RELABEL written over it. No allocation per call: per-thread cursors walk
+ * the (index-sorted) events and paint segments as calls go. */
+
+static const char *range_string(const struct loader *L, uint32_t id, const char *fallback)
+{
+    const char *s = find_string(L, OBS_STR_RANGE_NAME, id);
+    return s ? s : fallback;
+}
+
+static void init_range(const struct loader *L, struct obs_phase *r, const struct phase_ev *e, uint32_t thread,
+                       uint32_t parent, uint32_t depth)
+{
+    memset(r, 0, sizeof *r);
+    r->begin = r->end = e->t;
+    r->phase_id = e->phase;
+    r->name_id = e->name;
+    r->phase = range_string(L, e->phase, "");
+    r->name = e->name ? range_string(L, e->name, r->phase) : r->phase;
+    r->step = e->step;
+    r->generation = e->generation;
+    r->parent = parent;
+    r->thread = thread;
+    r->depth = depth;
+}
+
+/* Paint [a, b] with range over the thread's segments segs[*n] (sorted, disjoint). */
+static int paint(struct vec *v, size_t first_seg, uint64_t a, uint64_t b, uint32_t range)
+{
+    struct relabel_seg *s = (struct relabel_seg *)v->data + first_seg;
+    size_t n = v->n - first_seg, lo = 0, hi = n, i, j, add;
+    struct relabel_seg left, right, *p;
+    int has_left = 0, has_right = 0;
+
+    if (n == 0 || s[n - 1].b < a) { /* the usual case: past every segment so far */
+        p = vec_push(v);
+        if (p == NULL)
+            return -1;
+        p->a = a;
+        p->b = b;
+        p->range = range;
+        return 0;
+    }
+    while (lo < hi) { /* first segment ending at or after a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].b < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    i = lo;
+    for (j = i; j < n && s[j].a <= b; j++)
+        ;
+    if (i < j && s[i].a < a) {
+        left = s[i];
+        left.b = a - 1;
+        has_left = 1;
+    }
+    if (i < j && s[j - 1].b > b) {
+        right = s[j - 1];
+        right.a = b + 1;
+        has_right = 1;
+    }
+    add = 1 + (size_t)has_left + (size_t)has_right;
+    if (v->n + add > v->cap) {
+        size_t cap = v->cap ? v->cap : 16;
+        void *grown;
+        while (cap < v->n + add)
+            cap *= 2;
+        grown = realloc(v->data, cap * v->size);
+        if (grown == NULL)
+            return -1;
+        v->data = grown;
+        v->cap = cap;
+    }
+    s = (struct relabel_seg *)v->data + first_seg;
+    memmove(s + i + add, s + j, (n - j) * sizeof *s);
+    p = s + i;
+    if (has_left)
+        *p++ = left;
+    p->a = a;
+    p->b = b;
+    p->range = range;
+    p++;
+    if (has_right)
+        *p = right;
+    v->n = first_seg + n - (j - i) + add;
+    return 0;
+}
+
+struct phase_cursor {
+    size_t ev_begin, ev_end, ev_pos;    /* events of the thread; pos: last with index < call's, or SIZE_MAX */
+    size_t seg_begin, seg_end, seg_pos; /* its RELABEL segments */
+};
+
+static uint32_t open_range_at(const struct phase_ev *ev, struct phase_cursor *pc, uint64_t index)
+{
+    size_t pos = pc->ev_pos;
+    if (pos == SIZE_MAX) {
+        if (pc->ev_begin == pc->ev_end || ev[pc->ev_begin].index > index)
+            return OBS_NONE;
+        pos = pc->ev_begin;
+    }
+    while (pos + 1 < pc->ev_end && ev[pos + 1].index < index)
+        pos++;
+    while (pos > pc->ev_begin && ev[pos].index > index)
+        pos--;
+    if (ev[pos].index > index) {
+        pc->ev_pos = SIZE_MAX;
+        return OBS_NONE;
+    }
+    pc->ev_pos = pos;
+    return ev[pos].open;
+}
+
+static uint32_t relabel_at(const struct relabel_seg *seg, struct phase_cursor *pc, uint64_t index)
+{
+    size_t pos = pc->seg_pos;
+    if (pc->seg_begin == pc->seg_end)
+        return OBS_NONE;
+    while (pos + 1 < pc->seg_end && seg[pos].b < index)
+        pos++;
+    while (pos > pc->seg_begin && seg[pos].a > index)
+        pos--;
+    pc->seg_pos = pos;
+    return seg[pos].a <= index && index <= seg[pos].b ? seg[pos].range : OBS_NONE;
+}
+
 static int build_phases(struct loader *L)
 {
     struct obs_trace *t = L->t;
     struct phase_ev *ev = L->phase_evs.data;
-    size_t n = L->phase_evs.n, i, depth = 0, nranges = 0, ci;
-    uint32_t *stack;
+    size_t n = L->phase_evs.n, i, depth = 0, nranges = 0, ci, nrelabel = 0;
+    uint32_t *stack = NULL;
+    struct phase_cursor *pc = NULL;
+    struct vec segs = {NULL, 0, 0, sizeof(struct relabel_seg)};
+    int rc = -1;
 
     if (n == 0)
         return 0;
-    qsort(ev, n, sizeof *ev, cmp_phase_ev);
     t->phases = calloc(n, sizeof *t->phases);
     stack = malloc(n * sizeof *stack);
-    if (t->phases == NULL || stack == NULL) {
-        free(stack);
-        return -1;
-    }
-    /* Pair begins and ends: an end closes the innermost open range with the
-     * same phase and generation (else the same phase, else the innermost). */
+    pc = calloc(t->nthreads ? t->nthreads : 1, sizeof *pc);
+    if (t->phases == NULL || stack == NULL || pc == NULL)
+        goto out;
+    for (i = 0; i < t->nthreads; i++)
+        pc[i].ev_begin = pc[i].ev_end = pc[i].ev_pos = SIZE_MAX;
+
+    /* BEGIN/END ranges, thread by thread (events are grouped by thread). */
     for (i = 0; i < n; i++) {
-        if (ev[i].event == 1) {
-            struct obs_phase *r = &t->phases[nranges];
-            const char *s;
-            r->begin = ev[i].t;
-            r->end = UINT64_MAX;
-            r->phase_id = ev[i].phase;
-            r->name_id = ev[i].name;
-            r->step = ev[i].step;
-            r->generation = ev[i].generation;
-            r->parent = depth ? stack[depth - 1] : OBS_NONE;
-            s = find_string(L, OBS_STR_RANGE_NAME, ev[i].phase);
-            r->phase = s ? s : "";
-            s = find_string(L, OBS_STR_RANGE_NAME, ev[i].name);
-            r->name = s ? s : r->phase;
-            ev[i].range = (uint32_t)nranges;
+        struct phase_ev *e = &ev[i];
+        if (i == 0 || e->thread != ev[i - 1].thread) {
+            depth = 0;
+            pc[e->thread].ev_begin = i;
+        }
+        pc[e->thread].ev_end = i + 1;
+        if (e->event == OBS_PHASE_BEGIN) {
+            init_range(L, &t->phases[nranges], e, e->thread, depth ? stack[depth - 1] : OBS_NONE,
+                       (uint32_t)depth);
+            t->phases[nranges].end = UINT64_MAX;
             stack[depth++] = (uint32_t)nranges++;
-        } else if (ev[i].event == 2 && depth > 0) {
-            size_t k, found = depth - 1;
-            int best = 0;
-            for (k = depth; k-- > 0;) {
-                const struct obs_phase *r = &t->phases[stack[k]];
-                int score = r->phase_id == ev[i].phase ? (r->generation == ev[i].generation ? 2 : 1) : 0;
-                if (score > best) {
-                    best = score;
-                    found = k;
-                    if (score == 2)
-                        break;
+        } else if (e->event == OBS_PHASE_END) {
+            size_t k, found = depth;
+            if (depth == 0) {
+                t->bad_phase_records++;
+            } else {
+                for (k = depth; k-- > 0 && found == depth;) /* same phase and generation */
+                    if (t->phases[stack[k]].phase_id == e->phase && t->phases[stack[k]].generation == e->generation)
+                        found = k;
+                for (k = depth; k-- > 0 && found == depth;) /* same phase */
+                    if (t->phases[stack[k]].phase_id == e->phase)
+                        found = k;
+                if (found == depth)
+                    found = depth - 1; /* like a pop */
+                for (k = found; k < depth; k++) { /* ranges opened inside it end with it */
+                    t->phases[stack[k]].end = e->t;
+                    t->phases[stack[k]].ended = 1;
                 }
+                depth = found;
             }
-            ev[i].range = stack[found];
-            t->phases[stack[found]].end = ev[i].t;
-            t->phases[stack[found]].ended = 1;
-            memmove(stack + found, stack + found + 1, (depth - found - 1) * sizeof *stack);
+        } else if (e->event == OBS_PHASE_RELABEL) {
+            if (e->first > e->last)
+                t->bad_phase_records++;
+            else
+                nrelabel++;
+        } else {
+            t->bad_phase_records++;
+        }
+        e->open = depth ? stack[depth - 1] : OBS_NONE;
+    }
+    for (i = 0; i < nranges; i++) {
+        struct obs_phase *r = &t->phases[i];
+        if (!r->ended)
+            r->end = t->t_last > r->begin ? t->t_last : r->begin;
+        if (r->end < r->begin)
+            r->end = r->begin;
+    }
+
+    /* RELABEL ranges: the parent is the nearest earlier RELABEL of the
+     * thread whose index range holds this one (a stack, as they nest when
+     * written outside-in); the latest written paints over earlier ones. */
+    for (i = 0; nrelabel && i < n; i++) {
+        struct phase_ev *e = &ev[i];
+        struct obs_phase *r;
+        if (i == 0 || e->thread != ev[i - 1].thread) {
+            depth = 0;
+            pc[e->thread].seg_begin = pc[e->thread].seg_end = segs.n;
+        }
+        if (e->event != OBS_PHASE_RELABEL || e->first > e->last)
+            continue;
+        while (depth > 0) {
+            const struct phase_ev *outer = &ev[stack[depth - 1]];
+            if (outer->first <= e->first && e->last <= outer->last)
+                break;
             depth--;
         }
+        r = &t->phases[nranges];
+        init_range(L, r, e, e->thread, OBS_NONE, (uint32_t)depth);
+        r->relabel = 1;
+        r->begin = UINT64_MAX;
+        r->end = 0;
+        if (depth)
+            r->parent = ev[stack[depth - 1]].range;
+        e->range = (uint32_t)nranges;
+        stack[depth++] = (uint32_t)i;
+        if (paint(&segs, pc[e->thread].seg_begin, e->first, e->last, (uint32_t)nranges) != 0)
+            goto out;
+        pc[e->thread].seg_end = segs.n;
+        pc[e->thread].seg_pos = pc[e->thread].seg_begin;
+        nranges++;
     }
     t->nphases = nranges;
-    for (i = 0; i < nranges; i++)
-        if (!t->phases[i].ended)
-            t->phases[i].end = t->t_last > t->phases[i].begin ? t->t_last : t->phases[i].begin;
 
-    /* Each call belongs to the innermost range open at its begin time
-     * ([begin, end): a range ending exactly when a call begins is closed). */
-    depth = 0;
-    i = 0;
+    /* Label each call; count calls per range and its enclosing ones. */
     for (ci = 0; ci < t->ncalls; ci++) {
         struct obs_call *c = &t->calls[ci];
-        for (; i < n && ev[i].t <= c->host_begin; i++) {
-            if (ev[i].range == OBS_NONE)
-                continue;
-            if (ev[i].event == 1) {
-                stack[depth++] = ev[i].range;
-            } else {
-                size_t k;
-                for (k = depth; k-- > 0;)
-                    if (stack[k] == ev[i].range) {
-                        memmove(stack + k, stack + k + 1, (depth - k - 1) * sizeof *stack);
-                        depth--;
-                        break;
-                    }
+        struct phase_cursor *p = &pc[c->thread];
+        uint32_t opened, r;
+        if (p->ev_begin == SIZE_MAX)
+            continue;
+        opened = open_range_at(ev, p, c->index);
+        r = relabel_at(segs.data, p, c->index);
+        if (r != OBS_NONE) {
+            for (; opened != OBS_NONE; opened = t->phases[opened].parent)
+                t->phases[opened].calls_taken++;
+            for (c->phase = r; r != OBS_NONE; r = t->phases[r].parent) {
+                struct obs_phase *x = &t->phases[r];
+                x->calls++;
+                if (c->host_begin < x->begin)
+                    x->begin = c->host_begin;
+                if (c->host_end > x->end)
+                    x->end = c->host_end;
             }
+        } else {
+            for (c->phase = opened; opened != OBS_NONE; opened = t->phases[opened].parent)
+                t->phases[opened].calls++;
         }
-        c->phase = depth ? stack[depth - 1] : OBS_NONE;
     }
+    for (i = 0; i < n; i++) /* a RELABEL that labels no call sits at its record's time */
+        if (ev[i].range != OBS_NONE && t->phases[ev[i].range].calls == 0)
+            t->phases[ev[i].range].begin = t->phases[ev[i].range].end = ev[i].t;
+    rc = 0;
+out:
     free(stack);
-    return 0;
+    free(pc);
+    free(segs.data);
+    return rc;
 }
 
 /* ---- small tables ------------------------------------------------------------------------- */

@@ -46,7 +46,8 @@ struct obs_call {
     uint32_t stream;  /* stream id (trace->streams); 0 = default/legacy */
     uint32_t shmem;   /* KERNEL: dynamic shared memory bytes */
     uint32_t gpu;     /* index into trace->gpu, or OBS_NONE */
-    uint32_t phase;   /* index into trace->phases (innermost open range), or OBS_NONE */
+    uint32_t phase;   /* index into trace->phases: the range that labels it (RELABEL, else the
+                         innermost BEGIN/END range open in its thread), or OBS_NONE */
     int32_t status;   /* the call's return code */
     uint16_t api;     /* enum obs_api */
     uint16_t device;
@@ -78,16 +79,26 @@ struct obs_gpu_time {
     uint64_t begin, end; /* device ns on the host monotonic time base */
 };
 
-/* A phase range from PHASE records (the phase engine). */
+/* A phase range from PHASE records (the phase engine), per thread.
+ * BEGIN/END ranges nest like NVTX push/pop in the thread's record order;
+ * a RELABEL record is a range given after the fact by per-thread record
+ * indexes, and wins over BEGIN/END for the calls it covers (the latest
+ * RELABEL written wins). See docs/trace-format.md, "PHASE". */
 struct obs_phase {
-    uint64_t begin, end; /* end = the trace's last timestamp if never ended */
+    uint64_t begin, end; /* BEGIN/END: the records' times (end = the trace's last timestamp if never
+                            ended); RELABEL: first labelled call's begin .. last one's end (host) */
     const char *phase;   /* phase name (RANGE_NAME string of the phase id), "" if unknown */
-    const char *name;    /* full range name (RANGE_NAME string of the name id), "" if unknown */
+    const char *name;    /* full range name (RANGE_NAME string of the name id), else the phase name */
     uint32_t phase_id, name_id;
-    uint32_t step;       /* UINT32_MAX: none */
+    uint32_t step;       /* OBS_NO_STEP: none (obs_phase_step() looks outwards) */
     uint32_t generation;
-    uint32_t parent;     /* enclosing range, or OBS_NONE */
-    int ended;
+    uint32_t parent;     /* enclosing range (same thread), or OBS_NONE */
+    uint32_t thread;     /* index into trace->threads */
+    uint32_t depth;      /* 0: outermost */
+    uint64_t calls;      /* calls labelled by it or by a range inside it */
+    uint64_t calls_taken; /* BEGIN/END: calls inside it that a RELABEL labels instead */
+    uint8_t ended;       /* BEGIN/END: an END closed it */
+    uint8_t relabel;     /* it comes from a RELABEL record */
 };
 
 struct obs_lost {
@@ -126,7 +137,7 @@ struct obs_trace {
     size_t nstreams;
     struct obs_gpu_time *gpu;
     size_t ngpu;
-    struct obs_phase *phases; /* sorted by begin */
+    struct obs_phase *phases; /* BEGIN/END ranges by thread in record order, then RELABEL ranges */
     size_t nphases;
     struct obs_lost *lost;
     size_t nlost;
@@ -149,6 +160,8 @@ struct obs_trace {
     uint64_t unknown_chunks;     /* chunks of a type this reader does not know */
     uint64_t orphan_gpu_spans;   /* GPU_SPAN records whose CALL is not in the file */
     uint64_t missing_gpu_spans;  /* CALLs flagged OBS_CALL_GPU_TIMED with no GPU_SPAN (never resolved) */
+    uint64_t bad_phase_records;  /* PHASE records not used: unknown event, END with nothing open,
+                                    RELABEL with first_index > last_index */
 
     struct obs_trace_store *store; /* private: memory behind the strings */
 };
@@ -195,6 +208,12 @@ static inline uint32_t obs_phase_step(const struct obs_trace *t, uint32_t r)
     while (r != OBS_NONE && t->phases[r].step == UINT32_MAX)
         r = t->phases[r].parent;
     return r != OBS_NONE ? t->phases[r].step : UINT32_MAX;
+}
+
+/* The generation of a call's phase (UINT32_MAX when it has none). */
+static inline uint32_t obs_call_generation(const struct obs_trace *t, const struct obs_call *c)
+{
+    return c->phase != OBS_NONE ? t->phases[c->phase].generation : UINT32_MAX;
 }
 
 static inline const struct obs_gpu_time *obs_call_gpu(const struct obs_trace *t, const struct obs_call *c)

@@ -2,6 +2,7 @@
  * nsys stats: right-aligned numeric columns two spaces apart, a dashed rule
  * under the header, the name last and left-aligned. */
 #include "trace_summary.h"
+#include "trace_phases.h"
 
 #include <errno.h>
 #include <math.h>
@@ -199,6 +200,13 @@ static const char *f1s(double v)
 {
     char *b = fmt_slot();
     snprintf(b, 64, "%.1f", v);
+    return b;
+}
+
+static const char *f3s(double v)
+{
+    char *b = fmt_slot();
+    snprintf(b, 64, "%.3f", v);
     return b;
 }
 
@@ -531,6 +539,120 @@ static int print_apis(const struct obs_trace *t, FILE *out)
     return 0;
 }
 
+static const char *ms3(uint64_t ns)
+{
+    char *b = fmt_slot();
+    snprintf(b, 64, "%.3f", (double)ns / 1e6);
+    return b;
+}
+
+static const char *phase_time(const struct obs_phase_row *r)
+{
+    return r->timed ? u64s(r->time_ns) : "-";
+}
+
+/* Phase tables (see trace_phases.h for the definitions). */
+static int print_phases(const struct obs_trace *t, FILE *out)
+{
+    static const char *const head_p[] = {"Time (ns)", "Ranges", "Calls", "Launches", "Kernels", "Bytes", "Phase"};
+    static const char *const head_g[] = {"Generation", "Time (ns)", "Ranges", "Calls", "Launches",
+                                         "Kernels",    "Bytes",     "Phase"};
+    static const char *const head_t[] = {"Generation", "Prefill (ms)", "First decode (ms)", "TTFT (ms)",
+                                         "Decode steps", "Steady (ms)", "Tokens/s"};
+    struct obs_phase_stats s;
+    struct table tb;
+    const char *base;
+    size_t i;
+    int one_step = 0;
+
+    if (t->nphases == 0) {
+        fprintf(out, "\nPhases: none recorded (the trace has no PHASE records)\n");
+        return 0;
+    }
+    if (obs_phase_stats_compute(t, &s) != 0)
+        return -1;
+    base = s.gpu_time ? "GPU time" : "host API time: the trace has no GPU time";
+    fprintf(out, "\nPhases (%s; a phase's time is the sum over its ranges of first call begin to last call end)\n",
+            base);
+    if (s.nphases == 0) {
+        fprintf(out, " no calls inside phases\n");
+        obs_phase_stats_free(&s);
+        return 0;
+    }
+    table_init(&tb, 7, head_p, 0);
+    for (i = 0; i < s.nphases; i++) {
+        char buf[32];
+        const struct obs_phase_row *r = &s.phases[i];
+        table_row(&tb, phase_time(r), u64s(r->ranges), u64s(r->calls), u64s(r->launches), u64s(r->kernels),
+                  u64s(r->bytes), obs_phase_row_name(r, buf, sizeof buf));
+    }
+    table_print(&tb, out);
+    table_free(&tb);
+    if (s.unlabelled_calls)
+        fprintf(out, " (calls outside any phase: %llu)\n", (unsigned long long)s.unlabelled_calls);
+
+    fprintf(out, "\nPhases by generation (%s)\n", s.gpu_time ? "GPU time" : "host API time");
+    table_init(&tb, 8, head_g, 0);
+    for (i = 0; i < s.nby_gen; i++) {
+        char buf[32];
+        const struct obs_phase_row *r = &s.by_gen[i];
+        table_row(&tb, u64s(r->generation), phase_time(r), u64s(r->ranges), u64s(r->calls), u64s(r->launches),
+                  u64s(r->kernels), u64s(r->bytes), obs_phase_row_name(r, buf, sizeof buf));
+    }
+    table_print(&tb, out);
+    table_free(&tb);
+
+    fprintf(out, "\nGenerations (%s): TTFT = T_prefill + T_first_decode; tokens/s = (N_decode - 1) / "
+                 "T_decode_after_first\n",
+            s.gpu_time ? "GPU time" : "host API time");
+    table_init(&tb, 7, head_t, 0);
+    for (i = 0; i < s.ngens; i++) {
+        const struct obs_generation_row *g = &s.gens[i];
+        if (!g->tokens_defined && g->decode_steps < 2)
+            one_step = 1;
+        table_row(&tb, u64s(g->generation), g->has_prefill ? ms3(g->prefill_ns) : "-",
+                  g->has_first_decode ? ms3(g->first_decode_ns) : "-", g->ttft_defined ? f3s(g->ttft_ms) : "-",
+                  u64s(g->decode_steps), g->has_steady ? ms3(g->steady_ns) : "-",
+                  g->tokens_defined ? f2s(g->tokens_per_s) : "n/a");
+    }
+    table_print(&tb, out);
+    table_free(&tb);
+    if (one_step)
+        fprintf(out, " (n/a: a generation with fewer than two decode steps has no steady tokens/s)\n");
+    fprintf(out, "Best TTFT: ");
+    if (s.has_best_ttft)
+        fprintf(out, "%.3f ms (generation %u)", s.best_ttft_ms, s.best_ttft_generation);
+    else
+        fprintf(out, "n/a");
+    fprintf(out, "; best tokens/s: ");
+    if (s.has_best_tokens)
+        fprintf(out, "%.2f (generation %u)", s.best_tokens_per_s, s.best_tokens_generation);
+    else
+        fprintf(out, "n/a");
+    fprintf(out, "; over %zu generation%s%s\n", s.best_over, s.best_over == 1 ? "" : "s",
+            s.best_over < s.ngens ? " with at least two decode steps" : "");
+    if (t->bad_phase_records)
+        fprintf(out, "warning: %llu PHASE records could not be used (unknown event, END with nothing open, or "
+                     "an empty RELABEL)\n",
+                (unsigned long long)t->bad_phase_records);
+    obs_phase_stats_free(&s);
+    return 0;
+}
+
+int obs_report_phase_tables(const struct obs_trace *t, FILE *out)
+{
+    if (print_phases(t, out) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
 static void print_self_cost(const struct obs_trace *t, FILE *out)
 {
     if (t->self_calls == 0) {
@@ -557,6 +679,8 @@ int obs_report_summary(const struct obs_trace *t, FILE *out, const struct obs_su
         rc = print_memsets(t, out);
     if (rc == 0 && (want & OBS_SUMMARY_APIS))
         rc = print_apis(t, out);
+    if (rc == 0 && (want & OBS_SUMMARY_PHASES) && t->nphases)
+        rc = print_phases(t, out);
     if (rc == 0 && (want & OBS_SUMMARY_SELF_COST))
         print_self_cost(t, out);
     if (rc != 0) {

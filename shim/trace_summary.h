@@ -6,6 +6,8 @@
  *   Copies by direction                      count, bytes, time, GB/s
  *   Memsets                                  count, bytes, time, GB/s
  *   API calls                                calls and host time per API
+ *   Phases, Phases by generation, Generations (TTFT, tokens/s)   when the
+ *                                            trace has phases (trace_phases.h)
  *   Shim cost: X ns per recorded call        (or "not measured")
  */
 #ifndef OBS_TRACE_SUMMARY_H
@@ -23,6 +25,7 @@
 #define OBS_SUMMARY_MEMSETS 0x08u
 #define OBS_SUMMARY_APIS 0x10u
 #define OBS_SUMMARY_SELF_COST 0x20u
+#define OBS_SUMMARY_PHASES 0x40u
 
 struct obs_summary_options {
     unsigned sections;
@@ -30,6 +33,11 @@ struct obs_summary_options {
 
 /* opt may be NULL. Returns 0, or -1 with errno set when writing failed. */
 int obs_report_summary(const struct obs_trace *t, FILE *out, const struct obs_summary_options *opt);
+
+/* The phase tables alone (`obs-report phases`): per phase, per phase and
+ * generation, per generation with TTFT and tokens/s, and the bests; or one
+ * line saying the trace has no phases. Returns 0, or -1 with errno set. */
+int obs_report_phase_tables(const struct obs_trace *t, FILE *out);
 
 /* Statistics of a set of durations, as nsys computes them: the median of an
  * even count is the mean of the two middle values; the standard deviation is

@@ -286,8 +286,10 @@ static void test_disk_full(void)
 {
     const char *dir = new_dir("full");
     const char *args[] = {"--launches", "20000", "--fsize-limit", "150000", NULL};
+    /* OBS_PHASES=off: LOST counts records, and the phase engine's PHASE
+     * records would be counted with the calls. */
     const char *env[] = {env_var("OBS_OUTPUT", "%s/full", dir), "OBS_BUFFER_RECORDS=1024", "OBS_JSON=0",
-                         "OBS_SUMMARY=0", NULL};
+                         "OBS_SUMMARY=0", "OBS_PHASES=off", NULL};
     struct run_result plain, shim;
     struct obs_trace *t = NULL;
     const char *p;

@@ -86,7 +86,7 @@ static void test_fixture(const char *dir)
     is_string("8", value_of(out, "gpu_slices"), "one device slice per call with GPU time");
     is_string("8", value_of(out, "flows"), "a flow from each launch to its device slice");
     is_string("4", value_of(out, "gpu_tracks"), "one track per GPU stream");
-    is_string("2", value_of(out, "phase_slices"), "phase slices");
+    is_string("6", value_of(out, "phase_slices"), "phase slices: 2 per thread with phases");
     is_string("3", value_of(out, "counters"), "lost-records counter points (0, 7, 10)");
     is_string("10", value_of(out, "counter_max"), "the counter reaches the records lost");
     is_string("obsshim pid 4242: " FIX_EXE, value_of(out, "process_name"), "process name from meta");

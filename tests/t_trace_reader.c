@@ -151,15 +151,23 @@ static void test_fixture(const char *dir)
     ok(t->ignored_reason == NULL, "no ignored reason");
     is_int((long long)(FIX_T0 + 1000), (long long)t->t_first, "earliest timestamp");
     is_int((long long)(FIX_T0 + FIX_T_LAST), (long long)t->t_last, "latest timestamp");
-    is_int(2, (long long)t->nphases, "phase ranges");
-    if (t->nphases == 2) {
+    /* 2 BEGIN/END ranges (thread 102), then 4 RELABEL ranges (threads 100, 101) */
+    is_int(6, (long long)t->nphases, "phase ranges");
+    if (t->nphases == 6) {
         is_string("PREFILL", t->phases[0].phase, "phase 0");
         ok(t->phases[0].begin == FIX_T0 + 1500 && t->phases[0].end == FIX_T0 + 8000 && t->phases[0].ended,
            "phase 0 range");
         is_string("DECODE/STEP_0", t->phases[1].name, "phase 1 full name");
         ok(t->phases[1].step == 0 && t->phases[1].end == FIX_T0 + 200000, "phase 1 step and end");
+        ok(t->phases[0].calls == 0 && t->phases[1].calls == 0, "thread 102's ranges hold none of its calls");
+        ok(t->phases[2].relabel && t->phases[2].calls == 5 && t->phases[2].begin == FIX_T0 + 2000 &&
+               t->phases[2].end == FIX_T0 + 97000,
+           "a RELABEL range spans the calls it labels (thread 100's PREFILL: 5 calls)");
+        ok(t->phases[3].relabel && t->phases[3].calls == 3 && t->phases[3].generation == 2,
+           "thread 100's DECODE/STEP_0 relabel: 3 calls, generation 2");
+        is_int(0, (long long)t->bad_phase_records, "no bad phase records");
     } else {
-        skip_block(4, "phase ranges missing");
+        skip_block(8, "phase ranges missing");
     }
     /* kernel table: [0] no name, then id 1, 2, 3 from strings, 7 from a call */
     {
@@ -489,7 +497,7 @@ static void test_names(void)
 int main(void)
 {
     const char *dir;
-    plan(79);
+    plan(83);
     dir = test_tmpdir();
     test_names();
     test_fixture(dir);

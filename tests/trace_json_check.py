@@ -11,12 +11,15 @@ compares with what it expects:
   counter_max, process_name, thread.<tid>=<name>, gpu_tracks,
   seq.<n>=<ts_ns>,<dur_ns>,<tid>,<name>   (host slices, by args.seq)
   gpu.<n>=<ts_ns>,<dur_ns>,<tid>           (device slices, by args.seq)
+  phase.<tid>.<i>=<depth>,<name>,<ts_ns>,<dur_ns>  (phase slices of a phase
+                                           track in time order, outer first;
+                                           depth: how many slices enclose it)
 """
 import json
 import sys
 
 GPU_TID_BASE = 1000000000
-PHASE_TID = 999999999
+PHASE_TID_BASE = 900000000  # + thread index: a thread's phase track
 
 errors = []
 
@@ -97,7 +100,7 @@ def main():
             tracks.setdefault((ev["pid"], ev["tid"]), []).append((b, b + ns(dur), ev))
             tid = ev["tid"]
             seq = ev.get("args", {}).get("seq")
-            if tid == PHASE_TID:
+            if PHASE_TID_BASE <= tid < GPU_TID_BASE:
                 out["phase_slices"] += 1
             elif tid >= GPU_TID_BASE:
                 out["gpu_slices"] += 1
@@ -130,6 +133,7 @@ def main():
             out["counters"] += 1
 
     # Slices on one track must nest (a stack of enclosing slices).
+    phase_count = {}
     for key, slices in tracks.items():
         slices.sort(key=lambda s: (s[0], -(s[1] - s[0])))
         stack = []
@@ -138,6 +142,10 @@ def main():
                 stack.pop()
             if stack and e > stack[-1][1]:
                 error("slices overlap without nesting on track %r: %r and %r" % (key, stack[-1][2], ev))
+            if PHASE_TID_BASE <= key[1] < GPU_TID_BASE:
+                n = phase_count.get(key[1], 0)
+                phase_count[key[1]] = n + 1
+                out["phase.%d.%d" % (key[1], n)] = "%d,%s,%d,%d" % (len(stack), ev["name"], b, e - b)
             stack.append((b, e, ev))
         if key[1] not in named:
             error("track %r has no thread_name" % (key,))

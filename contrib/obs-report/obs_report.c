@@ -12,12 +12,15 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-extern const struct report_command report_cmd_summary, report_cmd_csv, report_cmd_json;
+extern const struct report_command report_cmd_summary, report_cmd_csv, report_cmd_json, report_cmd_phases,
+    report_cmd_suggest_phases;
 
 const struct report_command *const report_commands[] = {
     &report_cmd_summary,
     &report_cmd_csv,
     &report_cmd_json,
+    &report_cmd_phases,
+    &report_cmd_suggest_phases,
     NULL,
 };
 
@@ -27,7 +30,7 @@ static void print_help(FILE *out)
     fprintf(out, "Usage: obs-report COMMAND [OPTIONS] FILE.obs\n"
                  "Read a trace written by obsshim (libobsshim.so) and report on it.\n\nCommands:\n");
     for (i = 0; report_commands[i]; i++)
-        fprintf(out, "  %-9s %s\n", report_commands[i]->name, report_commands[i]->summary);
+        fprintf(out, "  %-14s %s\n", report_commands[i]->name, report_commands[i]->summary);
     fprintf(out, "\nOptions:\n"
                  "  -h, --help     show this help; 'obs-report COMMAND --help' for a command\n"
                  "  -V, --version  show the version\n"

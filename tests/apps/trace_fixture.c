@@ -153,6 +153,15 @@ static union obs_record phase(uint8_t event, uint16_t ph, uint32_t name, uint32_
     return r;
 }
 
+static union obs_record relabel(uint16_t ph, uint32_t name, uint32_t step, uint32_t gen, uint64_t t,
+                                 uint64_t first, uint64_t last)
+{
+    union obs_record r = phase(OBS_PHASE_RELABEL, ph, name, step, gen, t);
+    r.phase.first_index = first;
+    r.phase.last_index = last;
+    return r;
+}
+
 static union obs_record graph(void)
 {
     union obs_record r;
@@ -238,6 +247,12 @@ int fixture_write(const char *path, unsigned options)
     SPAN(103, 6, span(100, 50, 3000, 4000, 1)); /* orphan: no such call */
     SLOT(103, 7, lost(102, OBS_LOST_WRITE_FAILED, 3, 300000, 300500));
     SPAN(103, 8, span(100, 9, 101000, 102327, 0));
+    /* Threads 100 and 101 label their calls after the fact (RELABEL);
+     * thread 102's BEGIN/END ranges hold none of its calls. */
+    SLOT(100, 15, relabel(10, 10, UINT32_MAX, 1, 7500, 2, 7));
+    SLOT(100, 16, relabel(11, 12, 0, 2, 120500, 9, 11));
+    SLOT(101, 7, relabel(10, 10, UINT32_MAX, 1, 3300, 0, 0));
+    SLOT(101, 8, relabel(11, 12, 0, 2, 9200, 1, 2));
     SLOT(102, 3, phase(1, 10, 10, UINT32_MAX, 1, 1500));
     SLOT(102, 4, phase(2, 10, 10, UINT32_MAX, 1, 8000));
     SLOT(102, 5, phase(1, 11, 12, 0, 2, 8000));
@@ -280,9 +295,9 @@ int fixture_write(const char *path, unsigned options)
         if (write(fd, &ch, sizeof ch) != (ssize_t)sizeof ch || write(fd, payload, sizeof payload) != sizeof payload)
             rc = -EIO;
     }
-    TRY(write_chunk_of(fd, slots, n, 101, 0, 7));
+    TRY(write_chunk_of(fd, slots, n, 101, 0, 9));
     TRY(write_chunk_of(fd, slots, n, 103, 0, 9));
-    TRY(write_chunk_of(fd, slots, n, 100, 5, 10));
+    TRY(write_chunk_of(fd, slots, n, 100, 5, 12));
     TRY(write_chunk_of(fd, slots, n, 102, 0, 3));
 #undef TRY
     if (close(fd) != 0 && rc == 0)

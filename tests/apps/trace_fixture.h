@@ -9,7 +9,9 @@
  * that writes only GPU spans and a LOST record). Kernel names: id 1 and 2
  * mangled + demangled (id 2's demangled name is written twice, the last
  * wins), id 3 mangled only, id 7 used by a launch but absent from the
- * string table. Two phase ranges, PREFILL and DECODE/STEP_0. Two GPU spans
+ * string table. Phases: threads 100 and 101 label their calls with RELABEL
+ * records (PREFILL, then DECODE/STEP_0); thread 102 has two BEGIN/END ranges
+ * (PREFILL, DECODE/STEP_0) that hold none of its calls. Two GPU spans
  * name no recorded call (orphans); two GPU slices on stream 3 overlap. Also
  * an unknown string kind, an unknown chunk type and an unknown record kind. */
 #ifndef OBS_TRACE_FIXTURE_H

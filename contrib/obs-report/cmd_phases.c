@@ -1,0 +1,128 @@
+/* obs-report phases | suggest-phases: the phase tables with TTFT and
+ * tokens/s, and the OBS_PHASES / OBS_STEP rules that reproduce a trace's
+ * phases. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_cli.h"
+#include "trace_phases.h"
+#include "trace_suggest.h"
+#include "trace_summary.h"
+
+/* Take "--csv" out of argv (cli_parse knows only the common options). */
+static int take_flag(int *argc, char **argv, const char *flag)
+{
+    int i, j, found = 0;
+    for (i = 1, j = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) { /* operands from here on */
+            while (i < *argc)
+                argv[j++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], flag) == 0)
+            found = 1;
+        else
+            argv[j++] = argv[i];
+    }
+    *argc = j;
+    argv[j] = NULL;
+    return found;
+}
+
+static int run_phases(const struct report_command *cmd, int argc, char **argv)
+{
+    struct cli_args a;
+    struct cli_output out;
+    struct obs_trace *t;
+    int csv = take_flag(&argc, argv, "--csv");
+    int rc = cli_parse(cmd, argc, argv, &a), ok;
+
+    if (rc >= 0)
+        return rc;
+    t = cli_open_trace(a.args[0]);
+    if (t == NULL)
+        return EXIT_TRACE_ERROR;
+    if (cli_open_output(&out, a.output) != 0) {
+        obs_trace_free(t);
+        return EXIT_TRACE_ERROR;
+    }
+    errno = 0;
+    ok = (csv ? obs_report_phases_csv(t, out.f) : obs_report_phase_tables(t, out.f)) == 0;
+    obs_trace_free(t);
+    return cli_close_output(&out, ok);
+}
+
+static int run_suggest(const struct report_command *cmd, int argc, char **argv)
+{
+    struct cli_args a;
+    struct cli_output out;
+    struct obs_trace *t;
+    int rc = cli_parse(cmd, argc, argv, &a), got;
+
+    if (rc >= 0)
+        return rc;
+    t = cli_open_trace(a.args[0]);
+    if (t == NULL)
+        return EXIT_TRACE_ERROR;
+    if (cli_open_output(&out, a.output) != 0) {
+        obs_trace_free(t);
+        return EXIT_TRACE_ERROR;
+    }
+    errno = 0;
+    got = obs_report_suggest_phases(t, out.f);
+    if (got == 1) {
+        fprintf(stderr, "obs-report: %s: the trace has no phases (no PHASE records label its calls)\n", t->path);
+        obs_trace_free(t);
+        cli_close_output(&out, 1);
+        return EXIT_TRACE_ERROR;
+    }
+    obs_trace_free(t);
+    return cli_close_output(&out, got == 0);
+}
+
+const struct report_command report_cmd_phases = {
+    "phases",
+    "Print the phase tables: time, launches, kernels, bytes per phase and generation; TTFT, tokens/s.",
+    "phases [--csv] [-o OUT] FILE.obs",
+    "Times are GPU times when the trace has GPU spans, host API times otherwise\n"
+    "(the titles and the time_base column say which). A phase's time in a\n"
+    "generation is the sum over its ranges of the span from the first call's begin\n"
+    "to the last call's end. Per generation: TTFT = T_prefill + T_first_decode\n"
+    "(step 0, its KV_GATHER included) and steady tokens/s = (N_decode - 1) /\n"
+    "T_decode_after_first (steps 1 and later); n/a for a generation with fewer than\n"
+    "two decode steps. The bests are over the generations with two or more steps.\n"
+    "\n"
+    "--csv prints one row per generation under the header\n"
+    "  " OBS_PHASES_CSV_HEADER "\n"
+    "generation: the generation number; ttft_ms: TTFT in ms (empty: no prefill or\n"
+    "no step 0); tokens_per_s: steady tokens per second (empty: undefined);\n"
+    "decode_steps: N_decode; time_base: gpu or host; prefill_ms, first_decode_ms,\n"
+    "steady_ms: the three spans in ms (empty: none); calls, launches (kernels,\n"
+    "graphs, copies, memsets), kernels, bytes (copies and memsets): the\n"
+    "generation's totals; in_best: 1 if counted for the best TTFT and tokens/s.\n"
+    "  --csv              print the CSV rows instead of the tables\n",
+    CLI_OPT_OUTPUT,
+    1,
+    1,
+    run_phases,
+};
+
+const struct report_command report_cmd_suggest_phases = {
+    "suggest-phases",
+    "Print the OBS_PHASES and OBS_STEP values that reproduce the trace's phases.",
+    "suggest-phases [-o OUT] FILE.obs",
+    "Prints shell lines to paste before running the program under obsshim:\n"
+    "  export OBS_PHASES='PREFILL=prefill_*;KV_GATHER=kv_*;DECODE=decode_*'\n"
+    "  export OBS_STEP='kv_*'\n"
+    "with '#' comment lines before them. Each kernel base name (the demangled name\n"
+    "without return type, scopes, template arguments and parameters) and each copy\n"
+    "direction (memcpy:DtoH ...) goes to the phase that labels most of its calls;\n"
+    "each becomes the shortest prefix ending at '_' that matches nothing of\n"
+    "another phase, followed by '*', or the exact name. OBS_STEP is the kernel\n"
+    "that opens most decode steps. Exit status 1 when the trace has no phases.\n",
+    CLI_OPT_OUTPUT,
+    1,
+    1,
+    run_suggest,
+};

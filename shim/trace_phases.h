@@ -1,0 +1,85 @@
+/* Phase statistics of a trace: the phase table (time, launches, kernels,
+ * bytes per phase and per generation) and, per generation, TTFT and steady
+ * tokens per second (seed 000's definitions). Shown by the summary and by
+ * `obs-report phases`; definitions in docs/phases-report.md.
+ *
+ * Times are GPU times (device spans) when the trace has any GPU span, host
+ * API times otherwise (time_base says which); calls without a GPU span do
+ * not count towards times in GPU mode.
+ *   time of a phase in a generation: the sum over the ranges of that phase
+ *     (each BEGIN/END or RELABEL range) of the span from the first begin to
+ *     the last end of the calls that range labels itself (not those of
+ *     ranges inside it); one range (PREFILL) gives exactly that span;
+ *   T_prefill: span of the generation's calls of phase "PREFILL";
+ *   T_first_decode: span of its calls with step 0 (any phase: KV_GATHER too);
+ *   T_decode_after_first: span of its calls with step >= 1;
+ *   N_decode: the number of distinct steps among its calls;
+ *   TTFT = T_prefill + T_first_decode;
+ *   tokens/s = (N_decode - 1) / T_decode_after_first, undefined when
+ *     N_decode < 2 (the reference workload's warm-up) or the span is 0. */
+#ifndef OBS_TRACE_PHASES_H
+#define OBS_TRACE_PHASES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace_reader.h"
+
+#define OBS_ALL_GENERATIONS UINT32_MAX
+
+struct obs_phase_row {
+    const char *phase;      /* phase name; "" when the id has no string */
+    uint32_t phase_id;
+    uint32_t generation;    /* OBS_ALL_GENERATIONS in the per-phase table */
+    uint64_t time_ns;       /* see above; 0 when untimed */
+    int timed;              /* some call of it had a time in the time base */
+    uint64_t ranges, calls; /* ranges that label calls; calls */
+    uint64_t launches;      /* calls that enqueue GPU work: kernels, graphs, copies, memsets */
+    uint64_t kernels;       /* kernel launches */
+    uint64_t bytes;         /* bytes of copies and memsets */
+};
+
+struct obs_generation_row {
+    uint32_t generation;
+    uint64_t prefill_ns, first_decode_ns, steady_ns;
+    int has_prefill, has_first_decode, has_steady; /* the span had timed calls */
+    uint32_t decode_steps;                         /* N_decode */
+    uint64_t calls, launches, kernels, bytes;
+    int ttft_defined, tokens_defined;
+    double ttft_ms, tokens_per_s;
+    int in_best; /* counted for best_* (generations with >= 2 decode steps, if any) */
+};
+
+struct obs_phase_stats {
+    int gpu_time;                    /* 1: GPU spans; 0: host API times */
+    const char *time_base;           /* "gpu" or "host" */
+    struct obs_phase_row *phases;    /* per phase over all generations, in order of first call */
+    size_t nphases;
+    struct obs_phase_row *by_gen;    /* per generation (ascending), then phase as above */
+    size_t nby_gen;
+    struct obs_generation_row *gens; /* ascending generation */
+    size_t ngens;
+    uint64_t labelled_calls, unlabelled_calls;
+    int has_best_ttft, has_best_tokens;
+    double best_ttft_ms, best_tokens_per_s;
+    uint32_t best_ttft_generation, best_tokens_generation;
+    size_t best_over; /* generations counted for the bests */
+};
+
+/* Returns 0, or -1 (out of memory). A trace without phases gives empty tables. */
+int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s);
+void obs_phase_stats_free(struct obs_phase_stats *s);
+
+/* The name a phase row shows: its phase name or "(phase id N)". buf: 32 bytes. */
+const char *obs_phase_row_name(const struct obs_phase_row *r, char *buf, size_t len);
+
+/* `obs-report phases --csv`: a header line, then one row per generation:
+ *   generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,
+ *   first_decode_ms,steady_ms,calls,launches,kernels,bytes,in_best
+ * Undefined values are empty fields. Returns 0, or -1 with errno set. */
+#define OBS_PHASES_CSV_HEADER                                                                                 \
+    "generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,first_decode_ms,steady_ms,calls,"      \
+    "launches,kernels,bytes,in_best"
+int obs_report_phases_csv(const struct obs_trace *t, FILE *out);
+
+#endif

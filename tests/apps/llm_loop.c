@@ -1,0 +1,198 @@
+/* llm_loop: a test program shaped like an LLM generate loop, on the CUDA
+ * runtime ABI (shim/abi/cuda_abi.h; links the simulated libcudart.so.13).
+ * Fake kernels are registered before main, as nvcc's code does. Then, per
+ * prompt: the prompt tokens copied to the device, one prompt-sized
+ * iteration (embedding, KV cache write, attention, MLP, LM head, sampling:
+ * large grids) ending in a 4-byte device-to-host copy of the first token;
+ * then --steps token steps, each a few small kernels (the KV gather among
+ * them) ending in a 4-byte device-to-host copy of the new token. Every
+ * prompt is a new generation; the same kernels serve the prompt and the
+ * steps, only their grids differ.
+ *
+ * Its own ground truth goes to OBS_SIM_LOG (when set), interleaved in true
+ * order with the simulator's lines, in the NVTX injection's format with the
+ * default domain "-":
+ *     llm_loopRangePush<TAB>range<TAB>NAME<TAB>-<TAB>-<TAB>depth
+ *     llm_loopRangePop<TAB>range<TAB>-<TAB>-<TAB>-<TAB>depth
+ * Ranges: PREFILL (the prompt iteration and its token copy); DECODE/STEP_0;
+ * DECODE/STEADY around DECODE/STEP_1 ..; KV_GATHER around the gather.
+ *
+ * Usage: llm_loop [--steps N] [--prompts N] [--gap-ms N]
+ * (--gap-ms: sleep between generations). Prints "generations G launches L"
+ * and exits 0, or 1 when a runtime call failed. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi/cuda_abi.h"
+
+/* ---- fake kernels ---------------------------------------------------------------------- */
+
+static volatile int stub_marker;
+#define STUB(name)                   \
+    static void name##_stub(void)    \
+    {                                \
+        stub_marker = __LINE__;      \
+    }
+STUB(embed_tokens)
+STUB(kv_cache_write)
+STUB(kv_cache_gather)
+STUB(attention)
+STUB(mlp)
+STUB(lm_head)
+STUB(sample_argmax)
+
+static const struct {
+    void (*stub)(void);
+    const char *mangled;
+} kernels[] = {
+    {embed_tokens_stub, "_Z12embed_tokensPKiPfi"},  {kv_cache_write_stub, "_Z14kv_cache_writePfPKfi"},
+    {kv_cache_gather_stub, "_Z15kv_cache_gatherPfPKfi"}, {attention_stub, "_Z9attentionPfPKfi"},
+    {mlp_stub, "_Z3mlpPfPKfi"},                      {lm_head_stub, "_Z7lm_headPfPKfi"},
+    {sample_argmax_stub, "_Z13sample_argmaxPiPKfi"},
+};
+enum { K_EMBED, K_KV_WRITE, K_KV_GATHER, K_ATTENTION, K_MLP, K_LM_HEAD, K_SAMPLE };
+
+static const unsigned long long fake_fatbin[8] = {0x00100001ba55ed50ull, 0x40ull};
+static struct obs_fatbin_wrapper fake_wrapper = {OBS_FATBIN_WRAPPER_MAGIC, 1, fake_fatbin, NULL};
+static void **fatbin_handle;
+
+__attribute__((constructor)) static void register_module(void)
+{
+    size_t i;
+    fatbin_handle = __cudaRegisterFatBinary(&fake_wrapper);
+    for (i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        __cudaRegisterFunction(fatbin_handle, (const char *)kernels[i].stub, (char *)kernels[i].mangled,
+                               kernels[i].mangled, -1, NULL, NULL, NULL, NULL, NULL);
+    __cudaRegisterFatBinaryEnd(fatbin_handle);
+}
+
+/* ---- ground truth ---------------------------------------------------------------------- */
+
+static int truth_fd = -1;
+static int truth_depth;
+
+static void truth_line(const char *line)
+{
+    if (truth_fd >= 0 && write(truth_fd, line, strlen(line)) < 0)
+        truth_fd = -1;
+}
+
+static void range_push(const char *name)
+{
+    char line[128];
+    snprintf(line, sizeof line, "llm_loopRangePush\trange\t%s\t-\t-\t%d\n", name, ++truth_depth);
+    truth_line(line);
+}
+
+static void range_pop(void)
+{
+    char line[128];
+    snprintf(line, sizeof line, "llm_loopRangePop\trange\t-\t-\t-\t%d\n", --truth_depth);
+    truth_line(line);
+}
+
+/* ---- the loop ---------------------------------------------------------------------------- */
+
+static int failures;
+static unsigned long launches;
+
+static void launch(int k, unsigned grid, obs_cudaStream_t s)
+{
+    obs_dim3 g = {grid, 1, 1}, b = {256, 1, 1};
+    void *args[1] = {NULL};
+    if (cudaLaunchKernel((const void *)kernels[k].stub, g, b, args, 0, s) != obs_cudaSuccess)
+        failures++;
+    launches++;
+}
+
+static void copy_token_back(int *host, const int *dev)
+{
+    if (cudaMemcpy(host, dev, sizeof *host, obs_cudaMemcpyDeviceToHost) != obs_cudaSuccess)
+        failures++;
+}
+
+/* The prompt-sized iteration: grids scale with the prompt length. */
+static void prompt_iteration(unsigned prompt_len, obs_cudaStream_t s, int *host_token, int *dev_token)
+{
+    range_push("PREFILL");
+    launch(K_EMBED, prompt_len * 16, s);
+    launch(K_KV_WRITE, prompt_len * 16, s);
+    launch(K_ATTENTION, prompt_len * 64, s);
+    launch(K_MLP, prompt_len * 64, s);
+    launch(K_LM_HEAD, 512, s);
+    launch(K_SAMPLE, 1, s);
+    copy_token_back(host_token, dev_token);
+    range_pop();
+}
+
+static void token_step(int step, obs_cudaStream_t s, int *host_token, int *dev_token)
+{
+    char name[48];
+    snprintf(name, sizeof name, "DECODE/STEP_%d", step);
+    range_push(name);
+    launch(K_EMBED, 16, s);
+    range_push("KV_GATHER");
+    launch(K_KV_GATHER, 64, s);
+    range_pop();
+    launch(K_ATTENTION, 64, s);
+    launch(K_MLP, 64, s);
+    launch(K_LM_HEAD, 512, s);
+    launch(K_SAMPLE, 1, s);
+    copy_token_back(host_token, dev_token);
+    range_pop();
+}
+
+static int arg_value(int argc, char **argv, const char *name, int fallback)
+{
+    size_t n = strlen(name);
+    int i;
+    for (i = 1; i < argc; i++) {
+        if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=')
+            return atoi(argv[i] + n + 1);
+        if (strcmp(argv[i], name) == 0 && i + 1 < argc)
+            return atoi(argv[i + 1]);
+    }
+    return fallback;
+}
+
+int main(int argc, char **argv)
+{
+    int steps = arg_value(argc, argv, "--steps", 16), prompts = arg_value(argc, argv, "--prompts", 2);
+    int gap_ms = arg_value(argc, argv, "--gap-ms", 0), p, t;
+    const char *log = getenv("OBS_SIM_LOG");
+    obs_cudaStream_t s = NULL;
+    int *dev_token = NULL, host_token = 0, prompt_tokens[64] = {0};
+
+    if (log != NULL && *log != '\0')
+        truth_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (cudaStreamCreate(&s) != obs_cudaSuccess || cudaMalloc((void **)&dev_token, 4096) != obs_cudaSuccess) {
+        fprintf(stderr, "llm_loop: no runtime\n");
+        return 1;
+    }
+    for (p = 0; p < prompts; p++) {
+        unsigned prompt_len = 512u + 256u * (unsigned)p;
+        if (p > 0 && gap_ms > 0) {
+            struct timespec ts = {gap_ms / 1000, (long)(gap_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (cudaMemcpy(dev_token, prompt_tokens, sizeof prompt_tokens, obs_cudaMemcpyHostToDevice) != obs_cudaSuccess)
+            failures++;
+        prompt_iteration(prompt_len, s, &host_token, dev_token);
+        token_step(0, s, &host_token, dev_token);
+        if (steps > 1)
+            range_push("DECODE/STEADY");
+        for (t = 1; t < steps; t++)
+            token_step(t, s, &host_token, dev_token);
+        if (steps > 1)
+            range_pop();
+    }
+    cudaFree(dev_token);
+    cudaStreamDestroy(s);
+    __cudaUnregisterFatBinary(fatbin_handle);
+    printf("generations %d launches %lu\n", prompts, launches);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,243 @@
+/* The OBS_PHASES / OBS_STEP parser (shim/phase_rules.c): good rules, what
+ * they match, every kind of bad rule with the column it is reported at,
+ * base names of demangled kernels, globs; then the kept fuzz corpus
+ * (tests/fuzz/phase_rules_corpus) replayed through the fuzz body, which
+ * aborts on a broken invariant. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "phase_rules.h"
+#include "phase_rules_fuzz.h"
+#include "tap/basic.h"
+#include "tap/process.h"
+#include "trace_format.h"
+
+static void test_good_rules(void)
+{
+    struct obs_phase_rules r;
+    struct obs_phase_rule_error err;
+
+    is_int(0, obs_phase_rules_parse("PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*", false, &r, &err),
+           "the reference rules parse");
+    is_int(3, r.count, "three patterns");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_kernel(&r, "prefill_kernel"), "prefill_kernel is PREFILL");
+    is_int(OBS_PHASE_KV_GATHER, obs_phase_rules_match_kernel(&r, "kv_gather_kernel"), "kv_gather_kernel is KV_GATHER");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_kernel(&r, "decode_kernel"), "decode_kernel is DECODE");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_kernel(&r, "gemm"), "gemm matches nothing");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_memcpy(&r, OBS_DIR_DTOH), "no copy rule");
+
+    is_int(0, obs_phase_rules_parse(" decode = memcpy:dtoh , sample* ; prefill=* ;; ", false, &r, &err),
+           "blanks, any case, empty rules, trailing ';'");
+    is_int(3, r.count, "three patterns");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_memcpy(&r, OBS_DIR_DTOH), "memcpy:DtoH is DECODE");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_memcpy(&r, OBS_DIR_HTOD), "memcpy:HtoD is not");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_kernel(&r, "sample_argmax"), "first match wins (sample*)");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_kernel(&r, "anything"), "then the catch-all");
+
+    is_int(0, obs_phase_rules_parse("PREFILL=memcpy,memset;DECODE=memcpy:*", false, &r, &err),
+           "memcpy alone, memset, memcpy:*");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_memcpy(&r, OBS_DIR_PEER), "memcpy alone: any direction");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_memset(&r), "memset");
+
+    is_int(0, obs_phase_rules_parse("kv_gather*, step_begin", true, &r, &err), "OBS_STEP: a pattern list");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_kernel(&r, "step_begin"), "OBS_STEP patterns match");
+    is_int(0, obs_phase_rules_parse("   ", false, &r, &err), "blank text: no rules");
+    is_int(0, r.count, "and zero patterns");
+}
+
+/* One bad text: the parse fails at column col with a message containing what. */
+static void bad(const char *text, bool step, size_t col, const char *what)
+{
+    struct obs_phase_rules r;
+    struct obs_phase_rule_error err;
+    int rc = obs_phase_rules_parse(text, step, &r, &err);
+    is_int(-1, rc, "bad: \"%.40s\" is refused", text);
+    is_int((long long)col, (long long)err.column, "bad: \"%.40s\": column %zu", text, col);
+    ok(strstr(err.what, what) != NULL, "bad: \"%.40s\": says '%s' (%s)", text, what, err.what);
+    is_int(0, r.count, "bad: no rules kept");
+}
+
+static void test_bad_rules(void)
+{
+    char *long_text, *long_glob;
+
+    bad("FOO=x", false, 1, "unknown phase 'FOO'");
+    bad("PREFILL=a;BAR=b", false, 11, "unknown phase 'BAR'");
+    bad("=x", false, 1, "empty phase name");
+    bad("PREFILL=", false, 9, "empty pattern");
+    bad("PREFILL=a,,b", false, 11, "empty pattern");
+    bad("PREFILL a", false, 9, "expected '='");
+    bad("PREFILL", false, 8, "expected '='");
+    bad("DECODE=memcpy:DtoX", false, 15, "unknown copy kind 'DtoX'");
+    bad("DECODE=memcpy:", false, 15, "empty copy kind");
+    bad("PREFILL=a b", false, 11, "unexpected character 'b'");
+    bad("PREFILL=a\x01", false, 10, "unexpected character");
+    bad("PREFILL=caf\xc3\xa9", false, 12, "unexpected character");
+    bad("a;b", true, 2, "unexpected character ';'");
+    bad("*,", true, 3, "empty pattern");
+    bad("k*,memcpy:DtoH", true, 4, "not a kernel pattern");
+
+    long_glob = malloc(300);
+    memcpy(long_glob, "DECODE=", 7);
+    memset(long_glob + 7, 'g', 200);
+    long_glob[207] = '\0';
+    bad(long_glob, false, 7 + 128 + 1, "longer than 128");
+    free(long_glob);
+
+    long_text = malloc(3000);
+    memset(long_text, ';', 2000);
+    long_text[2000] = '\0';
+    bad(long_text, false, 1025, "longer than 1024");
+    free(long_text);
+
+    {
+        char many[600] = "DECODE=a";
+        int i;
+        for (i = 0; i < 32; i++)
+            strcat(many, ",b");
+        bad(many, false, 8 + 2 * 32, "too many patterns");
+    }
+}
+
+static void test_names(void)
+{
+    static const struct {
+        const char *name, *base;
+    } cases[] = {
+        {"prefill_kernel", "prefill_kernel"},
+        {"prefill_kernel(float*, float const*, int, int)", "prefill_kernel"},
+        {"void ns::decode_kernel<4, float>(float*, int)", "decode_kernel"},
+        {"(anonymous namespace)::kv_gather(float*)", "kv_gather"},
+        {"void at::native::(anonymous namespace)::reduce<at::Foo<int> >(int)", "reduce"},
+        {"flash::fwd<(bool)1>", "fwd"},
+        {"", ""},
+    };
+    char out[64];
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        obs_kernel_base_name(cases[i].name, out, sizeof out);
+        is_string(cases[i].base, out, "base name of \"%s\"", cases[i].name);
+    }
+    ok(obs_mangled_base_name("_Z12embed_tokensPKiPfi", out, sizeof out) && strcmp(out, "embed_tokens") == 0,
+       "mangled base name: _Z12embed_tokensPKiPfi");
+    ok(obs_mangled_base_name("_ZN2ns6decodeIiEEvPf", out, sizeof out) && strcmp(out, "decode") == 0,
+       "mangled base name: _ZN2ns6decodeIiEEvPf");
+    ok(obs_mangled_base_name("_ZNK3foo3barEv", out, sizeof out) && strcmp(out, "bar") == 0,
+       "mangled base name: _ZNK3foo3barEv");
+    ok(!obs_mangled_base_name("_Z99short", out, sizeof out), "mangled base name: a length past the end");
+    ok(!obs_mangled_base_name("prefill_kernel", out, sizeof out), "mangled base name: not mangled");
+    obs_kernel_base_name("a_very_long_kernel_name_that_does_not_fit", out, 8);
+    is_string("a_very_", out, "base name cut to the buffer");
+
+    ok(obs_glob_match("kv_gather*", "kv_gather_kernel"), "glob: prefix");
+    ok(obs_glob_match("*gather*", "kv_gather_kernel"), "glob: infix");
+    ok(obs_glob_match("de?ode_*", "decode_kernel"), "glob: ?");
+    ok(!obs_glob_match("decode_", "decode_kernel"), "glob: anchored at the end");
+    ok(!obs_glob_match("Decode*", "decode_kernel"), "glob: case sensitive");
+    ok(obs_glob_match("*", ""), "glob: * matches nothing too");
+    ok(!obs_glob_match("a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "glob: no blow-up");
+}
+
+/* Every file of the kept corpus through the fuzz body (it aborts on failure). */
+static void test_corpus(void)
+{
+    char dir[4096];
+    DIR *d;
+    snprintf(dir, sizeof dir, "%s", test_path(test_srcdir(), "tests/fuzz/phase_rules_corpus"));
+    d = opendir(dir);
+    struct dirent *e;
+    size_t files = 0, failed = 0;
+    if (d == NULL) {
+        ok(0, "corpus directory %s readable", dir);
+        return;
+    }
+    while ((e = readdir(d)) != NULL) {
+        size_t len;
+        char *data;
+        if (e->d_name[0] == '.')
+            continue;
+        data = test_read_file(test_path(dir, e->d_name), &len);
+        if (data == NULL) {
+            failed++;
+            continue;
+        }
+        obs_fuzz_phase_rules((const uint8_t *)data, len);
+        free(data);
+        files++;
+    }
+    closedir(d);
+    ok(files >= 10 && failed == 0, "fuzz corpus replayed: %zu files, %zu unreadable", files, failed);
+}
+
+/* The phase engine's settings (shim/config.c). */
+static const char *const *fake_env;
+
+static const char *fake_lookup(const char *name)
+{
+    size_t n = strlen(name), i;
+    for (i = 0; fake_env != NULL && fake_env[i] != NULL; i++)
+        if (strncmp(fake_env[i], name, n) == 0 && fake_env[i][n] == '=')
+            return fake_env[i] + n + 1;
+    return NULL;
+}
+
+static void test_config(void)
+{
+    struct obs_config cfg;
+    char long_rule[2100];
+    {
+        const char *const env[] = {NULL};
+        fake_env = env;
+        is_int(0, obs_config_load(&cfg, fake_lookup), "config: phase settings default quietly");
+        ok(!cfg.phases_off && cfg.phases[0] == '\0' && cfg.step[0] == '\0', "config: automatic phases by default");
+        is_string("obsshim", cfg.nvtx_domain, "config: NVTX domain obsshim");
+        ok(!cfg.nvtx_launch && cfg.gen_gap_ms == 1000, "config: no launch ranges, 1000 ms generation gap");
+    }
+    {
+        const char *const env[] = {"OBS_PHASES=PREFILL=p*", "OBS_STEP=k*", "OBS_NVTX_DOMAIN=", "OBS_NVTX_LAUNCH=1",
+                                   "OBS_GEN_GAP_MS=250", NULL};
+        fake_env = env;
+        is_int(0, obs_config_load(&cfg, fake_lookup), "config: good phase settings");
+        is_string("PREFILL=p*", cfg.phases, "config: OBS_PHASES kept as text");
+        is_string("k*", cfg.step, "config: OBS_STEP kept as text");
+        is_string("", cfg.nvtx_domain, "config: empty domain (NVTX's default)");
+        ok(cfg.nvtx_launch && cfg.gen_gap_ms == 250, "config: launch ranges on, 250 ms gap");
+    }
+    {
+        const char *const env[] = {"OBS_PHASES=off", NULL};
+        fake_env = env;
+        is_int(0, obs_config_load(&cfg, fake_lookup), "config: OBS_PHASES=off");
+        ok(cfg.phases_off, "config: the engine is off");
+    }
+    {
+        const char *const env[] = {"OBS_GEN_GAP_MS=0", "OBS_NVTX_LAUNCH=maybe", "OBS_NVTX_DOMAIN=a\tb", NULL};
+        fake_env = env;
+        is_int(3, obs_config_load(&cfg, fake_lookup), "config: three bad phase settings, three warnings");
+        ok(cfg.gen_gap_ms == 1000 && !cfg.nvtx_launch, "config: bad values give the defaults");
+        is_string("obsshim", cfg.nvtx_domain, "config: bad domain gives obsshim");
+    }
+    {
+        const char *env[] = {long_rule, NULL};
+        memcpy(long_rule, "OBS_PHASES=", 11);
+        memset(long_rule + 11, 'x', 2000);
+        long_rule[2011] = '\0';
+        fake_env = env;
+        is_int(0, obs_config_load(&cfg, fake_lookup), "config: an over-long rule is left to the parser");
+        is_int(OBS_PHASE_RULES_TEXT_MAX + 1, (long long)strlen(cfg.phases),
+               "config: kept to one character past the parser's limit");
+    }
+}
+
+int main(void)
+{
+    plan_lazy();
+    test_config();
+    test_good_rules();
+    test_bad_rules();
+    test_names();
+    test_corpus();
+    return 0;
+}

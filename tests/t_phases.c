@@ -1,0 +1,499 @@
+/* The phase engine proven against ground truth: every launch (kernels and
+ * graph launches, captured ones included) gets the same phase and step from
+ * the shim as from the program's own ranges.
+ *
+ * Programs: workload/obs_cuda and workload/obs_hip (their NVTX / roctx
+ * ranges in the default domain, recorded by tests/nvtx_inject), with and
+ * without --graphs, with rules (OBS_PHASES, OBS_STEP) and in automatic
+ * mode; tests/apps/llm_loop (a generate loop whose steps end in a 4-byte
+ * device-to-host copy; it writes its ranges to the log itself) in automatic
+ * mode. Ground truth: a launch's phase is its innermost range among
+ * PREFILL, KV_GATHER, DECODE/STEP_k and DECODE/STEADY (both DECODE), its
+ * step the k of the innermost DECODE/STEP_k (GRAPH_CAPTURE is ignored).
+ *
+ * Three views of each launch are compared:
+ *   truth  the program's ranges (log lines of domain "-")
+ *   live   the shim's ranges as pushed (domain "obsshim" lines)
+ *   trace  the .obs file's phase and step (PHASE records, RELABEL included)
+ * trace == truth for every launch; live == truth for every launch the trace
+ * did not relabel after the fact (docs/phases.md: what is live). Bad rules:
+ * one message with the column, automatic mode, the program unaffected. TTFT
+ * and tokens/s of obs-report phases agree with the workload's within 2%. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_list.h"
+#include "shim_test.h"
+#include "tap/basic.h"
+#include "tap/process.h"
+#include "trace_reader.h"
+#include "workload_bins.h"
+
+#define NO_STEP (-1L)
+
+struct label {
+    char phase[12]; /* "PREFILL", "DECODE", "KV_GATHER", "" */
+    long step;
+};
+
+struct launch {
+    char name[256];
+    struct label truth, live, trace;
+    int relabelled;
+};
+
+/* ---- ranges in the log --------------------------------------------------------------- */
+
+struct range_stack {
+    char names[32][256];
+    int depth;
+};
+
+static void stack_push(struct range_stack *s, const char *name)
+{
+    if (s->depth < 32)
+        snprintf(s->names[s->depth], sizeof s->names[0], "%s", name);
+    s->depth++;
+}
+
+static void stack_pop(struct range_stack *s)
+{
+    if (s->depth > 0)
+        s->depth--;
+}
+
+/* The label the open ranges give a launch. */
+static struct label label_of(const struct range_stack *s)
+{
+    struct label l = {"", NO_STEP};
+    int i, top = s->depth < 32 ? s->depth : 32;
+    for (i = top - 1; i >= 0; i--) {
+        const char *n = s->names[i];
+        if (l.phase[0] == '\0') {
+            if (strcmp(n, "PREFILL") == 0 || strcmp(n, "KV_GATHER") == 0)
+                snprintf(l.phase, sizeof l.phase, "%s", n);
+            else if (strncmp(n, "DECODE/STEP_", 12) == 0 || strcmp(n, "DECODE/STEADY") == 0)
+                snprintf(l.phase, sizeof l.phase, "DECODE");
+        }
+        if (l.step == NO_STEP && strncmp(n, "DECODE/STEP_", 12) == 0)
+            l.step = strtol(n + 12, NULL, 10);
+    }
+    return l;
+}
+
+static int is_launch_kind(const char *kind)
+{
+    return strcmp(kind, "kernel") == 0 || strcmp(kind, "graph") == 0;
+}
+
+/* Launches of the log with their truth and live labels. */
+static size_t log_launches(const char *log_path, struct launch **out)
+{
+    struct sim_call *calls;
+    size_t n = sim_log_read(log_path, &calls), i, count = 0;
+    struct range_stack truth = {.depth = 0}, live = {.depth = 0};
+    *out = calloc(n ? n : 1, sizeof **out);
+    for (i = 0; i < n; i++) {
+        const struct sim_call *c = &calls[i];
+        if (strcmp(c->kind, "range") == 0) {
+            struct range_stack *s = strcmp(c->stream, "-") == 0 ? &truth
+                                    : strcmp(c->stream, "obsshim") == 0 ? &live
+                                                                          : NULL;
+            if (s == NULL)
+                continue;
+            if (strstr(c->api, "RangePush") != NULL)
+                stack_push(s, c->name);
+            else if (strstr(c->api, "RangePop") != NULL)
+                stack_pop(s);
+            continue;
+        }
+        if (!is_launch_kind(c->kind))
+            continue;
+        snprintf((*out)[count].name, sizeof (*out)[count].name, "%s", c->name);
+        (*out)[count].truth = label_of(&truth);
+        (*out)[count].live = label_of(&live);
+        count++;
+    }
+    free(calls);
+    return count;
+}
+
+/* ---- the trace's labels ------------------------------------------------------------------ */
+
+/* Fill launches[].trace from the trace (launch calls in record order);
+ * returns the number of launch calls in the trace. */
+static size_t trace_labels(const struct obs_trace *t, struct launch *l, size_t n, size_t *name_mismatch)
+{
+    size_t i, k = 0;
+    *name_mismatch = 0;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        if (c->kind != OBS_KIND_KERNEL && c->kind != OBS_KIND_GRAPH)
+            continue;
+        if (k < n) {
+            struct label lab = {"", NO_STEP};
+            if (c->phase != OBS_NONE) {
+                uint32_t step = obs_phase_step(t, c->phase);
+                snprintf(lab.phase, sizeof lab.phase, "%s", t->phases[c->phase].phase);
+                lab.step = step == UINT32_MAX ? NO_STEP : (long)step;
+                l[k].relabelled = t->phases[c->phase].relabel;
+            }
+            l[k].trace = lab;
+            if (c->kind == OBS_KIND_KERNEL && strcmp(obs_call_kernel_name(t, c) ? obs_call_kernel_name(t, c) : "",
+                                                     l[k].name) != 0 &&
+                t->kernels[c->kernel].mangled != NULL && strcmp(t->kernels[c->kernel].mangled, l[k].name) != 0)
+                (*name_mismatch)++;
+        }
+        k++;
+    }
+    return k;
+}
+
+static int same_label(const struct label *a, const struct label *b)
+{
+    return strcmp(a->phase, b->phase) == 0 && a->step == b->step;
+}
+
+/* ---- one case ---------------------------------------------------------------------------- */
+
+struct case_result {
+    int ran;
+    size_t launches, trace_equal, live_equal, live_checked, live_checked_equal;
+    char out[256];
+    int status;
+    char *err;
+    char trace_path[4200], log_path[4200];
+};
+
+static const char *label_text(const struct label *l, char *buf, size_t len)
+{
+    if (l->step == NO_STEP)
+        snprintf(buf, len, "%s", l->phase[0] ? l->phase : "(none)");
+    else
+        snprintf(buf, len, "%s/%ld", l->phase[0] ? l->phase : "(none)", l->step);
+    return buf;
+}
+
+static void run_case(const char *label, const char *const argv[], int hip, const char *const extra[],
+                     struct case_result *r)
+{
+    static int serial;
+    char log_path[4096], prefix[4096], trace_path[4200], log_env[4200], out_env[4200], libpath[8192],
+        inject[4200];
+    const char *env[24];
+    struct run_result res;
+    struct launch *l = NULL;
+    struct obs_trace *t;
+    size_t n, ntrace, mismatch, i, n_env = 0, shown = 0;
+
+    memset(r, 0, sizeof *r);
+    snprintf(log_path, sizeof log_path, "%s/log-%d", test_tmpdir(), ++serial);
+    snprintf(prefix, sizeof prefix, "%s/trace-%d", test_tmpdir(), serial);
+    snprintf(trace_path, sizeof trace_path, "%s.obs", prefix);
+    snprintf(r->trace_path, sizeof r->trace_path, "%s", trace_path);
+    snprintf(r->log_path, sizeof r->log_path, "%s", log_path);
+    remove(log_path);
+    snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log_path);
+    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", prefix);
+    /* CUDA: the NVTX tool only; HIP: the roctx stand-in only (found on the
+     * library path), so that each range is logged once. */
+    if (hip)
+        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s:%s", shim_build_path("tests/sim/.libs"),
+                 shim_build_path("tests/nvtx_inject/.libs"));
+    else
+        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(inject, sizeof inject, "NVTX_INJECTION64_PATH=%s",
+             shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
+    env[n_env++] = log_env;
+    env[n_env++] = out_env;
+    env[n_env++] = libpath;
+    env[n_env++] = hip ? "NVTX_INJECTION64_PATH" : inject;
+    env[n_env++] = "OBS_SUMMARY=0";
+    env[n_env++] = "OBS_JSON=0";
+    for (i = 0; extra != NULL && extra[i] != NULL && n_env < 23; i++)
+        env[n_env++] = extra[i];
+    env[n_env] = NULL;
+    shim_run(argv, env, 1, 120, &res);
+    r->ran = 1;
+    r->status = res.exited ? res.status : -1;
+    snprintf(r->out, sizeof r->out, "%s", res.out ? res.out : "");
+    r->err = res.err ? strdup(res.err) : strdup("");
+    if (!res.exited || res.status != 0) {
+        diag("%s: exit %d signal %d", label, res.status, res.signal);
+        diag_text("stderr", res.err);
+    }
+    run_result_free(&res);
+
+    n = log_launches(log_path, &l);
+    t = shim_trace_open(trace_path);
+    if (t == NULL) {
+        ok(0, "%s: trace readable", label);
+        free(l);
+        return;
+    }
+    ntrace = trace_labels(t, l, n, &mismatch);
+    is_int((long long)n, (long long)ntrace, "%s: %zu launches in the log, as many in the trace", label, n);
+    is_int(0, (long long)mismatch, "%s: the same kernels in the same order", label);
+    r->launches = n;
+    for (i = 0; i < n; i++) {
+        char a[40], b[40], c[40];
+        int trace_ok = same_label(&l[i].trace, &l[i].truth), live_ok = same_label(&l[i].live, &l[i].truth);
+        r->trace_equal += trace_ok;
+        r->live_equal += live_ok;
+        if (!l[i].relabelled) {
+            r->live_checked++;
+            r->live_checked_equal += live_ok;
+        }
+        if ((!trace_ok || (!live_ok && !l[i].relabelled)) && shown++ < 5)
+            diag("%s: launch %zu %s: truth %s live %s trace %s%s", label, i, l[i].name,
+                 label_text(&l[i].truth, a, sizeof a), label_text(&l[i].live, b, sizeof b),
+                 label_text(&l[i].trace, c, sizeof c), l[i].relabelled ? " (relabelled)" : "");
+    }
+    ok(n > 0 && r->trace_equal == n, "%s: trace: %zu/%zu launches have the truth's phase and step", label,
+       r->trace_equal, n);
+    ok(r->live_checked_equal == r->live_checked && r->live_checked > 0,
+       "%s: live: %zu/%zu launches not relabelled have the truth's phase and step", label, r->live_checked_equal,
+       r->live_checked);
+    diag("FIGURES %s: launches %zu, trace equal %zu (%.2f%%), live equal %zu (%.2f%%), relabelled after the fact %zu",
+         label, n, r->trace_equal, n ? 100.0 * (double)r->trace_equal / (double)n : 0.0, r->live_equal,
+         n ? 100.0 * (double)r->live_equal / (double)n : 0.0, n - r->live_checked);
+    obs_trace_free(t);
+    free(l);
+}
+
+static void free_case(struct case_result *r)
+{
+    free(r->err);
+    r->err = NULL;
+}
+
+/* ---- TTFT and tokens/s against what the workload prints ---------------------------------- */
+
+static void check_phase_numbers(const char *label, const char *trace_path, const char *printed)
+{
+    const char *report = shim_build_path("obs-report");
+    const char *argv[] = {report, "phases", trace_path, "--csv", NULL};
+    struct run_result res;
+    double want_ttft = 0, want_tps = 0, best_ttft = INFINITY, best_tps = 0;
+    char *line, *save = NULL, *text;
+    int ttft_col = -1, tps_col = -1, rows = 0;
+
+    if (sscanf(printed, "TTFT_ms=%lf tokens_per_s=%lf", &want_ttft, &want_tps) != 2) {
+        ok(0, "%s: the workload printed TTFT_ms and tokens_per_s", label);
+        return;
+    }
+    shim_run(argv, NULL, 0, 60, &res);
+    if (!res.exited || res.status != 0 || res.out == NULL || strstr(res.out, "ttft") == NULL) {
+        skip("%s: obs-report phases --csv not available yet (exit %d)", label, res.status);
+        skip("%s: tokens/s", label);
+        run_result_free(&res);
+        return;
+    }
+    text = res.out;
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *field, *fsave = NULL, copy[1024];
+        int col = 0;
+        double ttft = NAN, tps = NAN;
+        snprintf(copy, sizeof copy, "%s", line);
+        for (field = strtok_r(copy, ",", &fsave); field != NULL; field = strtok_r(NULL, ",", &fsave), col++) {
+            if (ttft_col < 0 || tps_col < 0) {
+                if (strncmp(field, "ttft", 4) == 0)
+                    ttft_col = col;
+                else if (strncmp(field, "tokens_per_s", 12) == 0)
+                    tps_col = col;
+                continue;
+            }
+            if (col == ttft_col && *field)
+                ttft = strtod(field, NULL);
+            if (col == tps_col && *field)
+                tps = strtod(field, NULL);
+        }
+        if (!isnan(ttft) && ttft > 0) {
+            rows++;
+            if (ttft < best_ttft)
+                best_ttft = ttft;
+        }
+        if (!isnan(tps) && tps > best_tps)
+            best_tps = tps;
+    }
+    diag("FIGURES %s: workload TTFT_ms %.3f tokens_per_s %.2f; shim best TTFT_ms %.3f tokens_per_s %.2f (%d rows)",
+         label, want_ttft, want_tps, best_ttft, best_tps, rows);
+    ok(rows > 0 && fabs(best_ttft - want_ttft) <= 0.02 * want_ttft, "%s: TTFT within 2%% of the workload's", label);
+    ok(fabs(best_tps - want_tps) <= 0.02 * want_tps, "%s: tokens/s within 2%% of the workload's", label);
+    run_result_free(&res);
+}
+
+/* ---- the cases ----------------------------------------------------------------------------- */
+
+static const char *const rules_env[] = {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*",
+                                        "OBS_STEP=kv_gather*", NULL};
+
+static void workload_cases(const struct workload_bin *b, int hip)
+{
+    const char *why = NULL, *path = workload_path(b, &why);
+    static const char *const gpu_time[] = {"OBS_GPU_TIME=events", NULL};
+    char label[128], trace[4200];
+    int graphs, rules;
+    if (path == NULL) {
+        skip("%s: %s", b->label, why);
+        return;
+    }
+    for (rules = 0; rules < 2; rules++)
+        for (graphs = 0; graphs < 2; graphs++) {
+            const char *argv[] = {path, graphs ? "--graphs" : NULL, NULL};
+            struct case_result r;
+            snprintf(label, sizeof label, "%s %s%s", b->label, rules ? "rules" : "auto", graphs ? " --graphs" : "");
+            run_case(label, argv, hip, rules ? rules_env : NULL, &r);
+            free_case(&r);
+        }
+    /* Rules without OBS_STEP: a step starts with the kernel that opened the
+     * previous one, or after a sync. */
+    {
+        static const char *const no_step[] = {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*",
+                                              NULL};
+        for (graphs = 0; graphs < 2; graphs++) {
+            const char *argv[] = {path, graphs ? "--graphs" : NULL, NULL};
+            struct case_result r;
+            snprintf(label, sizeof label, "%s rules without OBS_STEP%s", b->label, graphs ? " --graphs" : "");
+            run_case(label, argv, hip, no_step, &r);
+            free_case(&r);
+        }
+    }
+    /* TTFT and tokens/s from GPU time (automatic mode), with and without
+     * graphs (a graph replaying the steady decode counts its nodes over the
+     * kernels of DECODE/STEP_0 as steps). */
+    for (graphs = 0; graphs < 2; graphs++) {
+        const char *argv[] = {path, graphs ? "--graphs" : NULL, NULL};
+        struct case_result r;
+        snprintf(label, sizeof label, "%s auto gpu-time%s", b->label, graphs ? " --graphs" : "");
+        run_case(label, argv, hip, gpu_time, &r);
+        snprintf(trace, sizeof trace, "%s", r.trace_path);
+        check_phase_numbers(label, trace, r.out);
+        free_case(&r);
+    }
+}
+
+static char llm_loop_path[4096];
+
+/* OBS_NVTX_LAUNCH=1: a range per launch in the obsshim domain, named after
+ * the kernel's base name, inside the phase ranges; phases unchanged. */
+static void launch_range_case(void)
+{
+    const char *argv[] = {llm_loop_path, "--steps", "4", "--prompts", "1", NULL};
+    static const char *const env[] = {"OBS_NVTX_LAUNCH=1", NULL};
+    struct case_result r;
+    struct sim_call *calls;
+    size_t n, i, pushes = 0, pops = 0, named = 0, launches = 0;
+    int depth = 0, balanced = 1;
+
+    run_case("llm_loop OBS_NVTX_LAUNCH=1", argv, 0, env, &r);
+    n = sim_log_read(r.log_path, &calls);
+    for (i = 0; i < n; i++) {
+        if (strcmp(calls[i].kind, "kernel") == 0)
+            launches++;
+        if (strcmp(calls[i].kind, "range") != 0 || strcmp(calls[i].stream, "obsshim") != 0)
+            continue;
+        if (strstr(calls[i].api, "RangePush") != NULL) {
+            pushes++;
+            depth++;
+            named += strcmp(calls[i].name, "embed_tokens") == 0 || strcmp(calls[i].name, "sample_argmax") == 0;
+        } else if (strstr(calls[i].api, "RangePop") != NULL) {
+            pops++;
+            if (--depth < 0)
+                balanced = 0;
+        }
+    }
+    ok(n > 0 && named == 2 * 5, "OBS_NVTX_LAUNCH=1: ranges named after the kernels (%zu embed_tokens/sample_argmax)",
+       named);
+    ok(balanced && pushes == pops && pushes >= launches, "OBS_NVTX_LAUNCH=1: %zu pushes, %zu pops, %zu launches",
+       pushes, pops, launches);
+    free(calls);
+    free_case(&r);
+}
+
+static void llm_loop_cases(void)
+{
+    const char *app = llm_loop_path;
+    const char *argv[] = {app, "--steps", "16", "--prompts", "2", NULL};
+    const char *argv_gap[] = {app, "--steps", "8", "--prompts", "3", "--gap-ms", "30", NULL};
+    static const char *const gap_env[] = {"OBS_GEN_GAP_MS=10", NULL};
+    struct case_result r;
+
+    run_case("llm_loop auto", argv, 0, NULL, &r);
+    is_int(0, r.status, "llm_loop auto: exit status 0");
+    free_case(&r);
+    run_case("llm_loop auto, idle gaps between prompts", argv_gap, 0, gap_env, &r);
+    free_case(&r);
+    launch_range_case();
+}
+
+/* ---- bad rules ------------------------------------------------------------------------------ */
+
+static void bad_rule_cases(void)
+{
+    static const struct {
+        const char *var, *what;
+        unsigned column;
+    } cases[] = {
+        {"OBS_PHASES=PREFILL=prefill_*;FOO=x", "unknown phase", 19},
+        {"OBS_PHASES=PREFILL=prefill_* ,, x", "empty pattern", 20},
+        {"OBS_PHASES==decode_*", "empty phase name", 1},
+        {"OBS_PHASES=DECODE=memcpy:DtoX", "unknown copy kind", 15},
+        {"OBS_PHASES=PREFILL prefill_*", "expected '='", 9},
+        {"OBS_STEP=kv_gather* x", "unexpected character", 12},
+    };
+    const char *app = llm_loop_path;
+    const char *argv[] = {app, "--steps", "4", "--prompts", "2", NULL};
+    struct run_result plain;
+    struct case_result auto_run;
+    char long_rule[2100], label[128];
+    size_t i;
+
+    shim_run(argv, NULL, 0, 60, &plain);
+    run_case("bad rules: reference (automatic mode)", argv, 0, NULL, &auto_run);
+    for (i = 0; i < sizeof cases / sizeof cases[0] + 1; i++) {
+        const char *env[2] = {NULL, NULL};
+        struct case_result r;
+        char column[64];
+        if (i < sizeof cases / sizeof cases[0]) {
+            env[0] = cases[i].var;
+            snprintf(column, sizeof column, "at column %u;", cases[i].column);
+        } else {
+            memcpy(long_rule, "OBS_PHASES=DECODE=", 18);
+            memset(long_rule + 18, 'd', 2000);
+            long_rule[2018] = '\0';
+            env[0] = long_rule;
+            snprintf(column, sizeof column, "at column %u;", 1025u);
+        }
+        snprintf(label, sizeof label, "bad rule %zu (%.30s)", i + 1, env[0]);
+        run_case(label, argv, 0, env, &r);
+        is_int(1, (long long)count_lines_with(r.err, "obsshim: warning"), "%s: one warning", label);
+        ok(strstr(r.err, column) != NULL, "%s: it gives the column (%s)", label, column);
+        ok(strstr(r.err, "automatic phases are used instead") != NULL, "%s: says automatic mode is used", label);
+        ok(count_lines_with(r.err, "^") == 1, "%s: a caret under the offending character", label);
+        if (i < sizeof cases / sizeof cases[0])
+            ok(strstr(r.err, cases[i].what) != NULL, "%s: says what is wrong (%s)", label, cases[i].what);
+        is_int(plain.exited ? plain.status : -1, r.status, "%s: exit status as without the shim", label);
+        is_string(plain.out ? plain.out : "", r.out, "%s: output as without the shim", label);
+        is_int((long long)auto_run.trace_equal, (long long)r.trace_equal,
+               "%s: attribution as in automatic mode", label);
+        free_case(&r);
+    }
+    free_case(&auto_run);
+    run_result_free(&plain);
+}
+
+int main(void)
+{
+    size_t i;
+    plan_lazy();
+    snprintf(llm_loop_path, sizeof llm_loop_path, "%s", shim_build_path("tests/apps/llm_loop"));
+    for (i = 0; i < WORKLOAD_BIN_COUNT; i++)
+        if (workload_bins[i].needs_sim)
+            workload_cases(&workload_bins[i], strcmp(workload_bins[i].label, "obs_hip") == 0);
+    llm_loop_cases();
+    bad_rule_cases();
+    return 0;
+}
