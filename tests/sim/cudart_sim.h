@@ -147,6 +147,14 @@ const char *sim_kernel_name(const struct sim_kernel *k);
  * __cudaRegisterVar for its host shadow address; 0 if none. */
 int sim_symbol_find(const void *symbol, char **storage, size_t *size);
 
+/* ---- OBS_SIM_CUDART_VIA_DRIVER=1 (cudart_sim_via_driver.c) ---------------- */
+
+enum sim_via_launch { SIM_VIA_LAUNCH, SIM_VIA_LAUNCH_EX, SIM_VIA_LAUNCH_COOPERATIVE };
+/* Not under sim_lock. When OBS_SIM_CUDART_VIA_DRIVER=1, hand a launch the
+ * runtime accepted to libcuda.so.1 as the real cudart does; otherwise nothing. */
+void sim_via_driver_launch(enum sim_via_launch how, const char *kernel_name, obs_dim3 grid, obs_dim3 block,
+                           size_t shmem, obs_cudaStream_t stream, int per_thread_api);
+
 /* ---- memory (cudart_sim_memory.c) ----------------------------------------- */
 
 /* Under sim_lock. True when [p, p+len) lies in one simulated allocation. */

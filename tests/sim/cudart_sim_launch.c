@@ -56,12 +56,15 @@ static obs_cudaError_t launch(struct launch_target target, obs_dim3 grid, obs_di
 }
 
 static obs_cudaError_t launch_logged(const char *api, struct launch_target target, obs_dim3 grid,
-                                     obs_dim3 block, obs_cudaStream_t stream, int per_thread_api)
+                                     obs_dim3 block, size_t shmem, obs_cudaStream_t stream, int per_thread_api,
+                                     enum sim_via_launch how)
 {
     const char *name = NULL;
     obs_cudaError_t err;
     sim_enter();
     err = launch(target, grid, block, stream, per_thread_api, &name);
+    if (err == obs_cudaSuccess)
+        sim_via_driver_launch(how, name, grid, block, shmem, stream, per_thread_api);
     return sim_finish(api, SIM_KIND_KERNEL, name, stream, SIM_NO_BYTES, err);
 }
 
@@ -69,35 +72,36 @@ SIM_EXPORT obs_cudaError_t cudaLaunchKernel(const void *func, obs_dim3 grid, obs
                                             size_t shmem, obs_cudaStream_t stream)
 {
     struct launch_target t = {func, 0};
-    return launch_logged("cudaLaunchKernel", t, grid, block, stream, 0);
+    return launch_logged("cudaLaunchKernel", t, grid, block, shmem, stream, 0, SIM_VIA_LAUNCH);
 }
 
 SIM_EXPORT obs_cudaError_t cudaLaunchKernel_ptsz(const void *func, obs_dim3 grid, obs_dim3 block,
                                                  void **args, size_t shmem, obs_cudaStream_t stream)
 {
     struct launch_target t = {func, 0};
-    return launch_logged("cudaLaunchKernel_ptsz", t, grid, block, stream, 1);
+    return launch_logged("cudaLaunchKernel_ptsz", t, grid, block, shmem, stream, 1, SIM_VIA_LAUNCH);
 }
 
 SIM_EXPORT obs_cudaError_t __cudaLaunchKernel(obs_cudaKernel_t kernel, obs_dim3 grid, obs_dim3 block,
                                               void **args, size_t shmem, obs_cudaStream_t stream)
 {
     struct launch_target t = {(const void *)kernel, 1};
-    return launch_logged("__cudaLaunchKernel", t, grid, block, stream, 0);
+    return launch_logged("__cudaLaunchKernel", t, grid, block, shmem, stream, 0, SIM_VIA_LAUNCH);
 }
 
 SIM_EXPORT obs_cudaError_t __cudaLaunchKernel_ptsz(obs_cudaKernel_t kernel, obs_dim3 grid, obs_dim3 block,
                                                    void **args, size_t shmem, obs_cudaStream_t stream)
 {
     struct launch_target t = {(const void *)kernel, 1};
-    return launch_logged("__cudaLaunchKernel_ptsz", t, grid, block, stream, 1);
+    return launch_logged("__cudaLaunchKernel_ptsz", t, grid, block, shmem, stream, 1, SIM_VIA_LAUNCH);
 }
 
 SIM_EXPORT obs_cudaError_t cudaLaunchCooperativeKernel(const void *func, obs_dim3 grid, obs_dim3 block,
                                                        void **args, size_t shmem, obs_cudaStream_t stream)
 {
     struct launch_target t = {func, 0};
-    return launch_logged("cudaLaunchCooperativeKernel", t, grid, block, stream, 0);
+    return launch_logged("cudaLaunchCooperativeKernel", t, grid, block, shmem, stream, 0,
+                         SIM_VIA_LAUNCH_COOPERATIVE);
 }
 
 SIM_EXPORT obs_cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, obs_dim3 grid, obs_dim3 block,
@@ -105,7 +109,8 @@ SIM_EXPORT obs_cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, ob
                                                             obs_cudaStream_t stream)
 {
     struct launch_target t = {func, 0};
-    return launch_logged("cudaLaunchCooperativeKernel_ptsz", t, grid, block, stream, 1);
+    return launch_logged("cudaLaunchCooperativeKernel_ptsz", t, grid, block, shmem, stream, 1,
+                         SIM_VIA_LAUNCH_COOPERATIVE);
 }
 
 /* cudaLaunchKernelExC: the configuration comes in a struct; its attributes
@@ -123,6 +128,9 @@ static obs_cudaError_t launch_ex(const char *api, const obs_cudaLaunchConfig_t *
         err = obs_cudaErrorInvalidValue;
     else
         err = launch(t, config->gridDim, config->blockDim, config->stream, per_thread_api, &name);
+    if (err == obs_cudaSuccess)
+        sim_via_driver_launch(SIM_VIA_LAUNCH_EX, name, config->gridDim, config->blockDim,
+                              config->dynamicSmemBytes, config->stream, per_thread_api);
     return sim_finish(api, SIM_KIND_KERNEL, name, stream, SIM_NO_BYTES, err);
 }
 
