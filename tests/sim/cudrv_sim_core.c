@@ -8,6 +8,7 @@
  * format; each of their kernels is a CUkernel with a CUfunction of its own. */
 #include "cudrv_sim.h"
 #include "sim_fault.h"
+#include "sim_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,23 +23,9 @@
 pthread_mutex_t drv_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
-static int drv_log_fd = -1;
 static int drv_initialised;
 
 static const char drv_banner[] = "obsshim-sim: simulated CUDA driver (no GPU; kernels are not executed)\n";
-
-static void write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        buf += n;
-        len -= (size_t)n;
-    }
-}
 
 static void drv_lock_before_fork(void)
 {
@@ -52,24 +39,8 @@ static void drv_unlock_after_fork(void)
 
 static void drv_init(void)
 {
-    const char *quiet = getenv("OBS_SIM_QUIET");
-    const char *path = getenv("OBS_SIM_LOG");
-    int saved_errno = errno;
-
-    if (!(quiet && strcmp(quiet, "1") == 0))
-        write_all(2, drv_banner, sizeof drv_banner - 1);
-    if (path && *path) {
-        drv_log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (drv_log_fd < 0) {
-            char msg[4200];
-            int n = snprintf(msg, sizeof msg, "obsshim-sim: cannot open OBS_SIM_LOG=%s: %s\n", path,
-                             strerror(errno));
-            write_all(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-        }
-    }
-    sim_fault_init();
+    sim_log_start(drv_banner);
     pthread_atfork(drv_lock_before_fork, drv_unlock_after_fork, drv_unlock_after_fork);
-    errno = saved_errno;
 }
 
 void drv_enter(void)
@@ -86,31 +57,11 @@ static const char *const drv_kind_words[] = {
 obs_CUresult drv_finish(const char *api, enum drv_kind kind, const char *name, const void *stream,
                         long long bytes, obs_CUresult status)
 {
-    char line[8192], stream_text[32], bytes_text[32];
-    int injected = sim_fault_status(api), n, saved_errno;
+    int injected = sim_fault_status(api);
 
     if (injected)
         status = injected;
-    if (drv_log_fd < 0)
-        return status;
-    saved_errno = errno;
-    if (stream == DRV_NO_STREAM)
-        strcpy(stream_text, "-");
-    else
-        snprintf(stream_text, sizeof stream_text, "0x%" PRIxPTR, (uintptr_t)stream);
-    if (bytes < 0)
-        strcpy(bytes_text, "-");
-    else
-        snprintf(bytes_text, sizeof bytes_text, "%lld", bytes);
-    n = snprintf(line, sizeof line, "%s\t%s\t%.7000s\t%s\t%s\t%d\n", api, drv_kind_words[kind],
-                 name && *name ? name : "-", stream_text, bytes_text, status);
-    if (n > 0 && (size_t)n < sizeof line) {
-        ssize_t w;
-        do
-            w = write(drv_log_fd, line, (size_t)n);
-        while (w < 0 && errno == EINTR);
-    }
-    errno = saved_errno;
+    sim_log_line(api, drv_kind_words[kind], name, stream != DRV_NO_STREAM, (uintptr_t)stream, bytes, (int)status);
     return status;
 }
 
