@@ -157,7 +157,75 @@ enum obs_api_family { OBS_FAMILY_CUDART = 1, OBS_FAMILY_HIP = 2, OBS_FAMILY_CUDA
     X(hipMalloc, "hipMalloc", ALLOC, HIP)                                                 \
     X(hipFree, "hipFree", ALLOC, HIP)                                                     \
     X(hipMallocAsync, "hipMallocAsync", ALLOC, HIP)                                       \
-    X(hipFreeAsync, "hipFreeAsync", ALLOC, HIP)
+    X(hipFreeAsync, "hipFreeAsync", ALLOC, HIP)                                          \
+    /* CUDA driver (libcuda.so.1): launches, copies, memsets, synchronisation */ \
+    X(cuLaunchKernel, "cuLaunchKernel", KERNEL, CUDA_DRIVER)                             \
+    X(cuLaunchKernel_ptsz, "cuLaunchKernel_ptsz", KERNEL, CUDA_DRIVER)                   \
+    X(cuLaunchKernelEx, "cuLaunchKernelEx", KERNEL, CUDA_DRIVER)                         \
+    X(cuLaunchKernelEx_ptsz, "cuLaunchKernelEx_ptsz", KERNEL, CUDA_DRIVER)               \
+    X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", KERNEL, CUDA_DRIVER)       \
+    X(cuLaunchCooperativeKernel_ptsz, "cuLaunchCooperativeKernel_ptsz", KERNEL, CUDA_DRIVER) \
+    X(cuGraphLaunch, "cuGraphLaunch", GRAPH, CUDA_DRIVER)                                \
+    X(cuGraphLaunch_ptsz, "cuGraphLaunch_ptsz", GRAPH, CUDA_DRIVER)                      \
+    X(cuMemcpy, "cuMemcpy", MEMCPY, CUDA_DRIVER)                                         \
+    X(cuMemcpy_ptds, "cuMemcpy_ptds", MEMCPY, CUDA_DRIVER)                               \
+    X(cuMemcpyAsync, "cuMemcpyAsync", MEMCPY, CUDA_DRIVER)                               \
+    X(cuMemcpyAsync_ptsz, "cuMemcpyAsync_ptsz", MEMCPY, CUDA_DRIVER)                     \
+    X(cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2", MEMCPY, CUDA_DRIVER)                           \
+    X(cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD_v2_ptds", MEMCPY, CUDA_DRIVER)                 \
+    X(cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2", MEMCPY, CUDA_DRIVER)                           \
+    X(cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH_v2_ptds", MEMCPY, CUDA_DRIVER)                 \
+    X(cuMemcpyDtoD_v2, "cuMemcpyDtoD_v2", MEMCPY, CUDA_DRIVER)                           \
+    X(cuMemcpyDtoD_v2_ptds, "cuMemcpyDtoD_v2_ptds", MEMCPY, CUDA_DRIVER)                 \
+    X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", MEMCPY, CUDA_DRIVER)                 \
+    X(cuMemcpyHtoDAsync_v2_ptsz, "cuMemcpyHtoDAsync_v2_ptsz", MEMCPY, CUDA_DRIVER)       \
+    X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2", MEMCPY, CUDA_DRIVER)                 \
+    X(cuMemcpyDtoHAsync_v2_ptsz, "cuMemcpyDtoHAsync_v2_ptsz", MEMCPY, CUDA_DRIVER)       \
+    X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync_v2", MEMCPY, CUDA_DRIVER)                 \
+    X(cuMemcpyDtoDAsync_v2_ptsz, "cuMemcpyDtoDAsync_v2_ptsz", MEMCPY, CUDA_DRIVER)       \
+    X(cuMemcpy2D_v2, "cuMemcpy2D_v2", MEMCPY, CUDA_DRIVER)                               \
+    X(cuMemcpy2D_v2_ptds, "cuMemcpy2D_v2_ptds", MEMCPY, CUDA_DRIVER)                     \
+    X(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync_v2", MEMCPY, CUDA_DRIVER)                     \
+    X(cuMemcpy2DAsync_v2_ptsz, "cuMemcpy2DAsync_v2_ptsz", MEMCPY, CUDA_DRIVER)           \
+    X(cuMemcpy3D_v2, "cuMemcpy3D_v2", MEMCPY, CUDA_DRIVER)                               \
+    X(cuMemcpy3D_v2_ptds, "cuMemcpy3D_v2_ptds", MEMCPY, CUDA_DRIVER)                     \
+    X(cuMemcpy3DAsync_v2, "cuMemcpy3DAsync_v2", MEMCPY, CUDA_DRIVER)                     \
+    X(cuMemcpy3DAsync_v2_ptsz, "cuMemcpy3DAsync_v2_ptsz", MEMCPY, CUDA_DRIVER)           \
+    X(cuMemcpyPeer, "cuMemcpyPeer", MEMCPY, CUDA_DRIVER)                                 \
+    X(cuMemcpyPeer_ptds, "cuMemcpyPeer_ptds", MEMCPY, CUDA_DRIVER)                       \
+    X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", MEMCPY, CUDA_DRIVER)                       \
+    X(cuMemcpyPeerAsync_ptsz, "cuMemcpyPeerAsync_ptsz", MEMCPY, CUDA_DRIVER)             \
+    X(cuMemsetD8_v2, "cuMemsetD8_v2", MEMSET, CUDA_DRIVER)                               \
+    X(cuMemsetD8_v2_ptds, "cuMemsetD8_v2_ptds", MEMSET, CUDA_DRIVER)                     \
+    X(cuMemsetD16_v2, "cuMemsetD16_v2", MEMSET, CUDA_DRIVER)                             \
+    X(cuMemsetD16_v2_ptds, "cuMemsetD16_v2_ptds", MEMSET, CUDA_DRIVER)                   \
+    X(cuMemsetD32_v2, "cuMemsetD32_v2", MEMSET, CUDA_DRIVER)                             \
+    X(cuMemsetD32_v2_ptds, "cuMemsetD32_v2_ptds", MEMSET, CUDA_DRIVER)                   \
+    X(cuMemsetD8Async, "cuMemsetD8Async", MEMSET, CUDA_DRIVER)                           \
+    X(cuMemsetD8Async_ptsz, "cuMemsetD8Async_ptsz", MEMSET, CUDA_DRIVER)                 \
+    X(cuMemsetD16Async, "cuMemsetD16Async", MEMSET, CUDA_DRIVER)                         \
+    X(cuMemsetD16Async_ptsz, "cuMemsetD16Async_ptsz", MEMSET, CUDA_DRIVER)               \
+    X(cuMemsetD32Async, "cuMemsetD32Async", MEMSET, CUDA_DRIVER)                         \
+    X(cuMemsetD32Async_ptsz, "cuMemsetD32Async_ptsz", MEMSET, CUDA_DRIVER)               \
+    X(cuMemsetD2D8_v2, "cuMemsetD2D8_v2", MEMSET, CUDA_DRIVER)                           \
+    X(cuMemsetD2D8_v2_ptds, "cuMemsetD2D8_v2_ptds", MEMSET, CUDA_DRIVER)                 \
+    X(cuMemsetD2D16_v2, "cuMemsetD2D16_v2", MEMSET, CUDA_DRIVER)                         \
+    X(cuMemsetD2D16_v2_ptds, "cuMemsetD2D16_v2_ptds", MEMSET, CUDA_DRIVER)               \
+    X(cuMemsetD2D32_v2, "cuMemsetD2D32_v2", MEMSET, CUDA_DRIVER)                         \
+    X(cuMemsetD2D32_v2_ptds, "cuMemsetD2D32_v2_ptds", MEMSET, CUDA_DRIVER)               \
+    X(cuMemsetD2D8Async, "cuMemsetD2D8Async", MEMSET, CUDA_DRIVER)                       \
+    X(cuMemsetD2D8Async_ptsz, "cuMemsetD2D8Async_ptsz", MEMSET, CUDA_DRIVER)             \
+    X(cuMemsetD2D16Async, "cuMemsetD2D16Async", MEMSET, CUDA_DRIVER)                     \
+    X(cuMemsetD2D16Async_ptsz, "cuMemsetD2D16Async_ptsz", MEMSET, CUDA_DRIVER)           \
+    X(cuMemsetD2D32Async, "cuMemsetD2D32Async", MEMSET, CUDA_DRIVER)                     \
+    X(cuMemsetD2D32Async_ptsz, "cuMemsetD2D32Async_ptsz", MEMSET, CUDA_DRIVER)           \
+    X(cuCtxSynchronize, "cuCtxSynchronize", SYNC, CUDA_DRIVER)                           \
+    X(cuCtxSynchronize_v2, "cuCtxSynchronize_v2", SYNC, CUDA_DRIVER)                     \
+    X(cuStreamSynchronize, "cuStreamSynchronize", SYNC, CUDA_DRIVER)                     \
+    X(cuStreamSynchronize_ptsz, "cuStreamSynchronize_ptsz", SYNC, CUDA_DRIVER)           \
+    X(cuEventSynchronize, "cuEventSynchronize", SYNC, CUDA_DRIVER)                       \
+    X(cuStreamWaitEvent, "cuStreamWaitEvent", SYNC, CUDA_DRIVER)                         \
+    X(cuStreamWaitEvent_ptsz, "cuStreamWaitEvent_ptsz", SYNC, CUDA_DRIVER)
 
 enum obs_api {
 #define OBS_API_ENUM(id, name, kind, family) OBS_API_##id,

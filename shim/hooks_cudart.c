@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* Prototypes are declared here, not by the ABI header: cudaGraphInstantiate
  * is defined with a wider signature than CUDA 13's (see its hook). */
@@ -145,14 +146,14 @@ static inline struct obs_rec_call describe_cudaLaunchCooperativeKernel_ptsz(cons
 {
     return launch_record(obs_kernel_name_of_host_fun(func), grid, block, shmem, stream_id(stream, true));
 }
-/* Graph launches: bytes holds the node count replayed. */
+/* Graph launches: node count replayed, exec id, most frequent kernel (graph_execs.h). */
 static inline struct obs_rec_call describe_cudaGraphLaunch(obs_cudaGraphExec_t exec, obs_cudaStream_t stream)
 {
-    return obs_bytes_record(obs_graph_exec_node_count(exec), OBS_DIR_NONE, stream_id(stream, false));
+    return obs_graph_launch_record(exec, stream_id(stream, false));
 }
 static inline struct obs_rec_call describe_cudaGraphLaunch_ptsz(obs_cudaGraphExec_t exec, obs_cudaStream_t stream)
 {
-    return obs_bytes_record(obs_graph_exec_node_count(exec), OBS_DIR_NONE, stream_id(stream, true));
+    return obs_graph_launch_record(exec, stream_id(stream, true));
 }
 
 /* copies: synchronous ones run on the legacy default stream (id 0), or on
@@ -460,6 +461,66 @@ OBS_EXPORT obs_cudaError_t __cudaGetKernel(obs_cudaKernel_t *kernel, const void 
     return status;
 }
 
+/* The kernel of a kernel node, as a name id: its func is the host stub (or
+ * the cudaKernel_t it was launched by), both known to kernel_names. */
+static void walk_node(obs_cudaGraphNode_t node, struct obs_graph_walk *w, bool *failed)
+{
+    obs_fn_cudaGraphNodeGetType get_type = OBS_CUDA_REAL(cudaGraphNodeGetType);
+    obs_fn_cudaGraphKernelNodeGetParams get_params = OBS_CUDA_REAL(cudaGraphKernelNodeGetParams);
+    struct obs_cudaKernelNodeParams params;
+    obs_cudaGraphNodeType type;
+
+    if (get_type == NULL || get_type(node, &type) != obs_cudaSuccess) {
+        *failed = *failed || get_type != NULL;
+        w->incomplete = true;
+        return;
+    }
+    if (type != obs_cudaGraphNodeTypeKernel)
+        return;
+    if (get_params == NULL || get_params(node, &params) != obs_cudaSuccess) {
+        *failed = *failed || get_params != NULL;
+        obs_graph_walk_add_kernel(w, 0);
+        return;
+    }
+    obs_graph_walk_add_kernel(w, params.func != NULL ? obs_kernel_name_of_host_fun(params.func) : 0);
+}
+
+/* Walk graph once (read-only queries) and publish exec. CUDA keeps a
+ * failure as the thread's last error until cudaGetLastError reads it: when
+ * one of these queries fails and the app had no error pending, the error
+ * it left is read away, so the app sees what it would have without us. */
+static void walk_graph(obs_cudaGraphExec_t exec, obs_cudaGraph_t graph)
+{
+    obs_fn_cudaGraphGetNodes get_nodes = OBS_CUDA_REAL(cudaGraphGetNodes);
+    obs_fn_cudaPeekAtLastError peek = OBS_CUDA_REAL(cudaPeekAtLastError);
+    obs_fn_cudaGetLastError clear = OBS_CUDA_REAL(cudaGetLastError);
+    obs_cudaError_t pending = peek != NULL ? peek() : obs_cudaSuccess;
+    obs_cudaGraphNode_t *nodes = NULL;
+    struct obs_graph_walk w;
+    size_t count = 0, i;
+    bool failed = false;
+
+    if (get_nodes == NULL)
+        return;
+    if (get_nodes(graph, NULL, &count) != obs_cudaSuccess) {
+        failed = true;
+    } else {
+        obs_graph_walk_init(&w, count);
+        nodes = count > 0 ? malloc(count * sizeof *nodes) : NULL;
+        if (count > 0 && (nodes == NULL || get_nodes(graph, nodes, &count) != obs_cudaSuccess)) {
+            failed = nodes != NULL;
+            w.incomplete = true;
+        } else {
+            for (i = 0; i < count; i++)
+                walk_node(nodes[i], &w, &failed);
+        }
+        free(nodes);
+        obs_graph_exec_instantiated(exec, &w);
+    }
+    if (failed && pending == obs_cudaSuccess && clear != NULL)
+        clear();
+}
+
 /* CUDA 12+: (exec, graph, flags). CUDA 11: (exec, graph, errorNode *,
  * logBuffer, bufferSize). Taking and passing on five arguments serves both:
  * they travel in registers (x86-64 and AArch64 ABIs), the third unchanged,
@@ -468,24 +529,30 @@ typedef obs_cudaError_t (*graph_instantiate_any_fn)(obs_cudaGraphExec_t *exec, o
                                                     unsigned long long flags, void *cuda11_log,
                                                     size_t cuda11_log_size);
 
+/* The depth guard is held around the real call, so that an instantiation
+ * the runtime makes at the driver level (hooked there too) is not walked
+ * a second time. */
 OBS_EXPORT obs_cudaError_t cudaGraphInstantiate(obs_cudaGraphExec_t *exec, obs_cudaGraph_t graph,
                                                 unsigned long long flags, void *cuda11_log, size_t cuda11_log_size)
 {
     graph_instantiate_any_fn real =
         (graph_instantiate_any_fn)obs_real_get(&obs_real_cuda, OBS_REAL_CUDA_cudaGraphInstantiate);
-    obs_fn_cudaGraphGetNodes get_nodes;
     obs_cudaError_t status;
-    size_t nodes = 0;
+    bool walk;
     int saved_errno;
 
     if (real == NULL)
         return cuda_missing(OBS_REAL_CUDA_cudaGraphInstantiate);
+    walk = obs_graph_walk_wanted();
+    if (walk)
+        obs_tls.depth = 1;
     status = real(exec, graph, flags, cuda11_log, cuda11_log_size);
     saved_errno = errno;
-    get_nodes = OBS_CUDA_REAL(cudaGraphGetNodes);
-    if (status == obs_cudaSuccess && exec != NULL && learning() && get_nodes != NULL &&
-        get_nodes(graph, NULL, &nodes) == obs_cudaSuccess)
-        obs_graph_exec_note(*exec, nodes);
+    if (walk) {
+        obs_tls.depth = 0;
+        if (status == obs_cudaSuccess && exec != NULL)
+            walk_graph(*exec, graph);
+    }
     errno = saved_errno;
     return status;
 }

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* Prototypes are declared here, with OBS_EXPORT, not by the ABI header. */
 #define OBS_HIP_ABI_NO_PROTOTYPES
@@ -228,10 +229,10 @@ static inline struct obs_rec_call describe_hipLaunchCooperativeKernel_spt(const 
 {
     return launch_record(hip_name_of_host_fun(f), gridDim, blockDim, sharedMemBytes, stream_id(hStream, true));
 }
-/* Graph launches: bytes holds the node count replayed. */
+/* Graph launches: node count replayed, exec id, most frequent kernel (graph_execs.h). */
 static inline struct obs_rec_call describe_hipGraphLaunch(obs_hipGraphExec_t graphExec, obs_hipStream_t stream)
 {
-    return obs_bytes_record(obs_graph_exec_node_count(graphExec), OBS_DIR_NONE, stream_id(stream, false));
+    return obs_graph_launch_record(graphExec, stream_id(stream, false));
 }
 
 /* copies: synchronous ones run on the null stream (id 0), or on the
@@ -549,31 +550,107 @@ OBS_EXPORT obs_hipError_t hipModuleGetFunction(obs_hipFunction_t *function, obs_
     return status;
 }
 
-/* HIP 5.2's signature (exec, graph, errorNode, logBuffer, bufferSize). After
- * a success, hipGraphGetNodes gives the node count graph launches replay.
- * HIP stores every call's result as the thread's last error: should that
- * call fail, hipGetLastError puts back the success the instantiation left. */
+/* hipGraphNodeType's value for kernel nodes in the loaded runtime: 1 up to
+ * HIP 5.2, 0 from HIP 5.3 on (renumbered as CUDA). An unknown version is
+ * taken as the newer numbering: a 5.2 kernel node (1) then reads as a
+ * memcpy and is only not named, whereas the other way round a memcpy node
+ * would be handed to hipGraphKernelNodeGetParams, which HIP does not check. */
+static int hip_kernel_node_type(void)
+{
+    static _Atomic int cached = -1;
+    obs_fn_hipRuntimeGetVersion get_version;
+    int type = atomic_load_explicit(&cached, memory_order_relaxed), version = 0;
+    if (type >= 0)
+        return type;
+    get_version = OBS_HIP_REAL(hipRuntimeGetVersion);
+    type = OBS_HIP_GRAPH_NODE_KERNEL_SINCE_5_3;
+    if (get_version != NULL && get_version(&version) == obs_hipSuccess && version > 0 && version < 50300000)
+        type = obs_hipGraphNodeTypeKernel;
+    atomic_store_explicit(&cached, type, memory_order_relaxed);
+    return type;
+}
+
+/* The kernel of a kernel node, as a name id: its func is the host stub (or
+ * the hipFunction_t it was launched by), both known to kernel_names. */
+static void walk_node(obs_hipGraphNode_t node, int kernel_type, struct obs_graph_walk *w, bool *failed)
+{
+    obs_fn_hipGraphNodeGetType get_type = OBS_HIP_REAL(hipGraphNodeGetType);
+    obs_fn_hipGraphKernelNodeGetParams get_params = OBS_HIP_REAL(hipGraphKernelNodeGetParams);
+    obs_hipKernelNodeParams params;
+    obs_hipGraphNodeType type;
+
+    if (get_type == NULL || get_type(node, &type) != obs_hipSuccess) {
+        *failed = *failed || get_type != NULL;
+        w->incomplete = true;
+        return;
+    }
+    if ((int)type != kernel_type)
+        return;
+    if (get_params == NULL || get_params(node, &params) != obs_hipSuccess) {
+        *failed = *failed || get_params != NULL;
+        obs_graph_walk_add_kernel(w, 0);
+        return;
+    }
+    obs_graph_walk_add_kernel(w, params.func != NULL ? obs_kernel_name_of_host_fun(params.func) : 0);
+}
+
+/* Walk graph once (read-only queries) and publish exec. HIP stores every
+ * call's result as the thread's last error: when one of these queries
+ * failed, hipGetLastError puts back the success the instantiation left. */
+static void walk_graph(obs_hipGraphExec_t exec, obs_hipGraph_t graph)
+{
+    obs_fn_hipGraphGetNodes get_nodes = OBS_HIP_REAL(hipGraphGetNodes);
+    obs_fn_hipGetLastError clear = OBS_HIP_REAL(hipGetLastError);
+    obs_hipGraphNode_t *nodes = NULL;
+    struct obs_graph_walk w;
+    size_t count = 0, i;
+    bool failed = false;
+    int kernel_type;
+
+    if (get_nodes == NULL)
+        return;
+    if (get_nodes(graph, NULL, &count) != obs_hipSuccess) {
+        failed = true;
+    } else {
+        obs_graph_walk_init(&w, count);
+        kernel_type = hip_kernel_node_type();
+        nodes = count > 0 ? malloc(count * sizeof *nodes) : NULL;
+        if (count > 0 && (nodes == NULL || get_nodes(graph, nodes, &count) != obs_hipSuccess)) {
+            failed = nodes != NULL;
+            w.incomplete = true;
+        } else {
+            for (i = 0; i < count; i++)
+                walk_node(nodes[i], kernel_type, &w, &failed);
+        }
+        free(nodes);
+        obs_graph_exec_instantiated(exec, &w);
+    }
+    if (failed && clear != NULL)
+        clear();
+}
+
+/* HIP 5.2's signature (exec, graph, errorNode, logBuffer, bufferSize). The
+ * depth guard is held around the real call (see cudaGraphInstantiate). */
 OBS_EXPORT obs_hipError_t hipGraphInstantiate(obs_hipGraphExec_t *pGraphExec, obs_hipGraph_t graph,
                                               obs_hipGraphNode_t *pErrorNode, char *pLogBuffer,
                                               size_t bufferSize)
 {
     obs_fn_hipGraphInstantiate real = OBS_HIP_REAL(hipGraphInstantiate);
-    obs_fn_hipGraphGetNodes get_nodes;
-    obs_fn_hipGetLastError clear_error;
     obs_hipError_t status;
-    size_t nodes = 0;
+    bool walk;
     int saved_errno;
 
     if (real == NULL)
         return hip_missing(OBS_REAL_HIP_hipGraphInstantiate);
+    walk = obs_graph_walk_wanted();
+    if (walk)
+        obs_tls.depth = 1;
     status = real(pGraphExec, graph, pErrorNode, pLogBuffer, bufferSize);
     saved_errno = errno;
-    get_nodes = OBS_HIP_REAL(hipGraphGetNodes);
-    if (status == obs_hipSuccess && pGraphExec != NULL && learning() && get_nodes != NULL) {
-        if (get_nodes(graph, NULL, &nodes) == obs_hipSuccess)
-            obs_graph_exec_note(*pGraphExec, nodes);
-        else if ((clear_error = OBS_HIP_REAL(hipGetLastError)) != NULL)
-            clear_error();
+    if (walk) {
+        obs_tls.depth = 0;
+        if (status == obs_hipSuccess && pGraphExec != NULL)
+            walk_graph(*pGraphExec, graph);
     }
     errno = saved_errno;
     return status;

@@ -43,8 +43,21 @@ OBS_HIDDEN struct obs_real_table obs_real_hip = {
     "HIP runtime", hip_sonames, hip_names, hip_fns, hip_warned, OBS_REAL_HIP_COUNT, hip_symbols,
 };
 
+static const char *const cudrv_sonames[] = {"libcuda.so.1", NULL};
+static const char *const cudrv_names[] = {
+#define OBS_REAL_CUDRV_NAME(name, ret, params, args) #name,
+    OBS_CUDA_DRIVER_API(OBS_REAL_CUDRV_NAME) OBS_CUDA_DRIVER_SUPPORT_API(OBS_REAL_CUDRV_NAME)
+#undef OBS_REAL_CUDRV_NAME
+};
+static _Atomic(void *) cudrv_fns[OBS_REAL_CUDRV_COUNT];
+static atomic_int cudrv_warned[OBS_REAL_CUDRV_COUNT];
+
+OBS_HIDDEN struct obs_real_table obs_real_cudrv = {
+    "CUDA driver", cudrv_sonames, cudrv_names, cudrv_fns, cudrv_warned, OBS_REAL_CUDRV_COUNT, NULL,
+};
+
 /* Every table, for the one-time resolver. */
-static struct obs_real_table *const all_tables[] = {&obs_real_cuda, &obs_real_hip};
+static struct obs_real_table *const all_tables[] = {&obs_real_cuda, &obs_real_hip, &obs_real_cudrv};
 
 /* ---- resolution ------------------------------------------------------------- */
 
@@ -62,12 +75,12 @@ static const char *symbol_of(const struct obs_real_table *t, unsigned index)
 static void *lookup_symbol(const struct obs_real_table *t, unsigned index)
 {
     const char *name = symbol_of(t, index);
-    void *fn = dlsym(RTLD_NEXT, name);
+    void *fn = obs_real_dlsym(RTLD_NEXT, name);
     const char *const *soname;
     for (soname = t->sonames; fn == NULL && *soname != NULL; soname++) {
         void *lib = dlopen(*soname, RTLD_LAZY | RTLD_NOLOAD);
         if (lib != NULL) {
-            fn = dlsym(lib, name);
+            fn = obs_real_dlsym(lib, name);
             dlclose(lib); /* RTLD_NOLOAD took a reference: give it back */
         }
     }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "abi/cuda_abi.h"
+#include "abi/cuda_driver_abi.h"
 #include "abi/hip_abi.h"
 
 struct obs_real_table {
@@ -68,5 +69,24 @@ enum obs_real_hip_index {
 extern struct obs_real_table obs_real_hip;
 
 #define OBS_HIP_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_hip, OBS_REAL_HIP_##name))
+
+/* The CUDA driver table (libcuda.so.1): every entry of OBS_CUDA_DRIVER_API
+ * and OBS_CUDA_DRIVER_SUPPORT_API (shim/abi/cuda_driver_abi.h), each under
+ * its exact variant symbol (cuLaunchKernel_ptsz, cuMemcpyHtoD_v2 ...). A
+ * driver dlopen'ed with RTLD_LOCAL (nvcc's static cudart) is found by its
+ * soname. */
+enum obs_real_cudrv_index {
+#define OBS_REAL_CUDRV_ENUM(name, ret, params, args) OBS_REAL_CUDRV_##name,
+    OBS_CUDA_DRIVER_API(OBS_REAL_CUDRV_ENUM) OBS_CUDA_DRIVER_SUPPORT_API(OBS_REAL_CUDRV_ENUM)
+#undef OBS_REAL_CUDRV_ENUM
+    OBS_REAL_CUDRV_COUNT
+};
+extern struct obs_real_table obs_real_cudrv;
+
+#define OBS_CUDRV_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cudrv, OBS_REAL_CUDRV_##name))
+
+/* The C library's dlsym, never the shim's own hook (hooks_dlsym.c): every
+ * lookup the shim makes for itself goes through it. */
+void *obs_real_dlsym(void *handle, const char *name);
 
 #endif

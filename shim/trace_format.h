@@ -64,7 +64,8 @@ struct obs_chunk_header { /* 24 bytes */
     X(LOST, "lost")           /* records that could not be kept */    \
     X(PHASE, "phase")         /* phase/step boundary (phase engine) */ \
     X(GRAPH, "graph")         /* graph exec description */            \
-    X(SELF_COST, "self_cost") /* the shim's own measured cost */
+    X(SELF_COST, "self_cost") /* the shim's own measured cost */   \
+    X(GRAPH_KERNELS, "graph_kernels") /* a graph exec's kernels by name */
 
 enum obs_record_kind {
     OBS_REC_INVALID = 0,
@@ -104,9 +105,9 @@ struct obs_rec_call { /* 48 bytes */
     int32_t status;    /* the call's return code */
     uint64_t t_begin;  /* host CLOCK_MONOTONIC ns */
     uint32_t t_dur;    /* host ns (or us with OBS_CALL_DUR_US) */
-    uint32_t name;     /* kernel name string id, 0 = unknown */
+    uint32_t name;     /* kernel name string id, 0 = unknown; graph launch: its exec's most frequent kernel */
     uint32_t stream;   /* stream id (OBS_REC_STREAM), 0 = default/legacy */
-    uint32_t shmem;    /* kernel: dynamic shared memory bytes */
+    uint32_t shmem;    /* kernel: dynamic shared memory bytes; graph launch: graph exec id (0 unknown) */
     union {
         struct {
             uint32_t x;
@@ -171,15 +172,34 @@ struct obs_rec_phase { /* 48 bytes: written by the phase engine, in the thread's
 enum obs_phase_event { OBS_PHASE_BEGIN = 1, OBS_PHASE_END = 2, OBS_PHASE_RELABEL = 3 };
 #define OBS_NO_STEP UINT32_MAX
 
+/* Written once per graph exec, when it is instantiated, followed by its
+ * GRAPH_KERNELS records. Graph launch CALL records name the exec by id (in
+ * their shmem field) and carry its node count in u.bytes. */
 struct obs_rec_graph { /* 48 bytes */
     uint8_t type;      /* OBS_REC_GRAPH */
-    uint8_t flags;
+    uint8_t flags;     /* OBS_GRAPH_* */
     uint16_t reserved0;
-    uint32_t id;       /* graph exec id */
-    uint64_t handle;
-    uint64_t node_count;
-    uint64_t kernel_count;
+    uint32_t id;       /* graph exec id, 1, 2, ... per process */
+    uint64_t handle;   /* the exec handle (cudaGraphExec_t, hipGraphExec_t, CUgraphExec) */
+    uint64_t node_count; /* nodes of the graph it was instantiated from */
+    uint64_t kernel_count; /* kernel nodes among them */
     uint64_t reserved[2];
+};
+#define OBS_GRAPH_WALK_INCOMPLETE 0x1u /* some nodes could not be typed or named: counts are lower bounds */
+
+/* A graph exec's kernel nodes by name: (name id, count) pairs, as many
+ * records as needed after its GRAPH record (same thread). Unused pairs are
+ * zero. Kernel nodes whose kernel could not be named count under name id 0. */
+#define OBS_GRAPH_KERNEL_PAIRS 5u
+struct obs_rec_graph_kernels { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_GRAPH_KERNELS */
+    uint8_t count;     /* pairs used, 1..OBS_GRAPH_KERNEL_PAIRS */
+    uint16_t reserved0;
+    uint32_t graph;    /* the GRAPH record's id */
+    struct {
+        uint32_t name; /* kernel name string id (as CALL records use) */
+        uint32_t count; /* kernel nodes of that name */
+    } pairs[OBS_GRAPH_KERNEL_PAIRS];
 };
 
 struct obs_rec_self_cost { /* 48 bytes */
@@ -200,6 +220,7 @@ union obs_record {
     struct obs_rec_phase phase;
     struct obs_rec_graph graph;
     struct obs_rec_self_cost self_cost;
+    struct obs_rec_graph_kernels graph_kernels;
     uint8_t raw[OBS_RECORD_SIZE];
 };
 
@@ -236,6 +257,7 @@ _Static_assert(sizeof(struct obs_rec_lost) == OBS_RECORD_SIZE, "lost record size
 _Static_assert(sizeof(struct obs_rec_phase) == OBS_RECORD_SIZE, "phase record size");
 _Static_assert(sizeof(struct obs_rec_graph) == OBS_RECORD_SIZE, "graph record size");
 _Static_assert(sizeof(struct obs_rec_self_cost) == OBS_RECORD_SIZE, "self cost record size");
+_Static_assert(sizeof(struct obs_rec_graph_kernels) == OBS_RECORD_SIZE, "graph kernels record size");
 _Static_assert(sizeof(union obs_record) == OBS_RECORD_SIZE, "record union size");
 _Static_assert(sizeof(struct obs_string_entry) == 16, "string entry is 16 bytes");
 

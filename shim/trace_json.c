@@ -247,12 +247,52 @@ static int kind_has_bytes(unsigned kind)
            kind == OBS_KIND_GRAPH;
 }
 
-/* The slice name of a call: its kernel's name, else its API's. */
+/* The slice name of a call: its kernel's name, else its API's (graph
+ * launches: the API's; their kernels are in the args). */
 static const struct json_text *call_name(const struct json_ctx *x, const struct obs_call *c)
 {
-    if (c->kernel && x->kernel_name[c->kernel].len)
+    if (c->kernel && c->kind != OBS_KIND_GRAPH && x->kernel_name[c->kernel].len)
         return &x->kernel_name[c->kernel];
     return &x->api_name[c->api < OBS_API_COUNT ? c->api : OBS_API_COUNT];
+}
+
+/* Bytes put_graph_args may write for c. */
+static size_t graph_args_len(const struct json_ctx *x, const struct obs_call *c)
+{
+    const struct obs_graph *g = obs_call_graph(x->t, c);
+    size_t i, len = 64;
+    for (i = 0; g && i < g->nkernels; i++)
+        len += x->kernel_name[g->kernels[i].kernel].len + 32;
+    return len;
+}
+
+/* A graph launch's exec: "graph":id, "kernels":{"name":count, ...} (kernel
+ * nodes by name, as walked at instantiation; unnamed ones as "(unnamed)"). */
+static char *put_graph_args(char *p, const struct json_ctx *x, const struct obs_call *c)
+{
+    const struct obs_graph *g = obs_call_graph(x->t, c);
+    size_t i;
+    if (g == NULL)
+        return p;
+    p = OBS_PUT_LIT(p, ",\"graph\":");
+    p = obs_fmt_u64(p, g->id);
+    p = OBS_PUT_LIT(p, ",\"kernel_nodes\":");
+    p = obs_fmt_u64(p, g->kernel_count);
+    p = OBS_PUT_LIT(p, ",\"kernels\":{");
+    for (i = 0; i < g->nkernels; i++) {
+        const struct json_text *name = &x->kernel_name[g->kernels[i].kernel];
+        if (i)
+            *p++ = ',';
+        *p++ = '"';
+        if (g->kernels[i].kernel && name->len)
+            p = obs_put_padded(p, name->s, name->len);
+        else
+            p = OBS_PUT_LIT(p, "(unnamed)");
+        p = OBS_PUT_LIT(p, "\":");
+        p = obs_fmt_u64(p, g->kernels[i].count);
+    }
+    *p++ = '}';
+    return p;
 }
 
 static char *put_args(char *p, const struct json_ctx *x, const struct obs_call *c, uint64_t seq)
@@ -294,6 +334,8 @@ static char *put_args(char *p, const struct json_ctx *x, const struct obs_call *
         p = c->kind == OBS_KIND_GRAPH ? OBS_PUT_LIT(p, ",\"nodes\":") : OBS_PUT_LIT(p, ",\"bytes\":");
         p = obs_fmt_u64(p, c->u.bytes);
     }
+    if (c->kind == OBS_KIND_GRAPH)
+        p = put_graph_args(p, x, c);
     if (dir != OBS_DIR_NONE) {
         const struct json_text *d = &x->direction[dir < OBS_DIR_COUNT ? dir : OBS_DIR_COUNT];
         p = OBS_PUT_LIT(p, ",\"direction\":\"");
@@ -345,7 +387,8 @@ static int put_host_slices(struct json_ctx *x)
         const struct json_text *name = call_name(x, c);
         const struct json_text *cat = &x->kind_name[c->kind < OBS_KIND_COUNT ? c->kind : OBS_KIND_COUNT];
         uint64_t tid = t->threads[c->thread].tid, b = c->host_begin, e = c->host_end;
-        size_t extra = name->len + (c->phase != OBS_NONE ? x->phase_name[c->phase].len : 0);
+        size_t extra = name->len + (c->phase != OBS_NONE ? x->phase_name[c->phase].len : 0) +
+                       (c->kind == OBS_KIND_GRAPH ? graph_args_len(x, c) : 0);
         char *p = obs_outbuf_reserve(&x->ob, 640 + extra);
 
         rc = nest_slice(&nests[c->thread], b, &e);

@@ -184,6 +184,11 @@ struct stream_tmp {
     size_t order;
 };
 
+struct graph_pair {
+    uint32_t graph, kernel, count;
+    size_t order;
+};
+
 struct call_key {
     uint64_t t, index;
     const uint8_t *rec;
@@ -222,6 +227,7 @@ struct loader {
     size_t errlen;
     struct span_ref *span_refs; /* spans by thread, then call index (group_spans) */
     struct vec chunks, strings, spans, streams, lost, phase_evs, graphs, self_cost, meta, kernels;
+    struct vec graph_pairs; /* struct graph_pair, from GRAPH_KERNELS records */
     struct thread_work *work;
     struct kernel_map kmap;
     uint32_t last_kernel_id, last_kernel_index;
@@ -728,10 +734,26 @@ static int scan_record(struct loader *L, const uint8_t *p)
         struct obs_graph *g = vec_push(&L->graphs);
         if (g == NULL)
             return -1;
+        memset(g, 0, sizeof *g);
         g->id = r.graph.id;
+        g->flags = r.graph.flags;
         g->handle = r.graph.handle;
         g->node_count = r.graph.node_count;
         g->kernel_count = r.graph.kernel_count;
+        g->nkernels = L->graphs.n; /* file order until finish_graphs */
+        break;
+    }
+    case OBS_REC_GRAPH_KERNELS: {
+        unsigned i, n = r.graph_kernels.count;
+        for (i = 0; i < n && i < OBS_GRAPH_KERNEL_PAIRS; i++) {
+            struct graph_pair *gp = vec_push(&L->graph_pairs);
+            if (gp == NULL)
+                return -1;
+            gp->graph = r.graph_kernels.graph;
+            gp->kernel = kernel_index(L, r.graph_kernels.pairs[i].name);
+            gp->count = r.graph_kernels.pairs[i].count;
+            gp->order = L->graph_pairs.n;
+        }
         break;
     }
     case OBS_REC_SELF_COST: {
@@ -1350,6 +1372,60 @@ out:
 
 /* ---- small tables ------------------------------------------------------------------------- */
 
+static int cmp_graph(const void *a, const void *b)
+{
+    const struct obs_graph *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->nkernels < y->nkernels ? -1 : x->nkernels > y->nkernels; /* file order */
+}
+
+static int cmp_graph_pair(const void *a, const void *b)
+{
+    const struct graph_pair *x = a, *y = b;
+    if (x->graph != y->graph)
+        return x->graph < y->graph ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Graphs by id (the last record of an id wins), each with its kernels by
+ * name; pairs of an id with no GRAPH record are dropped. */
+static int finish_graphs(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    struct obs_graph *g = L->graphs.data;
+    struct graph_pair *gp = L->graph_pairs.data;
+    size_t i, n = 0, p = 0;
+
+    qsort(g, L->graphs.n, sizeof *g, cmp_graph);
+    for (i = 0; i < L->graphs.n; i++) {
+        if (n > 0 && g[n - 1].id == g[i].id)
+            g[n - 1] = g[i];
+        else
+            g[n++] = g[i];
+    }
+    qsort(gp, L->graph_pairs.n, sizeof *gp, cmp_graph_pair);
+    t->graph_kernels = big_alloc(L->graph_pairs.n * sizeof *t->graph_kernels);
+    if (t->graph_kernels == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
+        g[i].kernels = t->graph_kernels + t->ngraph_kernels;
+        g[i].nkernels = 0;
+        while (p < L->graph_pairs.n && gp[p].graph < g[i].id)
+            p++;
+        for (; p < L->graph_pairs.n && gp[p].graph == g[i].id; p++) {
+            t->graph_kernels[t->ngraph_kernels].kernel = gp[p].kernel;
+            t->graph_kernels[t->ngraph_kernels].count = gp[p].count;
+            t->ngraph_kernels++;
+            g[i].nkernels++;
+        }
+    }
+    t->graphs = g;
+    t->ngraphs = n;
+    L->graphs.data = NULL;
+    return 0;
+}
+
 static int finish_tables(struct loader *L)
 {
     struct obs_trace *t = L->t;
@@ -1411,9 +1487,8 @@ static int finish_tables(struct loader *L)
     L->lost.data = NULL;
     for (i = 0; i < t->nlost; i++)
         t->records_lost += t->lost[i].count;
-    t->graphs = L->graphs.data;
-    t->ngraphs = L->graphs.n;
-    L->graphs.data = NULL;
+    if (finish_graphs(L) != 0)
+        return -1;
     t->meta = L->meta.data;
     t->nmeta = L->meta.n;
     L->meta.data = NULL;
@@ -1464,6 +1539,7 @@ static void loader_free(struct loader *L)
     free(L->lost.data);
     free(L->phase_evs.data);
     free(L->graphs.data);
+    free(L->graph_pairs.data);
     free(L->self_cost.data);
     free(L->meta.data);
     free(L->kernels.data);
@@ -1487,6 +1563,7 @@ static void loader_init(struct loader *L, struct obs_trace *t, char *err, size_t
     L->lost.size = sizeof(struct obs_lost);
     L->phase_evs.size = sizeof(struct phase_ev);
     L->graphs.size = sizeof(struct obs_graph);
+    L->graph_pairs.size = sizeof(struct graph_pair);
     L->self_cost.size = sizeof(struct obs_self_cost);
     L->meta.size = sizeof(struct obs_meta);
     L->kernels.size = sizeof(struct obs_kernel);
@@ -1628,6 +1705,7 @@ void obs_trace_free(struct obs_trace *t)
     free(t->phases);
     free(t->lost);
     free(t->graphs);
+    free(t->graph_kernels);
     free(t->self_cost);
     free(t->meta);
     if (t->store) {
@@ -1650,6 +1728,19 @@ const char *obs_trace_meta(const struct obs_trace *t, const char *key)
         if (strcmp(t->meta[i].key, key) == 0)
             v = t->meta[i].value;
     return v;
+}
+
+const struct obs_graph *obs_trace_graph(const struct obs_trace *t, uint32_t id)
+{
+    size_t lo = 0, hi = t->ngraphs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->graphs[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->ngraphs && t->graphs[lo].id == id ? &t->graphs[lo] : NULL;
 }
 
 const struct obs_stream *obs_trace_stream(const struct obs_trace *t, uint32_t id)

@@ -44,7 +44,7 @@ struct obs_call {
     uint32_t thread;  /* index into trace->threads */
     uint32_t kernel;  /* index into trace->kernels; 0 = no name */
     uint32_t stream;  /* stream id (trace->streams); 0 = default/legacy */
-    uint32_t shmem;   /* KERNEL: dynamic shared memory bytes */
+    uint32_t shmem;   /* KERNEL: dynamic shared memory bytes; GRAPH: graph exec id (obs_call_graph) */
     uint32_t gpu;     /* index into trace->gpu, or OBS_NONE */
     uint32_t phase;   /* index into trace->phases: the range that labels it (RELABEL, else the
                          innermost BEGIN/END range open in its thread), or OBS_NONE */
@@ -106,9 +106,20 @@ struct obs_lost {
     uint64_t count, t_first, t_last;
 };
 
+/* A graph exec's kernel nodes of one name (GRAPH_KERNELS records). */
+struct obs_graph_kernel {
+    uint32_t kernel; /* index into trace->kernels; 0: nodes whose kernel could not be named */
+    uint32_t count;  /* kernel nodes of that name */
+};
+
+/* A graph exec (GRAPH record), with its kernels by name in the order the
+ * shim found them (first appearance among the graph's nodes). */
 struct obs_graph {
-    uint32_t id;
+    uint32_t id;    /* what graph launch calls name (obs_call_graph) */
+    uint32_t flags; /* OBS_GRAPH_WALK_INCOMPLETE: counts are lower bounds */
     uint64_t handle, node_count, kernel_count;
+    const struct obs_graph_kernel *kernels; /* into trace->graph_kernels */
+    size_t nkernels;
 };
 
 /* The shim's own cost, per thread (the SELF_COST snapshot with most calls). */
@@ -141,8 +152,10 @@ struct obs_trace {
     size_t nphases;
     struct obs_lost *lost;
     size_t nlost;
-    struct obs_graph *graphs;
+    struct obs_graph *graphs; /* sorted by id, one per id (the last GRAPH record of an id wins) */
     size_t ngraphs;
+    struct obs_graph_kernel *graph_kernels; /* storage behind graphs[].kernels */
+    size_t ngraph_kernels;
     struct obs_self_cost *self_cost;
     size_t nself_cost;
     struct obs_meta *meta; /* in file order */
@@ -214,6 +227,17 @@ static inline uint32_t obs_phase_step(const struct obs_trace *t, uint32_t r)
 static inline uint32_t obs_call_generation(const struct obs_trace *t, const struct obs_call *c)
 {
     return c->phase != OBS_NONE ? t->phases[c->phase].generation : UINT32_MAX;
+}
+
+/* Graph exec by id, or NULL. */
+const struct obs_graph *obs_trace_graph(const struct obs_trace *t, uint32_t id);
+
+/* The graph exec a graph launch replayed (its id is in the CALL record's
+ * shmem field), or NULL: not a graph launch, or an exec the trace does not
+ * describe (instantiated before a fork, or by a shim that did not walk it). */
+static inline const struct obs_graph *obs_call_graph(const struct obs_trace *t, const struct obs_call *c)
+{
+    return c->kind == OBS_KIND_GRAPH && c->shmem != 0 ? obs_trace_graph(t, c->shmem) : NULL;
 }
 
 static inline const struct obs_gpu_time *obs_call_gpu(const struct obs_trace *t, const struct obs_call *c)

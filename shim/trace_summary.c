@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -539,6 +540,104 @@ static int print_apis(const struct obs_trace *t, FILE *out)
     return 0;
 }
 
+/* One row per graph exec launched (launches of an exec the trace does not
+ * describe share a row with exec "?"): its kernels by name, as walked. */
+struct graph_row {
+    uint32_t id;
+    uint64_t launches, ns, nodes;
+};
+
+static int cmp_graph_row(const void *a, const void *b)
+{
+    const struct graph_row *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns > y->ns ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* "name x127, name2 x127" (malloc'ed), "" when the exec's kernels are unknown. */
+static char *graph_kernels_text(const struct obs_trace *t, const struct obs_graph *g)
+{
+    size_t i, len = 1;
+    char *text, *p;
+    for (i = 0; g && i < g->nkernels; i++)
+        len += strlen(g->kernels[i].kernel ? t->kernels[g->kernels[i].kernel].demangled : "(unnamed)") + 16;
+    text = malloc(len);
+    if (text == NULL)
+        return NULL;
+    p = text;
+    *p = '\0';
+    for (i = 0; g && i < g->nkernels; i++) {
+        const char *name = g->kernels[i].kernel ? t->kernels[g->kernels[i].kernel].demangled : "(unnamed)";
+        p += sprintf(p, "%s%s x%u", i ? ", " : "", name[0] ? name : "(unnamed)", g->kernels[i].count);
+    }
+    return text;
+}
+
+static int print_graphs(const struct obs_trace *t, FILE *out)
+{
+    static const char *const head[] = {"Exec", "Launches", "Total Time (ns)", "Avg (ns)", "Nodes", "Kernel nodes",
+                                       "Kernels"};
+    int gpu_mode = kind_has_gpu_time(t, OBS_KIND_GRAPH);
+    struct graph_row *rows = NULL;
+    size_t i, j, n = 0;
+    struct table tb;
+    int rc = 0;
+
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        const struct obs_graph *g;
+        uint64_t ns;
+        uint32_t id;
+        if (c->kind != OBS_KIND_GRAPH || !call_time(t, c, gpu_mode, &ns))
+            continue;
+        g = obs_call_graph(t, c);
+        id = g ? g->id : 0;
+        for (j = 0; j < n && rows[j].id != id; j++)
+            ;
+        if (j == n) {
+            struct graph_row *grown = realloc(rows, (n + 1) * sizeof *rows);
+            if (grown == NULL) {
+                free(rows);
+                return -1;
+            }
+            rows = grown;
+            memset(&rows[n], 0, sizeof rows[n]);
+            rows[n].id = id;
+            n++;
+        }
+        rows[j].launches++;
+        rows[j].ns += ns;
+        if (c->u.bytes > rows[j].nodes)
+            rows[j].nodes = c->u.bytes;
+    }
+    if (n == 0)
+        return 0;
+    qsort(rows, n, sizeof *rows, cmp_graph_row);
+    fprintf(out, "\nGraph launches (%s; nodes and kernels as walked when the exec was instantiated)\n",
+            gpu_mode ? "GPU time" : "host API time");
+    table_init(&tb, 7, head, 0);
+    for (i = 0; i < n && rc == 0; i++) {
+        const struct obs_graph *g = rows[i].id ? obs_trace_graph(t, rows[i].id) : NULL;
+        char *kernels = graph_kernels_text(t, g);
+        if (kernels == NULL) {
+            rc = -1;
+            break;
+        }
+        table_row(&tb, g ? u64s(g->id) : "?", u64s(rows[i].launches), u64s(rows[i].ns),
+                  f1s((double)rows[i].ns / (double)rows[i].launches), u64s(g ? g->node_count : rows[i].nodes),
+                  g ? u64s(g->kernel_count) : "", kernels);
+        free(kernels);
+    }
+    if (rc == 0 && !tb.failed)
+        table_print(&tb, out);
+    else
+        rc = -1;
+    table_free(&tb);
+    free(rows);
+    return rc;
+}
+
 static const char *ms3(uint64_t ns)
 {
     char *b = fmt_slot();
@@ -679,6 +778,8 @@ int obs_report_summary(const struct obs_trace *t, FILE *out, const struct obs_su
         rc = print_memsets(t, out);
     if (rc == 0 && (want & OBS_SUMMARY_APIS))
         rc = print_apis(t, out);
+    if (rc == 0 && (want & OBS_SUMMARY_GRAPHS))
+        rc = print_graphs(t, out);
     if (rc == 0 && (want & OBS_SUMMARY_PHASES) && t->nphases)
         rc = print_phases(t, out);
     if (rc == 0 && (want & OBS_SUMMARY_SELF_COST))

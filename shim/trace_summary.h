@@ -6,6 +6,8 @@
  *   Copies by direction                      count, bytes, time, GB/s
  *   Memsets                                  count, bytes, time, GB/s
  *   API calls                                calls and host time per API
+ *   Graph launches                           per graph exec launched: launches, time
+ *                                            (GPU time when timed), nodes, kernels by name
  *   Phases, Phases by generation, Generations (TTFT, tokens/s)   when the
  *                                            trace has phases (trace_phases.h)
  *   Shim cost: X ns per recorded call        (or "not measured")
@@ -26,6 +28,7 @@
 #define OBS_SUMMARY_APIS 0x10u
 #define OBS_SUMMARY_SELF_COST 0x20u
 #define OBS_SUMMARY_PHASES 0x40u
+#define OBS_SUMMARY_GRAPHS 0x80u
 
 struct obs_summary_options {
     unsigned sections;

@@ -97,6 +97,16 @@ static void test_structs(void)
     SAME_OFFSET(obs_cudaLaunchConfig_t, cudaLaunchConfig_t, attrs);
     SAME_OFFSET(obs_cudaLaunchConfig_t, cudaLaunchConfig_t, numAttrs);
 
+    SAME_LAYOUT(struct obs_cudaKernelNodeParams, struct cudaKernelNodeParams);
+    SAME_OFFSET(struct obs_cudaKernelNodeParams, struct cudaKernelNodeParams, func);
+    SAME_OFFSET(struct obs_cudaKernelNodeParams, struct cudaKernelNodeParams, gridDim);
+    SAME_OFFSET(struct obs_cudaKernelNodeParams, struct cudaKernelNodeParams, blockDim);
+    SAME_OFFSET(struct obs_cudaKernelNodeParams, struct cudaKernelNodeParams, sharedMemBytes);
+    SAME_OFFSET(struct obs_cudaKernelNodeParams, struct cudaKernelNodeParams, kernelParams);
+    SAME_OFFSET(struct obs_cudaKernelNodeParams, struct cudaKernelNodeParams, extra);
+    is_int((long long)sizeof(enum cudaGraphNodeType), (long long)sizeof(obs_cudaGraphNodeType),
+           "sizeof(enum cudaGraphNodeType)");
+
     SAME_LAYOUT(struct obs_fatbin_wrapper, __fatBinC_Wrapper_t);
     SAME_OFFSET(struct obs_fatbin_wrapper, __fatBinC_Wrapper_t, magic);
     SAME_OFFSET(struct obs_fatbin_wrapper, __fatBinC_Wrapper_t, version);
@@ -154,6 +164,12 @@ static void test_values(void)
     SAME_VALUE(obs_cudaStreamCaptureStatusNone, cudaStreamCaptureStatusNone);
     SAME_VALUE(obs_cudaStreamCaptureStatusActive, cudaStreamCaptureStatusActive);
     SAME_VALUE(obs_cudaStreamCaptureStatusInvalidated, cudaStreamCaptureStatusInvalidated);
+    SAME_VALUE(obs_cudaGraphNodeTypeKernel, cudaGraphNodeTypeKernel);
+    SAME_VALUE(obs_cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeMemcpy);
+    SAME_VALUE(obs_cudaGraphNodeTypeMemset, cudaGraphNodeTypeMemset);
+    SAME_VALUE(obs_cudaGraphNodeTypeGraph, cudaGraphNodeTypeGraph);
+    SAME_VALUE(obs_cudaGraphNodeTypeEmpty, cudaGraphNodeTypeEmpty);
+    SAME_VALUE(obs_cudaGraphNodeTypeEventRecord, cudaGraphNodeTypeEventRecord);
 
     SAME_VALUE(OBS_CUDA_STREAM_NON_BLOCKING, cudaStreamNonBlocking);
     SAME_VALUE(OBS_CUDA_EVENT_BLOCKING_SYNC, cudaEventBlockingSync);

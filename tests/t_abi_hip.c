@@ -117,6 +117,15 @@ static void check_layouts(void)
     SAME_OFFSET(struct obs_hipPos, hipPos, y);
     SAME_OFFSET(struct obs_hipPos, hipPos, z);
 
+    SAME_SIZE(struct obs_hipKernelNodeParams, hipKernelNodeParams);
+    SAME_OFFSET(struct obs_hipKernelNodeParams, hipKernelNodeParams, blockDim);
+    SAME_OFFSET(struct obs_hipKernelNodeParams, hipKernelNodeParams, extra);
+    SAME_OFFSET(struct obs_hipKernelNodeParams, hipKernelNodeParams, func);
+    SAME_OFFSET(struct obs_hipKernelNodeParams, hipKernelNodeParams, gridDim);
+    SAME_OFFSET(struct obs_hipKernelNodeParams, hipKernelNodeParams, kernelParams);
+    SAME_OFFSET(struct obs_hipKernelNodeParams, hipKernelNodeParams, sharedMemBytes);
+    SAME_SIZE(int, hipGraphNodeType);
+
     SAME_SIZE(struct obs_hipMemcpy3DParms, hipMemcpy3DParms);
     SAME_OFFSET(struct obs_hipMemcpy3DParms, hipMemcpy3DParms, srcArray);
     SAME_OFFSET(struct obs_hipMemcpy3DParms, hipMemcpy3DParms, srcPos);
@@ -185,6 +194,13 @@ static void check_values(void)
     SAME_VALUE(hipStreamCaptureStatusNone);
     SAME_VALUE(hipStreamCaptureStatusActive);
     SAME_VALUE(hipStreamCaptureStatusInvalidated);
+    /* hipGraphNodeType as HIP 5.2 numbers it (5.3 renumbered: hooks_hip.c) */
+    SAME_VALUE(hipGraphNodeTypeKernel);
+    SAME_VALUE(hipGraphNodeTypeMemcpy);
+    SAME_VALUE(hipGraphNodeTypeMemset);
+    SAME_VALUE(hipGraphNodeTypeGraph);
+    SAME_VALUE(hipGraphNodeTypeEmpty);
+    SAME_VALUE(hipGraphNodeTypeEventRecord);
 
     SAME_FLAG(OBS_HIP_STREAM_DEFAULT, hipStreamDefault);
     SAME_FLAG(OBS_HIP_STREAM_NON_BLOCKING, hipStreamNonBlocking);

@@ -63,6 +63,27 @@ typedef struct obs_dim3 {
     unsigned int x, y, z;
 } obs_dim3;
 
+typedef int obs_cudaGraphNodeType; /* enum cudaGraphNodeType (the values the shim and simulator use) */
+enum {
+    obs_cudaGraphNodeTypeKernel = 0,
+    obs_cudaGraphNodeTypeMemcpy = 1,
+    obs_cudaGraphNodeTypeMemset = 2,
+    obs_cudaGraphNodeTypeGraph = 4,
+    obs_cudaGraphNodeTypeEmpty = 5,
+    obs_cudaGraphNodeTypeEventRecord = 7
+};
+
+/* cudaKernelNodeParams (driver_types.h): func is the kernel's host stub (or
+ * the handle it was launched by). */
+struct obs_cudaKernelNodeParams {
+    void *func;
+    obs_dim3 gridDim;
+    obs_dim3 blockDim;
+    unsigned int sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+};
+
 typedef struct obs_CUstream_st *obs_cudaStream_t;
 typedef struct obs_CUevent_st *obs_cudaEvent_t;
 typedef struct obs_CUgraph_st *obs_cudaGraph_t;
@@ -357,6 +378,10 @@ struct obs_fatbin_wrapper {
     X(cudaGraphGetNodes, obs_cudaError_t,                                                        \
       (obs_cudaGraph_t graph, obs_cudaGraphNode_t *nodes, size_t *numNodes),                     \
       (graph, nodes, numNodes))                                                                  \
+    X(cudaGraphNodeGetType, obs_cudaError_t, (obs_cudaGraphNode_t node, obs_cudaGraphNodeType *pType), \
+      (node, pType))                                                                             \
+    X(cudaGraphKernelNodeGetParams, obs_cudaError_t,                                             \
+      (obs_cudaGraphNode_t node, struct obs_cudaKernelNodeParams *pNodeParams), (node, pNodeParams)) \
     X(cudaGraphExecDestroy, obs_cudaError_t, (obs_cudaGraphExec_t exec), (exec))                 \
     X(cudaGraphDestroy, obs_cudaError_t, (obs_cudaGraph_t graph), (graph))
 

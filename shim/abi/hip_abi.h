@@ -84,6 +84,28 @@ struct obs_hipExtent {
 struct obs_hipPos {
     size_t x, y, z;
 };
+/* hipKernelNodeParams (HIP 5.2 hip_runtime_api.h): its own member order. */
+struct obs_hipKernelNodeParams {
+    struct obs_hipDim3 blockDim;
+    void **extra;
+    void *func;
+    struct obs_hipDim3 gridDim;
+    void **kernelParams;
+    unsigned int sharedMemBytes;
+};
+/* hipGraphNodeType as HIP 5.2 numbers it (kernel 1 ...). HIP 5.3 and later
+ * renumbered it as CUDA does (kernel 0, memcpy 1 ...): the shim asks the
+ * runtime's version before it trusts a type (hooks_hip.c). */
+enum {
+    obs_hipGraphNodeTypeKernel = 1,
+    obs_hipGraphNodeTypeMemcpy = 2,
+    obs_hipGraphNodeTypeMemset = 3,
+    obs_hipGraphNodeTypeGraph = 5,
+    obs_hipGraphNodeTypeEmpty = 6,
+    obs_hipGraphNodeTypeEventRecord = 8
+};
+#define OBS_HIP_GRAPH_NODE_KERNEL_SINCE_5_3 0 /* hipGraphNodeTypeKernel from HIP 5.3 on */
+
 struct obs_hipArray; /* opaque here: the simulator supports no arrays */
 struct obs_hipMemcpy3DParms {
     struct obs_hipArray *srcArray;
@@ -122,6 +144,8 @@ typedef hipFunction_t obs_hipFunction_t;
 typedef hipGraph_t obs_hipGraph_t;
 typedef hipGraphExec_t obs_hipGraphExec_t;
 typedef hipGraphNode_t obs_hipGraphNode_t;
+typedef hipGraphNodeType obs_hipGraphNodeType;
+typedef hipKernelNodeParams obs_hipKernelNodeParams;
 typedef hipDeviceptr_t obs_hipDeviceptr_t;
 #else
 typedef int obs_hipError_t;             /* enum: 4 bytes */
@@ -139,6 +163,8 @@ typedef struct obs_ihipModuleSymbol_t *obs_hipFunction_t;
 typedef struct obs_ihipGraph *obs_hipGraph_t;
 typedef struct obs_hipGraphExec *obs_hipGraphExec_t;
 typedef struct obs_hipGraphNode *obs_hipGraphNode_t;
+typedef int obs_hipGraphNodeType; /* enum */
+typedef struct obs_hipKernelNodeParams obs_hipKernelNodeParams;
 typedef void *obs_hipDeviceptr_t;
 #endif
 
@@ -412,6 +438,10 @@ typedef void *obs_hipDeviceptr_t;
     X(hipGraphGetNodes, obs_hipError_t,                                                          \
       (obs_hipGraph_t graph, obs_hipGraphNode_t *nodes, size_t *numNodes),                       \
       (graph, nodes, numNodes))                                                                  \
+    X(hipGraphNodeGetType, obs_hipError_t, (obs_hipGraphNode_t node, obs_hipGraphNodeType *pType), \
+      (node, pType))                                                                             \
+    X(hipGraphKernelNodeGetParams, obs_hipError_t,                                               \
+      (obs_hipGraphNode_t node, obs_hipKernelNodeParams *pNodeParams), (node, pNodeParams))      \
     X(hipGraphExecDestroy, obs_hipError_t, (obs_hipGraphExec_t graphExec), (graphExec))          \
     X(hipGraphDestroy, obs_hipError_t, (obs_hipGraph_t graph), (graph))
 

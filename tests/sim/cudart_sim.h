@@ -86,6 +86,11 @@ struct sim_op {
         struct sim_fill fill;
         struct sim_event *event;
     } u;
+    /* SIM_OP_KERNEL: what the launch named (host stub or cudaKernel_t) and
+     * its configuration, for cudaGraphKernelNodeGetParams. */
+    const void *kernel_func;
+    obs_dim3 kernel_grid, kernel_block;
+    unsigned kernel_shmem;
 };
 
 struct sim_graph {

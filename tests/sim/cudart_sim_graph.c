@@ -237,6 +237,80 @@ SIM_EXPORT obs_cudaError_t cudaGraphGetNodes(obs_cudaGraph_t graph, obs_cudaGrap
                       get_nodes(graph, nodes, numNodes));
 }
 
+/* Under sim_lock. A node handle is one of a live graph's nodes. */
+static const struct sim_op *node_lookup(obs_cudaGraphNode_t handle)
+{
+    struct sim_graph *g;
+    size_t i;
+    for (g = sim_graphs; g; g = g->next)
+        for (i = 0; i < g->count; i++)
+            if ((obs_cudaGraphNode_t)&g->ops[i] == handle)
+                return &g->ops[i];
+    return NULL;
+}
+
+static obs_cudaError_t node_get_type(obs_cudaGraphNode_t handle, obs_cudaGraphNodeType *type)
+{
+    const struct sim_op *op;
+    obs_cudaError_t err = obs_cudaSuccess;
+
+    if (type == NULL)
+        return obs_cudaErrorInvalidValue;
+    pthread_mutex_lock(&sim_lock);
+    op = node_lookup(handle);
+    if (op == NULL)
+        err = obs_cudaErrorInvalidValue;
+    else if (op->type == SIM_OP_KERNEL)
+        *type = obs_cudaGraphNodeTypeKernel;
+    else if (op->type == SIM_OP_COPY)
+        *type = obs_cudaGraphNodeTypeMemcpy;
+    else if (op->type == SIM_OP_FILL)
+        *type = obs_cudaGraphNodeTypeMemset;
+    else
+        *type = obs_cudaGraphNodeTypeEventRecord;
+    pthread_mutex_unlock(&sim_lock);
+    return err;
+}
+
+SIM_EXPORT obs_cudaError_t cudaGraphNodeGetType(obs_cudaGraphNode_t node, obs_cudaGraphNodeType *pType)
+{
+    sim_enter();
+    return sim_finish("cudaGraphNodeGetType", SIM_KIND_OTHER, NULL, SIM_NO_STREAM, SIM_NO_BYTES,
+                      node_get_type(node, pType));
+}
+
+/* func is what the launch named (host stub, or the cudaKernel_t of a
+ * <<<>>> launch); arguments are not kept. */
+static obs_cudaError_t kernel_node_params(obs_cudaGraphNode_t handle, struct obs_cudaKernelNodeParams *params)
+{
+    const struct sim_op *op;
+    obs_cudaError_t err = obs_cudaSuccess;
+
+    if (params == NULL)
+        return obs_cudaErrorInvalidValue;
+    pthread_mutex_lock(&sim_lock);
+    op = node_lookup(handle);
+    if (op == NULL || op->type != SIM_OP_KERNEL) {
+        err = obs_cudaErrorInvalidValue;
+    } else {
+        memset(params, 0, sizeof *params);
+        params->func = (void *)op->kernel_func;
+        params->gridDim = op->kernel_grid;
+        params->blockDim = op->kernel_block;
+        params->sharedMemBytes = op->kernel_shmem;
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return err;
+}
+
+SIM_EXPORT obs_cudaError_t cudaGraphKernelNodeGetParams(obs_cudaGraphNode_t node,
+                                                        struct obs_cudaKernelNodeParams *pNodeParams)
+{
+    sim_enter();
+    return sim_finish("cudaGraphKernelNodeGetParams", SIM_KIND_OTHER, NULL, SIM_NO_STREAM, SIM_NO_BYTES,
+                      kernel_node_params(node, pNodeParams));
+}
+
 static obs_cudaError_t graph_launch(obs_cudaGraphExec_t handle, obs_cudaStream_t stream, int per_thread_api,
                                     long long *node_count)
 {

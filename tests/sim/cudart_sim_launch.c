@@ -49,6 +49,9 @@ static obs_cudaError_t launch(struct launch_target target, obs_dim3 grid, obs_di
         err = sim_stream_lookup(stream, per_thread_api, &s);
     if (err == obs_cudaSuccess) {
         op.u.kernel_threads = (uint64_t)grid.x * grid.y * grid.z * block.x * block.y * block.z;
+        op.kernel_func = target.func;
+        op.kernel_grid = grid;
+        op.kernel_block = block;
         err = sim_submit(s, &op, 0);
     }
     pthread_mutex_unlock(&sim_lock);

@@ -6,11 +6,30 @@
  * _ptsz/_ptds variant where one exists. Every variant is its own exported
  * function, so a pointer tells which one it is.
  *
+ * OBS_SIM_PROC_TRAMPOLINES=1 serves instead, per variant, a distinct
+ * internal trampoline (a static function that calls the variant's
+ * implementation), as a real driver may hand out internal entry points: the
+ * pointer then says nothing, and with -Bsymbolic-functions the trampoline
+ * never reaches a preloaded shim's exported wrapper.
+ *
  * Also cudnnSimFakeEntry: an exported symbol named like another library's
  * (cuDNN), reachable through dlsym only, never through cuGetProcAddress. */
 #include "cudrv_sim.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* One trampoline per entry point: trampoline_<name> calls <name>. */
+#define TRAMPOLINE(name, ret, params, args) \
+    static __attribute__((unused)) ret trampoline_##name params \
+    {                                       \
+        return name args;                   \
+    }
+OBS_CUDA_DRIVER_API(TRAMPOLINE)
+OBS_CUDA_DRIVER_SUPPORT_API(TRAMPOLINE)
+OBS_CUDA_DRIVER_LEGACY_API(TRAMPOLINE)
+#undef TRAMPOLINE
 
 struct proc_row {
     const char *base;
@@ -18,13 +37,24 @@ struct proc_row {
     int per_thread;
     const char *symbol;
     void *fn;
+    void *trampoline;
 };
 
 static const struct proc_row proc_table[] = {
-#define PROC_ROW(base, version, per_thread, symbol) {#base, version, per_thread, #symbol, (void *)symbol},
+#define PROC_ROW(base, version, per_thread, symbol) \
+    {#base, version, per_thread, #symbol, (void *)symbol, (void *)trampoline_##symbol},
     OBS_CUDA_DRIVER_PROC_VERSIONS(PROC_ROW)
 #undef PROC_ROW
 };
+
+static pthread_once_t trampolines_once = PTHREAD_ONCE_INIT;
+static int serve_trampolines;
+
+static void read_trampolines_setting(void)
+{
+    const char *on = getenv("OBS_SIM_PROC_TRAMPOLINES");
+    serve_trampolines = on != NULL && strcmp(on, "1") == 0;
+}
 
 static obs_CUresult lookup(const char *symbol, void **pfn, int version, obs_cuuint64_t flags,
                            obs_CUdriverProcAddressQueryResult *status)
@@ -63,7 +93,8 @@ static obs_CUresult lookup(const char *symbol, void **pfn, int version, obs_cuui
             *status = OBS_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
         return OBS_CUDA_ERROR_NOT_FOUND;
     }
-    *pfn = best->fn;
+    pthread_once(&trampolines_once, read_trampolines_setting);
+    *pfn = serve_trampolines ? best->trampoline : best->fn;
     if (status)
         *status = OBS_CU_GET_PROC_ADDRESS_SUCCESS;
     return OBS_CUDA_SUCCESS;

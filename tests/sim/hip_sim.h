@@ -133,6 +133,8 @@ struct sim_node {
     enum sim_node_kind kind;
     const char *name; /* kernel name, owned by the registration */
     uint64_t threads; /* kernel work items */
+    const void *func; /* kernel: host stub or hipFunction_t launched (hipGraphKernelNodeGetParams) */
+    uint32_t global[3], local[3]; /* kernel: work items and block */
     struct sim_copy copy;
     struct sim_fill fill;
 };

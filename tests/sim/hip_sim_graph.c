@@ -279,6 +279,78 @@ obs_hipError_t hipGraphGetNodes(obs_hipGraph_t graph, obs_hipGraphNode_t *nodes,
                       sim_graph_get_nodes(graph, nodes, numNodes));
 }
 
+/* A node handle is one of a live graph's nodes (HIP checks this too). */
+static const struct sim_node *sim_node_get_locked(obs_hipGraphNode_t handle)
+{
+    for (struct sim_graph *g = sim_graphs; g != NULL; g = g->next)
+        for (size_t i = 0; i < g->count; ++i)
+            if ((obs_hipGraphNode_t)g->nodes[i] == handle)
+                return g->nodes[i];
+    return NULL;
+}
+
+/* HIP 5.2 numbering (obs_hipGraphNodeType*). */
+static obs_hipError_t sim_node_get_type(obs_hipGraphNode_t handle, obs_hipGraphNodeType *type)
+{
+    const struct sim_node *node;
+    obs_hipError_t status = obs_hipSuccess;
+
+    if (type == NULL)
+        return obs_hipErrorInvalidValue;
+    pthread_mutex_lock(&sim_lock);
+    node = sim_node_get_locked(handle);
+    if (node == NULL)
+        status = obs_hipErrorInvalidValue;
+    else if (node->kind == SIM_NODE_KERNEL)
+        *type = obs_hipGraphNodeTypeKernel;
+    else if (node->kind == SIM_NODE_COPY)
+        *type = obs_hipGraphNodeTypeMemcpy;
+    else
+        *type = obs_hipGraphNodeTypeMemset;
+    pthread_mutex_unlock(&sim_lock);
+    return status;
+}
+
+obs_hipError_t hipGraphNodeGetType(obs_hipGraphNode_t node, obs_hipGraphNodeType *pType)
+{
+    sim_enter();
+    return sim_finish("hipGraphNodeGetType", SIM_KIND_OTHER, NULL, NULL, SIM_NO_BYTES,
+                      sim_node_get_type(node, pType));
+}
+
+/* func is what the launch named (host stub or hipFunction_t); no arguments kept. */
+static obs_hipError_t sim_kernel_node_params(obs_hipGraphNode_t handle, obs_hipKernelNodeParams *params)
+{
+    const struct sim_node *node;
+    obs_hipError_t status = obs_hipSuccess;
+
+    if (params == NULL)
+        return obs_hipErrorInvalidValue;
+    pthread_mutex_lock(&sim_lock);
+    node = sim_node_get_locked(handle);
+    if (node == NULL || node->kind != SIM_NODE_KERNEL) {
+        status = obs_hipErrorInvalidValue;
+    } else {
+        memset(params, 0, sizeof *params);
+        params->func = (void *)node->func;
+        params->blockDim.x = node->local[0];
+        params->blockDim.y = node->local[1];
+        params->blockDim.z = node->local[2];
+        params->gridDim.x = node->local[0] ? node->global[0] / node->local[0] : 0;
+        params->gridDim.y = node->local[1] ? node->global[1] / node->local[1] : 0;
+        params->gridDim.z = node->local[2] ? node->global[2] / node->local[2] : 0;
+    }
+    pthread_mutex_unlock(&sim_lock);
+    return status;
+}
+
+obs_hipError_t hipGraphKernelNodeGetParams(obs_hipGraphNode_t node, obs_hipKernelNodeParams *pNodeParams)
+{
+    sim_enter();
+    return sim_finish("hipGraphKernelNodeGetParams", SIM_KIND_OTHER, NULL, NULL, SIM_NO_BYTES,
+                      sim_kernel_node_params(node, pNodeParams));
+}
+
 obs_hipError_t hipGraphExecDestroy(obs_hipGraphExec_t graphExec)
 {
     obs_hipError_t status = obs_hipErrorInvalidValue;

@@ -362,7 +362,7 @@ static void sim_launch_dims(struct sim_launch *l, obs_hipDim3 grid, obs_hipDim3 
 }
 
 /* Checks the configuration and stream, then runs or captures the kernel. */
-static obs_hipError_t sim_launch_locked(const struct sim_launch *l, const char *name)
+static obs_hipError_t sim_launch_locked(const struct sim_launch *l, const char *name, const void *func)
 {
     struct sim_stream *s = sim_stream_get_locked(l->stream, l->per_thread_default);
     struct sim_event *start = NULL, *stop = NULL;
@@ -381,6 +381,9 @@ static obs_hipError_t sim_launch_locked(const struct sim_launch *l, const char *
     node.kind = SIM_NODE_KERNEL;
     node.name = name;
     node.threads = sim_threads(l->global);
+    node.func = func;
+    memcpy(node.global, l->global, sizeof node.global);
+    memcpy(node.local, l->local, sizeof node.local);
     if (s->capture != NULL)
         return sim_capture_add_locked(s, &node);
     if (start != NULL) {
@@ -409,7 +412,7 @@ static obs_hipError_t sim_launch_host_function(const void *host_function,
         status = obs_hipErrorInvalidDeviceFunction;
     } else {
         *name = k->name;
-        status = sim_launch_locked(l, k->name);
+        status = sim_launch_locked(l, k->name, host_function);
     }
     pthread_mutex_unlock(&sim_lock);
     return status;
@@ -433,7 +436,7 @@ static obs_hipError_t sim_launch_module_function(obs_hipFunction_t f, const stru
         status = obs_hipErrorInvalidHandle;
     } else {
         *name = function->name;
-        status = sim_launch_locked(l, function->name);
+        status = sim_launch_locked(l, function->name, (const void *)f);
     }
     pthread_mutex_unlock(&sim_lock);
     return status;
