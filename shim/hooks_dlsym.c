@@ -92,7 +92,8 @@ void *obs_real_dlsym(void *handle, const char *name)
 
 /* ---- recognising driver pointers ---------------------------------------------- */
 
-/* Our hooked driver symbols (and the two cuGetProcAddress forms) by name. */
+/* Our hooked driver symbols (the recorded ones, the graph instantiations
+ * and the two cuGetProcAddress forms) by name. */
 struct hooked_symbol {
     const char *name;
     unsigned index; /* enum obs_real_cudrv_index */
@@ -102,6 +103,9 @@ static const struct hooked_symbol hooked[] = {
 #define OBS_HOOKED_ROW(name, ret, params, args) {#name, OBS_REAL_CUDRV_##name},
     OBS_CUDA_DRIVER_API(OBS_HOOKED_ROW)
 #undef OBS_HOOKED_ROW
+#define OBS_HOOKED_INSTANTIATE_ROW(name, params, args) {#name, OBS_REAL_CUDRV_##name},
+    OBS_CUDRV_INSTANTIATE_API(OBS_HOOKED_INSTANTIATE_ROW)
+#undef OBS_HOOKED_INSTANTIATE_ROW
     {"cuGetProcAddress", OBS_REAL_CUDRV_cuGetProcAddress},
     {"cuGetProcAddress_v2", OBS_REAL_CUDRV_cuGetProcAddress_v2},
 };

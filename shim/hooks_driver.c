@@ -12,6 +12,10 @@
  * cuGetProcAddress handed out that is not the exported symbol: the same
  * record, around a call of that pointer.
  *
+ * The graph instantiations (OBS_CUDRV_INSTANTIATE_API, hooks_driver.h) are
+ * support hooks: they record nothing, but walk the new exec's graph once so
+ * that its launches carry node count, exec id and kernels (graph_execs.h).
+ *
  * A launch made by the CUDA runtime passes the runtime hook first: its
  * driver call then happens inside a recorded call and passes straight
  * through (the depth guard, recorder.h), so it is recorded once. */
@@ -20,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "abi/cuda_driver_abi.h"
 #include "api_list.h"
@@ -38,6 +43,9 @@
 #define OBS_CUDRV_HOOK_PROTOTYPE(name, ret, params, args) OBS_EXPORT ret name params;
 OBS_CUDA_DRIVER_API(OBS_CUDRV_HOOK_PROTOTYPE)
 #undef OBS_CUDRV_HOOK_PROTOTYPE
+#define OBS_CUDRV_INSTANTIATE_PROTOTYPE(name, params, args) OBS_EXPORT obs_CUresult name params;
+OBS_CUDRV_INSTANTIATE_API(OBS_CUDRV_INSTANTIATE_PROTOTYPE)
+#undef OBS_CUDRV_INSTANTIATE_PROTOTYPE
 
 /* ---- pieces of a description ------------------------------------------- */
 
@@ -52,20 +60,26 @@ static inline uint32_t stream_id(obs_CUstream stream, bool per_thread)
 }
 
 /* Slow path, once per handle: ask the driver for the name (a CUfunction,
- * or a CUkernel passed as one), through the real functions and outside our
- * locks; the result, or the generic fallback, is cached for every later
- * launch. */
-static uint32_t function_name_slow(obs_CUfunction f)
+ * or a CUkernel passed as one: cuFuncGetName first, then cuKernelGetName;
+ * the other way round for a handle known to be a CUkernel), through the
+ * real functions and outside our locks; the result, or the generic
+ * fallback, is cached for every later launch. */
+static uint32_t function_name_slow(obs_CUfunction f, bool kernel_first)
 {
     obs_fn_cuFuncGetName func_name = OBS_CUDRV_REAL(cuFuncGetName);
     obs_fn_cuKernelGetName kernel_name = OBS_CUDRV_REAL(cuKernelGetName);
     const char *name = NULL;
     uint64_t id;
+    int i;
 
-    if (!(func_name != NULL && func_name(&name, f) == OBS_CUDA_SUCCESS && name != NULL && name[0] != '\0')) {
-        name = NULL;
-        if (!(kernel_name != NULL && kernel_name(&name, (obs_CUkernel)f) == OBS_CUDA_SUCCESS && name != NULL &&
-              name[0] != '\0'))
+    for (i = 0; i < 2 && name == NULL; i++) {
+        bool as_kernel = (i == 0) == kernel_first;
+        obs_CUresult status = OBS_CUDA_ERROR_NOT_FOUND;
+        if (as_kernel && kernel_name != NULL)
+            status = kernel_name(&name, (obs_CUkernel)f);
+        else if (!as_kernel && func_name != NULL)
+            status = func_name(&name, f);
+        if (status != OBS_CUDA_SUCCESS || name == NULL || name[0] == '\0')
             name = NULL;
     }
     if (name == NULL)
@@ -81,7 +95,16 @@ static inline uint32_t function_name(obs_CUfunction f)
     uint64_t id;
     if (obs_likely(obs_ptrmap_get(&obs_names_by_handle, (uintptr_t)f, &id)))
         return (uint32_t)id;
-    return f != NULL ? function_name_slow(f) : 0;
+    return f != NULL ? function_name_slow(f, false) : 0;
+}
+
+/* The same for a CUkernel (a kernel node's kern), under the same cache. */
+static uint32_t kernel_handle_name(obs_CUkernel k)
+{
+    uint64_t id;
+    if (obs_ptrmap_get(&obs_names_by_handle, (uintptr_t)k, &id))
+        return (uint32_t)id;
+    return k != NULL ? function_name_slow((obs_CUfunction)k, true) : 0;
 }
 
 static inline struct obs_rec_call launch_record(obs_CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -174,14 +197,15 @@ static inline struct obs_rec_call describe_cuLaunchCooperativeKernel_ptsz(OBS_CU
     return launch_record(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
                          true);
 }
-/* Graph launches: bytes holds the node count replayed (graph_execs.h). */
+/* Graph launches: node count, exec id and most frequent kernel of the exec
+ * as learnt at its instantiation (graph_execs.h). */
 static inline struct obs_rec_call describe_cuGraphLaunch(obs_CUgraphExec hGraphExec, obs_CUstream hStream)
 {
-    return bytes_record(obs_graph_exec_node_count(hGraphExec), OBS_DIR_NONE, hStream, false);
+    return obs_graph_launch_record(hGraphExec, stream_id(hStream, false));
 }
 static inline struct obs_rec_call describe_cuGraphLaunch_ptsz(obs_CUgraphExec hGraphExec, obs_CUstream hStream)
 {
-    return bytes_record(obs_graph_exec_node_count(hGraphExec), OBS_DIR_NONE, hStream, true);
+    return obs_graph_launch_record(hGraphExec, stream_id(hStream, true));
 }
 
 /* copies: cuMemcpy/cuMemcpyAsync take unified addresses (the driver infers
@@ -556,18 +580,121 @@ OBS_CUDA_DRIVER_API(OBS_CUDRV_PROC_WRAPPER)
 
 #undef OBS_CUDRV_PROC_WRAPPER
 
+/* ---- graph instantiations: learn what each exec replays -------------------- */
+
+/* The kernel of a kernel node, as a name id (0: could not be named): the
+ * CUDA 12.0 form of the query when the driver has it (a node launched by a
+ * CUkernel may have func NULL and the kernel in kern), else the CUDA 10.0
+ * one. */
+static uint32_t kernel_node_name(obs_CUgraphNode node)
+{
+    obs_fn_cuGraphKernelNodeGetParams_v2 get_v2 = OBS_CUDRV_REAL(cuGraphKernelNodeGetParams_v2);
+    obs_fn_cuGraphKernelNodeGetParams get_v1 = OBS_CUDRV_REAL(cuGraphKernelNodeGetParams);
+
+    if (get_v2 != NULL) {
+        obs_CUDA_KERNEL_NODE_PARAMS_v2 p = {0};
+        if (get_v2(node, &p) != OBS_CUDA_SUCCESS)
+            return 0;
+        return p.func != NULL ? function_name(p.func) : kernel_handle_name(p.kern);
+    }
+    if (get_v1 != NULL) {
+        obs_CUDA_KERNEL_NODE_PARAMS_v1 p = {0};
+        if (get_v1(node, &p) == OBS_CUDA_SUCCESS)
+            return function_name(p.func);
+    }
+    return 0;
+}
+
+/* Walk graph once with the driver's read-only queries (the real functions:
+ * nothing is recorded) and publish exec. The driver has no sticky error:
+ * a failed query changes nothing the app sees; the walk is then marked
+ * incomplete. */
+static void walk_graph(obs_CUgraphExec exec, obs_CUgraph graph)
+{
+    obs_fn_cuGraphGetNodes get_nodes = OBS_CUDRV_REAL(cuGraphGetNodes);
+    obs_fn_cuGraphNodeGetType get_type = OBS_CUDRV_REAL(cuGraphNodeGetType);
+    obs_CUgraphNode *nodes = NULL;
+    struct obs_graph_walk w;
+    size_t count = 0, i;
+
+    if (get_nodes == NULL || get_nodes(graph, NULL, &count) != OBS_CUDA_SUCCESS)
+        return;
+    obs_graph_walk_init(&w, count);
+    nodes = count > 0 ? malloc(count * sizeof *nodes) : NULL;
+    if (count > 0 && (nodes == NULL || get_type == NULL || get_nodes(graph, nodes, &count) != OBS_CUDA_SUCCESS)) {
+        w.incomplete = true;
+    } else {
+        for (i = 0; i < count; i++) {
+            obs_CUgraphNodeType type;
+            if (get_type(nodes[i], &type) != OBS_CUDA_SUCCESS)
+                w.incomplete = true;
+            else if (type == OBS_CU_GRAPH_NODE_TYPE_KERNEL)
+                obs_graph_walk_add_kernel(&w, kernel_node_name(nodes[i]));
+        }
+    }
+    free(nodes);
+    obs_graph_exec_instantiated(exec, &w);
+}
+
+/* The real instantiation runs under the depth guard: a driver that
+ * instantiated through another hooked entry point would not be walked
+ * twice (and a runtime instantiation reaching this hook, already walked by
+ * the runtime hook, is not walked here). Return value and errno: the real
+ * call's. */
+#define OBS_CUDRV_INSTANTIATE_WRAPPER(linkage, wrapper, name, params, args, real_fn) \
+    linkage obs_CUresult wrapper params                                           \
+    {                                                                             \
+        obs_fn_##name real = real_fn;                                             \
+        obs_CUresult status;                                                      \
+        bool walk;                                                                \
+        int saved_errno;                                                          \
+                                                                                  \
+        if (real == NULL)                                                         \
+            return obs_cudrv_missing(OBS_REAL_CUDRV_##name);                      \
+        walk = obs_graph_walk_wanted();                                           \
+        if (walk)                                                                 \
+            obs_tls.depth = 1;                                                    \
+        status = real args;                                                       \
+        saved_errno = errno;                                                      \
+        if (walk) {                                                               \
+            obs_tls.depth = 0;                                                    \
+            if (status == OBS_CUDA_SUCCESS && phGraphExec != NULL)                \
+                walk_graph(*phGraphExec, hGraph);                                 \
+        }                                                                         \
+        errno = saved_errno;                                                      \
+        return status;                                                            \
+    }
+
+#define OBS_CUDRV_INSTANTIATE_EXPORTED(name, params, args) \
+    OBS_CUDRV_INSTANTIATE_WRAPPER(OBS_EXPORT, name, name, params, args, OBS_CUDRV_REAL(name))
+#define OBS_CUDRV_INSTANTIATE_PROC(name, params, args)                                 \
+    OBS_CUDRV_INSTANTIATE_WRAPPER(static, obs_proc_##name, name, params, args,         \
+                                  (obs_fn_##name)obs_cudrv_proc_fn(OBS_REAL_CUDRV_##name))
+
+OBS_CUDRV_INSTANTIATE_API(OBS_CUDRV_INSTANTIATE_EXPORTED)
+OBS_CUDRV_INSTANTIATE_API(OBS_CUDRV_INSTANTIATE_PROC)
+
+#undef OBS_CUDRV_INSTANTIATE_EXPORTED
+#undef OBS_CUDRV_INSTANTIATE_PROC
+
 /* ---- the wrappers by real index, for hooks_dlsym.c ------------------------- */
 
 static void *const wrappers[OBS_REAL_CUDRV_COUNT] = {
 #define OBS_CUDRV_WRAPPER_ROW(name, ret, params, args) [OBS_REAL_CUDRV_##name] = (void *)name,
     OBS_CUDA_DRIVER_API(OBS_CUDRV_WRAPPER_ROW)
 #undef OBS_CUDRV_WRAPPER_ROW
+#define OBS_CUDRV_INSTANTIATE_ROW(name, params, args) [OBS_REAL_CUDRV_##name] = (void *)name,
+    OBS_CUDRV_INSTANTIATE_API(OBS_CUDRV_INSTANTIATE_ROW)
+#undef OBS_CUDRV_INSTANTIATE_ROW
 };
 
 static void *const proc_wrappers[OBS_REAL_CUDRV_COUNT] = {
 #define OBS_CUDRV_PROC_WRAPPER_ROW(name, ret, params, args) [OBS_REAL_CUDRV_##name] = (void *)obs_proc_##name,
     OBS_CUDA_DRIVER_API(OBS_CUDRV_PROC_WRAPPER_ROW)
 #undef OBS_CUDRV_PROC_WRAPPER_ROW
+#define OBS_CUDRV_INSTANTIATE_PROC_ROW(name, params, args) [OBS_REAL_CUDRV_##name] = (void *)obs_proc_##name,
+    OBS_CUDRV_INSTANTIATE_API(OBS_CUDRV_INSTANTIATE_PROC_ROW)
+#undef OBS_CUDRV_INSTANTIATE_PROC_ROW
 };
 
 void *obs_driver_wrapper_of(unsigned index)

@@ -1,6 +1,7 @@
 /* shim/abi/cuda_driver_abi.h against the real CUDA driver headers: every
  * struct passed across the driver ABI has the real size, alignment and
- * field offsets; error codes, memory types, capture enums, flags,
+ * field offsets (kernel node parameters included); error codes, memory
+ * types, capture enums, graph node types, flags,
  * cuGetProcAddress's flags and query results and the special stream
  * handles have the real values; every (name, version) row of
  * OBS_CUDA_DRIVER_PROC_VERSIONS without a per-thread suffix names a
@@ -113,6 +114,20 @@ static void test_structs(void)
     SAME_OFFSET(obs_CUDA_MEMCPY3D, CUDA_MEMCPY3D, Height);
     SAME_OFFSET(obs_CUDA_MEMCPY3D, CUDA_MEMCPY3D, Depth);
 
+    SAME_LAYOUT(obs_CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS_v1);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS_v1, func);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS_v1, gridDimX);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS_v1, blockDimZ);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS_v1, sharedMemBytes);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS_v1, kernelParams);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS_v1, extra);
+    SAME_LAYOUT(obs_CUDA_KERNEL_NODE_PARAMS_v2, CUDA_KERNEL_NODE_PARAMS_v2);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v2, CUDA_KERNEL_NODE_PARAMS_v2, func);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v2, CUDA_KERNEL_NODE_PARAMS_v2, sharedMemBytes);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v2, CUDA_KERNEL_NODE_PARAMS_v2, extra);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v2, CUDA_KERNEL_NODE_PARAMS_v2, kern);
+    SAME_OFFSET(obs_CUDA_KERNEL_NODE_PARAMS_v2, CUDA_KERNEL_NODE_PARAMS_v2, ctx);
+
     /* Scalars and handles passed by value. */
     is_int((long long)sizeof(CUresult), (long long)sizeof(obs_CUresult), "sizeof(CUresult)");
     is_int((long long)sizeof(CUdeviceptr), (long long)sizeof(obs_CUdeviceptr), "sizeof(CUdeviceptr)");
@@ -132,6 +147,7 @@ static void test_structs(void)
     is_int((long long)sizeof(CUlibraryOption), (long long)sizeof(obs_CUlibraryOption), "sizeof(CUlibraryOption)");
     is_int((long long)sizeof(CUstream), (long long)sizeof(obs_CUstream), "sizeof(CUstream)");
     is_int((long long)sizeof(CUkernel), (long long)sizeof(obs_CUkernel), "sizeof(CUkernel)");
+    is_int((long long)sizeof(CUgraphNodeType), (long long)sizeof(obs_CUgraphNodeType), "sizeof(CUgraphNodeType)");
 }
 
 static void test_values(void)
@@ -177,6 +193,11 @@ static void test_values(void)
     SAME_VALUE(OBS_CU_STREAM_NON_BLOCKING, CU_STREAM_NON_BLOCKING);
     SAME_VALUE(OBS_CU_EVENT_BLOCKING_SYNC, CU_EVENT_BLOCKING_SYNC);
     SAME_VALUE(OBS_CU_EVENT_DISABLE_TIMING, CU_EVENT_DISABLE_TIMING);
+    SAME_VALUE(OBS_CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_KERNEL);
+    SAME_VALUE(OBS_CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_MEMCPY);
+    SAME_VALUE(OBS_CU_GRAPH_NODE_TYPE_MEMSET, CU_GRAPH_NODE_TYPE_MEMSET);
+    SAME_VALUE(OBS_CU_GRAPH_NODE_TYPE_GRAPH, CU_GRAPH_NODE_TYPE_GRAPH);
+    SAME_VALUE(OBS_CU_GRAPH_NODE_TYPE_EVENT_RECORD, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
     SAME_VALUE((uintptr_t)OBS_CU_STREAM_LEGACY, (uintptr_t)CU_STREAM_LEGACY);
     SAME_VALUE((uintptr_t)OBS_CU_STREAM_PER_THREAD, (uintptr_t)CU_STREAM_PER_THREAD);
 }

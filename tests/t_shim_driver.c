@@ -11,7 +11,11 @@
  *     _ptsz/_ptds entry point: the per-thread stream 0x2), bytes (memsets in
  *     bytes from element counts, 2D width x height) and status agree with
  *     the log; copy directions; the shim asks the driver a name once per
- *     function handle;
+ *     function handle; each graph instantiation (cuGraphInstantiateWithFlags,
+ *     cuGraphInstantiate, cuGraphInstantiate_v2) is walked once with the
+ *     driver's read-only queries: one GRAPH record per exec (nodes, kernel
+ *     nodes, kernels by name), every cuGraphLaunch record names its exec,
+ *     node count and kernel, the summary's "Graph launches" table shows it;
  *   - tests/apps/driver_lookup_app: what dlsym and cuGetProcAddress(_v2)
  *     hand back, by the object holding the pointer (dladdr): the shim's
  *     wrapper of the exact variant for hooked symbols, the driver's own
@@ -22,7 +26,7 @@
  *   - with OBS_SIM_PROC_TRAMPOLINES=1 (the simulated driver hands out an
  *     internal trampoline per variant, not the exported symbol):
  *     driver_static_like (and --proc-v1) records exactly what it records
- *     without it, stdout as without the shim; driver_lookup_app gets the
+ *     without it (graph walks included), stdout as without the shim; driver_lookup_app gets the
  *     shim's proc wrapper for exactly the hooked variants (cuGetProcAddress
  *     itself included), the driver's pointer for the others;
  *   - the resolver (shim/cuda_proc_resolve.c): which variant (name,
@@ -51,6 +55,7 @@
 #include "sim/cost_model.h"
 #include "tap/basic.h"
 #include "tap/process.h"
+#include "trace_summary.h"
 #include "workload_bins.h"
 
 #define GRID_THREADS (64u * 256u) /* driver_calls.c: 64 blocks of 256 threads */
@@ -196,6 +201,103 @@ static size_t name_queries(const struct sim_call *log, size_t n)
     return count;
 }
 
+/* Log lines of api. */
+static size_t log_api_count(const struct sim_call *log, size_t n, const char *api)
+{
+    size_t i, count = 0;
+    for (i = 0; i < n; i++)
+        if (strcmp(log[i].api, api) == 0)
+            count++;
+    return count;
+}
+
+/* The shim's graph walks in driver_calls.c's sequence, one per
+ * instantiation: the exec of 3 nodes (a kernel, a copy, a memset; by
+ * cuGraphInstantiateWithFlags), the one of 1 kernel node launched by a
+ * CUkernel (cuGraphInstantiate: the CUDA 12.0 query gives it in kern, func
+ * NULL) and the empty one (cuGraphInstantiate_v2). Their queries: the node count
+ * and the nodes of each non-empty graph, the count of the empty one; each
+ * node's type; the 2 kernel nodes' parameters (the CUDA 12.0 form). The
+ * kernels were launched before, so their names are cached: no name query. */
+static const struct {
+    const char *api;
+    size_t calls;
+} walk_queries[] = {
+    {"cuGraphGetNodes", 5},
+    {"cuGraphNodeGetType", 4},
+    {"cuGraphKernelNodeGetParams_v2", 2},
+};
+#define WALK_QUERY_APIS (sizeof walk_queries / sizeof walk_queries[0])
+#define WALK_QUERIES 11u
+
+static const char *mangled_of(const struct obs_trace *t, uint32_t k)
+{
+    return k ? t->kernels[k].mangled : "(unnamed)";
+}
+
+/* 1 + 3 x 5 + 2 + 2 checks: the three GRAPH records (ids in instantiation
+ * order), every graph launch of the 3-node exec naming it, and the
+ * summary's "Graph launches" table. */
+static void check_graphs(const struct obs_trace *t, const char *label)
+{
+    static const struct {
+        uint64_t nodes, kernel_nodes;
+        const char *kernel; /* the only kernel, or NULL */
+    } want[] = {{3, 1, DRV_DECODE_NAME}, {1, 1, DRV_DECODE_NAME /* a CUkernel's */}, {0, 0, NULL}};
+    size_t i, launches = 0, bad_launch = 0;
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *mem;
+    struct obs_summary_options opt = {OBS_SUMMARY_GRAPHS};
+    const char *table;
+
+    is_int(3, (long long)t->ngraphs, "%s: a GRAPH record per instantiation", label);
+    for (i = 0; i < 3; i++) {
+        const struct obs_graph *g = obs_trace_graph(t, (uint32_t)i + 1);
+        if (g == NULL) {
+            skip_block(5, "%s: no graph %zu", label, i + 1);
+            continue;
+        }
+        is_int((long long)want[i].nodes, (long long)g->node_count, "%s: exec %zu has %llu nodes", label, i + 1,
+               (unsigned long long)want[i].nodes);
+        is_int((long long)want[i].kernel_nodes, (long long)g->kernel_count, "%s: exec %zu: %llu kernel nodes",
+               label, i + 1, (unsigned long long)want[i].kernel_nodes);
+        is_int(0, (long long)g->flags, "%s: exec %zu: complete walk", label, i + 1);
+        is_int(want[i].kernel ? 1 : 0, (long long)g->nkernels, "%s: exec %zu: distinct kernels", label, i + 1);
+        ok(want[i].kernel == NULL ||
+               (g->nkernels == 1 && strcmp(mangled_of(t, g->kernels[0].kernel), want[i].kernel) == 0 &&
+                g->kernels[0].count == 1),
+           "%s: exec %zu: %s%s", label, i + 1, want[i].kernel ? want[i].kernel : "no kernel",
+           want[i].kernel ? " x1" : "");
+    }
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        const struct obs_graph *g;
+        if (c->kind != OBS_KIND_GRAPH)
+            continue;
+        launches++;
+        g = obs_call_graph(t, c);
+        if (g == NULL || g->id != 1 || c->u.bytes != 3 || strcmp(mangled_of(t, c->kernel), DRV_DECODE_NAME) != 0) {
+            bad_launch++;
+            diag("%s: graph launch %zu: exec %u, %llu nodes, name %s", label, i, g ? g->id : 0,
+                 (unsigned long long)c->u.bytes, mangled_of(t, c->kernel));
+        }
+    }
+    is_int(DRV_CALLS_GRAPH, (long long)launches, "%s: %d graph launches", label, DRV_CALLS_GRAPH);
+    is_int(0, (long long)bad_launch, "%s: each carries exec 1, its 3 nodes and its kernel's name", label);
+    mem = open_memstream(&text, &text_len);
+    if (mem != NULL) {
+        obs_report_summary(t, mem, &opt);
+        fclose(mem);
+    }
+    table = text ? strstr(text, "Graph launches (host API time") : NULL;
+    ok(table != NULL, "%s: the summary has the graph launches table", label);
+    if (!ok(table != NULL && strstr(table, "Kernel nodes") != NULL && strstr(table, DRV_DECODE_NAME " x1") != NULL,
+            "%s: its row shows the exec's kernel", label))
+        diag_text("summary", text ? text : "(none)");
+    free(text);
+}
+
 /* One driver app with and without the shim; trampolines: with
  * OBS_SIM_PROC_TRAMPOLINES=1 in both runs (cuGetProcAddress hands out
  * internal entry points, not the exported symbols). */
@@ -236,19 +338,33 @@ static void check_driver_app(const char *label, const char *app, const char *arg
         diag_text("stderr", shimmed.err);
     nplain = sim_log_read(log0, &log_plain);
     nlog = sim_log_read(log1, &log);
-    is_int((long long)nplain + (long long)own_name_queries, (long long)nlog,
-           "%s: the shim's only driver calls are %zu name queries, one per function handle", label,
-           own_name_queries);
+    is_int((long long)nplain + (long long)own_name_queries + WALK_QUERIES, (long long)nlog,
+           "%s: the shim's only driver calls are %zu name queries, one per function handle, and %u graph "
+           "queries",
+           label, own_name_queries, WALK_QUERIES);
     is_int((long long)name_queries(log_plain, nplain) + (long long)own_name_queries,
-           (long long)name_queries(log, nlog), "%s: ... and they are cuFuncGetName / cuKernelGetName", label);
+           (long long)name_queries(log, nlog), "%s: ... of them cuFuncGetName / cuKernelGetName", label);
+    {
+        size_t q, bad = 0;
+        for (q = 0; q < WALK_QUERY_APIS; q++)
+            if (log_api_count(log, nlog, walk_queries[q].api) !=
+                log_api_count(log_plain, nplain, walk_queries[q].api) + walk_queries[q].calls) {
+                bad++;
+                diag("%s: %s: %zu log lines with the shim, %zu without", label, walk_queries[q].api,
+                     log_api_count(log, nlog, walk_queries[q].api),
+                     log_api_count(log_plain, nplain, walk_queries[q].api));
+            }
+        is_int(0, (long long)bad, "%s: ... and the graph walks' queries, once per instantiation", label);
+    }
     nhooked = driver_lines(log, nlog);
     t = shim_trace_open(trace_path);
     /* Every app makes hooked calls: no trace means none was recorded. */
     if (!ok(t != NULL, "%s: a trace was written", label)) {
-        skip_block(10, "%s: no trace", label);
+        skip_block(30, "%s: no trace", label);
     } else {
         compare_counts(t, log, nhooked, label);
         compare_records(t, log, nhooked, label);
+        check_graphs(t, label);
         obs_trace_free(t);
     }
     free(log);

@@ -487,6 +487,62 @@ static void *fetch(const char *name)
     return fn;
 }
 
+/* The read-only graph queries a tool walks a graph with, on a capture of
+ * a CUfunction launch, a CUkernel launch and a memset: node types, and
+ * the kernel of each kernel node (the CUDA 12.0 form: a CUkernel in kern,
+ * func NULL; the CUDA 10.0 form: it in func). 12 checks. */
+static void test_graph_queries(obs_CUstream s, obs_CUfunction f)
+{
+    obs_fn_cuLibraryLoadData load_library = (obs_fn_cuLibraryLoadData)fetch("cuLibraryLoadData");
+    obs_fn_cuLibraryGetKernel get_kernel = (obs_fn_cuLibraryGetKernel)fetch("cuLibraryGetKernel");
+    obs_fn_cuMemAlloc_v2 mem_alloc = (obs_fn_cuMemAlloc_v2)fetch("cuMemAlloc");
+    obs_fn_cuLaunchKernel launch = (obs_fn_cuLaunchKernel)fetch("cuLaunchKernel");
+    obs_fn_cuMemsetD8Async memset_async = (obs_fn_cuMemsetD8Async)fetch("cuMemsetD8Async");
+    obs_fn_cuStreamBeginCapture_v2 begin = (obs_fn_cuStreamBeginCapture_v2)fetch("cuStreamBeginCapture");
+    obs_fn_cuStreamEndCapture end = (obs_fn_cuStreamEndCapture)fetch("cuStreamEndCapture");
+    obs_fn_cuGraphGetNodes get_nodes = (obs_fn_cuGraphGetNodes)fetch("cuGraphGetNodes");
+    obs_fn_cuGraphNodeGetType get_type = (obs_fn_cuGraphNodeGetType)fetch("cuGraphNodeGetType");
+    obs_fn_cuGraphKernelNodeGetParams_v2 params_v2 =
+        (obs_fn_cuGraphKernelNodeGetParams_v2)fetch("cuGraphKernelNodeGetParams");
+    obs_fn_cuGraphKernelNodeGetParams params_v1 = NULL;
+    obs_CUlibrary lib = NULL;
+    obs_CUkernel kernel = NULL;
+    obs_CUdeviceptr d = 0;
+    obs_CUgraph g = NULL;
+    obs_CUgraphNode nodes[3] = {NULL, NULL, NULL};
+    obs_CUgraphNodeType types[3] = {-1, -1, -1};
+    obs_CUDA_KERNEL_NODE_PARAMS_v2 p1, p2;
+    obs_CUDA_KERNEL_NODE_PARAMS_v1 old;
+    size_t count = 0;
+    obs_CUdriverProcAddressQueryResult status;
+
+    if (get_proc("cuGraphKernelNodeGetParams", (void **)&params_v1, 11000, 0, &status) != 0)
+        bail("cuGetProcAddress_v2(cuGraphKernelNodeGetParams, 11000) failed");
+    is_int(0,
+           load_library(&lib, "OBSSIMMOD\nk2\n", NULL, NULL, 0, NULL, NULL, 0) | get_kernel(&kernel, lib, "k2") |
+               mem_alloc(&d, 64) | begin(s, 0) | launch(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL) |
+               launch((obs_CUfunction)kernel, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL) | memset_async(d, 0, 64, s) |
+               end(s, &g),
+           "captured a CUfunction launch, a CUkernel launch and a memset");
+    is_int(0, get_nodes(g, NULL, &count), "node count");
+    is_int(3, (long long)count, "3 nodes");
+    is_int(0, get_nodes(g, nodes, &count), "the nodes");
+    is_int(0, get_type(nodes[0], &types[0]) | get_type(nodes[1], &types[1]) | get_type(nodes[2], &types[2]),
+           "their types");
+    ok(types[0] == OBS_CU_GRAPH_NODE_TYPE_KERNEL && types[1] == OBS_CU_GRAPH_NODE_TYPE_KERNEL &&
+           types[2] == OBS_CU_GRAPH_NODE_TYPE_MEMSET,
+       "kernel, kernel, memset");
+    is_int(OBS_CUDA_ERROR_INVALID_HANDLE, get_type((obs_CUgraphNode)&count, &types[0]), "unknown node: 400");
+    memset(&p1, 0xff, sizeof p1);
+    memset(&p2, 0xff, sizeof p2);
+    is_int(0, params_v2(nodes[0], &p1) | params_v2(nodes[1], &p2), "kernel node parameters (CUDA 12.0 form)");
+    ok(p1.func == f && p1.kern == NULL, "a CUfunction launch: func, no kern");
+    ok(p2.func == NULL && p2.kern == kernel, "a CUkernel launch: kern, func NULL");
+    ok(params_v1(nodes[1], &old) == 0 && old.func == (obs_CUfunction)kernel,
+       "the CUDA 10.0 form gives the CUkernel in func");
+    is_int(OBS_CUDA_ERROR_INVALID_VALUE, params_v2(nodes[2], &p1), "kernel parameters of a memset node: 1");
+}
+
 static void test_error_codes(void)
 {
     void *lib = open_sim();
@@ -563,6 +619,7 @@ static void test_error_codes(void)
            "DtoH from host memory: 1");
     is_int(OBS_CUDA_ERROR_INVALID_VALUE, error_name(12345, &text), "cuGetErrorName of an unknown code: 1");
     ok(text == NULL, "and NULL text");
+    test_graph_queries(s, f);
 }
 
 int main(void)

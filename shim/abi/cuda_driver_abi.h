@@ -100,6 +100,35 @@ enum {
     OBS_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
 };
 
+/* Graph node types (CUgraphNodeType_enum): the ones a walk tells apart. */
+typedef int obs_CUgraphNodeType;
+enum {
+    OBS_CU_GRAPH_NODE_TYPE_KERNEL = 0,
+    OBS_CU_GRAPH_NODE_TYPE_MEMCPY = 1,
+    OBS_CU_GRAPH_NODE_TYPE_MEMSET = 2,
+    OBS_CU_GRAPH_NODE_TYPE_GRAPH = 4,
+    OBS_CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
+};
+
+/* CUDA_KERNEL_NODE_PARAMS_v1 (cuGraphKernelNodeGetParams, CUDA 10.0) and
+ * CUDA_KERNEL_NODE_PARAMS_v2 (cuGraphKernelNodeGetParams_v2, CUDA 12.0:
+ * kern, used when func is NULL, and ctx appended). */
+#define OBS_CU_KERNEL_NODE_PARAMS_FIELDS                                                         \
+    obs_CUfunction func;                                                                         \
+    unsigned int gridDimX, gridDimY, gridDimZ;                                                   \
+    unsigned int blockDimX, blockDimY, blockDimZ;                                                \
+    unsigned int sharedMemBytes;                                                                 \
+    void **kernelParams;                                                                         \
+    void **extra;
+typedef struct obs_CUDA_KERNEL_NODE_PARAMS_v1 {
+    OBS_CU_KERNEL_NODE_PARAMS_FIELDS
+} obs_CUDA_KERNEL_NODE_PARAMS_v1;
+typedef struct obs_CUDA_KERNEL_NODE_PARAMS_v2 {
+    OBS_CU_KERNEL_NODE_PARAMS_FIELDS
+    obs_CUkernel kern;
+    obs_CUcontext ctx;
+} obs_CUDA_KERNEL_NODE_PARAMS_v2;
+
 /* CUlaunchAttribute: id + 64-byte value union; the union holds pointers,
  * hence the 8-byte member that gives it their alignment. */
 typedef int obs_CUlaunchAttributeID;
@@ -356,7 +385,8 @@ typedef struct obs_CUDA_MEMCPY3D {
 
 /* Entry points the shim uses itself, observes without recording, or must
  * forward: initialisation, the two cuGetProcAddress ABIs, contexts,
- * modules and libraries (kernel names), events, streams, capture, graphs,
+ * modules and libraries (kernel names), events, streams, capture, graphs
+ * (instantiation, observed; the read-only queries of the shim's walk),
  * allocation, errors. */
 #define OBS_CUDA_DRIVER_SUPPORT_API(X)                                                           \
     X(cuInit, obs_CUresult, (unsigned int Flags), (Flags))                                       \
@@ -446,6 +476,12 @@ typedef struct obs_CUDA_MEMCPY3D {
       (phGraphExec, hGraph, flags))                                                              \
     X(cuGraphGetNodes, obs_CUresult, (obs_CUgraph hGraph, obs_CUgraphNode *nodes, size_t *numNodes), \
       (hGraph, nodes, numNodes))                                                                 \
+    X(cuGraphNodeGetType, obs_CUresult, (obs_CUgraphNode hNode, obs_CUgraphNodeType *type),      \
+      (hNode, type))                                                                             \
+    X(cuGraphKernelNodeGetParams, obs_CUresult,                                                  \
+      (obs_CUgraphNode hNode, obs_CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams), (hNode, nodeParams))  \
+    X(cuGraphKernelNodeGetParams_v2, obs_CUresult,                                               \
+      (obs_CUgraphNode hNode, obs_CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams), (hNode, nodeParams))  \
     X(cuGraphExecDestroy, obs_CUresult, (obs_CUgraphExec hGraphExec), (hGraphExec))              \
     X(cuGraphDestroy, obs_CUresult, (obs_CUgraph hGraph), (hGraph))                              \
     X(cuMemAlloc_v2, obs_CUresult, (obs_CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize))  \
@@ -613,6 +649,9 @@ typedef struct obs_CUDA_MEMCPY3D {
     X(cuGraphInstantiate, 11000, 0, cuGraphInstantiate_v2)                                       \
     X(cuGraphInstantiateWithFlags, 11040, 0, cuGraphInstantiateWithFlags)                        \
     X(cuGraphGetNodes, 10000, 0, cuGraphGetNodes)                                                \
+    X(cuGraphNodeGetType, 10000, 0, cuGraphNodeGetType)                                          \
+    X(cuGraphKernelNodeGetParams, 10000, 0, cuGraphKernelNodeGetParams)                          \
+    X(cuGraphKernelNodeGetParams, 12000, 0, cuGraphKernelNodeGetParams_v2)                       \
     X(cuGraphExecDestroy, 10000, 0, cuGraphExecDestroy)                                          \
     X(cuGraphDestroy, 10000, 0, cuGraphDestroy)                                                  \
     X(cuMemAlloc, 2000, 0, cuMemAlloc)                                                           \

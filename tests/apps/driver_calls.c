@@ -266,7 +266,8 @@ static void syncs(const struct drv_api *api, struct state *st)
 
 /* Four captures, one per form of cuStreamBeginCapture: the current one
  * (_v2) with a launch, a copy and a memset, replayed 3 times; the CUDA 10.0
- * one-argument form with one launch; the two per-thread forms, empty. */
+ * one-argument form with one launch of a CUkernel (passed as a CUfunction:
+ * its node holds the CUkernel); the two per-thread forms, empty. */
 static void graphs(const struct drv_api *api, struct state *st)
 {
     obs_CUgraph g1 = NULL, g2 = NULL, g3 = NULL, g4 = NULL;
@@ -297,7 +298,7 @@ static void graphs(const struct drv_api *api, struct state *st)
     CALL(cuGraphLaunch_ptsz, (x1, NULL));
 
     CALL(cuStreamBeginCapture, (st->s));
-    CALL(cuLaunchKernel, (st->prefill, GRID, 1, 1, BLOCK, 1, 1, 0, st->s, st->params, NULL));
+    CALL(cuLaunchKernel, ((obs_CUfunction)st->kernel, GRID, 1, 1, BLOCK, 1, 1, 0, st->s, st->params, NULL));
     CALL(cuStreamIsCapturing_ptsz, (st->s, &status));
     CALL(cuStreamEndCapture_ptsz, (st->s, &g2));
     CALL(cuGraphInstantiate, (&x2, g2, NULL, NULL, 0));

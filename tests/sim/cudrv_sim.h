@@ -49,6 +49,8 @@ struct drv_function;
  * expected (CUDA 12 allows it); NULL if neither. */
 const struct drv_function *drv_function_find(obs_CUfunction handle);
 const char *drv_function_name(const struct drv_function *f);
+/* Under drv_lock. True when handle is a CUkernel (passed as a CUfunction). */
+int drv_is_kernel_handle(obs_CUfunction handle);
 
 /* ---- memory (cudrv_sim_ops.c) ---------------------------------------------- */
 
@@ -78,6 +80,7 @@ enum drv_op_type { DRV_OP_KERNEL, DRV_OP_COPY, DRV_OP_FILL, DRV_OP_EVENT_RECORD 
 
 struct drv_op {
     enum drv_op_type type;
+    obs_CUfunction kernel; /* DRV_OP_KERNEL: the handle launched (a graph node's params) */
     union {
         uint64_t kernel_threads;
         struct drv_copy copy;

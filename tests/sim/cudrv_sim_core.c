@@ -603,6 +603,11 @@ const struct drv_function *drv_function_find(obs_CUfunction handle)
     return k ? k->function : NULL;
 }
 
+int drv_is_kernel_handle(obs_CUfunction handle)
+{
+    return kernel_lookup((obs_CUkernel)handle) != NULL;
+}
+
 const char *drv_function_name(const struct drv_function *f)
 {
     return f ? f->name : NULL;

@@ -43,6 +43,7 @@ static obs_CUresult launch(obs_CUfunction f, struct launch_dims d, obs_CUstream 
     if (err == OBS_CUDA_SUCCESS)
         err = drv_stream_lookup(stream, per_thread_api, &s);
     if (err == OBS_CUDA_SUCCESS) {
+        op.kernel = f;
         op.u.kernel_threads = (uint64_t)d.gx * d.gy * d.gz * d.bx * d.by * d.bz;
         err = drv_submit(s, &op, 0);
     }

@@ -745,6 +745,101 @@ DRV_EXPORT obs_CUresult cuGraphGetNodes(obs_CUgraph hGraph, obs_CUgraphNode *nod
                       get_nodes(hGraph, nodes, numNodes));
 }
 
+/* Under drv_lock: the node behind handle (an op of a live graph), or NULL. */
+static const struct drv_op *node_lookup(obs_CUgraphNode handle)
+{
+    struct drv_graph *g;
+    size_t i;
+    for (g = drv_graphs; g; g = g->next)
+        for (i = 0; i < g->count; i++)
+            if ((obs_CUgraphNode)&g->ops[i] == handle)
+                return &g->ops[i];
+    return NULL;
+}
+
+static obs_CUgraphNodeType node_type(const struct drv_op *op)
+{
+    switch (op->type) {
+    case DRV_OP_KERNEL:
+        return OBS_CU_GRAPH_NODE_TYPE_KERNEL;
+    case DRV_OP_COPY:
+        return OBS_CU_GRAPH_NODE_TYPE_MEMCPY;
+    case DRV_OP_FILL:
+        return OBS_CU_GRAPH_NODE_TYPE_MEMSET;
+    case DRV_OP_EVENT_RECORD:
+        break;
+    }
+    return OBS_CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+}
+
+static obs_CUresult get_node_type(obs_CUgraphNode handle, obs_CUgraphNodeType *type)
+{
+    const struct drv_op *op;
+    obs_CUresult err = type ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    op = node_lookup(handle);
+    if (op == NULL)
+        err = OBS_CUDA_ERROR_INVALID_HANDLE;
+    else
+        *type = node_type(op);
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuGraphNodeGetType(obs_CUgraphNode hNode, obs_CUgraphNodeType *type)
+{
+    drv_enter();
+    return drv_finish("cuGraphNodeGetType", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      get_node_type(hNode, type));
+}
+
+/* The kernel of a kernel node as the driver reports it: a CUfunction in
+ * func; a node launched with a CUkernel has it in kern and func NULL in the
+ * _v2 form, which has kern, and in func in the CUDA 10.0 form, which has
+ * not. Grid and parameters are not kept by the simulator: 0 and NULL. A
+ * node of another type: CUDA_ERROR_INVALID_VALUE. */
+static obs_CUresult get_kernel_params(obs_CUgraphNode handle, void *out, int v2)
+{
+    const struct drv_op *op;
+    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    op = node_lookup(handle);
+    if (op == NULL) {
+        err = OBS_CUDA_ERROR_INVALID_HANDLE;
+    } else if (op->type != DRV_OP_KERNEL) {
+        err = OBS_CUDA_ERROR_INVALID_VALUE;
+    } else {
+        obs_CUDA_KERNEL_NODE_PARAMS_v2 p;
+        memset(&p, 0, sizeof p);
+        if (v2 && drv_is_kernel_handle(op->kernel))
+            p.kern = (obs_CUkernel)op->kernel;
+        else
+            p.func = op->kernel;
+        memcpy(out, &p, v2 ? sizeof p : sizeof(obs_CUDA_KERNEL_NODE_PARAMS_v1)); /* v1: its prefix */
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuGraphKernelNodeGetParams(obs_CUgraphNode hNode, obs_CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+    drv_enter();
+    return drv_finish("cuGraphKernelNodeGetParams", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      get_kernel_params(hNode, nodeParams, 0));
+}
+
+DRV_EXPORT obs_CUresult cuGraphKernelNodeGetParams_v2(obs_CUgraphNode hNode,
+                                                      obs_CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+    drv_enter();
+    return drv_finish("cuGraphKernelNodeGetParams_v2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      get_kernel_params(hNode, nodeParams, 1));
+}
+
 static obs_CUresult graph_launch(obs_CUgraphExec handle, obs_CUstream stream, int per_thread_api,
                                  long long *node_count)
 {
