@@ -1,0 +1,150 @@
+/* make bench and make bench-scale, shrunk to a smoke run (1 round, a few
+ * thousand launches): the scripts parse and are shellcheck-clean, run every
+ * mode, print the table with a verdict for both launch targets, write the
+ * raw and summary CSV with one row per mode and call, and the scale run
+ * finds every launch in the trace with none lost. No timing is asserted:
+ * the figures are the benchmarks' business (docs/performance.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap/basic.h"
+#include "tap/process.h"
+
+static const char *on_path(const char *name)
+{
+    static char found[4096];
+    const char *path = getenv("PATH");
+    while (path != NULL && *path != '\0') {
+        size_t len = strcspn(path, ":");
+        snprintf(found, sizeof found, "%.*s/%s", (int)len, path, name);
+        if (len > 0 && access(found, X_OK) == 0)
+            return found;
+        path += len + (path[len] == ':');
+    }
+    return NULL;
+}
+
+/* The one file in DIR whose name ends with SUFFIX (and, when EXCLUDE is
+ * set, does not contain it), read whole; NULL when none. */
+static char *read_result(const char *dir, const char *suffix, const char *exclude)
+{
+    char cmd[4400], name[4096];
+    FILE *p;
+    snprintf(cmd, sizeof cmd, "ls '%s'", dir);
+    p = popen(cmd, "r");
+    if (p == NULL)
+        return NULL;
+    while (fgets(name, sizeof name, p) != NULL) {
+        size_t n = strcspn(name, "\n"), sl = strlen(suffix);
+        name[n] = '\0';
+        if (n >= sl && strcmp(name + n - sl, suffix) == 0 && (exclude == NULL || strstr(name, exclude) == NULL)) {
+            pclose(p);
+            return test_read_file(test_path(dir, name), NULL);
+        }
+    }
+    pclose(p);
+    return NULL;
+}
+
+static const char *const modes[] = {"none", "off", "record", "nvtx_launch", "phases_auto",
+                                    "phases_rules", "nvtx_phases", "gpu_events"};
+#define NMODES (sizeof modes / sizeof modes[0])
+
+static void check_scripts_lint(const char *bench, const char *scale)
+{
+    const char *shellcheck = on_path("shellcheck");
+    struct run_result r;
+    for (int i = 0; i < 2; i++) {
+        const char *script = i == 0 ? bench : scale;
+        const char *argv[] = {"/bin/bash", "-n", script, NULL};
+        run_program(argv, NULL, 30, &r);
+        ok(r.exited && r.status == 0, "bash -n %s", script);
+        run_result_free(&r);
+        if (shellcheck == NULL) {
+            skip("shellcheck not installed");
+        } else {
+            const char *argv2[] = {shellcheck, script, NULL};
+            run_program(argv2, NULL, 60, &r);
+            if (!ok(r.exited && r.status == 0, "shellcheck clean: %s", script))
+                diag_text("shellcheck", r.out);
+            run_result_free(&r);
+        }
+    }
+}
+
+int main(void)
+{
+    char bench[4200], scale[4200], results[4200], builddir_env[4200], results_env[4300], scale_dir_env[4300];
+    struct run_result r;
+    char *summary, *raw;
+
+    snprintf(bench, sizeof bench, "%s/contrib/bench/bench.sh", test_srcdir());
+    snprintf(scale, sizeof scale, "%s/contrib/bench/scale.sh", test_srcdir());
+    if (access(bench, R_OK) != 0 || access(scale, R_OK) != 0 || access("/bin/bash", X_OK) != 0)
+        skip_all("bench scripts or /bin/bash missing");
+    if (access(test_path(test_builddir(), "contrib/bench/.libs/libobsbenchnvtx.so"), R_OK) != 0)
+        skip_all("contrib/bench/libobsbenchnvtx.so not built");
+    plan(4 + 6 + 2 * (int)NMODES + 5);
+
+    check_scripts_lint(bench, scale);
+
+    snprintf(results, sizeof results, "%s/results", test_tmpdir());
+    snprintf(builddir_env, sizeof builddir_env, "OBS_BUILDDIR=%s", test_builddir());
+    snprintf(results_env, sizeof results_env, "BENCH_RESULTS=%s", results);
+    snprintf(scale_dir_env, sizeof scale_dir_env, "SCALE_DIR=%s", test_tmpdir());
+
+    {
+        const char *argv[] = {"/bin/bash", bench, NULL};
+        const char *env[] = {builddir_env, results_env, "BENCH_ROUNDS=1", "BENCH_LAUNCHES=2000",
+                             "BENCH_COPIES=200", NULL};
+        run_program(argv, env, 120, &r);
+        if (!is_int(0, r.exited ? r.status : -1, "bench: exit status 0"))
+            diag_text("stderr", r.err);
+        ok(strstr(r.out, "mode          call") != NULL, "bench: the table's header is printed");
+        is_int(1, (long long)count_lines_with(r.out, "<= 50 ns: "), "bench: a verdict for record (50 ns)");
+        is_int(1, (long long)count_lines_with(r.out, "<= 150 ns: "), "bench: a verdict for NVTX + phases (150 ns)");
+        ok(strstr(r.out, "clock_gettime(CLOCK_MONOTONIC): ") != NULL, "bench: the clock's cost is given");
+        run_result_free(&r);
+    }
+    raw = read_result(results, ".csv", "summary");
+    summary = read_result(results, "-summary.csv", NULL);
+    ok(raw != NULL && strncmp(raw, "round,mode,metric,ns\n", 21) == 0 && count_lines_with(raw, ",launch,") == NMODES &&
+           count_lines_with(raw, ",copy,") == NMODES,
+       "bench: raw CSV, a launch and a copy row per mode");
+    for (size_t i = 0; i < NMODES; i++) {
+        char launch[64], copy[64];
+        snprintf(launch, sizeof launch, "\n%s,launch,", modes[i]);
+        snprintf(copy, sizeof copy, "\n%s,copy,", modes[i]);
+        ok(summary != NULL && strstr(summary, launch) != NULL, "bench summary: %s launch", modes[i]);
+        ok(summary != NULL && strstr(summary, copy) != NULL, "bench summary: %s copy", modes[i]);
+    }
+    free(raw);
+    free(summary);
+
+    if (access("/usr/bin/time", X_OK) != 0) {
+        skip_block(5, "/usr/bin/time (GNU time, Debian package time) not installed: scale.sh needs it");
+        return 0;
+    }
+    {
+        const char *argv[] = {"/bin/bash", scale, NULL};
+        const char *env[] = {builddir_env, results_env, scale_dir_env, "SCALE_LAUNCHES=20000", NULL};
+        run_program(argv, env, 120, &r);
+        if (!is_int(0, r.exited ? r.status : -1, "scale: exit status 0"))
+            diag_text("stderr", r.err);
+        ok(count_lines_with(r.out, "records lost ") == 1 && strstr(r.out, "records lost                                    0 ") != NULL,
+           "scale: no record lost");
+        if (!ok(strstr(r.out, "records in trace                            20004 ") != NULL,
+                "scale: every launch is in the trace (+ 4 stream syncs)"))
+            diag_text("stdout", r.out);
+        ok(count_lines_with(r.out, "PASS") + count_lines_with(r.out, "FAIL") == 7, "scale: seven verdicts");
+        run_result_free(&r);
+    }
+    summary = read_result(results, ".csv", "bench");
+    ok(summary != NULL && strncmp(summary, "metric,value,unit,target,verdict\n", 33) == 0 &&
+           strstr(summary, "\nrecords lost,0,,0,PASS\n") != NULL,
+       "scale: its CSV is written");
+    free(summary);
+    return 0;
+}
