@@ -223,6 +223,19 @@ int obs_output_write_string_locked(uint32_t id, uint32_t kind, const char *text,
     return rc;
 }
 
+int obs_output_write_strings_locked(const void *entries, uint32_t bytes)
+{
+    off_t before;
+    int rc;
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    before = lseek(obs_out.fd, 0, SEEK_CUR);
+    rc = obs_trace_write_strings(obs_out.fd, entries, bytes);
+    if (rc != 0)
+        undo_partial_write(before, rc);
+    return rc;
+}
+
 int obs_output_write_meta_locked(const char *text, size_t len)
 {
     off_t before;

@@ -44,6 +44,8 @@ int obs_output_write_records_locked(uint32_t tid, uint64_t first_index, const un
                                     uint32_t n);
 /* Under the lock: one string-table entry. 0 or -errno. */
 int obs_output_write_string_locked(uint32_t id, uint32_t kind, const char *text, size_t len);
+/* Pre-encoded string-table entries (obs_string_entry_encode) as one chunk. */
+int obs_output_write_strings_locked(const void *entries, uint32_t bytes);
 
 /* Under the lock: one META chunk of "key=value\n" lines (a later value of
  * a key wins over the header's). 0 or -errno. */

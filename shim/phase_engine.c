@@ -32,6 +32,7 @@
 #include "phase_rules.h"
 #include "ranges.h"
 #include "trace_format.h"
+#include "trace_writer.h"
 
 OBS_HIDDEN _Atomic int obs_phase_on;
 
@@ -220,6 +221,11 @@ static uint32_t handle_of(uint32_t name_id)
 static _Atomic uint32_t fixed_written; /* 0 or 1 */
 static _Atomic uint32_t steps_written; /* DECODE/STEP_0 .. STEP_{n-1} are in the file */
 
+/* Step names are written ahead in batches of STEP_NAME_BATCH, one STRINGS
+ * chunk each: a decode loop then pays one write per batch of steps, not one
+ * per new step (the per-write cost is a lock, an fstat and a writev). */
+#define STEP_NAME_BATCH 256u
+
 static void write_names_slow(uint32_t step_needed)
 {
     uint32_t tid = obs_thread_id(), k;
@@ -233,11 +239,24 @@ static void write_names_slow(uint32_t step_needed)
             if (ok)
                 atomic_store(&fixed_written, 1);
         }
-        for (k = atomic_load(&steps_written); step_needed != OBS_NO_STEP && k <= step_needed; k++) {
-            int len = snprintf(name, sizeof name, "DECODE/STEP_%u", k);
-            if (obs_output_write_string_locked(OBS_PHASE_STEP_NAME_BASE + k, OBS_STR_RANGE_NAME, name, (size_t)len) != 0)
+        while (step_needed != OBS_NO_STEP && (k = atomic_load(&steps_written)) <= step_needed) {
+            /* 40 bytes per entry: 16 of header, "DECODE/STEP_4294967295" padded to 24. */
+            static char batch[STEP_NAME_BATCH * 40];
+            uint32_t used = 0, end = k + STEP_NAME_BATCH, n;
+            if (end < k) /* wrapped: the last step numbers */
+                end = OBS_NO_STEP;
+            for (n = k; n < end; n++) {
+                int len = snprintf(name, sizeof name, "DECODE/STEP_%u", n);
+                uint32_t got = obs_string_entry_encode(batch + used, (uint32_t)sizeof batch - used,
+                                                       OBS_PHASE_STEP_NAME_BASE + n, OBS_STR_RANGE_NAME, name,
+                                                       (uint32_t)len);
+                if (got == 0)
+                    break;
+                used += got;
+            }
+            if (n == k || obs_output_write_strings_locked(batch, used) != 0)
                 break;
-            atomic_store(&steps_written, k + 1);
+            atomic_store(&steps_written, n);
         }
     }
     obs_out_lock_release(&obs_out.lock);

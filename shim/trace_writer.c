@@ -123,6 +123,33 @@ int obs_trace_write_string(int fd, uint32_t id, uint32_t kind, const char *text,
     return write_chunk(fd, OBS_CHUNK_STRINGS, 0, 0, &e, sizeof e, text, len, OBS_PAD8(len) - len);
 }
 
+int obs_trace_write_strings(int fd, const void *entries, uint32_t bytes)
+{
+    if (bytes == 0 || entries == NULL || bytes % 8 != 0)
+        return -EINVAL;
+    return write_chunk(fd, OBS_CHUNK_STRINGS, 0, 0, entries, bytes, NULL, 0, 0);
+}
+
+uint32_t obs_string_entry_encode(void *out, uint32_t cap, uint32_t id, uint32_t kind, const char *text, uint32_t len)
+{
+    struct obs_string_entry e;
+    uint32_t need;
+
+    if (len > UINT32_MAX - 64 || (len > 0 && text == NULL))
+        return 0;
+    need = (uint32_t)sizeof e + OBS_PAD8(len);
+    if (need > cap)
+        return 0;
+    memset(&e, 0, sizeof e);
+    e.id = id;
+    e.kind = kind;
+    e.len = len;
+    memcpy(out, &e, sizeof e);
+    memcpy((char *)out + sizeof e, text, len);
+    memset((char *)out + sizeof e + len, 0, OBS_PAD8(len) - len);
+    return need;
+}
+
 int obs_trace_write_meta(int fd, const char *text, size_t len)
 {
     if (len > UINT32_MAX - 8 || (len > 0 && text == NULL))

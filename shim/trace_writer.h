@@ -31,6 +31,15 @@ int obs_trace_write_records(int fd, uint32_t tid, uint64_t first_index, const un
  * needs no NUL; len bytes are stored, padded to 8 with NULs. */
 int obs_trace_write_string(int fd, uint32_t id, uint32_t kind, const char *text, uint32_t len);
 
+/* Several string-table entries in one STRINGS chunk: entries holds bytes of
+ * entries made with obs_string_entry_encode (one write instead of one per
+ * name). */
+int obs_trace_write_strings(int fd, const void *entries, uint32_t bytes);
+
+/* Encode one entry (header, text, padding to 8) at out; returns the bytes
+ * used, or 0 when it does not fit in cap. */
+uint32_t obs_string_entry_encode(void *out, uint32_t cap, uint32_t id, uint32_t kind, const char *text, uint32_t len);
+
 /* One META chunk: "key=value\n" lines, padded to 8 with NULs. */
 int obs_trace_write_meta(int fd, const char *text, size_t len);
 

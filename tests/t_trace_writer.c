@@ -13,6 +13,7 @@
 
 #include "tap/basic.h"
 #include "tap/process.h"
+#include "trace_reader.h"
 #include "trace_writer.h"
 
 static char *slurp(const char *path, size_t *len)
@@ -117,6 +118,49 @@ static void test_string_and_meta(const char *dir)
     free(d);
 }
 
+/* Several entries in one STRINGS chunk (what the phase engine writes for a
+ * batch of step names): exact bytes, and the reader takes every entry. */
+static void test_string_batch(const char *dir)
+{
+    const char *path = test_path(dir, "batch.obs");
+    char entries[256], err[256];
+    uint32_t used = 0, got;
+    struct obs_file_header h;
+    struct obs_chunk_header ch;
+    struct obs_trace *t = NULL;
+    size_t len, i, found = 0;
+    char *d;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+    got = obs_string_entry_encode(entries, sizeof entries, 7, OBS_STR_RANGE_NAME, "DECODE/STEP_0", 13);
+    is_int(16 + 16, got, "encode: header + 13 bytes padded to 16");
+    used += got;
+    used += obs_string_entry_encode(entries + used, sizeof entries - used, 8, OBS_STR_RANGE_NAME, "DECODE/STEP_1", 13);
+    used += obs_string_entry_encode(entries + used, sizeof entries - used, 9, OBS_STR_KERNEL_MANGLED, "_Z1gv", 5);
+    is_int(0, obs_string_entry_encode(entries, 20, 1, OBS_STR_RANGE_NAME, "too long for 20", 15),
+           "encode: 0 when it does not fit");
+    obs_trace_init_header(&h, 42, 0, 1000, 2000);
+    is_int(0, obs_trace_write_header(fd, &h), "header");
+    is_int(0, obs_trace_write_strings(fd, entries, used), "write_strings: one chunk of three entries");
+    is_int(-EINVAL, obs_trace_write_strings(fd, entries, 12), "write_strings: a size not a multiple of 8 is refused");
+    close(fd);
+    d = slurp(path, &len);
+    memcpy(&ch, d + sizeof h, sizeof ch);
+    ok(ch.type == OBS_CHUNK_STRINGS && ch.payload_bytes == used && len == sizeof h + sizeof ch + used,
+       "one STRINGS chunk holding exactly the entries");
+    free(d);
+    is_int(0, obs_trace_open(path, &t, err, sizeof err), "the reader opens it");
+    if (t != NULL) {
+        for (i = 0; i < t->nkernels; i++)
+            if (t->kernels[i].id == 9 && strcmp(t->kernels[i].mangled, "_Z1gv") == 0)
+                found = 1;
+        ok(found, "the reader takes the third entry of the chunk");
+        obs_trace_free(t);
+    } else {
+        skip("no trace");
+    }
+}
+
 static void test_errors(void)
 {
     union obs_record r;
@@ -208,11 +252,12 @@ static void test_partial_writes(void)
 int main(void)
 {
     const char *dir;
-    plan(43);
+    plan(51);
     dir = test_tmpdir();
     test_header(dir);
     test_records(dir);
     test_string_and_meta(dir);
+    test_string_batch(dir);
     test_errors();
     test_partial_writes();
     return 0;
