@@ -1,0 +1,284 @@
+/* The man pages (man/obs-run.1, man/obs-report.1, man/libobsshim.7):
+ * each renders with groff -man -ww and man -l without a warning (skipped,
+ * saying why, when neither tool is installed), and they stay true to the
+ * code: every OBS_* variable shim/config.c reads (grepped from the source
+ * now) and NVTX_INJECTION64_PATH are described under ENVIRONMENT in
+ * libobsshim.7; every command that `obs-report --help` lists, and every
+ * long option of each command's --help, is in obs-report.1; every long
+ * option of `obs-run --help` is in obs-run.1. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap/basic.h"
+#include "tap/process.h"
+
+static const char *const pages[] = {"obs-run.1", "obs-report.1", "libobsshim.7"};
+#define PAGE_COUNT (sizeof pages / sizeof pages[0])
+
+/* A program found on PATH (written into found), or NULL. */
+static const char *on_path(const char *name, char *found, size_t foundlen)
+{
+    const char *path = getenv("PATH");
+    while (path != NULL && *path != '\0') {
+        size_t len = strcspn(path, ":");
+        snprintf(found, foundlen, "%.*s/%s", (int)len, path, name);
+        if (len > 0 && access(found, X_OK) == 0)
+            return found;
+        path += len + (path[len] == ':');
+    }
+    return NULL;
+}
+
+/* The text between ".SH <name>" and the next ".SH" (malloc'ed, "" if none). */
+static char *section(const char *page, const char *name)
+{
+    char head[64];
+    const char *start, *end;
+    char *out;
+    snprintf(head, sizeof head, "\n.SH %s\n", name);
+    start = strstr(page, head);
+    if (start == NULL)
+        return strdup("");
+    start += strlen(head) - 1;
+    end = strstr(start, "\n.SH ");
+    if (end == NULL)
+        end = start + strlen(start);
+    out = malloc((size_t)(end - start) + 2);
+    if (out == NULL)
+        bail("out of memory");
+    memcpy(out, start, (size_t)(end - start));
+    out[end - start] = '\n';
+    out[end - start + 1] = '\0';
+    return out;
+}
+
+/* roff source spelling of a name: '-' written as "\-". */
+static void roff_escape(const char *name, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (; *name != '\0' && o + 3 < outlen; name++) {
+        if (*name == '-')
+            out[o++] = '\\';
+        out[o++] = *name;
+    }
+    out[o] = '\0';
+}
+
+/* True when text has a line ".B <name>" (a tagged paragraph's tag). */
+static int has_tag_line(const char *text, const char *name)
+{
+    char line[256];
+    snprintf(line, sizeof line, "\n.B %s\n", name);
+    return strstr(text, line) != NULL;
+}
+
+/* 3 checks per page and tool: exit 0, no warning, the page's name shown. */
+static void check_render(const char *tool, const char *const argv[], const char *page, const char *shown)
+{
+    static const char *const env[] = {"LC_ALL=C.UTF-8", "MANPAGER=cat", "PAGER=cat", "MANWIDTH=80", NULL};
+    struct run_result r;
+    run_program(argv, env, 60, &r);
+    is_int(0, r.exited ? r.status : -1, "%s %s: exit status 0", tool, page);
+    if (!ok(r.err_len == 0, "%s %s: no warning", tool, page))
+        diag_text("stderr", r.err);
+    ok(r.out != NULL && strstr(r.out, shown) != NULL, "%s %s: renders its NAME line", tool, page);
+    run_result_free(&r);
+}
+
+static void check_rendering(const char *mandir)
+{
+    char groff_buf[4096], man_buf[4096];
+    const char *groff = on_path("groff", groff_buf, sizeof groff_buf);
+    const char *man = on_path("man", man_buf, sizeof man_buf);
+    size_t i;
+    static const char *const shown[] = {"obs-run - run a program", "obs-report - report on a trace",
+                                        "libobsshim - make CUDA and HIP programs"};
+
+    for (i = 0; i < PAGE_COUNT; i++) {
+        const char *path = test_path(mandir, pages[i]);
+        if (groff != NULL) {
+            const char *argv[] = {groff, "-man", "-Tutf8", "-ww", path, NULL};
+            check_render("groff", argv, pages[i], shown[i]);
+        } else {
+            skip_block(3, "groff is not installed");
+        }
+        if (man != NULL) {
+            const char *argv[] = {man, "--warnings", "-l", path, NULL};
+            check_render("man -l", argv, pages[i], shown[i]);
+        } else {
+            skip_block(3, "man is not installed");
+        }
+    }
+}
+
+/* Every "OBS_..." string literal of shim/config.c is a tag in ENVIRONMENT. */
+static void check_environment(const char *srcdir, const char *page)
+{
+    char *config = test_read_file(test_path(srcdir, "shim/config.c"), NULL);
+    char *env = section(page, "ENVIRONMENT");
+    const char *p;
+    int found = 0;
+
+    if (config == NULL)
+        bail("cannot read %s", test_path(srcdir, "shim/config.c"));
+    for (p = strstr(config, "\"OBS_"); p != NULL; p = strstr(p + 1, "\"OBS_")) {
+        char name[128];
+        size_t len = 1;
+        while (p[len] != '\0' && (isupper((unsigned char)p[len]) || isdigit((unsigned char)p[len]) || p[len] == '_'))
+            len++;
+        if (p[len] != '"' || len - 1 >= sizeof name)
+            continue;
+        memcpy(name, p + 1, len - 1);
+        name[len - 1] = '\0';
+        /* config.c may name a variable more than once (warnings): check once. */
+        {
+            char quoted[140];
+            snprintf(quoted, sizeof quoted, "\"%s\"", name);
+            if (strstr(config, quoted) != p)
+                continue;
+        }
+        found++;
+        ok(has_tag_line(env, name), "libobsshim.7 ENVIRONMENT describes %s (read by shim/config.c)", name);
+    }
+    ok(found >= 5, "shim/config.c names %d OBS_* variables (the grep works)", found);
+    ok(has_tag_line(env, "NVTX_INJECTION64_PATH"), "libobsshim.7 ENVIRONMENT describes NVTX_INJECTION64_PATH");
+    free(env);
+    free(config);
+}
+
+/* Each "--long-option" at the start of an indented line of help. */
+static void check_long_options(const char *help, const char *page_text, const char *page, const char *what)
+{
+    const char *line = help;
+    while (line != NULL && *line != '\0') {
+        const char *p = line, *q;
+        const char *eol = strchr(line, '\n');
+        while (*p == ' ')
+            p++;
+        if (p > line && p[0] == '-' && p[1] == '-' && isalpha((unsigned char)p[2])) {
+            char option[64], escaped[140];
+            q = p + 2;
+            while (isalnum((unsigned char)*q) || *q == '-')
+                q++;
+            if ((size_t)(q - p) < sizeof option) {
+                memcpy(option, p, (size_t)(q - p));
+                option[q - p] = '\0';
+                roff_escape(option, escaped, sizeof escaped);
+                ok(strstr(page_text, escaped) != NULL, "%s names %s's option %s", page, what, option);
+            }
+        }
+        /* a line "  -h, --help" starts with the short option */
+        if (p > line && p[0] == '-' && p[1] != '-') {
+            const char *comma = strstr(p, ", --");
+            if (comma != NULL && (eol == NULL || comma < eol)) {
+                char option[64], escaped[140];
+                p = comma + 2;
+                q = p + 2;
+                while (isalnum((unsigned char)*q) || *q == '-')
+                    q++;
+                if ((size_t)(q - p) < sizeof option) {
+                    memcpy(option, p, (size_t)(q - p));
+                    option[q - p] = '\0';
+                    roff_escape(option, escaped, sizeof escaped);
+                    ok(strstr(page_text, escaped) != NULL, "%s names %s's option %s", page, what, option);
+                }
+            }
+        }
+        line = eol != NULL ? eol + 1 : NULL;
+    }
+}
+
+static char *help_of(const char *const argv[], const char *what)
+{
+    struct run_result r;
+    char *out;
+    run_program(argv, NULL, 60, &r);
+    is_int(0, r.exited ? r.status : -1, "%s --help: exit status 0", what);
+    out = strdup(r.out != NULL ? r.out : "");
+    run_result_free(&r);
+    return out;
+}
+
+static void check_obs_report(const char *builddir, const char *page)
+{
+    const char *report = test_path(builddir, "obs-report");
+    const char *argv[] = {report, "--help", NULL};
+    char *help, *commands;
+    const char *p;
+    int listed = 0;
+
+    if (!test_executable(report)) {
+        skip("obs-report is not built (%s)", report);
+        return;
+    }
+    help = help_of(argv, "obs-report");
+    commands = section(page, "COMMANDS");
+    check_long_options(help, page, "obs-report.1", "obs-report");
+    p = strstr(help, "\nCommands:\n");
+    if (p != NULL)
+        p += strlen("\nCommands:\n");
+    /* "  name    description" lines up to the blank line */
+    while (p != NULL && p[0] == ' ' && p[1] == ' ' && islower((unsigned char)p[2])) {
+        char name[64], escaped[140], *full;
+        const char *cmd_argv[] = {report, name, "--help", NULL};
+        size_t len = strcspn(p + 2, " \n");
+        if (len >= sizeof name)
+            break;
+        memcpy(name, p + 2, len);
+        name[len] = '\0';
+        listed++;
+        roff_escape(name, escaped, sizeof escaped);
+        ok(has_tag_line(commands, escaped), "obs-report.1 COMMANDS describes '%s'", name);
+        full = help_of(cmd_argv, name);
+        check_long_options(full, page, "obs-report.1", name);
+        free(full);
+        p = strchr(p, '\n');
+        if (p != NULL)
+            p++;
+    }
+    ok(listed >= 5, "obs-report --help lists %d commands (the parse works)", listed);
+    free(commands);
+    free(help);
+}
+
+static void check_obs_run(const char *builddir, const char *page)
+{
+    const char *run = test_path(builddir, "contrib/obs-run");
+    const char *argv[] = {"/bin/sh", run, "--help", NULL};
+    char *help;
+    if (access(run, R_OK) != 0) {
+        skip("contrib/obs-run is not built (%s)", run);
+        return;
+    }
+    help = help_of(argv, "obs-run");
+    check_long_options(help, page, "obs-run.1", "obs-run");
+    ok(strstr(page, "\n.B OBS_SHIM_LIB\n") != NULL, "obs-run.1 describes OBS_SHIM_LIB");
+    free(help);
+}
+
+int main(void)
+{
+    const char *srcdir = test_srcdir();
+    const char *builddir = test_builddir();
+    char mandir[4096];
+    char *text[PAGE_COUNT];
+    size_t i;
+
+    plan_lazy();
+    snprintf(mandir, sizeof mandir, "%s/man", srcdir);
+    for (i = 0; i < PAGE_COUNT; i++) {
+        text[i] = test_read_file(test_path(mandir, pages[i]), NULL);
+        if (text[i] == NULL)
+            bail("cannot read %s/%s", mandir, pages[i]);
+    }
+    check_rendering(mandir);
+    check_environment(srcdir, text[2]);
+    check_obs_report(builddir, text[1]);
+    check_obs_run(builddir, text[0]);
+    for (i = 0; i < PAGE_COUNT; i++)
+        free(text[i]);
+    return 0;
+}
