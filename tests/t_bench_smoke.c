@@ -12,19 +12,7 @@
 #include "tap/basic.h"
 #include "tap/process.h"
 
-static const char *on_path(const char *name)
-{
-    static char found[4096];
-    const char *path = getenv("PATH");
-    while (path != NULL && *path != '\0') {
-        size_t len = strcspn(path, ":");
-        snprintf(found, sizeof found, "%.*s/%s", (int)len, path, name);
-        if (len > 0 && access(found, X_OK) == 0)
-            return found;
-        path += len + (path[len] == ':');
-    }
-    return NULL;
-}
+static char shellcheck_buf[4096];
 
 /* The one file in DIR whose name ends with SUFFIX (and, when EXCLUDE is
  * set, does not contain it), read whole; NULL when none. */
@@ -54,7 +42,7 @@ static const char *const modes[] = {"none", "off", "record", "nvtx_launch", "pha
 
 static void check_scripts_lint(const char *bench, const char *scale)
 {
-    const char *shellcheck = on_path("shellcheck");
+    const char *shellcheck = test_on_path("shellcheck", shellcheck_buf, sizeof shellcheck_buf);
     struct run_result r;
     for (int i = 0; i < 2; i++) {
         const char *script = i == 0 ? bench : scale;

@@ -12,20 +12,7 @@
 #include "tap/basic.h"
 #include "tap/process.h"
 
-/* A program found on PATH, or NULL. */
-static const char *on_path(const char *name)
-{
-    static char found[4096];
-    const char *path = getenv("PATH");
-    while (path != NULL && *path != '\0') {
-        size_t len = strcspn(path, ":");
-        snprintf(found, sizeof found, "%.*s/%s", (int)len, path, name);
-        if (len > 0 && access(found, X_OK) == 0)
-            return found;
-        path += len + (path[len] == ':');
-    }
-    return NULL;
-}
+static char shellcheck_buf[4096], probe_buf[4096];
 
 /* 5 checks: one run without a GPU. */
 static void check_no_gpu_run(const char *script, const char *const env[], const char *reason, const char *label)
@@ -60,7 +47,7 @@ int main(void)
 {
     char script[4200], llama[4200], triton[4200];
     const char *python = getenv("OBS_PYTHON3");
-    const char *shellcheck = on_path("shellcheck");
+    const char *shellcheck = test_on_path("shellcheck", shellcheck_buf, sizeof shellcheck_buf);
     struct run_result r;
 
     snprintf(script, sizeof script, "%s/contrib/gpu/validate.sh", test_srcdir());
@@ -115,7 +102,7 @@ int main(void)
         const char *env[] = {"OBS_VALIDATE_FORCE_NO_GPU=1", NULL};
         check_no_gpu_run(script, env, "no GPU (OBS_VALIDATE_FORCE_NO_GPU=1)", "forced");
     }
-    if (on_path("nvidia-smi") != NULL) {
+    if (test_on_path("nvidia-smi", probe_buf, sizeof probe_buf) != NULL) {
         skip_block(5, "nvidia-smi is installed here: the no-nvidia-smi path is not this machine's");
     } else {
         const char *env[] = {"OBS_VALIDATE_FORCE_NO_GPU", NULL};

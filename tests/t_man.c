@@ -18,20 +18,6 @@
 static const char *const pages[] = {"obs-run.1", "obs-report.1", "libobsshim.7"};
 #define PAGE_COUNT (sizeof pages / sizeof pages[0])
 
-/* A program found on PATH (written into found), or NULL. */
-static const char *on_path(const char *name, char *found, size_t foundlen)
-{
-    const char *path = getenv("PATH");
-    while (path != NULL && *path != '\0') {
-        size_t len = strcspn(path, ":");
-        snprintf(found, foundlen, "%.*s/%s", (int)len, path, name);
-        if (len > 0 && access(found, X_OK) == 0)
-            return found;
-        path += len + (path[len] == ':');
-    }
-    return NULL;
-}
-
 /* The text between ".SH <name>" and the next ".SH" (malloc'ed, "" if none). */
 static char *section(const char *page, const char *name)
 {
@@ -91,8 +77,8 @@ static void check_render(const char *tool, const char *const argv[], const char 
 static void check_rendering(const char *mandir)
 {
     char groff_buf[4096], man_buf[4096];
-    const char *groff = on_path("groff", groff_buf, sizeof groff_buf);
-    const char *man = on_path("man", man_buf, sizeof man_buf);
+    const char *groff = test_on_path("groff", groff_buf, sizeof groff_buf);
+    const char *man = test_on_path("man", man_buf, sizeof man_buf);
     size_t i;
     static const char *const shown[] = {"obs-run - run a program", "obs-report - report on a trace",
                                         "libobsshim - make CUDA and HIP programs"};

@@ -230,6 +230,19 @@ char *test_read_file(const char *path, size_t *len)
     return b.data;
 }
 
+const char *test_on_path(const char *name, char *found, size_t foundlen)
+{
+    const char *path = getenv("PATH");
+    while (path != NULL && *path != '\0') {
+        size_t len = strcspn(path, ":");
+        snprintf(found, foundlen, "%.*s/%s", (int)len, path, name);
+        if (len > 0 && access(found, X_OK) == 0)
+            return found;
+        path += len + (path[len] == ':');
+    }
+    return NULL;
+}
+
 size_t count_lines_with(const char *text, const char *needle)
 {
     size_t count = 0;

@@ -35,6 +35,8 @@ int test_executable(const char *path);
 const char *test_tmpdir(void);
 /* Read a whole file (malloc'ed, NUL-terminated); NULL when unreadable. */
 char *test_read_file(const char *path, size_t *len);
+/* A program found on PATH, written into found; NULL when there is none. */
+const char *test_on_path(const char *name, char *found, size_t foundlen);
 /* Count lines of text containing needle. */
 size_t count_lines_with(const char *text, const char *needle);
 
