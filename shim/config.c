@@ -57,6 +57,24 @@ static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time *out)
     return 1;
 }
 
+static int load_clock(obs_env_lookup lookup, enum obs_clock_want *out)
+{
+    const char *text = lookup("OBS_CLOCK");
+    *out = OBS_CLOCK_WANT_AUTO;
+    if (text == NULL || text[0] == '\0' || strcasecmp(text, "auto") == 0)
+        return 0;
+    if (strcasecmp(text, "tsc") == 0) {
+        *out = OBS_CLOCK_WANT_TSC;
+        return 0;
+    }
+    if (strcasecmp(text, "monotonic") == 0) {
+        *out = OBS_CLOCK_WANT_MONOTONIC;
+        return 0;
+    }
+    obs_log_warn("OBS_CLOCK=%s: expected auto, tsc or monotonic; using the default auto", text);
+    return 1;
+}
+
 static int load_buffer_records(obs_env_lookup lookup, uint32_t *out)
 {
     const char *text = lookup("OBS_BUFFER_RECORDS");
@@ -166,6 +184,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     bad += load_switch(lookup, "OBS_JSON", 1, &cfg->json);
     bad += load_switch(lookup, "OBS_SUMMARY", 1, &cfg->summary);
     bad += load_gpu_time(lookup, &cfg->gpu_time);
+    bad += load_clock(lookup, &cfg->clock);
     bad += load_buffer_records(lookup, &cfg->buffer_records);
     bad += load_phase_text(lookup, "OBS_PHASES", cfg->phases, &cfg->phases_off);
     bad += load_phase_text(lookup, "OBS_STEP", cfg->step, NULL);

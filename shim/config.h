@@ -20,6 +20,10 @@
 #define OBS_GEN_GAP_MS_MAX 3600000u
 
 enum obs_gpu_time { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1 };
+/* OBS_CLOCK: auto = the TSC where the kernel keeps time with it (clock.h);
+ * tsc = the same, with a warning where it cannot be used; monotonic =
+ * clock_gettime always. */
+enum obs_clock_want { OBS_CLOCK_WANT_AUTO = 0, OBS_CLOCK_WANT_TSC, OBS_CLOCK_WANT_MONOTONIC };
 
 struct obs_config {
     int enable;                  /* OBS_ENABLE: 0 = loaded but records nothing */
@@ -27,6 +31,7 @@ struct obs_config {
     int json;                    /* OBS_JSON: write <prefix>.json at exit */
     int summary;                 /* OBS_SUMMARY: print the summary to stderr at exit */
     enum obs_gpu_time gpu_time;  /* OBS_GPU_TIME: off | events */
+    enum obs_clock_want clock;   /* OBS_CLOCK: auto | tsc | monotonic */
     uint32_t buffer_records;     /* OBS_BUFFER_RECORDS: records per thread buffer */
     int phases_off;              /* OBS_PHASES=off: no phase engine */
     char phases[OBS_PHASE_TEXT_KEEP]; /* OBS_PHASES rules ("" = automatic; parsed by the engine) */

@@ -97,9 +97,12 @@ static void init_body(void)
     int saved_errno = errno;
 
     t->depth++; /* nothing below may record, whatever it calls */
+    obs_config_load(&obs_cfg, env_lookup);
+    if (obs_clock_init(obs_cfg.clock != OBS_CLOCK_WANT_MONOTONIC) != OBS_CLOCK_TSC &&
+        obs_cfg.clock == OBS_CLOCK_WANT_TSC)
+        obs_log_warn("OBS_CLOCK=tsc: the kernel does not keep time with the TSC here; using clock_gettime");
     obs_start_mono_ns = obs_now_ns();
     obs_start_real_ns = obs_realtime_ns();
-    obs_config_load(&obs_cfg, env_lookup);
     prepare_output_pattern();
     obs_kernel_names_init();
     obs_recorder_init();

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "init.h"
 #include "log.h"
 #include "obs_export.h"
@@ -92,6 +93,23 @@ static void read_cmdline(char *out, size_t outlen)
     out[n] = '\0';
 }
 
+/* The kernel's boot id: traces with the same one share CLOCK_MONOTONIC
+ * (obs-report merge aligns them on it). "" when unreadable. */
+static void read_boot_id(char *buf, size_t len)
+{
+    ssize_t n = -1;
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        n = read(fd, buf, len - 1);
+        close(fd);
+    }
+    if (n < 0)
+        n = 0;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        n--;
+    buf[n] = '\0';
+}
+
 static int write_meta(int fd)
 {
     char meta[8192], value[4096];
@@ -122,6 +140,9 @@ static int write_meta(int fd)
     len = meta_add(meta, len, sizeof meta, "buffer_records", value);
     snprintf(value, sizeof value, "%u", OBS_SAMPLE_PERIOD);
     len = meta_add(meta, len, sizeof meta, "self_cost_sample_period", value);
+    len = meta_add(meta, len, sizeof meta, "clock", obs_clock_source_name(obs_clock_source()));
+    read_boot_id(value, sizeof value);
+    len = meta_add(meta, len, sizeof meta, "boot_id", value);
     return obs_trace_write_meta(fd, meta, len);
 }
 

@@ -41,6 +41,18 @@ static void test_config(void)
         ok(cfg.enable && cfg.json && cfg.summary && cfg.gpu_time == OBS_GPU_TIME_OFF, "config: defaults on, GPU time off");
         is_string(OBS_OUTPUT_DEFAULT, cfg.output, "config: default prefix obs-%%p");
         is_int(OBS_BUFFER_RECORDS_DEFAULT, cfg.buffer_records, "config: default buffer size");
+        is_int(OBS_CLOCK_WANT_AUTO, cfg.clock, "config: OBS_CLOCK defaults to auto");
+    }
+    {
+        const char *const env[] = {"OBS_CLOCK=monotonic", NULL};
+        const char *const env2[] = {"OBS_CLOCK=TSC", NULL};
+        const char *const env3[] = {"OBS_CLOCK=hpet", NULL};
+        is_int(0, load(&cfg, env), "config: OBS_CLOCK=monotonic accepted");
+        is_int(OBS_CLOCK_WANT_MONOTONIC, cfg.clock, "config: OBS_CLOCK=monotonic");
+        is_int(0, load(&cfg, env2), "config: OBS_CLOCK=TSC accepted");
+        is_int(OBS_CLOCK_WANT_TSC, cfg.clock, "config: OBS_CLOCK=TSC (any case)");
+        is_int(1, load(&cfg, env3), "config: OBS_CLOCK=hpet is a bad value");
+        is_int(OBS_CLOCK_WANT_AUTO, cfg.clock, "config: bad OBS_CLOCK gives auto");
     }
     {
         const char *const env[] = {"OBS_ENABLE=0", "OBS_JSON=off", "OBS_SUMMARY=No", "OBS_GPU_TIME=events",
