@@ -36,7 +36,7 @@ static char *read_result(const char *dir, const char *suffix, const char *exclud
     return NULL;
 }
 
-static const char *const modes[] = {"none", "off", "record", "nvtx_launch", "phases_auto",
+static const char *const modes[] = {"none", "off", "record", "record_mono", "nvtx_launch", "phases_auto",
                                     "phases_rules", "nvtx_phases", "gpu_events"};
 #define NMODES (sizeof modes / sizeof modes[0])
 

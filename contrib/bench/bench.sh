@@ -33,12 +33,13 @@ target_record=50
 target_nvtx_phases=150
 
 # mode name, then the environment of the run ("-" for no shim at all).
-modes=(none off record nvtx_launch phases_auto phases_rules nvtx_phases gpu_events)
+modes=(none off record record_mono nvtx_launch phases_auto phases_rules nvtx_phases gpu_events)
 mode_env() {
     case $1 in
     none) echo "-" ;;
     off) echo "OBS_ENABLE=0" ;;
     record) echo "OBS_PHASES=off" ;;
+    record_mono) echo "OBS_PHASES=off OBS_CLOCK=monotonic" ;;
     nvtx_launch) echo "OBS_PHASES=auto OBS_NVTX_LAUNCH=1 NVTX_INJECTION64_PATH=$noop_nvtx" ;;
     phases_auto) echo "OBS_PHASES=auto" ;;
     phases_rules) echo "OBS_PHASES=PREFILL=bench_kernel" ;;
@@ -50,7 +51,8 @@ mode_what() {
     case $1 in
     none) echo "no shim" ;;
     off) echo "shim loaded, OBS_ENABLE=0" ;;
-    record) echo "record, OBS_PHASES=off" ;;
+    record) echo "record, OBS_PHASES=off (host clock: the TSC where the kernel uses it, OBS_CLOCK=auto)" ;;
+    record_mono) echo "record, OBS_PHASES=off OBS_CLOCK=monotonic (clock_gettime timestamps)" ;;
     nvtx_launch) echo "record + automatic phases + NVTX range per launch (no-op tool)" ;;
     phases_auto) echo "record + automatic phases" ;;
     phases_rules) echo "record + phase rules (PREFILL=bench_kernel: classified, no new step)" ;;
@@ -132,6 +134,11 @@ END {
     }
 }' "$raw" >"$summary"
 
+# The clock the shim chose (the trace's meta "clock"), from one short run.
+shim_clock=$(env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1 LD_PRELOAD="$shim" OBS_OUTPUT="$work/clock-run" \
+    OBS_JSON=0 OBS_SUMMARY=0 OBS_PHASES=off "$app" --launches 1 >/dev/null 2>&1 &&
+    tr '\0' '\n' <"$work/clock-run.obs" | sed -n 's/^clock=//p' | tail -n 1)
+rm -f "$work/clock-run.obs"
 clock_med=$(sort -n "$clock_file" | awk '{ a[NR] = $1 } END { print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
 echo
 printf '%-13s %-6s %9s %9s %17s %7s  %s\n' mode call "ns/call" "added" "added min..max" ratio "target: verdict"
@@ -143,7 +150,8 @@ echo
 for mode in "${modes[@]}"; do
     printf '  %-13s %s\n' "$mode" "$(mode_what "$mode")"
 done
-echo "  clock_gettime(CLOCK_MONOTONIC): $clock_med ns per call (median of $rounds rounds): a recorded call reads it twice"
+echo "  clock_gettime(CLOCK_MONOTONIC): $clock_med ns per call (median of $rounds rounds): record_mono reads it twice per call"
+echo "  host clock of the shim here (OBS_CLOCK=auto): $shim_clock"
 echo "  medians over $rounds interleaved rounds; 'added' is the mode minus no shim in the same round"
 echo "  raw: $raw"
 echo "  summary: $summary"
