@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -110,6 +111,21 @@ static void read_boot_id(char *buf, size_t len)
     buf[n] = '\0';
 }
 
+/* The process's rank as the usual launchers export it (torchrun, Open MPI,
+ * MPICH/PMI, PMIx, Slurm), for obs-report merge; NULL when none is set or
+ * the value is not a plain number. */
+static const char *launcher_rank(void)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    size_t i;
+    for (i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && v[0] != '\0' && v[strspn(v, "0123456789")] == '\0' && strlen(v) < 12)
+            return v;
+    }
+    return NULL;
+}
+
 static int write_meta(int fd)
 {
     char meta[8192], value[4096];
@@ -143,6 +159,11 @@ static int write_meta(int fd)
     len = meta_add(meta, len, sizeof meta, "clock", obs_clock_source_name(obs_clock_source()));
     read_boot_id(value, sizeof value);
     len = meta_add(meta, len, sizeof meta, "boot_id", value);
+    {
+        const char *rank = launcher_rank();
+        if (rank != NULL)
+            len = meta_add(meta, len, sizeof meta, "rank", rank);
+    }
     return obs_trace_write_meta(fd, meta, len);
 }
 
