@@ -29,19 +29,6 @@ static struct run_result run(const char *a1, const char *a2, const char *a3, con
     return r;
 }
 
-static int exited_with(const struct run_result *r, int status)
-{
-    return r->exited && r->status == status;
-}
-
-static void write_bytes(const char *path, const void *data, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || write(fd, data, len) != (ssize_t)len)
-        bail("cannot write %s", path);
-    close(fd);
-}
-
 static void test_help(void)
 {
     static const char *const commands[] = {"summary", "csv", "json"};
@@ -49,25 +36,25 @@ static void test_help(void)
     size_t i;
 
     r = run("--help", NULL, NULL, NULL, NULL);
-    ok(exited_with(&r, 0) && strstr(r.out, "Usage: obs-report COMMAND") && strstr(r.out, "summary") &&
+    ok(run_exited_with(&r, 0) && strstr(r.out, "Usage: obs-report COMMAND") && strstr(r.out, "summary") &&
            strstr(r.out, "csv") && strstr(r.out, "json"),
        "--help lists the commands");
     run_result_free(&r);
     r = run("-h", NULL, NULL, NULL, NULL);
-    ok(exited_with(&r, 0) && strstr(r.out, "Usage: obs-report"), "-h");
+    ok(run_exited_with(&r, 0) && strstr(r.out, "Usage: obs-report"), "-h");
     run_result_free(&r);
     r = run("--version", NULL, NULL, NULL, NULL);
-    ok(exited_with(&r, 0) && strstr(r.out, "obs-report (obsshim) " PACKAGE_VERSION), "--version");
+    ok(run_exited_with(&r, 0) && strstr(r.out, "obs-report (obsshim) " PACKAGE_VERSION), "--version");
     run_result_free(&r);
     for (i = 0; i < 3; i++) {
         char usage[64];
         snprintf(usage, sizeof usage, "Usage: obs-report %s", commands[i]);
         r = run(commands[i], "--help", NULL, NULL, NULL);
-        ok(exited_with(&r, 0) && strstr(r.out, usage) && strstr(r.out, "--output") && r.err_len == 0,
+        ok(run_exited_with(&r, 0) && strstr(r.out, usage) && strstr(r.out, "--output") && r.err_len == 0,
            "%s --help", commands[i]);
         run_result_free(&r);
         r = run(commands[i], "-h", NULL, NULL, NULL);
-        ok(exited_with(&r, 0) && strstr(r.out, usage), "%s -h", commands[i]);
+        ok(run_exited_with(&r, 0) && strstr(r.out, usage), "%s -h", commands[i]);
         run_result_free(&r);
     }
 }
@@ -77,26 +64,26 @@ static void test_usage_errors(const char *fixture)
     struct run_result r;
 
     r = run(NULL, NULL, NULL, NULL, NULL);
-    ok(exited_with(&r, 2) && strstr(r.err, "missing command"), "no command: exit 2");
+    ok(run_exited_with(&r, 2) && strstr(r.err, "missing command"), "no command: exit 2");
     run_result_free(&r);
     r = run("frobnicate", fixture, NULL, NULL, NULL);
-    ok(exited_with(&r, 2) && strstr(r.err, "unknown command 'frobnicate'") && strstr(r.err, "--help"),
+    ok(run_exited_with(&r, 2) && strstr(r.err, "unknown command 'frobnicate'") && strstr(r.err, "--help"),
        "unknown command: exit 2");
     run_result_free(&r);
     r = run("--bogus", NULL, NULL, NULL, NULL);
-    ok(exited_with(&r, 2) && strstr(r.err, "unknown option"), "unknown global option: exit 2");
+    ok(run_exited_with(&r, 2) && strstr(r.err, "unknown option"), "unknown global option: exit 2");
     run_result_free(&r);
     r = run("summary", NULL, NULL, NULL, NULL);
-    ok(exited_with(&r, 2) && strstr(r.err, "missing argument"), "summary without a file: exit 2");
+    ok(run_exited_with(&r, 2) && strstr(r.err, "missing argument"), "summary without a file: exit 2");
     run_result_free(&r);
     r = run("csv", fixture, "extra.obs", NULL, NULL);
-    ok(exited_with(&r, 2) && strstr(r.err, "unexpected argument 'extra.obs'"), "an extra argument: exit 2");
+    ok(run_exited_with(&r, 2) && strstr(r.err, "unexpected argument 'extra.obs'"), "an extra argument: exit 2");
     run_result_free(&r);
     r = run("json", fixture, "-o", NULL, NULL);
-    ok(exited_with(&r, 2) && strstr(r.err, "needs an argument"), "-o without a file: exit 2");
+    ok(run_exited_with(&r, 2) && strstr(r.err, "needs an argument"), "-o without a file: exit 2");
     run_result_free(&r);
     r = run("summary", "--frob", fixture, NULL, NULL);
-    ok(exited_with(&r, 2) && strstr(r.err, "unknown option '--frob'") && strstr(r.err, "obs-report summary --help"),
+    ok(run_exited_with(&r, 2) && strstr(r.err, "unknown option '--frob'") && strstr(r.err, "obs-report summary --help"),
        "unknown command option: exit 2, hint names the command");
     run_result_free(&r);
 }
@@ -111,7 +98,7 @@ static int fails_cleanly(const char *path, const char *reason)
     snprintf(want, sizeof want, "obs-report: %s: %s\n", path, reason);
     for (i = 0; i < 3; i++) {
         struct run_result r = run(commands[i], path, NULL, NULL, NULL);
-        if (!exited_with(&r, 1) || strcmp(r.err, want) != 0 || r.out_len != 0) {
+        if (!run_exited_with(&r, 1) || strcmp(r.err, want) != 0 || r.out_len != 0) {
             diag("%s %s: status %d, stderr '%s'", commands[i], path, r.status, r.err);
             good = 0;
         }
@@ -130,17 +117,17 @@ static void test_bad_traces(const char *dir, const char *fixture)
 
     if (d == NULL)
         bail("cannot read the fixture");
-    write_bytes(path, d, 40);
+    test_write_file(path, d, 40);
     ok(fails_cleanly(path, "truncated header"), "header cut at 40 bytes: truncated header, exit 1");
-    write_bytes(path, d, 7);
+    test_write_file(path, d, 7);
     ok(fails_cleanly(path, "truncated header"), "header cut inside the magic: truncated header, exit 1");
-    write_bytes(path, "#!/bin/sh\necho this is a shell script\n", 38);
+    test_write_file(path, "#!/bin/sh\necho this is a shell script\n", 38);
     ok(fails_cleanly(path, "not an obsshim trace"), "a foreign file: exit 1");
 
     memcpy(&h, d, sizeof h);
     h.version = OBS_TRACE_VERSION + 5;
     memcpy(d, &h, sizeof h);
-    write_bytes(path, d, len);
+    test_write_file(path, d, len);
     snprintf(reason, sizeof reason, "trace version %u is newer than this reader (%u)", OBS_TRACE_VERSION + 5,
              OBS_TRACE_VERSION);
     ok(fails_cleanly(path, reason), "a newer version: exit 1");
@@ -148,7 +135,7 @@ static void test_bad_traces(const char *dir, const char *fixture)
     h.version = OBS_TRACE_VERSION;
     h.byte_order = 0x04030201u;
     memcpy(d, &h, sizeof h);
-    write_bytes(path, d, len);
+    test_write_file(path, d, len);
     ok(fails_cleanly(path, "trace written on a machine of the other byte order (not supported)"),
        "the other byte order: exit 1");
 
@@ -157,7 +144,7 @@ static void test_bad_traces(const char *dir, const char *fixture)
     if (geteuid() != 0) {
         h.byte_order = OBS_BYTE_ORDER_MARK;
         memcpy(d, &h, sizeof h);
-        write_bytes(path, d, len);
+        test_write_file(path, d, len);
         chmod(path, 0);
         ok(fails_cleanly(path, "Permission denied"), "an unreadable file: exit 1");
         chmod(path, 0644);
@@ -176,9 +163,9 @@ static void test_crashed(const char *dir, const char *fixture)
 
     if (d == NULL)
         bail("cannot read the fixture");
-    write_bytes(path, d, len - 20); /* the last record cut */
+    test_write_file(path, d, len - 20); /* the last record cut */
     r = run("csv", path, NULL, NULL, NULL);
-    ok(exited_with(&r, 0), "a trace cut by a crash: csv exits 0");
+    ok(run_exited_with(&r, 0), "a trace cut by a crash: csv exits 0");
     is_int(1 + (long long)fixture_ncalls - 1, (long long)count_lines_with(r.out, ","),
            "every complete record is a row");
     if (!ok(count_lines_with(r.err, "warning: 28 bytes at offset") == 1 &&
@@ -187,7 +174,7 @@ static void test_crashed(const char *dir, const char *fixture)
         diag_text("stderr", r.err);
     run_result_free(&r);
     r = run("summary", path, NULL, NULL, NULL);
-    ok(exited_with(&r, 0) && strstr(r.out, "15 records") && strstr(r.out, "warning:"),
+    ok(run_exited_with(&r, 0) && strstr(r.out, "15 records") && strstr(r.out, "warning:"),
        "summary of a crashed trace: counts and a warning");
     run_result_free(&r);
     free(d);
@@ -203,7 +190,7 @@ static void test_output(const char *dir, const char *fixture)
     r = run("csv", fixture, NULL, NULL, NULL);
     r2 = run("csv", "-o", csv, fixture, NULL);
     text = test_read_file(csv, NULL);
-    ok(exited_with(&r2, 0) && r2.out_len == 0 && text && strcmp(text, r.out) == 0,
+    ok(run_exited_with(&r2, 0) && r2.out_len == 0 && text && strcmp(text, r.out) == 0,
        "csv -o FILE writes what csv prints");
     ok(strncmp(r.out, "seq,tid,api,kind,name,", 22) == 0, "csv starts with its header");
     free(text);
@@ -211,17 +198,17 @@ static void test_output(const char *dir, const char *fixture)
     run_result_free(&r2);
     r = run("json", fixture, "--output", json, NULL);
     text = test_read_file(json, NULL);
-    ok(exited_with(&r, 0) && text && strncmp(text, "{\"traceEvents\":[", 16) == 0, "json --output FILE");
+    ok(run_exited_with(&r, 0) && text && strncmp(text, "{\"traceEvents\":[", 16) == 0, "json --output FILE");
     free(text);
     run_result_free(&r);
     r = run("summary", fixture, "-o", "-", NULL);
-    ok(exited_with(&r, 0) && strstr(r.out, "Kernels (GPU time)"), "summary -o - prints");
+    ok(run_exited_with(&r, 0) && strstr(r.out, "Kernels (GPU time)"), "summary -o - prints");
     run_result_free(&r);
     r = run("csv", fixture, "-o", test_path(dir, "no/such/dir/x.csv"), NULL);
     {
         char want[1024];
         snprintf(want, sizeof want, "obs-report: %s: No such file or directory\n", test_path(dir, "no/such/dir/x.csv"));
-        if (!ok(exited_with(&r, 1) && strcmp(r.err, want) == 0, "an unwritable output: exit 1, one line"))
+        if (!ok(run_exited_with(&r, 1) && strcmp(r.err, want) == 0, "an unwritable output: exit 1, one line"))
             diag_text("stderr", r.err);
     }
     run_result_free(&r);
@@ -230,7 +217,7 @@ static void test_output(const char *dir, const char *fixture)
     if (symlink(csv, test_path(dir, "link.csv")) != 0)
         bail("symlink failed");
     r = run("csv", fixture, "-o", test_path(dir, "link.csv"), NULL);
-    ok(exited_with(&r, 0) && lstat(test_path(dir, "link.csv"), &st) == 0 && S_ISLNK(st.st_mode),
+    ok(run_exited_with(&r, 0) && lstat(test_path(dir, "link.csv"), &st) == 0 && S_ISLNK(st.st_mode),
        "-o through a symlink keeps the symlink");
     run_result_free(&r);
     free(csv);

@@ -39,25 +39,6 @@ static int run_checker(const char *path, char **out)
     return status;
 }
 
-/* The value of "key=" in the checker's output, in a static buffer ("" if absent). */
-static const char *value_of(const char *out, const char *key)
-{
-    static char buf[1024];
-    size_t n = strlen(key);
-    const char *p = out;
-    buf[0] = '\0';
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len > n && strncmp(p, key, n) == 0 && p[n] == '=') {
-            snprintf(buf, sizeof buf, "%.*s", (int)(len - n - 1), p + n + 1);
-            break;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    return buf;
-}
-
 static void write_json(const char *obs, const char *json)
 {
     struct obs_trace *t;
@@ -82,24 +63,24 @@ static void test_fixture(const char *dir)
     write_json(obs, json);
     rc = run_checker(json, &out);
     is_int(0, rc, "the fixture's JSON parses and has the right structure");
-    is_string("16", value_of(out, "host_slices"), "one host slice per call");
-    is_string("8", value_of(out, "gpu_slices"), "one device slice per call with GPU time");
-    is_string("8", value_of(out, "flows"), "a flow from each launch to its device slice");
-    is_string("4", value_of(out, "gpu_tracks"), "one track per GPU stream");
-    is_string("6", value_of(out, "phase_slices"), "phase slices: 2 per thread with phases");
-    is_string("3", value_of(out, "counters"), "lost-records counter points (0, 7, 10)");
-    is_string("10", value_of(out, "counter_max"), "the counter reaches the records lost");
-    is_string("obsshim pid 4242: " FIX_EXE, value_of(out, "process_name"), "process name from meta");
-    is_string(FIX_THREAD101_NAME, value_of(out, "thread.101"), "thread name (escaped quotes)");
-    is_string("thread 102", value_of(out, "thread.102"), "unnamed thread");
-    is_string("GPU stream 3", value_of(out, "thread.1000000003"), "GPU stream track name");
+    is_string("16", test_key_value(out, "host_slices"), "one host slice per call");
+    is_string("8", test_key_value(out, "gpu_slices"), "one device slice per call with GPU time");
+    is_string("8", test_key_value(out, "flows"), "a flow from each launch to its device slice");
+    is_string("4", test_key_value(out, "gpu_tracks"), "one track per GPU stream");
+    is_string("6", test_key_value(out, "phase_slices"), "phase slices: 2 per thread with phases");
+    is_string("3", test_key_value(out, "counters"), "lost-records counter points (0, 7, 10)");
+    is_string("10", test_key_value(out, "counter_max"), "the counter reaches the records lost");
+    is_string("obsshim pid 4242: " FIX_EXE, test_key_value(out, "process_name"), "process name from meta");
+    is_string(FIX_THREAD101_NAME, test_key_value(out, "thread.101"), "thread name (escaped quotes)");
+    is_string("thread 102", test_key_value(out, "thread.102"), "unnamed thread");
+    is_string("GPU stream 3", test_key_value(out, "thread.1000000003"), "GPU stream track name");
     /* ts relative to the earliest timestamp (T0 + 1000), in ns after parsing */
-    is_string("2000,200,100,prefill_kernel(float const*, float*, int)", value_of(out, "seq.2"),
+    is_string("2000,200,100,prefill_kernel(float const*, float*, int)", test_key_value(out, "seq.2"),
               "a launch slice: ts, dur, thread and kernel name");
-    is_string("209000,5000000000,102,cudaDeviceSynchronize", value_of(out, "seq.14"), "a 5 s call");
-    is_string("9500,1500,1000000003", value_of(out, "gpu.8"),
+    is_string("209000,5000000000,102,cudaDeviceSynchronize", test_key_value(out, "seq.14"), "a 5 s call");
+    is_string("9500,1500,1000000003", test_key_value(out, "gpu.8"),
               "overlapping device slices on one stream: the later one is clamped");
-    is_string("16", value_of(out, "other.records"), "otherData records");
+    is_string("16", test_key_value(out, "other.records"), "otherData records");
     free(out);
     text = test_read_file(json, NULL);
     ok(text && strstr(text, "\"ts\":2.000,\"dur\":0.200") != NULL, "ts/dur in microseconds with 3 decimals");
@@ -111,8 +92,8 @@ static void test_fixture(const char *dir)
     write_json(obs, json);
     rc = run_checker(json, &out);
     is_int(0, rc, "without GPU time: valid");
-    ok(strcmp(value_of(out, "gpu_slices"), "0") == 0 && strcmp(value_of(out, "flows"), "0") == 0 &&
-           strcmp(value_of(out, "host_slices"), "16") == 0,
+    ok(strcmp(test_key_value(out, "gpu_slices"), "0") == 0 && strcmp(test_key_value(out, "flows"), "0") == 0 &&
+           strcmp(test_key_value(out, "host_slices"), "16") == 0,
        "without GPU time: host slices only");
     free(out);
 }
@@ -188,7 +169,7 @@ static void test_odd_names(const char *dir)
     free(huge);
     write_json(obs, json);
     is_int(0, run_checker(json, &out), "odd names: still valid JSON");
-    is_string("2", value_of(out, "host_slices"), "a 60000-byte name of quotes and control characters: valid");
+    is_string("2", test_key_value(out, "host_slices"), "a 60000-byte name of quotes and control characters: valid");
     {
         char *text = test_read_file(json, NULL);
         const char *q = text;
@@ -202,10 +183,10 @@ static void test_odd_names(const char *dir)
         is_int(3 * 8192 + 1, (long long)controls, "... and cut at 16384 bytes");
         free(text);
     }
-    is_string("t\x01" "ab\xef\xbf\xbd" "c", value_of(out, "thread.33"),
+    is_string("t\x01" "ab\xef\xbf\xbd" "c", test_key_value(out, "thread.33"),
               "control character kept (escaped), invalid UTF-8 replaced");
-    is_string("0,100,33,k<\"x\\y\">\t\xe2\x82\xac", value_of(out, "seq.0"), "quotes, backslash, tab, UTF-8 kept");
-    is_string("obsshim pid 9: unknown", value_of(out, "process_name"), "no meta: exe unknown");
+    is_string("0,100,33,k<\"x\\y\">\t\xe2\x82\xac", test_key_value(out, "seq.0"), "quotes, backslash, tab, UTF-8 kept");
+    is_string("obsshim pid 9: unknown", test_key_value(out, "process_name"), "no meta: exe unknown");
     free(out);
 }
 
@@ -224,7 +205,7 @@ static void test_postprocess(const char *dir)
     close(fd);
     is_int(0, rc, "postprocess: JSON and summary written (%s)", err);
     is_int(0, run_checker(json, &out), "postprocess: the JSON is valid");
-    is_string("16", value_of(out, "host_slices"), "postprocess: all calls in the JSON");
+    is_string("16", test_key_value(out, "host_slices"), "postprocess: all calls in the JSON");
     free(out);
     text = test_read_file(summary, NULL);
     ok(text && strstr(text, "16 records, 10 records lost") && strstr(text, "Kernels (GPU time)"),

@@ -129,25 +129,6 @@ static void test_csv(void)
     free(text);
 }
 
-/* The value of key in key=value lines, or "". */
-static const char *value_of(const char *text, const char *key)
-{
-    static char buf[512];
-    size_t n = strlen(key);
-    const char *p = text;
-    buf[0] = '\0';
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        if (strncmp(p, key, n) == 0 && p[n] == '=') {
-            size_t len = nl ? (size_t)(nl - p - n - 1) : strlen(p + n + 1);
-            snprintf(buf, sizeof buf, "%.*s", (int)len, p + n + 1);
-            return buf;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    return buf;
-}
-
 static void test_json(void)
 {
     const char *python = getenv("OBS_PYTHON3");
@@ -176,15 +157,15 @@ static void test_json(void)
         diag_text("checker", r.err);
     /* ts are relative to the earliest time (T0 + 8900, the first BEGIN).
      * thread 200: gen 0 (3) + gen 1 (10); thread 201: RELABEL slices only (10) */
-    is_string("23", value_of(r.out, "phase_slices"), "phase slices: 13 on thread 200, 10 on thread 201");
-    is_string("phases: main", value_of(r.out, "thread.900000000"), "thread 200's phase track");
-    is_string("0,DECODE/STEADY,205900,26900", value_of(r.out, "phase.900000000.6"),
+    is_string("23", test_key_value(r.out, "phase_slices"), "phase slices: 13 on thread 200, 10 on thread 201");
+    is_string("phases: main", test_key_value(r.out, "thread.900000000"), "thread 200's phase track");
+    is_string("0,DECODE/STEADY,205900,26900", test_key_value(r.out, "phase.900000000.6"),
               "DECODE/STEADY at depth 0 (BEGIN/END times)");
-    is_string("1,DECODE/STEP_1,206000,6700", value_of(r.out, "phase.900000000.7"), "DECODE/STEP_1 inside it");
-    is_string("2,KV_GATHER,206050,600", value_of(r.out, "phase.900000000.8"), "KV_GATHER inside the step");
-    is_string("0,PREFILL,290100,1500", value_of(r.out, "phase.900000001.0"),
+    is_string("1,DECODE/STEP_1,206000,6700", test_key_value(r.out, "phase.900000000.7"), "DECODE/STEP_1 inside it");
+    is_string("2,KV_GATHER,206050,600", test_key_value(r.out, "phase.900000000.8"), "KV_GATHER inside the step");
+    is_string("0,PREFILL,290100,1500", test_key_value(r.out, "phase.900000001.0"),
               "thread 201: the RELABEL PREFILL spans its calls; the overridden range is left out");
-    is_string("2,KV_GATHER,383100,500", value_of(r.out, "phase.900000001.5"),
+    is_string("2,KV_GATHER,383100,500", test_key_value(r.out, "phase.900000001.5"),
               "thread 201: RELABEL KV_GATHER nested in DECODE/STEADY > DECODE/STEP_1");
     run_result_free(&r);
 }
@@ -217,13 +198,13 @@ static void test_json_flat(void)
     if (r.err && r.err[0])
         diag_text("checker", r.err);
     /* ts relative to the first call's host begin (T0 + 9000) */
-    is_string("8", value_of(r.out, "phase_slices"), "flat RELABELs: 8 slices");
-    is_string("0,DECODE/STEP_0,10000,4500", value_of(r.out, "phase.900000000.1"),
+    is_string("8", test_key_value(r.out, "phase_slices"), "flat RELABELs: 8 slices");
+    is_string("0,DECODE/STEP_0,10000,4500", test_key_value(r.out, "phase.900000000.1"),
               "a DECODE/STEP_0 slice around KV_GATHER and the decode kernel");
-    is_string("1,KV_GATHER,10000,500", value_of(r.out, "phase.900000000.2"), "KV_GATHER inside it");
-    is_string("0,DECODE/STEADY,20000,14500", value_of(r.out, "phase.900000000.3"),
+    is_string("1,KV_GATHER,10000,500", test_key_value(r.out, "phase.900000000.2"), "KV_GATHER inside it");
+    is_string("0,DECODE/STEADY,20000,14500", test_key_value(r.out, "phase.900000000.3"),
               "a DECODE/STEADY slice around steps 1 and 2");
-    is_string("2,KV_GATHER,30000,500", value_of(r.out, "phase.900000000.7"),
+    is_string("2,KV_GATHER,30000,500", test_key_value(r.out, "phase.900000000.7"),
               "DECODE/STEADY > DECODE/STEP_2 > KV_GATHER");
     run_result_free(&r);
 }

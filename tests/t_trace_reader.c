@@ -26,14 +26,6 @@ static char *slurp(const char *path, size_t *len)
     return d;
 }
 
-static void write_bytes(const char *path, const void *data, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || write(fd, data, len) != (ssize_t)len)
-        bail("cannot write %s", path);
-    close(fd);
-}
-
 /* Check the first n calls against the fixture; returns the number of mismatches. */
 static int check_first_calls(const struct obs_trace *t, int gpu, size_t n)
 {
@@ -288,25 +280,25 @@ static void test_truncation(const char *dir)
         size_t k;
         int good = 1;
         for (k = 0; k < sizeof header_cuts / sizeof header_cuts[0]; k++) {
-            write_bytes(cut_path, d, header_cuts[k]);
+            test_write_file(cut_path, d, header_cuts[k]);
             if (obs_trace_open(cut_path, &t, err, sizeof err) != OBS_TRACE_ERR_TRUNCATED) {
                 diag("file cut at %zu: %s", header_cuts[k], err);
                 good = 0;
             }
         }
         ok(good, "files cut inside the header: truncated header");
-        write_bytes(cut_path, d, 64);
+        test_write_file(cut_path, d, 64);
         ok(obs_trace_open(cut_path, &t, err, sizeof err) == 0 && t->ncalls == 0 && t->ignored_bytes == 0,
            "header only: an empty trace");
         if (t)
             obs_trace_free(t);
-        write_bytes(cut_path, d, 64 + 10);
+        test_write_file(cut_path, d, 64 + 10);
         ok(obs_trace_open(cut_path, &t, err, sizeof err) == 0 && t->ignored_bytes == 10 &&
                strstr(t->ignored_reason, "chunk header") != NULL,
            "cut inside a chunk header: 10 bytes ignored");
         if (t)
             obs_trace_free(t);
-        write_bytes(cut_path, d, len - 20);
+        test_write_file(cut_path, d, len - 20);
         ok(obs_trace_open(cut_path, &t, err, sizeof err) == 0 && t->ncalls == fixture_ncalls - 1 &&
                t->ignored_bytes == 28 && strstr(t->ignored_reason, "incomplete chunk") != NULL,
            "cut inside the last record: the ones before kept, 28 bytes ignored");
@@ -332,16 +324,16 @@ static void test_bad_files(const char *dir)
     size_t len;
     int rc;
 
-    write_bytes(path, "hello, this is not a trace at all, just text\n", 45);
+    test_write_file(path, "hello, this is not a trace at all, just text\n", 45);
     rc = obs_trace_open(path, &t, err, sizeof err);
     ok(rc == OBS_TRACE_ERR_FOREIGN && strcmp(err, "not an obsshim trace") == 0, "foreign file: %s", err);
-    write_bytes(path, "ab", 2);
+    test_write_file(path, "ab", 2);
     rc = obs_trace_open(path, &t, err, sizeof err);
     ok(rc == OBS_TRACE_ERR_FOREIGN, "short foreign file: %s", err);
-    write_bytes(path, "OBS", 3);
+    test_write_file(path, "OBS", 3);
     rc = obs_trace_open(path, &t, err, sizeof err);
     ok(rc == OBS_TRACE_ERR_TRUNCATED, "a start of the magic: %s", err);
-    write_bytes(path, "", 0);
+    test_write_file(path, "", 0);
     rc = obs_trace_open(path, &t, err, sizeof err);
     ok(rc == OBS_TRACE_ERR_TRUNCATED && strcmp(err, "truncated header") == 0, "empty file: %s", err);
 
@@ -352,7 +344,7 @@ static void test_bad_files(const char *dir)
 
     h.version = OBS_TRACE_VERSION + 1;
     memcpy(d, &h, sizeof h);
-    write_bytes(path, d, len);
+    test_write_file(path, d, len);
     rc = obs_trace_open(path, &t, err, sizeof err);
     ok(rc == OBS_TRACE_ERR_VERSION && strcmp(err, "trace version 2 is newer than this reader (1)") == 0,
        "newer version: %s", err);
@@ -360,21 +352,21 @@ static void test_bad_files(const char *dir)
     h.version = OBS_TRACE_VERSION;
     h.byte_order = 0x04030201u;
     memcpy(d, &h, sizeof h);
-    write_bytes(path, d, len);
+    test_write_file(path, d, len);
     rc = obs_trace_open(path, &t, err, sizeof err);
     ok(rc == OBS_TRACE_ERR_BYTE_ORDER && strstr(err, "byte order") != NULL, "other byte order: %s", err);
 
     h.byte_order = OBS_BYTE_ORDER_MARK;
     h.record_size = 64;
     memcpy(d, &h, sizeof h);
-    write_bytes(path, d, len);
+    test_write_file(path, d, len);
     rc = obs_trace_open(path, &t, err, sizeof err);
     ok(rc == OBS_TRACE_ERR_RECORD_SIZE && strstr(err, "record size 64") != NULL, "bad record size: %s", err);
 
     h.record_size = OBS_RECORD_SIZE;
     h.header_size = 32;
     memcpy(d, &h, sizeof h);
-    write_bytes(path, d, len);
+    test_write_file(path, d, len);
     rc = obs_trace_open(path, &t, err, sizeof err);
     ok(rc == OBS_TRACE_ERR_HEADER, "bad header size: %s", err);
 

@@ -230,6 +230,73 @@ char *test_read_file(const char *path, size_t *len)
     return b.data;
 }
 
+void test_write_file(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, data, len) != (ssize_t)len)
+        bail("cannot write %s", path);
+    close(fd);
+}
+
+const char *test_key_value(const char *text, const char *key)
+{
+    static char buf[1024];
+    size_t n = strlen(key);
+    const char *p = text;
+    buf[0] = '\0';
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len > n && strncmp(p, key, n) == 0 && p[n] == '=') {
+            snprintf(buf, sizeof buf, "%.*s", (int)(len - n - 1), p + n + 1);
+            break;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return buf;
+}
+
+size_t test_csv_split(char *line, char **fields, size_t max)
+{
+    size_t n = 0;
+    char *p = line;
+    while (n < max) {
+        char *w = p;
+        fields[n++] = p;
+        if (*p == '"') {
+            p++;
+            while (*p != '\0') {
+                if (*p == '"' && p[1] == '"') {
+                    *w++ = '"';
+                    p += 2;
+                } else if (*p == '"') {
+                    p++;
+                    break;
+                } else {
+                    *w++ = *p++;
+                }
+            }
+            while (*p && *p != ',') /* text after the closing quote: ignored */
+                p++;
+        } else {
+            while (*p && *p != ',')
+                *w++ = *p++;
+        }
+        if (*p != ',') {
+            *w = '\0';
+            break;
+        }
+        *w = '\0';
+        p++;
+    }
+    return n;
+}
+
+int run_exited_with(const struct run_result *res, int status)
+{
+    return res->exited && res->status == status;
+}
+
 const char *test_on_path(const char *name, char *found, size_t foundlen)
 {
     const char *path = getenv("PATH");

@@ -22,6 +22,8 @@ struct run_result {
 int run_program(const char *const argv[], const char *const env_set[], int timeout_s,
                 struct run_result *res);
 void run_result_free(struct run_result *res);
+/* The child exited normally with this status. */
+int run_exited_with(const struct run_result *res, int status);
 
 /* Paths handed to the tests by the Makefile (OBS_BUILDDIR, OBS_SRCDIR). */
 const char *test_builddir(void);
@@ -35,6 +37,14 @@ int test_executable(const char *path);
 const char *test_tmpdir(void);
 /* Read a whole file (malloc'ed, NUL-terminated); NULL when unreadable. */
 char *test_read_file(const char *path, size_t *len);
+/* Write len bytes to path (created or truncated); bails out on failure. */
+void test_write_file(const char *path, const void *data, size_t len);
+/* Split one CSV line (RFC 4180 quoting, no embedded line breaks) in
+ * place: fields[] point into line. Returns the field count (at most max). */
+size_t test_csv_split(char *line, char **fields, size_t max);
+/* The value of the first "key=value" line of text, in a static buffer
+ * (cut at 1023 bytes); "" when there is none. */
+const char *test_key_value(const char *text, const char *key);
 /* A program found on PATH, written into found; NULL when there is none. */
 const char *test_on_path(const char *name, char *found, size_t foundlen);
 /* Count lines of text containing needle. */
