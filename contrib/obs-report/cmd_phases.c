@@ -10,32 +10,12 @@
 #include "trace_suggest.h"
 #include "trace_summary.h"
 
-/* Take "--csv" out of argv (cli_parse knows only the common options). */
-static int take_flag(int *argc, char **argv, const char *flag)
-{
-    int i, j, found = 0;
-    for (i = 1, j = 1; i < *argc; i++) {
-        if (strcmp(argv[i], "--") == 0) { /* operands from here on */
-            while (i < *argc)
-                argv[j++] = argv[i++];
-            break;
-        }
-        if (strcmp(argv[i], flag) == 0)
-            found = 1;
-        else
-            argv[j++] = argv[i];
-    }
-    *argc = j;
-    argv[j] = NULL;
-    return found;
-}
-
 static int run_phases(const struct report_command *cmd, int argc, char **argv)
 {
     struct cli_args a;
     struct cli_output out;
     struct obs_trace *t;
-    int csv = take_flag(&argc, argv, "--csv");
+    int csv = cli_take_flag(&argc, argv, "--csv", NULL);
     int rc = cli_parse(cmd, argc, argv, &a), ok;
 
     if (rc >= 0)

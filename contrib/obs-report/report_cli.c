@@ -22,6 +22,25 @@ void cli_print_command_help(const struct report_command *cmd, FILE *out)
                  "2 usage error.\n");
 }
 
+int cli_take_flag(int *argc, char **argv, const char *flag, const char *alias)
+{
+    int i, j, found = 0;
+    for (i = 1, j = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) { /* operands from here on */
+            while (i < *argc)
+                argv[j++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], flag) == 0 || (alias != NULL && strcmp(argv[i], alias) == 0))
+            found = 1;
+        else
+            argv[j++] = argv[i];
+    }
+    *argc = j;
+    argv[j] = NULL;
+    return found;
+}
+
 int cli_usage_error(const struct report_command *cmd, const char *fmt, ...)
 {
     va_list ap;

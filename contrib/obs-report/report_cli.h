@@ -41,6 +41,11 @@ extern const struct report_command *const report_commands[];
  * --help, EXIT_USAGE after a usage error, already reported). */
 int cli_parse(const struct report_command *cmd, int argc, char **argv, struct cli_args *a);
 
+/* Take a flag of the command's own (flag, or alias when not NULL) out of
+ * argv before cli_parse, which knows only the common options; arguments
+ * after "--" are operands and left alone. Returns whether it was there. */
+int cli_take_flag(int *argc, char **argv, const char *flag, const char *alias);
+
 /* Print "obs-report: fmt..." and the --help hint to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const struct report_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
