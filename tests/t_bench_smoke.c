@@ -117,7 +117,7 @@ int main(void)
     }
     {
         const char *argv[] = {"/bin/bash", scale, NULL};
-        const char *env[] = {builddir_env, results_env, scale_dir_env, "SCALE_LAUNCHES=20000", NULL};
+        const char *env[] = {builddir_env, results_env, scale_dir_env, "SCALE_LAUNCHES=20000", "SCALE_REPEATS=1", NULL};
         run_program(argv, env, 120, &r);
         if (!is_int(0, r.exited ? r.status : -1, "scale: exit status 0"))
             diag_text("stderr", r.err);

@@ -7,7 +7,8 @@
 #
 # Environment: OBS_BUILDDIR (required), SCALE_THREADS (4), SCALE_LAUNCHES
 # (10000000 in all), SCALE_DIR (where the trace goes; default $TMPDIR or
-# /tmp), BENCH_RESULTS (default $OBS_BUILDDIR/bench/results).
+# /tmp), SCALE_REPEATS (3: runs per conversion, the median is kept),
+# BENCH_RESULTS (default $OBS_BUILDDIR/bench/results).
 set -u
 
 builddir=${OBS_BUILDDIR:?OBS_BUILDDIR must name the build directory}
@@ -59,22 +60,35 @@ read -r records lost < <(awk 'NR == 1 {
     print r, l; exit }' "$work/summary")
 launch_rows=$(grep -c '^ *[0-9.]\+ .* _Z12bench_kernelPfi$' "$work/summary")
 
-# Conversions: csv to /dev/null and to a file, json to /dev/null and to a file.
+# Conversions: csv to /dev/null and to a file, json to /dev/null and to a
+# file. Each is run SCALE_REPEATS times (default 3) after a sync, so that
+# none is timed against the writeback of the trace or of the previous
+# output; the median time and the largest peak RSS are kept. The output
+# file is removed between runs.
+repeats=${SCALE_REPEATS:-3}
 seconds() {
-    /usr/bin/time -f '%e %M' -o "$work/time" "$@" 2>"$work/err" >/dev/null || {
-        echo "bench-scale: failed: $*" >&2
-        cat "$work/err" >&2
-        exit 1
-    }
-    cat "$work/time"
+    local out=$1 i
+    shift
+    : >"$work/times"
+    for ((i = 0; i < repeats; i++)); do
+        sync
+        /usr/bin/time -f '%e %M' -o "$work/time" "$@" -o "$out" 2>"$work/err" >/dev/null || {
+            echo "bench-scale: failed: $* -o $out" >&2
+            cat "$work/err" >&2
+            exit 1
+        }
+        cat "$work/time" >>"$work/times"
+        [ "$out" = /dev/null ] || [ $i -eq $((repeats - 1)) ] || rm -f "$out"
+    done
+    sort -n "$work/times" | awk '{ t[NR] = $1; if ($2 > m) m = $2 } END { print t[int((NR + 1) / 2)], m }'
 }
-read -r csv_null_s _ < <(seconds "$report" csv "$trace" -o /dev/null)
-read -r csv_file_s csv_file_rss < <(seconds "$report" csv "$trace" -o "$work/out.csv")
+read -r csv_null_s _ < <(seconds /dev/null "$report" csv "$trace")
+read -r csv_file_s csv_file_rss < <(seconds "$work/out.csv" "$report" csv "$trace")
 csv_rows=$(($(wc -l <"$work/out.csv") - 1))
 csv_bytes=$(stat -c %s "$work/out.csv")
 rm -f "$work/out.csv"
-read -r json_null_s _ < <(seconds "$report" json "$trace" -o /dev/null)
-read -r json_file_s json_file_rss < <(seconds "$report" json "$trace" -o "$work/out.json")
+read -r json_null_s _ < <(seconds /dev/null "$report" json "$trace")
+read -r json_file_s json_file_rss < <(seconds "$work/out.json" "$report" json "$trace")
 json_bytes=$(stat -c %s "$work/out.json")
 rm -f "$work/out.json"
 
@@ -113,6 +127,7 @@ BEGIN {
     row("json file size", sprintf("%.0f", jb / 1048576), "MiB", "", "")
     row("json peak RSS", sprintf("%.1f", jr / 1024), "MiB", "", "")
 }' </dev/null
-echo "  (record mode: OBS_PHASES=off, OBS_JSON=0, OBS_SUMMARY=0; $launch_rows kernel row in the summary)"
+echo "  (record mode: OBS_PHASES=off, OBS_JSON=0, OBS_SUMMARY=0; $launch_rows kernel row in the summary;"
+echo "   conversions: median of $repeats runs, each after a sync)"
 echo "  results: $csv"
 exit 0
