@@ -132,7 +132,9 @@ static int nest_slice(struct nest *n, uint64_t b, uint64_t *e)
 struct json_ctx {
     const struct obs_trace *t;
     struct obs_outbuf ob;
-    uint64_t base;
+    int64_t base;       /* ts 0 on the trace's clock */
+    uint64_t flow_base; /* added to flow ids */
+    uint32_t pid;       /* the pid the events carry */
     int no_args;
     struct json_text *kernel_name, *kernel_mangled, *thread_name, *phase_name, *api_name;
     struct json_text kind_name[OBS_KIND_COUNT + 1], gpu_cat[OBS_KIND_COUNT + 1], direction[OBS_DIR_COUNT + 1];
@@ -144,7 +146,8 @@ static uint32_t *phase_order(const struct obs_trace *t, size_t *n);
 
 static char *put_ts(char *p, const struct json_ctx *x, uint64_t t)
 {
-    return obs_fmt_us3(p, t > x->base ? t - x->base : 0);
+    int64_t d = (int64_t)t - x->base; /* host times are far below 2^63 */
+    return obs_fmt_us3(p, d > 0 ? (uint64_t)d : 0);
 }
 
 /* ,"pid":P,"tid":T */
@@ -178,7 +181,8 @@ static void put_metadata(struct json_ctx *x, const char *what, uint64_t tid, con
     obs_outbuf_commit(&x->ob, p);
 }
 
-static int put_metadata_events(struct json_ctx *x, const uint32_t *stream_ids, size_t nstreams)
+static int put_metadata_events(struct json_ctx *x, const uint32_t *stream_ids, size_t nstreams,
+                               const char *process_name)
 {
     const struct obs_trace *t = x->t;
     const char *exe = obs_trace_meta(t, "exe");
@@ -190,9 +194,9 @@ static int put_metadata_events(struct json_ctx *x, const uint32_t *stream_ids, s
     if (exe == NULL || exe[0] == '\0')
         exe = cmdline && cmdline[0] ? cmdline : "unknown";
     snprintf(buf, sizeof buf, "obsshim pid %u: %.4000s", t->pid, exe);
-    if (json_text(&jt, buf) != 0)
+    if (json_text(&jt, process_name ? process_name : buf) != 0)
         return -1;
-    put_metadata(x, "process_name", t->pid, "name", &jt, 0);
+    put_metadata(x, "process_name", x->pid, "name", &jt, 0);
     free(jt.s);
 
     for (i = 0; i < t->nthreads; i++) {
@@ -364,7 +368,7 @@ static char *put_flow(char *p, const struct json_ctx *x, char ph, uint64_t tid, 
     p = OBS_PUT_LIT(p, "{\"ph\":\"");
     *p++ = ph;
     p = OBS_PUT_LIT(p, "\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
-    p = obs_fmt_u64(p, id);
+    p = obs_fmt_u64(p, x->flow_base + id);
     if (ph == 'f')
         p = OBS_PUT_LIT(p, ",\"bp\":\"e\"");
     p = put_pid_tid(p, x, tid);
@@ -788,7 +792,7 @@ static int cmp_lost_time(const void *a, const void *b)
 static char *put_counter(char *p, const struct json_ctx *x, uint64_t ts, uint64_t value)
 {
     p = OBS_PUT_LIT(p, "{\"ph\":\"C\",\"name\":\"records\"");
-    p = put_pid_tid(p, x, x->t->pid);
+    p = put_pid_tid(p, x, x->pid);
     p = OBS_PUT_LIT(p, ",\"ts\":");
     p = put_ts(p, x, ts);
     p = OBS_PUT_LIT(p, ",\"args\":{\"lost\":");
@@ -813,7 +817,7 @@ static int put_lost_counter(struct json_ctx *x)
     memcpy(lost, t->lost, t->nlost * sizeof *lost);
     qsort(lost, t->nlost, sizeof *lost, cmp_lost_time);
     p = obs_outbuf_reserve(&x->ob, 200);
-    p = put_counter(p, x, x->base, 0);
+    p = put_counter(p, x, t->t_first, 0);
     obs_outbuf_commit(&x->ob, p);
     for (i = 0; i < t->nlost; i++) {
         total += lost[i].count;
@@ -871,7 +875,7 @@ static void put_other_data(struct json_ctx *x)
     put_number_member(x, "records", t->ncalls);
     put_number_member(x, "records_lost", t->records_lost);
     put_number_member(x, "gpu_time", (t->flags & OBS_FILE_GPU_TIME) ? 1 : 0);
-    put_number_member(x, "base_mono_ns", x->base);
+    put_number_member(x, "base_mono_ns", (uint64_t)x->base);
     put_number_member(x, "start_mono_ns", t->start_mono_ns);
     put_number_member(x, "start_real_ns", t->start_real_ns);
     if (t->ignored_bytes)
@@ -957,45 +961,131 @@ static void free_ctx(struct json_ctx *x)
         free(x->direction[i].s);
 }
 
+/* Set up x for t (texts escaped once, the output buffer); x is freed by
+ * free_ctx, the buffer by obs_outbuf_finish. Returns 0 or -1 (ENOMEM). */
+static int init_ctx(struct json_ctx *x, const struct obs_trace *t, FILE *out, uint32_t pid, int64_t base,
+                    const struct obs_json_options *opt)
+{
+    memset(x, 0, sizeof *x);
+    x->t = t;
+    x->base = base;
+    x->pid = pid;
+    x->no_args = opt ? opt->no_args : 0;
+    x->pid_len = (size_t)(obs_fmt_u64(x->pid_text, pid) - x->pid_text);
+    if (build_texts(x) != 0 || obs_outbuf_init(&x->ob, out) != 0)
+        return -1;
+    return 0;
+}
+
+/* Every event of the trace, each ending with ",\n", then its
+ * process_sort_index: with ",\n" too, or with "\n" when it is the last
+ * event of the list. */
+static int put_events(struct json_ctx *x, const char *process_name, int64_t sort_index, int last)
+{
+    uint32_t *stream_ids;
+    size_t nstreams = 0;
+    int rc = -1;
+    char *p;
+
+    if ((stream_ids = gpu_streams(x->t, &nstreams)) == NULL)
+        return -1;
+    if (put_metadata_events(x, stream_ids, nstreams, process_name) == 0 && put_host_slices(x) == 0 &&
+        put_gpu_slices(x, stream_ids, nstreams) == 0 && put_phase_slices(x) == 0 && put_lost_counter(x) == 0)
+        rc = 0;
+    free(stream_ids);
+    if (rc != 0)
+        return -1;
+    p = obs_outbuf_reserve(&x->ob, 200);
+    p = OBS_PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"process_sort_index\"");
+    p = put_pid_tid(p, x, x->pid);
+    p = OBS_PUT_LIT(p, ",\"args\":{\"sort_index\":");
+    p = obs_fmt_i64(p, sort_index);
+    p = last ? OBS_PUT_LIT(p, "}}\n") : OBS_PUT_LIT(p, "}},\n");
+    obs_outbuf_commit(&x->ob, p);
+    return 0;
+}
+
 int obs_report_json(const struct obs_trace *t, FILE *out, const struct obs_json_options *opt)
 {
     struct json_ctx x;
-    uint32_t *stream_ids = NULL;
-    size_t nstreams = 0;
     int rc = -1, saved = ENOMEM;
 
-    memset(&x, 0, sizeof x);
-    x.t = t;
-    x.base = t->t_first;
-    x.no_args = opt ? opt->no_args : 0;
-    x.pid_len = (size_t)(obs_fmt_u64(x.pid_text, t->pid) - x.pid_text);
-    if (build_texts(&x) != 0 || (stream_ids = gpu_streams(t, &nstreams)) == NULL)
-        goto out;
-    if (obs_outbuf_init(&x.ob, out) != 0)
+    if (init_ctx(&x, t, out, t->pid, (int64_t)t->t_first, opt) != 0)
         goto out;
     obs_outbuf_puts(&x.ob, "{\"traceEvents\":[\n");
-    if (put_metadata_events(&x, stream_ids, nstreams) != 0 || put_host_slices(&x) != 0 ||
-        put_gpu_slices(&x, stream_ids, nstreams) != 0 || put_phase_slices(&x) != 0 ||
-        put_lost_counter(&x) != 0) {
+    /* Every event ends with ",\n"; the last one closes the list cleanly. */
+    if (put_events(&x, NULL, 0, 1) != 0) {
         obs_outbuf_finish(&x.ob);
         errno = ENOMEM;
         goto out;
     }
-    /* Every event ends with ",\n"; this last one closes the list cleanly. */
-    {
-        char *p = obs_outbuf_reserve(&x.ob, 200);
-        p = OBS_PUT_LIT(p, "{\"ph\":\"M\",\"name\":\"process_sort_index\"");
-        p = put_pid_tid(p, &x, t->pid);
-        p = OBS_PUT_LIT(p, ",\"args\":{\"sort_index\":0}}\n],\n\"displayTimeUnit\":\"ns\",\n");
-        obs_outbuf_commit(&x.ob, p);
-    }
+    obs_outbuf_puts(&x.ob, "],\n\"displayTimeUnit\":\"ns\",\n");
     put_other_data(&x);
     obs_outbuf_puts(&x.ob, "}\n");
     rc = obs_outbuf_finish(&x.ob);
     saved = errno;
 out:
-    free(stream_ids);
     free_ctx(&x);
     errno = rc ? (saved ? saved : EIO) : 0;
     return rc;
+}
+
+/* Write text to out, reporting a failure with errno set. */
+static int put_text(FILE *out, const char *text)
+{
+    errno = 0;
+    if (fputs(text, out) == EOF) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+int obs_json_merge_begin(FILE *out)
+{
+    return put_text(out, "{\"traceEvents\":[\n");
+}
+
+int obs_json_merge_part(const struct obs_trace *t, FILE *out, const struct obs_json_part *part,
+                        const struct obs_json_options *opt)
+{
+    struct json_ctx x;
+    int rc = -1, saved = ENOMEM;
+
+    if (init_ctx(&x, t, out, part->pid, part->origin_ns, opt) != 0)
+        goto out;
+    x.flow_base = part->flow_id_base;
+    if (put_events(&x, part->process_name, part->sort_index, part->last) != 0) {
+        obs_outbuf_finish(&x.ob);
+        errno = ENOMEM;
+        goto out;
+    }
+    rc = obs_outbuf_finish(&x.ob);
+    saved = errno;
+out:
+    free_ctx(&x);
+    errno = rc ? (saved ? saved : EIO) : 0;
+    return rc;
+}
+
+int obs_json_merge_end(FILE *out, const char *other_data)
+{
+    if (put_text(out, "],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"obsshim " PACKAGE_VERSION
+                      "\"") != 0)
+        return -1;
+    if (other_data && other_data[0] && (put_text(out, ",") != 0 || put_text(out, other_data) != 0))
+        return -1;
+    if (put_text(out, "}}\n") != 0 || fflush(out) != 0) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+char *obs_json_escape(const char *s)
+{
+    struct json_text jt;
+    return json_text(&jt, s) == 0 ? jt.s : NULL;
 }

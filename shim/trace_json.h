@@ -39,4 +39,33 @@ struct obs_json_options {
 /* opt may be NULL. Returns 0, or -1 with errno set when writing failed. */
 int obs_report_json(const struct obs_trace *t, FILE *out, const struct obs_json_options *opt);
 
+/* Several traces on one timeline (obs-report merge, docs/merge.md):
+ *   obs_json_merge_begin(out);
+ *   obs_json_merge_part(t, out, &part, opt);   once per trace
+ *   obs_json_merge_end(out, other_data);
+ * Each part writes the same events obs_report_json writes for its trace
+ * (its process_sort_index included), under its own pid and time origin.
+ * Each returns 0, or -1 with errno set when writing failed. */
+struct obs_json_part {
+    uint32_t pid;             /* the pid every event of this trace carries */
+    const char *process_name; /* NULL: "obsshim pid N: <exe>" as obs_report_json */
+    int64_t sort_index;       /* process_sort_index: processes are shown in this order */
+    int64_t origin_ns;        /* ts 0 on this trace's own CLOCK_MONOTONIC (may be < 0, or later than
+                                 some of its events: those get ts 0) */
+    uint64_t flow_id_base;    /* added to flow ids (a call's seq): flow ids are global in the format,
+                                 so each part needs its own range */
+    int last;                 /* the last part: its last event closes the list */
+};
+
+int obs_json_merge_begin(FILE *out);
+int obs_json_merge_part(const struct obs_trace *t, FILE *out, const struct obs_json_part *part,
+                        const struct obs_json_options *opt);
+/* other_data: the members of "otherData" as JSON text without the braces
+ * (the caller escapes it), or NULL. */
+int obs_json_merge_end(FILE *out, const char *other_data);
+
+/* s as the inside of a JSON string (quotes, backslashes and control
+ * characters escaped, invalid UTF-8 replaced), malloc'ed; NULL when out of memory. */
+char *obs_json_escape(const char *s);
+
 #endif

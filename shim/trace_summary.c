@@ -3,6 +3,7 @@
  * under the header, the name last and left-aligned. */
 #include "trace_summary.h"
 #include "trace_phases.h"
+#include "trace_query.h"
 
 #include <errno.h>
 #include <math.h>
@@ -220,42 +221,10 @@ static const char *f2s(double v)
 
 /* ---- helpers over calls --------------------------------------------------------- */
 
-static uint64_t host_ns(const struct obs_call *c)
-{
-    return c->host_end - c->host_begin;
-}
-
-static uint64_t gpu_ns(const struct obs_trace *t, const struct obs_call *c)
-{
-    const struct obs_gpu_time *g = obs_call_gpu(t, c);
-    return g ? g->end - g->begin : 0;
-}
-
-/* Whether calls of this kind are timed on the GPU in this trace. */
-static int kind_has_gpu_time(const struct obs_trace *t, unsigned kind)
-{
-    size_t i;
-    if (t->ngpu == 0)
-        return 0;
-    for (i = 0; i < t->ncalls; i++)
-        if (t->calls[i].kind == kind && t->calls[i].gpu != OBS_NONE)
-            return 1;
-    return 0;
-}
-
-/* The duration counted for c: GPU time in GPU mode (calls without are
- * skipped: returns 0), host API time otherwise. */
-static int call_time(const struct obs_trace *t, const struct obs_call *c, int gpu_mode, uint64_t *ns)
-{
-    if (gpu_mode) {
-        if (c->gpu == OBS_NONE)
-            return 0;
-        *ns = gpu_ns(t, c);
-    } else {
-        *ns = host_ns(c);
-    }
-    return 1;
-}
+/* Whether calls of this kind are timed on the GPU in this trace, and the
+ * duration counted for a call: trace_query.h. */
+#define kind_has_gpu_time obs_trace_kind_has_gpu_time
+#define call_time obs_call_duration
 
 /* ---- sections --------------------------------------------------------------------- */
 
@@ -303,107 +272,32 @@ static void print_header(const struct obs_trace *t, FILE *out)
                                      : "");
 }
 
-struct kernel_row {
-    uint32_t kernel;
-    struct obs_duration_stats st;
-};
-
-static int cmp_kernel_row(const void *a, const void *b)
-{
-    const struct kernel_row *x = a, *y = b;
-    if (x->st.total != y->st.total)
-        return x->st.total > y->st.total ? -1 : 1;
-    return x->kernel < y->kernel ? -1 : x->kernel > y->kernel;
-}
-
-static int print_kernels(const struct obs_trace *t, FILE *out)
+static int print_kernels(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
 {
     static const char *const head[] = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)",
                                        "Min (ns)", "Max (ns)",        "StdDev (ns)", "Name"};
-    int gpu_mode = kind_has_gpu_time(t, OBS_KIND_KERNEL);
-    size_t *start = calloc(t->nkernels + 1, sizeof *start), i, k, nrows = 0, skipped = 0, n = 0;
-    uint64_t *dur = NULL, all_total = 0;
-    struct kernel_row *rows = NULL;
+    struct obs_kernel_stats ks;
     struct table tb;
+    size_t i;
 
-    if (start == NULL)
+    if (obs_kernel_stats_compute(t, f, &ks) != 0)
         return -1;
-    for (i = 0; i < t->ncalls; i++) {
-        uint64_t ns;
-        if (t->calls[i].kind != OBS_KIND_KERNEL)
-            continue;
-        if (call_time(t, &t->calls[i], gpu_mode, &ns)) {
-            start[t->calls[i].kernel + 1]++;
-            n++;
-        } else {
-            skipped++;
-        }
-    }
-    for (k = 1; k <= t->nkernels; k++)
-        start[k] += start[k - 1];
-    dur = malloc((n ? n : 1) * sizeof *dur);
-    rows = calloc(t->nkernels ? t->nkernels : 1, sizeof *rows);
-    if (dur == NULL || rows == NULL) {
-        free(start);
-        free(dur);
-        free(rows);
-        return -1;
-    }
-    {
-        size_t *fill = malloc((t->nkernels ? t->nkernels : 1) * sizeof *fill);
-        if (fill == NULL) {
-            free(start);
-            free(dur);
-            free(rows);
-            return -1;
-        }
-        memcpy(fill, start, t->nkernels * sizeof *fill);
-        for (i = 0; i < t->ncalls; i++) {
-            uint64_t ns;
-            if (t->calls[i].kind == OBS_KIND_KERNEL && call_time(t, &t->calls[i], gpu_mode, &ns))
-                dur[fill[t->calls[i].kernel]++] = ns;
-        }
-        free(fill);
-    }
-    for (k = 0; k < t->nkernels; k++) {
-        if (start[k + 1] == start[k])
-            continue;
-        rows[nrows].kernel = (uint32_t)k;
-        obs_duration_stats(dur + start[k], start[k + 1] - start[k], &rows[nrows].st);
-        all_total += rows[nrows].st.total;
-        nrows++;
-    }
-    qsort(rows, nrows, sizeof *rows, cmp_kernel_row);
-
-    fprintf(out, "\nKernels (%s)\n", gpu_mode ? "GPU time" : "host API time: the trace has no GPU time for kernels");
-    if (nrows == 0) {
+    fprintf(out, "\nKernels (%s)\n", ks.gpu_time ? "GPU time" : "host API time: the trace has no GPU time for kernels");
+    if (ks.nrows == 0) {
         fprintf(out, " no kernel launches recorded\n");
     } else {
         table_init(&tb, 9, head, 0);
-        for (i = 0; i < nrows; i++) {
-            const struct obs_kernel *kn = &t->kernels[rows[i].kernel];
-            const struct obs_duration_stats *s = &rows[i].st;
-            char name[64];
-            const char *shown = kn->demangled;
-            if (shown[0] == '\0') {
-                if (kn->id)
-                    snprintf(name, sizeof name, "(unnamed kernel, id %u)", kn->id);
-                else
-                    snprintf(name, sizeof name, "(unnamed kernel)");
-                shown = name;
-            }
-            table_row(&tb, f1s(all_total ? 100.0 * (double)s->total / (double)all_total : 0.0), u64s(s->total),
-                      u64s(s->count), f1s(s->avg), f1s(s->median), u64s(s->min), u64s(s->max), f1s(s->stddev),
-                      shown);
+        for (i = 0; i < ks.nrows; i++) {
+            const struct obs_duration_stats *s = &ks.rows[i].st;
+            table_row(&tb, f1s(ks.rows[i].pct), u64s(s->total), u64s(s->count), f1s(s->avg), f1s(s->median),
+                      u64s(s->min), u64s(s->max), f1s(s->stddev), ks.rows[i].name);
         }
         table_print(&tb, out);
         table_free(&tb);
     }
-    if (skipped)
-        fprintf(out, " (launches without GPU time, not counted: %llu)\n", (unsigned long long)skipped);
-    free(start);
-    free(dur);
-    free(rows);
+    if (ks.skipped)
+        fprintf(out, " (launches without GPU time, not counted: %llu)\n", (unsigned long long)ks.skipped);
+    obs_kernel_stats_free(&ks);
     return 0;
 }
 
@@ -412,7 +306,7 @@ static const char *gbps(uint64_t bytes, uint64_t ns)
     return ns ? f2s((double)bytes / (double)ns) : "-";
 }
 
-static int print_copies(const struct obs_trace *t, FILE *out)
+static int print_copies(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
 {
     static const char *const head[] = {"Count", "Total Bytes", "Total Time (ns)", "Avg (ns)", "GB/s",
                                        "Direction"};
@@ -425,7 +319,7 @@ static int print_copies(const struct obs_trace *t, FILE *out)
         const struct obs_call *c = &t->calls[i];
         unsigned d = obs_call_direction(c);
         uint64_t x;
-        if (c->kind != OBS_KIND_MEMCPY)
+        if (c->kind != OBS_KIND_MEMCPY || !obs_call_filter_match(t, c, f))
             continue;
         if (d >= OBS_DIR_COUNT)
             d = OBS_DIR_COUNT;
@@ -458,7 +352,7 @@ static int print_copies(const struct obs_trace *t, FILE *out)
     return 0;
 }
 
-static int print_memsets(const struct obs_trace *t, FILE *out)
+static int print_memsets(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
 {
     static const char *const head[] = {"Count", "Total Bytes", "Total Time (ns)", "Avg (ns)", "GB/s", "Name"};
     int gpu_mode = kind_has_gpu_time(t, OBS_KIND_MEMSET);
@@ -469,7 +363,7 @@ static int print_memsets(const struct obs_trace *t, FILE *out)
     for (i = 0; i < t->ncalls; i++) {
         const struct obs_call *c = &t->calls[i];
         uint64_t x;
-        if (c->kind != OBS_KIND_MEMSET)
+        if (c->kind != OBS_KIND_MEMSET || !obs_call_filter_match(t, c, f))
             continue;
         if (!call_time(t, c, gpu_mode, &x)) {
             skipped++;
@@ -507,7 +401,7 @@ static int cmp_api_row(const void *a, const void *b)
     return strcmp(obs_api_name(x->api), obs_api_name(y->api));
 }
 
-static int print_apis(const struct obs_trace *t, FILE *out)
+static int print_apis(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
 {
     static const char *const head[] = {"Calls", "Total Time (ns)", "Avg (ns)", "Kind", "Name"};
     struct api_row rows[OBS_API_COUNT + 1];
@@ -519,8 +413,10 @@ static int print_apis(const struct obs_trace *t, FILE *out)
         rows[i].api = (unsigned)i;
     for (i = 0; i < t->ncalls; i++) {
         unsigned api = t->calls[i].api < OBS_API_COUNT ? t->calls[i].api : OBS_API_COUNT;
+        if (!obs_call_filter_match(t, &t->calls[i], f))
+            continue;
         rows[api].calls++;
-        rows[api].ns += host_ns(&t->calls[i]);
+        rows[api].ns += t->calls[i].host_end - t->calls[i].host_begin;
     }
     for (i = 0; i <= OBS_API_COUNT; i++)
         if (rows[i].calls)
@@ -574,7 +470,7 @@ static char *graph_kernels_text(const struct obs_trace *t, const struct obs_grap
     return text;
 }
 
-static int print_graphs(const struct obs_trace *t, FILE *out)
+static int print_graphs(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
 {
     static const char *const head[] = {"Exec", "Launches", "Total Time (ns)", "Avg (ns)", "Nodes", "Kernel nodes",
                                        "Kernels"};
@@ -589,7 +485,7 @@ static int print_graphs(const struct obs_trace *t, FILE *out)
         const struct obs_graph *g;
         uint64_t ns;
         uint32_t id;
-        if (c->kind != OBS_KIND_GRAPH || !call_time(t, c, gpu_mode, &ns))
+        if (c->kind != OBS_KIND_GRAPH || !obs_call_filter_match(t, c, f) || !call_time(t, c, gpu_mode, &ns))
             continue;
         g = obs_call_graph(t, c);
         id = g ? g->id : 0;
@@ -763,23 +659,45 @@ static void print_self_cost(const struct obs_trace *t, FILE *out)
             t->nself_cost == 1 ? "" : "s");
 }
 
+/* What a filter keeps, and how many calls that is. The phase tables stay
+ * those of the whole trace (TTFT needs every call of a generation). */
+static void print_selection(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
+{
+    size_t i, kept = 0;
+    char text[512];
+
+    for (i = 0; i < t->ncalls; i++)
+        kept += obs_call_filter_match(t, &t->calls[i], f);
+    obs_call_filter_describe(f, text, sizeof text);
+    fprintf(out, "selection: %s: %zu of %zu calls (phase tables: the whole trace)\n", text, kept, t->ncalls);
+}
+
 int obs_report_summary(const struct obs_trace *t, FILE *out, const struct obs_summary_options *opt)
+{
+    return obs_report_summary_filtered(t, out, opt, NULL);
+}
+
+int obs_report_summary_filtered(const struct obs_trace *t, FILE *out, const struct obs_summary_options *opt,
+                                const struct obs_call_filter *f)
 {
     unsigned want = opt && opt->sections ? opt->sections : ~0u;
     int rc = 0;
 
-    if (want & OBS_SUMMARY_HEADER)
+    if (want & OBS_SUMMARY_HEADER) {
         print_header(t, out);
+        if (obs_call_filter_active(f))
+            print_selection(t, out, f);
+    }
     if (rc == 0 && (want & OBS_SUMMARY_KERNELS))
-        rc = print_kernels(t, out);
+        rc = print_kernels(t, out, f);
     if (rc == 0 && (want & OBS_SUMMARY_COPIES))
-        rc = print_copies(t, out);
+        rc = print_copies(t, out, f);
     if (rc == 0 && (want & OBS_SUMMARY_MEMSETS))
-        rc = print_memsets(t, out);
+        rc = print_memsets(t, out, f);
     if (rc == 0 && (want & OBS_SUMMARY_APIS))
-        rc = print_apis(t, out);
+        rc = print_apis(t, out, f);
     if (rc == 0 && (want & OBS_SUMMARY_GRAPHS))
-        rc = print_graphs(t, out);
+        rc = print_graphs(t, out, f);
     if (rc == 0 && (want & OBS_SUMMARY_PHASES) && t->nphases)
         rc = print_phases(t, out);
     if (rc == 0 && (want & OBS_SUMMARY_SELF_COST))

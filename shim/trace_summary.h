@@ -37,6 +37,14 @@ struct obs_summary_options {
 /* opt may be NULL. Returns 0, or -1 with errno set when writing failed. */
 int obs_report_summary(const struct obs_trace *t, FILE *out, const struct obs_summary_options *opt);
 
+/* The same with a filter (trace_query.h; NULL: every call): the kernel,
+ * copy, memset, API and graph tables count only the calls it keeps, and a
+ * "selection:" line under the header says what it kept. The phase tables
+ * stay those of the whole trace. */
+struct obs_call_filter;
+int obs_report_summary_filtered(const struct obs_trace *t, FILE *out, const struct obs_summary_options *opt,
+                                const struct obs_call_filter *filter);
+
 /* The phase tables alone (`obs-report phases`): per phase, per phase and
  * generation, per generation with TTFT and tokens/s, and the bests; or one
  * line saying the trace has no phases. Returns 0, or -1 with errno set. */

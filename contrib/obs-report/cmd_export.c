@@ -1,13 +1,16 @@
-/* obs-report summary | csv | json: the trace as text, rows or a timeline. */
+/* obs-report summary | csv | json: the trace as text (or the summary's
+ * reports as csv/json: reports.h), rows or a timeline. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "report_cli.h"
+#include "report_opts.h"
+#include "reports.h"
 #include "trace_csv.h"
 #include "trace_json.h"
 #include "trace_summary.h"
 
-enum export_kind { EXPORT_SUMMARY, EXPORT_CSV, EXPORT_JSON };
+enum export_kind { EXPORT_CSV, EXPORT_JSON };
 
 static int run_export(const struct report_command *cmd, int argc, char **argv, enum export_kind kind)
 {
@@ -26,24 +29,42 @@ static int run_export(const struct report_command *cmd, int argc, char **argv, e
         return EXIT_TRACE_ERROR;
     }
     errno = 0;
-    switch (kind) {
-    case EXPORT_SUMMARY:
-        ok = obs_report_summary(t, out.f, NULL) == 0;
-        break;
-    case EXPORT_CSV:
+    if (kind == EXPORT_CSV)
         ok = obs_report_csv(t, out.f) == 0;
-        break;
-    default:
+    else
         ok = obs_report_json(t, out.f, NULL) == 0;
-        break;
-    }
     obs_trace_free(t);
     return cli_close_output(&out, ok);
 }
 
+/* summary [--format table|csv|json] [filters] FILE.obs */
 static int run_summary(const struct report_command *cmd, int argc, char **argv)
 {
-    return run_export(cmd, argc, argv, EXPORT_SUMMARY);
+    struct report_opts o;
+    struct cli_output out;
+    struct report_doc d;
+    struct obs_trace *t;
+    int rc = report_opts_parse(cmd, ROPT_FILTERS, argc, argv, &o), ok;
+
+    if (rc >= 0)
+        return rc;
+    t = cli_open_trace(o.args[0]);
+    if (t == NULL) {
+        report_opts_free(&o);
+        return EXIT_TRACE_ERROR;
+    }
+    if (cli_open_output(&out, o.output) != 0) {
+        obs_trace_free(t);
+        report_opts_free(&o);
+        return EXIT_TRACE_ERROR;
+    }
+    errno = 0;
+    rdoc_begin(&d, out.f, o.format);
+    ok = report_summary(t, &o.filter, &d) == 0;
+    ok = rdoc_end(&d) == 0 && ok;
+    obs_trace_free(t);
+    report_opts_free(&o);
+    return cli_close_output(&out, ok);
 }
 
 static int run_csv(const struct report_command *cmd, int argc, char **argv)
@@ -58,11 +79,17 @@ static int run_json(const struct report_command *cmd, int argc, char **argv)
 
 const struct report_command report_cmd_summary = {
     "summary",
-    "Print the kernel, copy, memset and API tables, records lost and the shim's own cost.",
-    "summary [-o OUT] FILE.obs",
-    "The kernel table has nsys cuda_gpu_kern_sum's columns, sorted by total time.\n"
-    "Times are GPU times when the trace has them (OBS_GPU_TIME=events), host API\n"
-    "times otherwise; each table's title says which.\n",
+    "Print the kernel, copy, memset, API, phase and per-phase kernel tables, TTFT and tokens/s.",
+    "summary [--format table|csv|json] [filters] [-o OUT] FILE.obs",
+    "The kernel table has nsys cuda_gpu_kern_sum's columns, sorted by total time;\n"
+    "copies and memsets by operation as cuda_gpu_mem_time_sum (time) and\n"
+    "cuda_gpu_mem_size_sum (MB); kernels per phase as nvtx_kern_sum; TTFT and\n"
+    "tokens/s per generation. Times are GPU times when the trace has them\n"
+    "(OBS_GPU_TIME=events), host API times otherwise; each table's title says which.\n"
+    "The filters select the calls the kernel, copy, memset, API, graph and\n"
+    "per-phase tables count; the phase tables, TTFT and tokens/s are those of the\n"
+    "whole trace. docs/reports.md defines every column.\n"
+    "\n" REPORT_FORMAT_HELP REPORT_FILTER_HELP,
     CLI_OPT_OUTPUT,
     1,
     1,

@@ -1,0 +1,469 @@
+/* obs-report summary as structured reports: nsys's cuda_gpu_kern_sum,
+ * cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum and nvtx_kern_sum, and the
+ * generations' TTFT and tokens/s (trace_phases.h). See reports.h. */
+#include "reports.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_phases.h"
+#include "trace_summary.h"
+
+/* ---- shared helpers --------------------------------------------------------------- */
+
+double report_percentile(const uint64_t *v, size_t n, double p)
+{
+    double pos, frac;
+    size_t lo;
+    if (n == 0)
+        return 0.0;
+    pos = (double)(n - 1) * p / 100.0;
+    lo = (size_t)floor(pos);
+    frac = pos - (double)lo;
+    if (lo + 1 >= n)
+        return (double)v[n - 1];
+    return (double)v[lo] + frac * ((double)v[lo + 1] - (double)v[lo]);
+}
+
+size_t report_phase_names(const struct obs_trace *t, const char ***names)
+{
+    size_t i, j, n = 0;
+    *names = malloc((t->nphases ? t->nphases : 1) * sizeof **names);
+    if (*names == NULL)
+        return (size_t)-1;
+    for (i = 0; i < t->nphases; i++) {
+        const char *p = t->phases[i].phase;
+        if (p[0] == '\0')
+            continue;
+        for (j = 0; j < n && strcmp((*names)[j], p) != 0; j++)
+            ;
+        if (j == n)
+            (*names)[n++] = p;
+    }
+    return n;
+}
+
+void report_trace_table(struct rtable *tb, const struct obs_trace *t, const struct obs_call_filter *f)
+{
+    static const struct rt_col cols[] = {
+        {"File", "file", RT_TEXT, 0},
+        {"PID", "pid", RT_UINT, 0},
+        {"Start (ns)", "t_first_ns", RT_UINT, 0},
+        {"Duration (ms)", "duration_ms", RT_REAL, 6},
+        {"Calls", "calls", RT_UINT, 0},
+        {"Selected", "calls_selected", RT_UINT, 0},
+        {"Kernel time", "kernel_time_base", RT_TEXT, 0},
+        {"Copy time", "copy_time_base", RT_TEXT, 0},
+        {"Selection", "selection", RT_TEXT, 0},
+    };
+    char sel[512];
+    size_t i, kept = 0;
+    for (i = 0; i < t->ncalls; i++)
+        kept += obs_call_filter_match(t, &t->calls[i], f);
+    obs_call_filter_describe(f, sel, sizeof sel);
+    rt_init(tb, "trace", cols, sizeof cols / sizeof cols[0], "Trace");
+    rt_row(tb);
+    rt_text(tb, t->path);
+    rt_uint(tb, t->pid);
+    rt_uint(tb, t->t_first);
+    rt_real(tb, t->t_last > t->t_first ? (double)(t->t_last - t->t_first) / 1e6 : 0.0);
+    rt_uint(tb, t->ncalls);
+    rt_uint(tb, kept);
+    rt_text(tb, obs_trace_kind_has_gpu_time(t, OBS_KIND_KERNEL) ? "gpu" : "host");
+    rt_text(tb, obs_trace_kind_has_gpu_time(t, OBS_KIND_MEMCPY) || obs_trace_kind_has_gpu_time(t, OBS_KIND_MEMSET)
+                    ? "gpu"
+                    : "host");
+    rt_text(tb, sel);
+}
+
+static const char *time_base_title(int gpu)
+{
+    return gpu ? "GPU time" : "host API time: the trace has no GPU time for them";
+}
+
+/* ---- cuda_gpu_kern_sum ------------------------------------------------------------- */
+
+static void kern_sum_table(struct rtable *tb, const struct obs_kernel_stats *ks)
+{
+    static const struct rt_col cols[] = {
+        {"Time (%)", "time_pct", RT_REAL, 3},    {"Total Time (ns)", "total_ns", RT_UINT, 0},
+        {"Instances", "instances", RT_UINT, 0},  {"Avg (ns)", "avg_ns", RT_REAL, 1},
+        {"Med (ns)", "med_ns", RT_REAL, 1},      {"Min (ns)", "min_ns", RT_UINT, 0},
+        {"Max (ns)", "max_ns", RT_UINT, 0},      {"StdDev (ns)", "stddev_ns", RT_REAL, 1},
+        {"Name", "name", RT_TEXT, 0},
+    };
+    size_t i;
+    rt_init(tb, "cuda_gpu_kern_sum", cols, sizeof cols / sizeof cols[0], "Kernels (%s)",
+            time_base_title(ks->gpu_time));
+    tb->empty = " no kernel launches recorded";
+    for (i = 0; i < ks->nrows; i++) {
+        const struct obs_duration_stats *s = &ks->rows[i].st;
+        rt_row(tb);
+        rt_real(tb, ks->rows[i].pct);
+        rt_uint(tb, s->total);
+        rt_uint(tb, s->count);
+        rt_real(tb, s->avg);
+        rt_real(tb, s->median);
+        rt_uint(tb, s->min);
+        rt_uint(tb, s->max);
+        rt_real(tb, s->stddev);
+        rt_text(tb, ks->rows[i].name);
+    }
+    if (ks->skipped)
+        rt_note(tb, "launches without GPU time, not counted: %llu", (unsigned long long)ks->skipped);
+}
+
+/* ---- cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum ------------------------------------ */
+
+#define NOPS (OBS_DIR_COUNT + 1) /* memcpy per direction, then memset */
+
+static void op_name(unsigned op, char *buf, size_t len)
+{
+    if (op == OBS_DIR_COUNT)
+        snprintf(buf, len, "memset");
+    else
+        snprintf(buf, len, "memcpy %s", op == OBS_DIR_NONE ? "unknown" : obs_direction_name(op));
+}
+
+struct op_values {
+    uint64_t *times, *sizes;
+    size_t ntimes, nsizes;
+};
+
+static int mem_tables(const struct obs_trace *t, const struct obs_call_filter *f, struct rtable *time_tb,
+                      struct rtable *size_tb)
+{
+    static const struct rt_col tcols[] = {
+        {"Time (%)", "time_pct", RT_REAL, 3}, {"Total Time (ns)", "total_ns", RT_UINT, 0},
+        {"Count", "count", RT_UINT, 0},       {"Avg (ns)", "avg_ns", RT_REAL, 1},
+        {"Med (ns)", "med_ns", RT_REAL, 1},   {"Min (ns)", "min_ns", RT_UINT, 0},
+        {"Max (ns)", "max_ns", RT_UINT, 0},   {"StdDev (ns)", "stddev_ns", RT_REAL, 1},
+        {"Operation", "operation", RT_TEXT, 0},
+    };
+    static const struct rt_col scols[] = {
+        {"Total (MB)", "total_mb", RT_REAL, 3}, {"Count", "count", RT_UINT, 0},
+        {"Avg (MB)", "avg_mb", RT_REAL, 3},     {"Med (MB)", "med_mb", RT_REAL, 3},
+        {"Min (MB)", "min_mb", RT_REAL, 3},     {"Max (MB)", "max_mb", RT_REAL, 3},
+        {"StdDev (MB)", "stddev_mb", RT_REAL, 3}, {"Operation", "operation", RT_TEXT, 0},
+    };
+    int gpu = obs_trace_kind_has_gpu_time(t, OBS_KIND_MEMCPY) || obs_trace_kind_has_gpu_time(t, OBS_KIND_MEMSET);
+    struct op_values ops[NOPS];
+    struct obs_duration_stats st[NOPS], sz[NOPS];
+    uint64_t all_time = 0, skipped = 0;
+    size_t i, n = 0;
+    unsigned op;
+    int rc = -1;
+
+    memset(ops, 0, sizeof ops);
+    for (i = 0; i < t->ncalls; i++)
+        n += (t->calls[i].kind == OBS_KIND_MEMCPY || t->calls[i].kind == OBS_KIND_MEMSET);
+    for (op = 0; op < NOPS; op++) {
+        ops[op].times = malloc((n ? n : 1) * sizeof *ops[op].times);
+        ops[op].sizes = malloc((n ? n : 1) * sizeof *ops[op].sizes);
+        if (ops[op].times == NULL || ops[op].sizes == NULL)
+            goto done;
+    }
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        uint64_t ns;
+        if ((c->kind != OBS_KIND_MEMCPY && c->kind != OBS_KIND_MEMSET) || !obs_call_filter_match(t, c, f))
+            continue;
+        op = c->kind == OBS_KIND_MEMSET ? OBS_DIR_COUNT : obs_call_direction(c);
+        if (op > OBS_DIR_COUNT)
+            op = OBS_DIR_NONE;
+        ops[op].sizes[ops[op].nsizes++] = c->u.bytes;
+        if (obs_call_duration(t, c, gpu, &ns))
+            ops[op].times[ops[op].ntimes++] = ns;
+        else
+            skipped++;
+    }
+    for (op = 0; op < NOPS; op++) {
+        obs_duration_stats(ops[op].times, ops[op].ntimes, &st[op]);
+        obs_duration_stats(ops[op].sizes, ops[op].nsizes, &sz[op]);
+        all_time += st[op].total;
+    }
+    rt_init(time_tb, "cuda_gpu_mem_time_sum", tcols, sizeof tcols / sizeof tcols[0],
+            "Copy and memset time by operation (%s; nsys cuda_gpu_mem_time_sum)", time_base_title(gpu));
+    time_tb->empty = " no copies or memsets recorded";
+    rt_init(size_tb, "cuda_gpu_mem_size_sum", scols, sizeof scols / sizeof scols[0],
+            "Copy and memset sizes by operation (MB = 10^6 bytes; nsys cuda_gpu_mem_size_sum)");
+    size_tb->empty = " no copies or memsets recorded";
+    /* rows by total time (sizes: by total bytes), then operation order */
+    for (;;) {
+        unsigned best = NOPS;
+        char name[48];
+        for (op = 0; op < NOPS; op++)
+            if (ops[op].ntimes && (best == NOPS || st[op].total > st[best].total))
+                best = op;
+        if (best == NOPS)
+            break;
+        op_name(best, name, sizeof name);
+        rt_row(time_tb);
+        rt_real(time_tb, all_time ? 100.0 * (double)st[best].total / (double)all_time : 0.0);
+        rt_uint(time_tb, st[best].total);
+        rt_uint(time_tb, st[best].count);
+        rt_real(time_tb, st[best].avg);
+        rt_real(time_tb, st[best].median);
+        rt_uint(time_tb, st[best].min);
+        rt_uint(time_tb, st[best].max);
+        rt_real(time_tb, st[best].stddev);
+        rt_text(time_tb, name);
+        ops[best].ntimes = 0;
+    }
+    for (;;) {
+        unsigned best = NOPS;
+        char name[48];
+        for (op = 0; op < NOPS; op++)
+            if (ops[op].nsizes && (best == NOPS || sz[op].total > sz[best].total))
+                best = op;
+        if (best == NOPS)
+            break;
+        op_name(best, name, sizeof name);
+        rt_row(size_tb);
+        rt_real(size_tb, (double)sz[best].total / 1e6);
+        rt_uint(size_tb, sz[best].count);
+        rt_real(size_tb, sz[best].avg / 1e6);
+        rt_real(size_tb, sz[best].median / 1e6);
+        rt_real(size_tb, (double)sz[best].min / 1e6);
+        rt_real(size_tb, (double)sz[best].max / 1e6);
+        rt_real(size_tb, sz[best].stddev / 1e6);
+        rt_text(size_tb, name);
+        ops[best].nsizes = 0;
+    }
+    if (skipped)
+        rt_note(time_tb, "copies and memsets without GPU time, not counted: %llu", (unsigned long long)skipped);
+    rc = 0;
+done:
+    for (op = 0; op < NOPS; op++) {
+        free(ops[op].times);
+        free(ops[op].sizes);
+    }
+    return rc;
+}
+
+/* ---- nvtx_kern_sum ------------------------------------------------------------------- */
+
+/* Ranges of phase name that hold a kernel launch f keeps (with a time in
+ * the kernel time base). */
+static uint64_t phase_range_instances(const struct obs_trace *t, const struct obs_call_filter *f, const char *name,
+                                      int gpu, uint8_t *seen)
+{
+    size_t i;
+    uint64_t n = 0;
+    uint32_t r;
+    memset(seen, 0, t->nphases ? t->nphases : 1);
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        uint64_t ns;
+        if (c->kind != OBS_KIND_KERNEL || !obs_call_filter_match(t, c, f) || !obs_call_duration(t, c, gpu, &ns))
+            continue;
+        for (r = c->phase; r != OBS_NONE; r = t->phases[r].parent)
+            if (!seen[r] && (strcmp(t->phases[r].phase, name) == 0 || strcmp(t->phases[r].name, name) == 0)) {
+                seen[r] = 1;
+                n++;
+            }
+    }
+    return n;
+}
+
+static int nvtx_kern_table(const struct obs_trace *t, const struct obs_call_filter *f, struct rtable *tb)
+{
+    static const struct rt_col cols[] = {
+        {"Range", "range", RT_TEXT, 0},         {"Range Inst", "range_instances", RT_UINT, 0},
+        {"Kern Inst", "kernel_instances", RT_UINT, 0}, {"Total Time (ns)", "total_ns", RT_UINT, 0},
+        {"Avg (ns)", "avg_ns", RT_REAL, 1},     {"Med (ns)", "med_ns", RT_REAL, 1},
+        {"Min (ns)", "min_ns", RT_UINT, 0},     {"Max (ns)", "max_ns", RT_UINT, 0},
+        {"StdDev (ns)", "stddev_ns", RT_REAL, 1}, {"Kernel Name", "name", RT_TEXT, 0},
+    };
+    const char **names;
+    size_t nnames = report_phase_names(t, &names), p, i;
+    uint8_t *seen = malloc(t->nphases ? t->nphases : 1);
+    int gpu = obs_trace_kind_has_gpu_time(t, OBS_KIND_KERNEL);
+
+    if (nnames == (size_t)-1 || seen == NULL) {
+        if (nnames != (size_t)-1)
+            free(names);
+        free(seen);
+        return -1;
+    }
+    rt_init(tb, "nvtx_kern_sum", cols, sizeof cols / sizeof cols[0],
+            "Kernels by phase (%s; a kernel counts in its phase and every phase around it; nsys nvtx_kern_sum)",
+            time_base_title(gpu));
+    tb->empty = t->nphases ? " no kernel launches inside phases" : " none: the trace has no phases";
+    for (p = 0; p < nnames; p++) {
+        struct obs_call_filter pf = f ? *f : (struct obs_call_filter){0};
+        struct obs_kernel_stats ks;
+        uint64_t inst;
+        if (pf.phase == NULL)
+            pf.phase = names[p];
+        else
+            pf.phase2 = names[p];
+        if (obs_kernel_stats_compute(t, &pf, &ks) != 0) {
+            free(names);
+            free(seen);
+            return -1;
+        }
+        inst = ks.nrows ? phase_range_instances(t, &pf, names[p], gpu, seen) : 0;
+        for (i = 0; i < ks.nrows; i++) {
+            const struct obs_duration_stats *s = &ks.rows[i].st;
+            rt_row(tb);
+            rt_text(tb, names[p]);
+            rt_uint(tb, inst);
+            rt_uint(tb, s->count);
+            rt_uint(tb, s->total);
+            rt_real(tb, s->avg);
+            rt_real(tb, s->median);
+            rt_uint(tb, s->min);
+            rt_uint(tb, s->max);
+            rt_real(tb, s->stddev);
+            rt_text(tb, ks.rows[i].name);
+        }
+        obs_kernel_stats_free(&ks);
+    }
+    free(names);
+    free(seen);
+    return 0;
+}
+
+/* ---- generations (TTFT, tokens/s) ------------------------------------------------------ */
+
+static int generation_tables(const struct obs_trace *t, struct rtable *gens, struct rtable *bests)
+{
+    static const struct rt_col gcols[] = {
+        {"Generation", "generation", RT_UINT, 0},   {"TTFT (ms)", "ttft_ms", RT_REAL, 6},
+        {"Tokens/s", "tokens_per_s", RT_REAL, 3},    {"Decode steps", "decode_steps", RT_UINT, 0},
+        {"Prefill (ms)", "prefill_ms", RT_REAL, 6},  {"First decode (ms)", "first_decode_ms", RT_REAL, 6},
+        {"Steady (ms)", "steady_ms", RT_REAL, 6},    {"Kernels", "kernels", RT_UINT, 0},
+        {"In best", "in_best", RT_UINT, 0},          {"Time base", "time_base", RT_TEXT, 0},
+    };
+    static const struct rt_col bcols[] = {
+        {"Best TTFT (ms)", "best_ttft_ms", RT_REAL, 6}, {"Generation", "best_ttft_generation", RT_UINT, 0},
+        {"Best tokens/s", "best_tokens_per_s", RT_REAL, 3}, {"Generation", "best_tokens_generation", RT_UINT, 0},
+        {"Over", "generations_counted", RT_UINT, 0},    {"Time base", "time_base", RT_TEXT, 0},
+    };
+    struct obs_phase_stats s;
+    size_t i;
+
+    if (obs_phase_stats_compute(t, &s) != 0)
+        return -1;
+    rt_init(gens, "generations", gcols, sizeof gcols / sizeof gcols[0],
+            "Generations (%s): TTFT = T_prefill + T_first_decode; tokens/s = (N_decode - 1) / "
+            "T_decode_after_first",
+            s.gpu_time ? "GPU time" : "host API time");
+    gens->empty = " none: the trace has no phases";
+    for (i = 0; i < s.ngens; i++) {
+        const struct obs_generation_row *g = &s.gens[i];
+        rt_row(gens);
+        rt_uint(gens, g->generation);
+        if (g->ttft_defined)
+            rt_real(gens, g->ttft_ms);
+        else
+            rt_null(gens);
+        if (g->tokens_defined)
+            rt_real(gens, g->tokens_per_s);
+        else
+            rt_null(gens);
+        rt_uint(gens, g->decode_steps);
+        if (g->has_prefill)
+            rt_real(gens, (double)g->prefill_ns / 1e6);
+        else
+            rt_null(gens);
+        if (g->has_first_decode)
+            rt_real(gens, (double)g->first_decode_ns / 1e6);
+        else
+            rt_null(gens);
+        if (g->has_steady)
+            rt_real(gens, (double)g->steady_ns / 1e6);
+        else
+            rt_null(gens);
+        rt_uint(gens, g->kernels);
+        rt_uint(gens, (uint64_t)g->in_best);
+        rt_text(gens, s.time_base);
+    }
+    rt_init(bests, "bests", bcols, sizeof bcols / sizeof bcols[0], "Bests");
+    bests->empty = " none: the trace has no phases";
+    if (s.ngens) {
+        rt_row(bests);
+        if (s.has_best_ttft) {
+            rt_real(bests, s.best_ttft_ms);
+            rt_uint(bests, s.best_ttft_generation);
+        } else {
+            rt_null(bests);
+            rt_null(bests);
+        }
+        if (s.has_best_tokens) {
+            rt_real(bests, s.best_tokens_per_s);
+            rt_uint(bests, s.best_tokens_generation);
+        } else {
+            rt_null(bests);
+            rt_null(bests);
+        }
+        rt_uint(bests, s.best_over);
+        rt_text(bests, s.time_base);
+    }
+    obs_phase_stats_free(&s);
+    return 0;
+}
+
+/* ---- the summary ------------------------------------------------------------------------ */
+
+int report_summary(const struct obs_trace *t, const struct obs_call_filter *f, struct report_doc *d)
+{
+    struct rtable trace, kern, mtime, msize, nvtx, gens, bests;
+    struct obs_kernel_stats ks;
+    int rc = 0;
+
+    memset(&trace, 0, sizeof trace);
+    memset(&kern, 0, sizeof kern);
+    memset(&mtime, 0, sizeof mtime);
+    memset(&msize, 0, sizeof msize);
+    memset(&nvtx, 0, sizeof nvtx);
+    memset(&gens, 0, sizeof gens);
+    memset(&bests, 0, sizeof bests);
+    if (d->format == REPORT_TABLE) {
+        /* today's summary text, then the tables it does not have */
+        if (obs_report_summary_filtered(t, d->f, NULL, f) != 0)
+            return -1;
+    } else {
+        report_trace_table(&trace, t, f);
+        rdoc_table(d, &trace);
+        if (obs_kernel_stats_compute(t, f, &ks) != 0)
+            return -1;
+        kern_sum_table(&kern, &ks);
+        obs_kernel_stats_free(&ks);
+        rdoc_table(d, &kern);
+    }
+    if (mem_tables(t, f, &mtime, &msize) != 0)
+        rc = -1;
+    else {
+        rdoc_table(d, &mtime);
+        rdoc_table(d, &msize);
+    }
+    if (rc == 0 && nvtx_kern_table(t, f, &nvtx) != 0)
+        rc = -1;
+    else if (rc == 0)
+        rdoc_table(d, &nvtx);
+    if (rc == 0 && d->format != REPORT_TABLE) {
+        /* the text summary already has the phase tables */
+        if (generation_tables(t, &gens, &bests) != 0)
+            rc = -1;
+        else {
+            rdoc_table(d, &gens);
+            rdoc_table(d, &bests);
+            if (obs_call_filter_active(f))
+                rdoc_note(d, "generations and bests are those of the whole trace (the selection does not apply)");
+        }
+    }
+    rt_free(&trace);
+    rt_free(&kern);
+    rt_free(&mtime);
+    rt_free(&msize);
+    rt_free(&nvtx);
+    rt_free(&gens);
+    rt_free(&bests);
+    if (rc != 0)
+        errno = ENOMEM;
+    return rc;
+}

@@ -1,0 +1,40 @@
+/* obs-report: the reports behind summary --format, gaps, top and compare.
+ * Each builds rtables (report_table.h) and prints them in the document's
+ * format. Definitions of every column: docs/reports.md. All return 0, or
+ * -1 with errno set (out of memory, a write error). */
+#ifndef OBS_REPORTS_H
+#define OBS_REPORTS_H
+
+#include <stddef.h>
+
+#include "report_table.h"
+#include "trace_query.h"
+
+/* summary: cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,
+ * nvtx_kern_sum, generations and bests. In table format the summary's text
+ * (obs_report_summary_filtered) comes first, then the copy and per-phase
+ * kernel tables. */
+int report_summary(const struct obs_trace *t, const struct obs_call_filter *f, struct report_doc *d);
+
+/* gaps: device_gaps, launch_gaps, sync_share, launches_per_step. */
+int report_gaps(const struct obs_trace *t, const struct obs_call_filter *f, struct report_doc *d);
+
+/* top N: top_kernels, slowest_launches. */
+int report_top(const struct obs_trace *t, const struct obs_call_filter *f, size_t n, struct report_doc *d);
+
+/* compare A B: metrics, kernels, only_in_a, only_in_b, phases. */
+int report_compare(const struct obs_trace *a, const struct obs_trace *b, struct report_doc *d);
+
+/* The "trace" section the csv/json documents start with: file, pid,
+ * duration, calls, the selection and the time bases. */
+void report_trace_table(struct rtable *tb, const struct obs_trace *t, const struct obs_call_filter *f);
+
+/* Distinct phase names of t's ranges (non-empty), in order of first range;
+ * *names is malloc'ed (the strings are the trace's). Returns the count, or
+ * (size_t)-1 when out of memory. */
+size_t report_phase_names(const struct obs_trace *t, const char ***names);
+
+/* The linear-interpolation percentile (p in 0..100) of sorted values. */
+double report_percentile(const uint64_t *sorted, size_t n, double p);
+
+#endif
