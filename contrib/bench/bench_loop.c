@@ -12,12 +12,17 @@
  *                 its own stream, untimed per call; prints "launches TOTAL"
  *                 and "wall_s S" (the scale run)
  *   --clock N     time N clock_gettime(CLOCK_MONOTONIC) calls; prints
- *                 "ns_per_clock_gettime X" (context for the figures) */
+ *                 "ns_per_clock_gettime X", and on x86-64 N rdtsc reads:
+ *                 "ns_per_rdtsc X" (context for the figures: the shim's
+ *                 host clock reads one or the other, shim/clock.h) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "abi/cuda_abi.h"
 
@@ -116,6 +121,16 @@ int main(int argc, char **argv)
         for (long i = 0; i < clocks; i++)
             clock_gettime(CLOCK_MONOTONIC, &ts);
         printf("ns_per_clock_gettime %.2f\n", (now_ns() - t0) / (double)clocks);
+#if defined(__x86_64__)
+        {
+            volatile unsigned long long sink = 0;
+            t0 = now_ns();
+            for (long i = 0; i < clocks; i++)
+                sink += __rdtsc();
+            printf("ns_per_rdtsc %.2f\n", (now_ns() - t0) / (double)clocks);
+            (void)sink;
+        }
+#endif
     }
     if (threads > 1 && launches > 0) {
         pthread_t ids[MAX_THREADS];
