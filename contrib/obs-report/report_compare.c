@@ -50,8 +50,8 @@ static void metrics_table(struct rtable *tb, const struct obs_trace *a, const st
                           const struct obs_phase_stats *pa, const struct obs_phase_stats *pb)
 {
     static const struct rt_col cols[] = {
-        {"Metric", "metric", RT_TEXT, 0}, {"A", "a", RT_REAL, 6},         {"B", "b", RT_REAL, 6},
-        {"B - A", "delta", RT_REAL, 6},   {"B / A", "ratio", RT_REAL, 4}, {"Change (%)", "change_pct", RT_REAL, 2},
+        {"Metric", "metric", RT_TEXT, 0}, {"A", "a", RT_REAL, -6},        {"B", "b", RT_REAL, -6},
+        {"B - A", "delta", RT_REAL, -6},  {"B / A", "ratio", RT_REAL, 4}, {"Change (%)", "change_pct", RT_REAL, 2},
     };
     rt_init(tb, "metrics", cols, sizeof cols / sizeof cols[0], "Run A: %s; run B: %s", a->path, b->path);
     metric_row(tb, "duration_ms", 1, (double)(a->t_last - a->t_first) / 1e6, 1, (double)(b->t_last - b->t_first) / 1e6);

@@ -161,7 +161,14 @@ static const char *cell_text(const struct rtable *tb, size_t r, size_t c, char *
         snprintf(buf, len, "%lld", (long long)cell->v.i);
         return buf;
     default:
-        snprintf(buf, len, "%.*f", tb->cols[c].decimals, cell->v.d);
+        snprintf(buf, len, "%.*f", abs(tb->cols[c].decimals), cell->v.d);
+        if (tb->cols[c].decimals < 0 && strchr(buf, '.') != NULL) { /* "5176.000000" -> "5176" */
+            size_t n = strlen(buf);
+            while (buf[n - 1] == '0')
+                buf[--n] = '\0';
+            if (buf[n - 1] == '.')
+                buf[--n] = '\0';
+        }
         if (strcmp(buf, "-0") == 0 || (strncmp(buf, "-0.", 3) == 0 && strspn(buf + 3, "0") == strlen(buf + 3)))
             memmove(buf, buf + 1, strlen(buf)); /* no "-0.0" */
         return buf;

@@ -27,7 +27,7 @@ struct rt_col {
     const char *head; /* table format header: "Total Time (ns)" */
     const char *key;  /* CSV header / JSON key: "total_ns" */
     enum rt_type type;
-    int decimals; /* RT_REAL */
+    int decimals; /* RT_REAL: digits after the point; negative: at most -decimals, trailing zeros dropped */
 };
 
 struct rt_cell {
