@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "tap/basic.h"
 
 const char *shim_build_path(const char *rel)

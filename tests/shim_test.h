@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "tap/process.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 /* $OBS_BUILDDIR/shim/.libs/libobsshim.so; bails out when it is missing. */
 const char *shim_lib(void);

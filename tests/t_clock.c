@@ -1,4 +1,4 @@
-/* The shim's host clock (shim/clock.c): which source it picks, that its
+/* The shim's host clock (shim/record/clock.c): which source it picks, that its
  * values stay within a bound of CLOCK_MONOTONIC read around them, that a
  * thread's values never go backwards, on one thread and on four; and, end
  * to end, that a trace says which clock wrote it (meta "clock") and that
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clock.h"
+#include "record/clock.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"

@@ -1,7 +1,7 @@
 /* The man pages (man/obs-run.1, man/obs-report.1, man/libobsshim.7):
  * each renders with groff -man -ww and man -l without a warning (skipped,
  * saying why, when neither tool is installed), and they stay true to the
- * code: every OBS_* variable shim/config.c reads (grepped from the source
+ * code: every OBS_* variable shim/common/config.c reads (grepped from the source
  * now) and NVTX_INJECTION64_PATH are described under ENVIRONMENT in
  * libobsshim.7; every command that `obs-report --help` lists, and every
  * long option of each command's --help, is in obs-report.1; every long
@@ -100,16 +100,16 @@ static void check_rendering(const char *mandir)
     }
 }
 
-/* Every "OBS_..." string literal of shim/config.c is a tag in ENVIRONMENT. */
+/* Every "OBS_..." string literal of shim/common/config.c is a tag in ENVIRONMENT. */
 static void check_environment(const char *srcdir, const char *page)
 {
-    char *config = test_read_file(test_path(srcdir, "shim/config.c"), NULL);
+    char *config = test_read_file(test_path(srcdir, "shim/common/config.c"), NULL);
     char *env = section(page, "ENVIRONMENT");
     const char *p;
     int found = 0;
 
     if (config == NULL)
-        bail("cannot read %s", test_path(srcdir, "shim/config.c"));
+        bail("cannot read %s", test_path(srcdir, "shim/common/config.c"));
     for (p = strstr(config, "\"OBS_"); p != NULL; p = strstr(p + 1, "\"OBS_")) {
         char name[128];
         size_t len = 1;
@@ -127,9 +127,9 @@ static void check_environment(const char *srcdir, const char *page)
                 continue;
         }
         found++;
-        ok(has_tag_line(env, name), "libobsshim.7 ENVIRONMENT describes %s (read by shim/config.c)", name);
+        ok(has_tag_line(env, name), "libobsshim.7 ENVIRONMENT describes %s (read by shim/common/config.c)", name);
     }
-    ok(found >= 5, "shim/config.c names %d OBS_* variables (the grep works)", found);
+    ok(found >= 5, "shim/common/config.c names %d OBS_* variables (the grep works)", found);
     ok(has_tag_line(env, "NVTX_INJECTION64_PATH"), "libobsshim.7 ENVIRONMENT describes NVTX_INJECTION64_PATH");
     free(env);
     free(config);

@@ -1,4 +1,4 @@
-/* The OBS_PHASES / OBS_STEP parser (shim/phase_rules.c): good rules, what
+/* The OBS_PHASES / OBS_STEP parser (shim/phases/phase_rules.c): good rules, what
  * they match, every kind of bad rule with the column it is reported at,
  * base names of demangled kernels, globs; then the kept fuzz corpus
  * (tests/fuzz/phase_rules_corpus) replayed through the fuzz body, which
@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "phase_rules.h"
+#include "common/config.h"
+#include "phases/phase_rules.h"
 #include "phase_rules_fuzz.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_format.h"
+#include "trace/trace_format.h"
 
 static void test_good_rules(void)
 {
@@ -172,7 +172,7 @@ static void test_corpus(void)
     ok(files >= 10 && failed == 0, "fuzz corpus replayed: %zu files, %zu unreadable", files, failed);
 }
 
-/* The phase engine's settings (shim/config.c). */
+/* The phase engine's settings (shim/common/config.c). */
 static const char *const *fake_env;
 
 static const char *fake_lookup(const char *name)

@@ -24,11 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 #include "workload_bins.h"
 
 #define NO_STEP (-1L)

@@ -1,4 +1,4 @@
-/* Live ranges: the shim's NVTX client and roctx loader (shim/ranges.c,
+/* Live ranges: the shim's NVTX client and roctx loader (shim/phases/ranges.c,
  * nvtx_client.c, roctx_client.c), and the test tools that record ranges into
  * the ground-truth log (tests/nvtx_inject: libobsnvtxinject.so, loaded
  * through NVTX_INJECTION64_PATH, and the roctx stand-in libroctx64.so.4).

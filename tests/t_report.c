@@ -11,7 +11,7 @@
 #include "apps/trace_fixture.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_format.h"
+#include "trace/trace_format.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -23,9 +23,9 @@
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_format.h"
-#include "trace_reader.h"
-#include "trace_writer.h"
+#include "trace/trace_format.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 #include "workload_bins.h"
 
 #define PID_STRIDE 10000000u /* what a repeated pid is moved by (docs/merge.md) */

@@ -24,8 +24,8 @@
 #include "sim/cost_model.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_query.h"
-#include "trace_reader.h"
+#include "trace/trace_query.h"
+#include "trace/trace_reader.h"
 #include "workload_bins.h"
 
 static const char *report;

@@ -23,7 +23,7 @@
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 #include "workload_bins.h"
 
 #define NO_SQLITE_LINE "obs-report: sqlite: built without SQLite (install libsqlite3-dev and re-run configure)\n"

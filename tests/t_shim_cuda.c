@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"

@@ -29,7 +29,7 @@
  *     without it (graph walks included), stdout as without the shim; driver_lookup_app gets the
  *     shim's proc wrapper for exactly the hooked variants (cuGetProcAddress
  *     itself included), the driver's pointer for the others;
- *   - the resolver (shim/cuda_proc_resolve.c): which variant (name,
+ *   - the resolver (shim/intercept/cuda_proc_resolve.c): which variant (name,
  *     version, flags) is served, unknown names, too old or too new
  *     versions, unknown flags;
  *   - tests/apps/cuda_api_driver with OBS_SIM_CUDART_VIA_DRIVER=1: the
@@ -48,14 +48,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_list.h"
-#include "cuda_proc_resolve.h"
+#include "trace/api_list.h"
+#include "intercept/cuda_proc_resolve.h"
 #include "apps/driver_calls.h"
 #include "shim_test.h"
 #include "sim/cost_model.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_summary.h"
+#include "trace/trace_summary.h"
 #include "workload_bins.h"
 
 #define GRID_THREADS (64u * 256u) /* driver_calls.c: 64 blocks of 256 threads */

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "shim_test.h"
 #include "sim/cost_model.h"
 #include "tap/basic.h"

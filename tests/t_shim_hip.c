@@ -32,7 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "shim/abi/hip_abi.h"
 #include "shim_test.h"
 #include "tap/basic.h"

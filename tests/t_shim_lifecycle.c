@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"

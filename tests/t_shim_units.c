@@ -1,15 +1,15 @@
 /* Unit tests of the shim's small pieces, linked in directly:
- * output names (shim/output_path.c), settings (shim/config.c) and the
- * lock-free-read pointer map (shim/ptrmap.c). */
+ * output names (shim/common/output_path.c), settings (shim/common/config.c) and the
+ * lock-free-read pointer map (shim/common/ptrmap.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "output_path.h"
-#include "ptrmap.h"
+#include "common/config.h"
+#include "common/output_path.h"
+#include "common/ptrmap.h"
 #include "tap/basic.h"
 #include "tap/process.h"
 

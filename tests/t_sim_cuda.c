@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "abi/cuda_abi.h"
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "sim/cost_model.h"
 #include "tap/basic.h"
 #include "tap/process.h"
@@ -54,7 +54,7 @@ static const struct {
 } api_rows[] = {OBS_API_LIST(API_ROW)};
 #undef API_ROW
 
-/* The kind word the log must show for api: shim/api_list.h's, else "other". */
+/* The kind word the log must show for api: shim/trace/api_list.h's, else "other". */
 static const char *expected_kind(const char *api)
 {
     size_t i;
@@ -209,7 +209,7 @@ static void test_api_list_agrees(void)
             diag("%s is hooked (cuda_abi.h) but has no kind in api_list.h", runtime_api[i]);
             absent++;
         }
-    is_int(0, (long long)absent, "every hooked entry point has a kind in shim/api_list.h");
+    is_int(0, (long long)absent, "every hooked entry point has a kind in shim/trace/api_list.h");
 }
 
 /* ---- cuda_api_driver ------------------------------------------------------------- */
@@ -264,7 +264,7 @@ static void test_driver_valid(void)
             strcmp(l->name, DECODE_NAME) != 0)
             bad_kernel_names++;
     }
-    is_int(0, (long long)kind_errors, "kind column as in shim/api_list.h (other for the rest)");
+    is_int(0, (long long)kind_errors, "kind column as in shim/trace/api_list.h (other for the rest)");
     is_int(0, (long long)bad_kernel_names, "every launch names its registered kernel");
     is_int(0, (long long)log_count(&log, NULL, NULL, -1) - (long long)log_count(&log, NULL, NULL, 0),
            "every call of the valid run returned 0");

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "abi/hip_abi.h"
-#include "api_list.h"
+#include "trace/api_list.h"
 #include "sim/cost_model.h"
 #include "sim/hip_sim_map.h"
 #include "tap/basic.h"
@@ -60,7 +60,7 @@ static const struct {
 } api_rows[] = {OBS_API_LIST(API_ROW)};
 #undef API_ROW
 
-/* The kind word the log must show for api: shim/api_list.h's, else "other". */
+/* The kind word the log must show for api: shim/trace/api_list.h's, else "other". */
 static const char *expected_kind(const char *api)
 {
     for (size_t i = 1; i < COUNT_OF(api_rows); i++)
@@ -289,7 +289,7 @@ static void test_driver_valid(void)
             diag("%s logged as %s", log.lines[i].api, log.lines[i].kind);
             wrong_kind++;
         }
-    is_int(0, (long long)wrong_kind, "every line's kind is shim/api_list.h's (other elsewhere)");
+    is_int(0, (long long)wrong_kind, "every line's kind is shim/trace/api_list.h's (other elsewhere)");
     is_int((long long)log.count, (long long)log_count(&log, NULL, NULL, 0), "every status is 0");
     is_int(2, (long long)log_count(&log, "hipLaunchKernel", DRIVER_KERNEL_A, 0),
            "hipLaunchKernel lines carry the registered name");

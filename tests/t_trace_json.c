@@ -14,10 +14,10 @@
 #include "apps/trace_fixture.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_json.h"
-#include "trace_postprocess.h"
-#include "trace_reader.h"
-#include "trace_writer.h"
+#include "trace/trace_json.h"
+#include "trace/trace_postprocess.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 static const char *python;
 

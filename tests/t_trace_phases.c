@@ -14,13 +14,13 @@
 #include "apps/trace_fixture.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "kernel_base_name.h"
-#include "trace_csv.h"
-#include "trace_phases.h"
-#include "trace_reader.h"
-#include "trace_suggest.h"
-#include "kernel_base_name.h"
-#include "trace_summary.h"
+#include "trace/kernel_base_name.h"
+#include "trace/trace_csv.h"
+#include "trace/trace_phases.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_suggest.h"
+#include "trace/kernel_base_name.h"
+#include "trace/trace_summary.h"
 
 struct want {
     uint32_t tid;

@@ -15,8 +15,8 @@
 #include "apps/trace_fixture.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_reader.h"
-#include "trace_writer.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 static char *slurp(const char *path, size_t *len)
 {

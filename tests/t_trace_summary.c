@@ -10,9 +10,9 @@
 #include "apps/trace_fixture.h"
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_reader.h"
-#include "trace_summary.h"
-#include "trace_writer.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_summary.h"
+#include "trace/trace_writer.h"
 
 static char *summary_of(const char *obs, const char *txt)
 {

@@ -13,8 +13,8 @@
 
 #include "tap/basic.h"
 #include "tap/process.h"
-#include "trace_reader.h"
-#include "trace_writer.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 static char *slurp(const char *path, size_t *len)
 {

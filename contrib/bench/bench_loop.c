@@ -14,7 +14,7 @@
  *   --clock N     time N clock_gettime(CLOCK_MONOTONIC) calls; prints
  *                 "ns_per_clock_gettime X", and on x86-64 N rdtsc reads:
  *                 "ns_per_rdtsc X" (context for the figures: the shim's
- *                 host clock reads one or the other, shim/clock.h) */
+ *                 host clock reads one or the other, shim/record/clock.h) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

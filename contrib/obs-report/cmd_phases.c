@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "report_cli.h"
-#include "trace_phases.h"
-#include "trace_suggest.h"
-#include "trace_summary.h"
+#include "trace/trace_phases.h"
+#include "trace/trace_suggest.h"
+#include "trace/trace_summary.h"
 
 static int run_phases(const struct report_command *cmd, int argc, char **argv)
 {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_phases.h"
-#include "trace_summary.h"
+#include "trace/trace_phases.h"
+#include "trace/trace_summary.h"
 
 /* ---- shared helpers --------------------------------------------------------------- */
 

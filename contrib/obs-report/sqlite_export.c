@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "api_list.h"
-#include "kernel_base_name.h"
+#include "trace/api_list.h"
+#include "trace/kernel_base_name.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -30,8 +30,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace_format.h"
-#include "trace_writer.h"
+#include "trace/trace_format.h"
+#include "trace/trace_writer.h"
 
 #define T0 1000000000ull
 #define NREC 256

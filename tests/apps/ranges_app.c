@@ -1,4 +1,4 @@
-/* Drives the shim's live-range API (shim/ranges.h) for tests/t_ranges. It is
+/* Drives the shim's live-range API (shim/phases/ranges.h) for tests/t_ranges. It is
  * linked against libobsshim_rangestest.so, the shim's ranges code built as a
  * library whose name starts with libobsshim (so that the roctx stand-in
  * attributes its calls to obsshim, as it would for libobsshim.so).
@@ -13,7 +13,7 @@
  * range of its own through the header-only NVTX3 client: two NVTX clients
  * in one process. With THREADS, that many threads then each push and pop
  * DECODE/STEP_0 > KV_GATHER ITERATIONS times. */
-#include "ranges.h"
+#include "phases/ranges.h"
 
 #include <pthread.h>
 #include <stdio.h>

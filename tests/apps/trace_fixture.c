@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace_format.h"
-#include "trace_writer.h"
+#include "trace/trace_format.h"
+#include "trace/trace_writer.h"
 
 #define API(x) OBS_API_##x
 #define NOK 0, 1, 1, 0, 0, 0 /* grid x,y,z and block x,y,z of a call that is not a launch */

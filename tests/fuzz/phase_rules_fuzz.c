@@ -1,4 +1,4 @@
-/* Fuzz body for the OBS_PHASES / OBS_STEP parser (shim/phase_rules.c).
+/* Fuzz body for the OBS_PHASES / OBS_STEP parser (shim/phases/phase_rules.c).
  * Built two ways: with -DOBS_LIBFUZZER and clang -fsanitize=fuzzer,address
  * as a libFuzzer target (`make fuzz`, tests/fuzz/run-fuzz.sh), and linked
  * into tests/t_phase_rules, which replays the kept corpus under make check.
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "phase_rules.h"
+#include "phases/phase_rules.h"
 #include "phase_rules_fuzz.h"
 
 static const char *const sample_names[] = {

@@ -13,7 +13,7 @@ CLANG=${CLANG:-clang}
 mkdir -p "$work/corpus"
 "$CLANG" -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -DOBS_LIBFUZZER \
     -I"$src/shim" -I"$src/tests/fuzz" \
-    "$src/tests/fuzz/phase_rules_fuzz.c" "$src/shim/phase_rules.c" "$src/shim/kernel_base_name.c" -o "$work/fuzz_phase_rules"
+    "$src/tests/fuzz/phase_rules_fuzz.c" "$src/shim/phases/phase_rules.c" "$src/shim/trace/kernel_base_name.c" -o "$work/fuzz_phase_rules"
 cd "$work"
 ./fuzz_phase_rules -max_total_time="$seconds" -max_len=2100 -print_final_stats=1 \
     corpus "$src/tests/fuzz/phase_rules_corpus"

@@ -25,7 +25,7 @@
 
 /* ---- log and banner (cudart_sim_log.c) ---------------------------------- */
 
-/* The log's kind column: the words of shim/api_list.h, plus "other". */
+/* The log's kind column: the words of shim/trace/api_list.h, plus "other". */
 enum sim_kind { SIM_KIND_KERNEL, SIM_KIND_MEMCPY, SIM_KIND_MEMSET, SIM_KIND_SYNC, SIM_KIND_GRAPH,
                 SIM_KIND_ALLOC, SIM_KIND_OTHER };
 

@@ -19,7 +19,7 @@
 
 /* ---- calls: first-call setup, the ground-truth log, the last error ---- */
 
-/* The log's kind column (shim/api_list.h words, plus "other"). */
+/* The log's kind column (shim/trace/api_list.h words, plus "other"). */
 enum sim_kind {
     SIM_KIND_KERNEL,
     SIM_KIND_MEMCPY,

@@ -549,7 +549,7 @@ obs_hipError_t hipExtModuleLaunchKernel(obs_hipFunction_t f, uint32_t globalWork
     l.start_event = startEvent;
     l.stop_event = stopEvent;
     status = sim_launch_module_function(f, &l, kernelParams, extra, &name);
-    /* The log names the API, not its mangled symbol (shim/api_list.h does too). */
+    /* The log names the API, not its mangled symbol (shim/trace/api_list.h does too). */
     return sim_finish("hipExtModuleLaunchKernel", SIM_KIND_KERNEL, name, &hStream, SIM_NO_BYTES,
                       status);
 }

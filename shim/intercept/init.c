@@ -1,0 +1,165 @@
+/* Start-up and shutdown: see init.h.
+ *
+ * Start-up runs once (pthread_once), from our constructor or from the first
+ * wrapper called before it (another library's constructor may call CUDA
+ * first). It reads the settings and resolves the real functions; it opens
+ * no file: the trace file is created by the first record, so a process that
+ * never calls CUDA/HIP leaves nothing behind.
+ *
+ * Shutdown: the library destructor (after the app's atexit handlers and
+ * static destructors, so their calls are recorded) flushes every thread's
+ * buffer, closes the trace, writes the JSON and prints the summary. exit()
+ * and a return from main both get there. A fatal SIGTERM/SIGINT, when the
+ * app has no handler of its own, is caught: the handler only flushes the
+ * buffers into the .obs (write(2) only: async-signal-safe), then re-raises
+ * the signal with the default action so the app dies of it as it would
+ * have. No JSON or summary on that path; obs-report reads the .obs. */
+#include "init.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/clock.h"
+#include "common/config.h"
+#include "record/graph_execs.h"
+#include "record/kernel_names.h"
+#include "common/log.h"
+#include "common/obs_export.h"
+#include "record/output.h"
+#include "common/output_path.h"
+#include "runtimes/real_symbols.h"
+#include "record/recorder.h"
+#include "record/streams.h"
+
+OBS_HIDDEN uint64_t obs_start_mono_ns, obs_start_real_ns;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static const char *env_lookup(const char *name)
+{
+    return getenv(name);
+}
+
+/* ---- fork --------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+    obs_kernel_names_fork_prepare();
+    obs_streams_fork_prepare();
+    obs_graph_execs_fork_prepare();
+    obs_recorder_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    obs_recorder_fork_parent();
+    obs_graph_execs_fork_parent();
+    obs_streams_fork_parent();
+    obs_kernel_names_fork_parent();
+}
+
+/* The child starts a trace of its own (its own file, named with its pid),
+ * under a new start time; the parent's buffered records stay the parent's. */
+static void fork_child(void)
+{
+    obs_start_mono_ns = obs_now_ns();
+    obs_start_real_ns = obs_realtime_ns();
+    obs_recorder_fork_child();
+    obs_graph_execs_fork_child();
+    obs_streams_fork_child();
+    obs_kernel_names_fork_child();
+}
+
+/* ---- start-up ------------------------------------------------------------- */
+
+static void prepare_output_pattern(void)
+{
+    char host[256], prepared[OBS_OUTPUT_MAX];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = '\0';
+    if (obs_output_pattern_prepare(obs_cfg.output, host, env_lookup, prepared, sizeof prepared) != 0) {
+        obs_log_warn("OBS_OUTPUT=%s: too long once expanded; using the default %s", obs_cfg.output,
+                     OBS_OUTPUT_DEFAULT);
+        strcpy(obs_cfg.output, OBS_OUTPUT_DEFAULT);
+        obs_output_pattern_prepare(obs_cfg.output, host, env_lookup, prepared, sizeof prepared);
+    }
+    obs_output_set_pattern(prepared);
+}
+
+static void init_body(void)
+{
+    struct obs_tls *t = &obs_tls;
+    int saved_errno = errno;
+
+    t->depth++; /* nothing below may record, whatever it calls */
+    obs_config_load(&obs_cfg, env_lookup);
+    if (obs_clock_init(obs_cfg.clock != OBS_CLOCK_WANT_MONOTONIC) != OBS_CLOCK_TSC &&
+        obs_cfg.clock == OBS_CLOCK_WANT_TSC)
+        obs_log_warn("OBS_CLOCK=tsc: the kernel does not keep time with the TSC here; using clock_gettime");
+    obs_start_mono_ns = obs_now_ns();
+    obs_start_real_ns = obs_realtime_ns();
+    prepare_output_pattern();
+    obs_kernel_names_init();
+    obs_recorder_init();
+    obs_real_resolve_all();
+    if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
+        obs_log_warn("pthread_atfork failed; forked children are not recorded");
+    atomic_store(&obs_state, obs_cfg.enable ? OBS_STATE_RECORDING : OBS_STATE_DISABLED);
+    t->depth--;
+    errno = saved_errno;
+}
+
+void obs_init(void)
+{
+    pthread_once(&init_once, init_body);
+}
+
+__attribute__((constructor)) static void obs_constructor(void)
+{
+    obs_init();
+}
+
+/* ---- shutdown --------------------------------------------------------------- */
+
+__attribute__((destructor)) static void obs_destructor(void)
+{
+    int saved_errno = errno;
+    obs_tls.depth++; /* post-processing makes no hooked call; guard anyway */
+    if (obs_recorder_finish(false))
+        obs_output_postprocess();
+    obs_tls.depth--;
+    errno = saved_errno;
+}
+
+static void on_fatal_signal(int sig)
+{
+    int saved_errno = errno;
+    if (obs_recorder_finish(true))
+        obs_output_report_signal(sig);
+    /* SA_RESETHAND put the default action back; the signal is blocked while
+     * we run, so it is delivered (and kills us) when we return. */
+    raise(sig);
+    errno = saved_errno;
+}
+
+void obs_signals_install(void)
+{
+    static const int signals[] = {SIGTERM, SIGINT};
+    size_t i;
+    for (i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue; /* the app handles (or ignores) it: leave it alone */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND;
+        sigaction(signals[i], &sa, NULL);
+    }
+}

@@ -1,0 +1,851 @@
+/* The phase engine: see phase_engine.h and docs/phases.md.
+ *
+ * Per thread (phases are per thread, like NVTX ranges): a logical state
+ * (the generation, the top phase PREFILL or DECODE, the decode step), the
+ * stack of ranges open live (at most three: DECODE/STEADY, DECODE/STEP_k,
+ * KV_GATHER), and in automatic mode what learning needs. Each launch
+ * computes the stack its phase wants and moves the open stack to it: pops
+ * and pushes (PHASE END/BEGIN records plus live ranges) happen only where
+ * the two differ, so a launch inside an unchanged phase costs a byte load
+ * and a few compares.
+ *
+ * Memory: per-thread state and the learning history are mmap'ed on a
+ * thread's first event (history only in automatic mode, and unmapped once
+ * learning ends); name classes are a global byte array per name id. */
+#include "phase_engine.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "trace/api_list.h"
+#include "record/clock.h"
+#include "common/config.h"
+#include "record/kernel_names.h"
+#include "common/log.h"
+#include "record/out_lock.h"
+#include "record/output.h"
+#include "phase_rules.h"
+#include "ranges.h"
+#include "trace/trace_format.h"
+#include "trace/trace_writer.h"
+
+OBS_HIDDEN _Atomic int obs_phase_on;
+
+static enum obs_phase_mode engine_mode = OBS_PHASES_OFF;
+static struct obs_phase_rules phase_rules, step_rules;
+static bool have_step_rule;
+static uint64_t gen_gap_ns;
+static bool launch_ranges;
+static bool ranges_on;
+
+/* ---- what each API is to the engine ------------------------------------------------- */
+
+enum api_event { EV_OTHER = 0, EV_LAUNCH, EV_GRAPH, EV_COPY, EV_COPY_SYNC, EV_MEMSET, EV_HOST_SYNC };
+static uint8_t api_event[OBS_API_COUNT];
+
+static void build_api_table(void)
+{
+    static const struct {
+        const char *name;
+        uint8_t kind;
+    } apis[] = {
+#define OBS_PHASE_API_ROW(id, name, kind, family) {name, OBS_KIND_##kind},
+        OBS_API_LIST(OBS_PHASE_API_ROW)
+#undef OBS_PHASE_API_ROW
+    };
+    unsigned i;
+    for (i = 0; i < OBS_API_COUNT; i++) {
+        const char *n = apis[i].name;
+        switch (apis[i].kind) {
+        case OBS_KIND_KERNEL:
+            api_event[i] = EV_LAUNCH;
+            break;
+        case OBS_KIND_GRAPH:
+            api_event[i] = EV_GRAPH;
+            break;
+        case OBS_KIND_MEMCPY: /* a copy without "Async" returns when it is done: the host waited */
+            api_event[i] = strstr(n, "Async") == NULL ? EV_COPY_SYNC : EV_COPY;
+            break;
+        case OBS_KIND_MEMSET:
+            api_event[i] = EV_MEMSET;
+            break;
+        case OBS_KIND_SYNC: /* a stream waiting for an event does not block the host */
+            api_event[i] = strstr(n, "WaitEvent") == NULL ? EV_HOST_SYNC : EV_OTHER;
+            break;
+        default:
+            api_event[i] = EV_OTHER;
+        }
+    }
+}
+
+/* ---- name classes: computed once per name id -------------------------------------------- */
+
+#define CLASS_KNOWN 0x80u
+#define CLASS_PHASE_MASK 0x03u
+#define CLASS_STEP 0x04u       /* OBS_STEP matches */
+#define CLASS_KV_DEFAULT 0x08u /* automatic mode: a KV_GATHER name */
+#define CLASS_CACHE 65536u
+
+static _Atomic uint8_t name_class[CLASS_CACHE];
+static uint8_t copy_class[OBS_DIR_COUNT], memset_class;
+
+/* Automatic mode's KV_GATHER names. */
+static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*kv*", "*KV*", "*Kv*", "*cache*", "*Cache*"};
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+
+static uint8_t classify_name(const char *name)
+{
+    uint8_t cls = CLASS_KNOWN;
+    unsigned i;
+    if (engine_mode == OBS_PHASES_RULES) {
+        cls |= obs_phase_rules_match_kernel(&phase_rules, name) & CLASS_PHASE_MASK;
+        if (have_step_rule && obs_phase_rules_match_kernel(&step_rules, name) != OBS_PHASE_NONE)
+            cls |= CLASS_STEP;
+    } else {
+        for (i = 0; i < sizeof kv_globs / sizeof kv_globs[0]; i++)
+            if (obs_glob_match(kv_globs[i], name)) {
+                cls |= CLASS_KV_DEFAULT;
+                break;
+            }
+    }
+    return cls;
+}
+
+/* A kernel's base name (demangled with the C++ runtime's demangler, found
+ * at run time, then cut to the base name). Slow path: once per name id. */
+static void base_name_of(uint32_t id, char *out, size_t outlen)
+{
+    static _Atomic(cxa_demangle_fn) cached;
+    cxa_demangle_fn demangle = atomic_load(&cached);
+    const char *mangled = obs_kernel_name_mangled(id);
+    char *demangled = NULL;
+    int status = -1;
+
+    out[0] = '\0';
+    if (mangled == NULL)
+        return;
+    if (demangle == NULL) {
+        demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        atomic_store(&cached, demangle);
+    }
+    if (demangle != NULL && strncmp(mangled, "_Z", 2) == 0) {
+        demangled = demangle(mangled, NULL, NULL, &status);
+        if (status != 0) {
+            free(demangled);
+            demangled = NULL;
+        }
+    }
+    obs_kernel_base_name_of(mangled, demangled, out, outlen);
+    free(demangled);
+}
+
+static uint8_t classify_slow(uint32_t id)
+{
+    char base[256];
+    base_name_of(id, base, sizeof base);
+    return classify_name(base);
+}
+
+/* OBS_NVTX_LAUNCH=1: a range per launch, named after the kernel's base name. */
+static _Atomic uint32_t *launch_handles; /* per name id < CLASS_CACHE */
+
+static uint32_t launch_handle(uint32_t id)
+{
+    uint32_t h = id < CLASS_CACHE ? atomic_load_explicit(&launch_handles[id], memory_order_relaxed) : 0;
+    char base[256];
+    if (obs_likely(h != 0))
+        return h;
+    base_name_of(id, base, sizeof base);
+    h = obs_range_handle(base[0] != '\0' ? base : "kernel", 0);
+    if (id < CLASS_CACHE)
+        atomic_store_explicit(&launch_handles[id], h, memory_order_relaxed);
+    return h;
+}
+
+static inline uint8_t class_of(uint32_t id)
+{
+    uint8_t cls;
+    if (obs_unlikely(id == 0))
+        return CLASS_KNOWN;
+    if (obs_unlikely(id >= CLASS_CACHE))
+        return classify_slow(id);
+    cls = atomic_load_explicit(&name_class[id], memory_order_relaxed);
+    if (obs_unlikely(cls == 0)) {
+        cls = classify_slow(id);
+        atomic_store_explicit(&name_class[id], cls, memory_order_relaxed);
+    }
+    return cls;
+}
+
+/* ---- range names: handles for the live ranges, strings for the trace ------------------- */
+
+#define STEP_HANDLES 65536u
+static uint32_t fixed_handles[OBS_PHASE_STEP_NAME_BASE];
+static _Atomic uint32_t *step_handles; /* mmap'ed at init when a sink is active */
+
+static const char *const fixed_names[] = {"", "PREFILL", "DECODE", "KV_GATHER", "DECODE/STEADY"};
+static const uint32_t fixed_colors[] = {0, 0xff1f77b4u, 0xff2ca02cu, 0xffd62728u, 0xff98df8au};
+#define STEP_COLOR 0xff2ca02cu
+
+static uint32_t step_handle(uint32_t step)
+{
+    uint32_t h = 0;
+    char name[40];
+    if (step < STEP_HANDLES && step_handles != NULL) {
+        h = atomic_load_explicit(&step_handles[step], memory_order_relaxed);
+        if (obs_likely(h != 0))
+            return h;
+    }
+    snprintf(name, sizeof name, "DECODE/STEP_%u", step);
+    h = obs_range_handle(name, STEP_COLOR);
+    if (step < STEP_HANDLES && step_handles != NULL)
+        atomic_store_explicit(&step_handles[step], h, memory_order_relaxed);
+    return h;
+}
+
+static uint32_t handle_of(uint32_t name_id)
+{
+    if (name_id < OBS_PHASE_STEP_NAME_BASE)
+        return fixed_handles[name_id];
+    return step_handle(name_id - OBS_PHASE_STEP_NAME_BASE);
+}
+
+/* RANGE_NAME strings go into the trace when a PHASE record first needs
+ * them (once per name and file: a forked child writes them again). */
+static _Atomic uint32_t fixed_written; /* 0 or 1 */
+static _Atomic uint32_t steps_written; /* DECODE/STEP_0 .. STEP_{n-1} are in the file */
+
+/* Step names are written ahead in batches of STEP_NAME_BATCH, one STRINGS
+ * chunk each: a decode loop then pays one write per batch of steps, not one
+ * per new step (the per-write cost is a lock, an fstat and a writev). */
+#define STEP_NAME_BATCH 256u
+
+static void write_names_slow(uint32_t step_needed)
+{
+    uint32_t tid = obs_thread_id(), k;
+    char name[40];
+    obs_out_lock_acquire(&obs_out.lock, tid);
+    if (obs_output_ensure_open_locked()) {
+        if (atomic_load(&fixed_written) == 0) {
+            bool ok = true;
+            for (k = 1; k < sizeof fixed_names / sizeof fixed_names[0] && ok; k++)
+                ok = obs_output_write_string_locked(k, OBS_STR_RANGE_NAME, fixed_names[k], strlen(fixed_names[k])) == 0;
+            if (ok)
+                atomic_store(&fixed_written, 1);
+        }
+        while (step_needed != OBS_NO_STEP && (k = atomic_load(&steps_written)) <= step_needed) {
+            /* 40 bytes per entry: 16 of header, "DECODE/STEP_4294967295" padded to 24. */
+            static char batch[STEP_NAME_BATCH * 40];
+            uint32_t used = 0, end = k + STEP_NAME_BATCH, n;
+            if (end < k) /* wrapped: the last step numbers */
+                end = OBS_NO_STEP;
+            for (n = k; n < end; n++) {
+                int len = snprintf(name, sizeof name, "DECODE/STEP_%u", n);
+                uint32_t got = obs_string_entry_encode(batch + used, (uint32_t)sizeof batch - used,
+                                                       OBS_PHASE_STEP_NAME_BASE + n, OBS_STR_RANGE_NAME, name,
+                                                       (uint32_t)len);
+                if (got == 0)
+                    break;
+                used += got;
+            }
+            if (n == k || obs_output_write_strings_locked(batch, used) != 0)
+                break;
+            atomic_store(&steps_written, n);
+        }
+    }
+    obs_out_lock_release(&obs_out.lock);
+}
+
+static inline void ensure_names(uint32_t name_id)
+{
+    uint32_t step = name_id >= OBS_PHASE_STEP_NAME_BASE ? name_id - OBS_PHASE_STEP_NAME_BASE : OBS_NO_STEP;
+    if (obs_unlikely(atomic_load_explicit(&fixed_written, memory_order_relaxed) == 0) ||
+        (step != OBS_NO_STEP && obs_unlikely(step >= atomic_load_explicit(&steps_written, memory_order_relaxed))))
+        write_names_slow(step);
+}
+
+static void names_fork_child(void)
+{
+    atomic_store(&fixed_written, 0);
+    atomic_store(&steps_written, 0);
+}
+
+/* ---- per-thread state ------------------------------------------------------------------ */
+
+/* One open range (or one wanted). */
+struct range {
+    uint8_t phase;  /* enum obs_phase_id */
+    uint32_t step;  /* OBS_NO_STEP or k */
+    uint32_t name;  /* range name id */
+    uint32_t gen;
+};
+
+/* The logical state, what replaying a history reproduces. */
+struct logic {
+    uint8_t top;      /* OBS_PHASE_NONE, PREFILL or DECODE */
+    bool started;     /* a generation has begun */
+    uint32_t gen;
+    uint32_t step;
+    uint32_t opener;  /* name id that opened the current step */
+};
+
+enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
+
+#define GRAPH_TOKEN UINT32_MAX
+#define HISTORY_CAP 16384u
+#define UNIT_MAX 64u
+#define UNIT_MIN_REPEATS 3u
+#define UNIT_MIN 2u /* one kernel repeated is a loop, not a decode step */
+#define ROLE_CACHE 65536u
+#define PROMPT_RATIO 4u
+
+enum role { ROLE_UNKNOWN = 0, ROLE_PREFIX, ROLE_OPENER, ROLE_UNIT };
+
+struct history_entry {
+    uint64_t index;   /* per-thread record index of the launch, UINT64_MAX: not kept */
+    uint32_t token;   /* name id, GRAPH_TOKEN for graph launches */
+    uint8_t new_segment;
+    uint8_t reserved[3];
+};
+
+struct phase_thread {
+    struct logic logic;
+    struct range open[4];
+    unsigned depth;
+    bool after_delimiter;
+    bool launch_range_open;
+    uint64_t delimiter_t;
+    uint64_t seg_first_threads, prev_seg_first_threads;
+    /* automatic mode */
+    uint8_t learn;
+    uint8_t *roles;                  /* LEARNED: role per name id */
+    struct history_entry *history;   /* LEARNING */
+    uint32_t history_n, segment_start;
+    uint32_t run[UNIT_MAX + 1];      /* LEARNING: periodic stretch per period */
+};
+
+static __thread struct phase_thread *phase_tls __attribute__((tls_model("initial-exec")));
+static pthread_key_t thread_key;
+
+static void *map_zeroed(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void free_history(struct phase_thread *p)
+{
+    if (p->history != NULL)
+        munmap(p->history, HISTORY_CAP * sizeof *p->history);
+    p->history = NULL;
+}
+
+static void thread_gone(void *arg)
+{
+    struct phase_thread *p = arg;
+    phase_tls = NULL; /* a hooked call from a later destructor starts afresh */
+    free_history(p);
+    if (p->roles != NULL)
+        munmap(p->roles, ROLE_CACHE);
+    munmap(p, sizeof *p);
+}
+
+static struct phase_thread *thread_state(void)
+{
+    struct phase_thread *p = phase_tls;
+    if (obs_likely(p != NULL))
+        return p;
+    p = map_zeroed(sizeof *p);
+    if (p == NULL)
+        return NULL;
+    p->logic.step = OBS_NO_STEP;
+    if (engine_mode == OBS_PHASES_AUTO) {
+        p->history = map_zeroed(HISTORY_CAP * sizeof *p->history);
+        p->learn = p->history != NULL ? LEARNING : GAVE_UP;
+    }
+    phase_tls = p;
+    pthread_setspecific(thread_key, p);
+    return p;
+}
+
+/* ---- records and live ranges ----------------------------------------------------------- */
+
+static void write_phase(uint8_t event, const struct range *r, uint64_t first, uint64_t last)
+{
+    union obs_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.phase.type = OBS_REC_PHASE;
+    rec.phase.event = event;
+    rec.phase.phase = r->phase;
+    rec.phase.step = r->step;
+    rec.phase.t = obs_now_ns();
+    rec.phase.generation = r->gen;
+    rec.phase.name = r->name;
+    rec.phase.first_index = first;
+    rec.phase.last_index = last;
+    ensure_names(r->name);
+    obs_recorder_append(&rec);
+}
+
+static void push_range(struct phase_thread *p, const struct range *r)
+{
+    p->open[p->depth++] = *r;
+    write_phase(OBS_PHASE_BEGIN, r, 0, 0);
+    if (ranges_on)
+        obs_range_push(handle_of(r->name));
+}
+
+static void pop_range(struct phase_thread *p)
+{
+    const struct range *r = &p->open[--p->depth];
+    write_phase(OBS_PHASE_END, r, 0, 0);
+    if (ranges_on)
+        obs_range_pop();
+}
+
+static bool same_range(const struct range *a, const struct range *b)
+{
+    return a->name == b->name && a->gen == b->gen && a->step == b->step;
+}
+
+/* Close what the wanted stack does not share with the open one, open the rest. */
+static void move_to(struct phase_thread *p, const struct range *want, unsigned n)
+{
+    unsigned common = 0, i;
+    while (common < n && common < p->depth && same_range(&p->open[common], &want[common]))
+        common++;
+    while (p->depth > common)
+        pop_range(p);
+    for (i = common; i < n; i++)
+        push_range(p, &want[i]);
+}
+
+/* The ranges a state wants: [PREFILL], [DECODE/STEP_0 (, KV_GATHER)],
+ * [DECODE/STEADY, DECODE/STEP_k (, KV_GATHER)], or [DECODE/STEADY] for a
+ * graph launch inside the steady decode. */
+static unsigned wanted(const struct logic *l, bool kv, bool steady_graph, struct range *out)
+{
+    unsigned n = 0;
+    if (l->top == OBS_PHASE_PREFILL) {
+        out[n++] = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+        return n;
+    }
+    if (l->top != OBS_PHASE_DECODE)
+        return 0;
+    if (steady_graph || l->step == OBS_NO_STEP) {
+        out[n++] = (struct range){OBS_PHASE_DECODE, OBS_NO_STEP, OBS_PHASE_NAME_STEADY, l->gen};
+        return n;
+    }
+    if (l->step > 0)
+        out[n++] = (struct range){OBS_PHASE_DECODE, OBS_NO_STEP, OBS_PHASE_NAME_STEADY, l->gen};
+    out[n++] = (struct range){OBS_PHASE_DECODE, l->step, OBS_PHASE_STEP_NAME_BASE + l->step, l->gen};
+    if (kv)
+        out[n++] = (struct range){OBS_PHASE_KV_GATHER, l->step, OBS_PHASE_KV_GATHER, l->gen};
+    return n;
+}
+
+/* ---- the three ways a launch moves the logical state ------------------------------------ */
+
+static void new_generation(struct logic *l)
+{
+    l->gen = l->started ? l->gen + 1 : 0;
+    l->started = true;
+    l->top = OBS_PHASE_PREFILL;
+    l->step = OBS_NO_STEP;
+}
+
+static void enter_decode(struct logic *l, uint32_t opener)
+{
+    if (!l->started) {
+        l->started = true;
+        l->gen = 0;
+    }
+    l->top = OBS_PHASE_DECODE;
+    l->step = 0;
+    l->opener = opener;
+}
+
+/* OBS_PHASES rules. Returns true for a graph launch inside the decode. */
+static bool step_rules_mode(struct logic *l, uint8_t cls, uint32_t name, bool graph, bool new_segment)
+{
+    uint8_t phase = cls & CLASS_PHASE_MASK;
+    if (graph)
+        return l->top == OBS_PHASE_DECODE;
+    if (phase == OBS_PHASE_PREFILL) {
+        if (l->top != OBS_PHASE_PREFILL)
+            new_generation(l);
+    } else if (phase == OBS_PHASE_DECODE || phase == OBS_PHASE_KV_GATHER || (cls & CLASS_STEP)) {
+        if (l->top != OBS_PHASE_DECODE) {
+            enter_decode(l, name);
+        } else if (have_step_rule) {
+            if (cls & CLASS_STEP) {
+                l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+                l->opener = name;
+            }
+        } else if (new_segment || name == l->opener) {
+            l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+        }
+    }
+    return false;
+}
+
+/* Automatic mode, learned shape (a): roles from the repeating unit. */
+static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool graph)
+{
+    if (graph)
+        return l->top == OBS_PHASE_DECODE;
+    if (role == ROLE_PREFIX) {
+        if (l->top != OBS_PHASE_PREFILL)
+            new_generation(l);
+    } else if (role == ROLE_OPENER) {
+        if (l->top != OBS_PHASE_DECODE)
+            enter_decode(l, name);
+        else
+            l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+    }
+    return false;
+}
+
+/* Automatic mode, shape (b) (and the guess used while shape (a) is being
+ * learned): each sync-delimited iteration is a step; the first of a
+ * generation is PREFILL. */
+static void step_iterations(struct logic *l, struct phase_thread *p, uint32_t threads, bool new_segment,
+                            uint64_t now)
+{
+    if (!new_segment)
+        return;
+    if (!l->started || (p->after_delimiter && now - p->delimiter_t > gen_gap_ns) ||
+        (l->top == OBS_PHASE_DECODE && p->prev_seg_first_threads > 0 &&
+         threads / PROMPT_RATIO >= p->prev_seg_first_threads)) {
+        new_generation(l);
+    } else if (l->top == OBS_PHASE_PREFILL) {
+        enter_decode(l, 0);
+    } else if (l->top == OBS_PHASE_DECODE) {
+        l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+    } else {
+        new_generation(l);
+    }
+}
+
+static inline uint8_t role_of(const struct phase_thread *p, uint32_t name)
+{
+    return name < ROLE_CACHE && p->roles != NULL ? p->roles[name] : ROLE_UNKNOWN;
+}
+
+/* ---- learning shape (a) ------------------------------------------------------------------ */
+
+/* Relabel the history with the learned roles: one RELABEL record per run
+ * of launches with the same label. */
+static void relabel_history(struct phase_thread *p)
+{
+    struct logic l = {OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+    struct range run = {0, 0, 0, 0};
+    uint64_t first = UINT64_MAX, last = 0;
+    uint32_t i;
+
+    for (i = 0; i < p->history_n; i++) {
+        const struct history_entry *e = &p->history[i];
+        bool graph = e->token == GRAPH_TOKEN;
+        bool steady_graph = step_learned(&l, graph ? ROLE_UNKNOWN : role_of(p, e->token), e->token, graph);
+        struct range want[4], label;
+        unsigned n = wanted(&l, !graph && (class_of(e->token) & CLASS_KV_DEFAULT), steady_graph, want);
+        if (e->index == UINT64_MAX)
+            continue;
+        if (n == 0)
+            label = (struct range){OBS_PHASE_NONE, OBS_NO_STEP, 0, 0};
+        else
+            label = want[n - 1];
+        if (label.phase == OBS_PHASE_DECODE && label.step == OBS_NO_STEP && n > 0)
+            label.name = OBS_PHASE_NAME_STEADY;
+        if (first != UINT64_MAX && same_range(&run, &label) && run.phase == label.phase) {
+            last = e->index;
+            continue;
+        }
+        if (first != UINT64_MAX && run.phase != OBS_PHASE_NONE)
+            write_phase(OBS_PHASE_RELABEL, &run, first, last);
+        run = label;
+        first = last = e->index;
+    }
+    if (first != UINT64_MAX && run.phase != OBS_PHASE_NONE)
+        write_phase(OBS_PHASE_RELABEL, &run, first, last);
+    p->logic = l;
+}
+
+/* Shape (a) found: the unit of unit_len launches starting at history
+ * entry unit_start. Set the roles (its first name opens a step, the rest of
+ * the unit follows; every other name seen so far is the prefix, PREFILL),
+ * relabel what came before, go on with the learned state. */
+static void learn_unit(struct phase_thread *p, uint32_t unit_start, uint32_t unit_len)
+{
+    uint32_t i;
+    p->roles = map_zeroed(ROLE_CACHE);
+    if (p->roles == NULL) {
+        p->learn = GAVE_UP;
+        free_history(p);
+        return;
+    }
+    for (i = 0; i < unit_len; i++) {
+        uint32_t t = p->history[unit_start + i].token;
+        if (t < ROLE_CACHE && p->roles[t] == ROLE_UNKNOWN)
+            p->roles[t] = i == 0 ? ROLE_OPENER : ROLE_UNIT;
+    }
+    for (i = 0; i < p->history_n; i++) {
+        uint32_t t = p->history[i].token;
+        if (t < ROLE_CACHE && p->roles[t] == ROLE_UNKNOWN)
+            p->roles[t] = ROLE_PREFIX;
+    }
+    relabel_history(p);
+    p->learn = LEARNED;
+    free_history(p);
+}
+
+/* A unit of one kernel repeated ([k, k]) is a plain loop, not a decode step. */
+static bool single_kernel(const struct history_entry *unit, uint32_t len)
+{
+    uint32_t i;
+    for (i = 1; i < len; i++)
+        if (unit[i].token != unit[0].token)
+            return false;
+    return true;
+}
+
+/* Online: after appending history entry i (of the current segment), the
+ * length of the periodic stretch ending at i for each period; the first
+ * period whose stretch holds UNIT_MIN_REPEATS whole units is the unit. */
+static void learn_online(struct phase_thread *p)
+{
+    uint32_t i = p->history_n - 1, seg_i = i - p->segment_start, period, limit;
+    uint32_t token = p->history[i].token;
+    limit = seg_i < UNIT_MAX ? seg_i : UNIT_MAX;
+    for (period = UNIT_MIN; period <= limit; period++) {
+        if (token != GRAPH_TOKEN && p->history[i - period].token == token) {
+            if (++p->run[period] >= period * (UNIT_MIN_REPEATS - 1) &&
+                !single_kernel(p->history + i - period + 1, period)) {
+                learn_unit(p, i - p->run[period] - period + 1, period);
+                return;
+            }
+        } else {
+            p->run[period] = 0;
+        }
+    }
+    if (p->history_n >= HISTORY_CAP) {
+        p->learn = GAVE_UP; /* shape (b), or nothing to learn: stay as we are */
+        free_history(p);
+    }
+}
+
+static void segment_ends(struct phase_thread *p)
+{
+    p->segment_start = p->history_n;
+    memset(p->run, 0, sizeof p->run);
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+static uint64_t launch_threads(const struct obs_rec_call *r)
+{
+    return (uint64_t)r->u.grid.x * r->u.grid.y * r->u.grid.z * r->block_x * r->block_y * r->block_z;
+}
+
+static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bool graph)
+{
+    uint32_t name = graph ? GRAPH_TOKEN : rec->name;
+    uint8_t cls = graph ? CLASS_KNOWN : class_of(name);
+    bool new_segment = p->after_delimiter || !p->logic.started;
+    bool steady_graph = false, kv;
+    struct range want[4];
+    unsigned n;
+
+    if (new_segment) {
+        p->prev_seg_first_threads = p->seg_first_threads;
+        p->seg_first_threads = graph ? 0 : launch_threads(rec);
+    }
+    if (engine_mode == OBS_PHASES_RULES) {
+        steady_graph = step_rules_mode(&p->logic, cls, name, graph, new_segment);
+        kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
+    } else {
+        if (p->learn == LEARNED)
+            steady_graph = step_learned(&p->logic, role_of(p, name), name, graph);
+        else
+            step_iterations(&p->logic, p, graph ? 0 : (uint32_t)launch_threads(rec), new_segment,
+                            new_segment ? obs_now_ns() : 0);
+        kv = (cls & CLASS_KV_DEFAULT) != 0;
+        if (p->learn == LEARNING) {
+            struct history_entry *e = &p->history[p->history_n++];
+            e->index = UINT64_MAX; /* filled in once the record is stored */
+            e->token = name;
+            e->new_segment = new_segment;
+            learn_online(p); /* may switch this launch to the learned state */
+        }
+    }
+    p->after_delimiter = false;
+    n = wanted(&p->logic, kv && !graph && p->logic.top == OBS_PHASE_DECODE, steady_graph, want);
+    move_to(p, want, n);
+}
+
+/* A copy or memset that rules name: it takes its phase without opening a step. */
+static void on_classified_transfer(struct phase_thread *p, uint8_t phase)
+{
+    struct range want[4];
+    unsigned n;
+    if (phase == OBS_PHASE_NONE)
+        return;
+    if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL)
+        new_generation(&p->logic);
+    else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE)
+        enter_decode(&p->logic, 0);
+    p->after_delimiter = false;
+    n = wanted(&p->logic, phase == OBS_PHASE_KV_GATHER, false, want);
+    move_to(p, want, n);
+}
+
+void obs_phase_before(const struct obs_call *c, uint16_t api)
+{
+    struct phase_thread *p;
+    uint8_t ev = api < OBS_API_COUNT ? api_event[api] : EV_OTHER;
+    if (ev == EV_OTHER || ev == EV_HOST_SYNC)
+        return;
+    p = thread_state();
+    if (p == NULL)
+        return;
+    switch (ev) {
+    case EV_LAUNCH:
+        on_launch(p, &c->rec, false);
+        if (launch_ranges && c->rec.name != 0) {
+            obs_range_push(launch_handle(c->rec.name));
+            p->launch_range_open = true;
+        }
+        break;
+    case EV_GRAPH:
+        on_launch(p, &c->rec, true);
+        break;
+    case EV_COPY:
+    case EV_COPY_SYNC:
+        if (engine_mode == OBS_PHASES_RULES)
+            on_classified_transfer(p, copy_class[(c->rec.flags & OBS_CALL_DIR_MASK) % OBS_DIR_COUNT]);
+        break;
+    case EV_MEMSET:
+        if (engine_mode == OBS_PHASES_RULES)
+            on_classified_transfer(p, memset_class);
+        break;
+    default:
+        break;
+    }
+}
+
+void obs_phase_after(const struct obs_call *c, uint16_t api, int32_t status)
+{
+    struct phase_thread *p = phase_tls;
+    uint8_t ev = api < OBS_API_COUNT ? api_event[api] : EV_OTHER, dir;
+    bool delimiter;
+    int saved_errno;
+    (void)status;
+    if (ev == EV_OTHER || ev == EV_COPY || ev == EV_MEMSET)
+        return;
+    if (p == NULL)
+        p = thread_state();
+    if (p == NULL)
+        return;
+    saved_errno = errno; /* the real call's, kept for the app */
+    obs_tls.depth = 1;   /* our records are made outside any hooked call */
+    if (p->launch_range_open) {
+        obs_range_pop();
+        p->launch_range_open = false;
+    }
+    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && p->learn == LEARNING && p->history_n > 0 &&
+        p->history[p->history_n - 1].index == UINT64_MAX)
+        p->history[p->history_n - 1].index = obs_call_last_index(c);
+    dir = c->rec.flags & OBS_CALL_DIR_MASK;
+    delimiter = ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT));
+    if (delimiter) {
+        move_to(p, NULL, 0);
+        p->after_delimiter = true;
+        p->delimiter_t = obs_now_ns();
+        if (engine_mode == OBS_PHASES_AUTO && p->learn == LEARNING)
+            segment_ends(p);
+    }
+    obs_tls.depth = 0;
+    errno = saved_errno;
+}
+
+/* ---- set-up ------------------------------------------------------------------------------ */
+
+/* One message for a bad rule: the text with a caret under the offending
+ * character (a window of it when long), and what is used instead. */
+static void report_bad_rule(const char *var, const char *text, const struct obs_phase_rule_error *err)
+{
+    char shown[81];
+    size_t len = strlen(text), col = err->column ? err->column - 1 : 0, from = 0, n, i;
+    if (col > 60)
+        from = col - 60;
+    n = len - from < 80 ? len - from : 80;
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)text[from + i];
+        shown[i] = ch >= ' ' && ch < 0x7f ? (char)ch : '?';
+    }
+    shown[n] = '\0';
+    obs_log_warn("%s: %s at column %zu; automatic phases are used instead\n"
+                 "obsshim:   %s%s\n"
+                 "obsshim:   %*s^",
+                 var, err->what, err->column, from > 0 ? "..." : "", shown, (int)(col - from + (from > 0 ? 3 : 0)),
+                 "");
+}
+
+static void setup(void)
+{
+    struct obs_phase_rule_error err;
+    const char *phases = obs_cfg.phases, *step = obs_cfg.step;
+    unsigned i;
+
+    build_api_table();
+    gen_gap_ns = (uint64_t)obs_cfg.gen_gap_ms * 1000000u;
+    if (obs_cfg.phases_off || pthread_key_create(&thread_key, thread_gone) != 0) {
+        atomic_store(&obs_phase_on, 2);
+        return;
+    }
+    engine_mode = OBS_PHASES_AUTO;
+    if (phases[0] != '\0' || step[0] != '\0') {
+        if (obs_phase_rules_parse(phases, false, &phase_rules, &err) != 0) {
+            report_bad_rule("OBS_PHASES", phases, &err);
+        } else if (obs_phase_rules_parse(step, true, &step_rules, &err) != 0) {
+            report_bad_rule("OBS_STEP", step, &err);
+            phase_rules.count = 0;
+        } else if (phase_rules.count > 0 || step_rules.count > 0) {
+            engine_mode = OBS_PHASES_RULES;
+            have_step_rule = step_rules.count > 0;
+            for (i = 0; i < OBS_DIR_COUNT; i++)
+                copy_class[i] = obs_phase_rules_match_memcpy(&phase_rules, (uint8_t)i);
+            memset_class = obs_phase_rules_match_memset(&phase_rules);
+        }
+    }
+    if (obs_ranges_init(obs_cfg.nvtx_domain)) {
+        ranges_on = true;
+        step_handles = map_zeroed(STEP_HANDLES * sizeof *step_handles);
+        for (i = 1; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
+            fixed_handles[i] = obs_range_handle(fixed_names[i], fixed_colors[i]);
+        if (obs_cfg.nvtx_launch) {
+            launch_handles = map_zeroed(CLASS_CACHE * sizeof *launch_handles);
+            launch_ranges = launch_handles != NULL;
+        }
+    }
+    pthread_atfork(NULL, NULL, names_fork_child);
+    atomic_store(&obs_phase_on, 1);
+}
+
+bool obs_phase_engine_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, setup);
+    return atomic_load(&obs_phase_on) == 1;
+}
+
+enum obs_phase_mode obs_phase_engine_mode(void)
+{
+    return engine_mode;
+}

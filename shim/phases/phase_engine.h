@@ -1,0 +1,57 @@
+/* The phase engine: groups a thread's launches into PREFILL, DECODE/STEP_k
+ * (inside DECODE/STEADY from step 1 on) and KV_GATHER, emits them live as
+ * ranges (shim/phases/ranges.h) and writes PHASE records into the thread's own
+ * buffer, in order with its CALL records. docs/phases.md has the algorithm.
+ *
+ * Consulted by the generated wrappers of hooks_cudart.c and hooks_hip.c:
+ *     call.rec = describe(args);
+ *     if (obs_phase_enabled())  obs_phase_before(&call, api);   // ranges open before the enqueue
+ *     ... real call, record stored ...
+ *     if (obs_phase_enabled())  obs_phase_after(&call, api, status);  // syncs close ranges
+ * A launch costs a lookup of its name's cached class (one byte per name
+ * id) and a comparison with what is open; records and pushes happen only
+ * at boundaries. */
+#ifndef OBS_PHASE_ENGINE_H
+#define OBS_PHASE_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/obs_export.h"
+#include "record/recorder.h"
+
+/* RANGE_NAME string ids of PHASE records: the phase ids of phase_rules.h
+ * (1 PREFILL, 2 DECODE, 3 KV_GATHER), 4 "DECODE/STEADY", and
+ * OBS_PHASE_STEP_NAME_BASE + k for "DECODE/STEP_k". */
+#define OBS_PHASE_NAME_STEADY 4u
+#define OBS_PHASE_STEP_NAME_BASE 16u
+
+
+enum obs_phase_mode { OBS_PHASES_OFF = 0, OBS_PHASES_AUTO = 1, OBS_PHASES_RULES = 2 };
+
+/* 0: not set up yet, 1: on, 2: off (OBS_PHASES=off, or set-up failed). */
+extern _Atomic int obs_phase_on;
+
+/* Set up on first use, from inside a recorded call (the settings are
+ * loaded by then): parse OBS_PHASES / OBS_STEP (a bad rule: one message,
+ * automatic mode), set up the range sinks. Returns whether the engine is on. */
+bool obs_phase_engine_init(void);
+
+static inline bool obs_phase_enabled(void)
+{
+    int on = atomic_load_explicit(&obs_phase_on, memory_order_relaxed);
+    if (obs_likely(on == 1))
+        return true;
+    return on == 0 && obs_phase_engine_init();
+}
+
+/* The mode in use (after init). */
+enum obs_phase_mode obs_phase_engine_mode(void);
+
+/* Around a recorded call (depth guard held). */
+void obs_phase_before(const struct obs_call *c, uint16_t api);
+void obs_phase_after(const struct obs_call *c, uint16_t api, int32_t status);
+
+
+#endif

@@ -1,0 +1,353 @@
+/* The trace file of this process: see output.h. */
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "intercept/init.h"
+#include "common/log.h"
+#include "common/obs_export.h"
+#include "common/output_path.h"
+#include "recorder.h"
+#include "trace/trace_postprocess.h"
+#include "trace/trace_writer.h"
+
+OBS_HIDDEN struct obs_output obs_out = {.fd = -1};
+
+static char output_pattern[OBS_OUTPUT_MAX];
+static atomic_int warned_write;
+
+/* Keep the descriptor out of the low numbers an app opens, dup2()s onto or
+ * closes in a loop; the first free one from here up. */
+#define OBS_TRACE_FD_MIN 512
+
+static int move_fd_high(int fd)
+{
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, OBS_TRACE_FD_MIN);
+    if (high < 0)
+        return fd; /* no room up there (RLIMIT_NOFILE): keep it where it is */
+    close(fd);
+    return high;
+}
+
+/* Does obs_out.fd still name our file? An app that closes every descriptor
+ * (daemons do) may have put one of its own files at that number: then
+ * writing would corrupt the app's file. */
+static bool fd_is_ours(void)
+{
+    struct stat st;
+    if (fstat(obs_out.fd, &st) == 0 && (unsigned long long)st.st_dev == obs_out.dev &&
+        (unsigned long long)st.st_ino == obs_out.ino)
+        return true;
+    obs_log_signal_safe("warning: the descriptor of ", obs_out.prefix, OBS_TRACE_SUFFIX,
+                        " was closed by the program; nothing more is written to it", (char *)NULL);
+    obs_out.fd = -1; /* not ours to close */
+    obs_out.status = OBS_OUTPUT_CLOSED;
+    return false;
+}
+
+void obs_output_set_pattern(const char *prepared)
+{
+    snprintf(output_pattern, sizeof output_pattern, "%s", prepared);
+}
+
+/* "key=value\n" for the META chunk; newlines in value become spaces. */
+static size_t meta_add(char *buf, size_t len, size_t cap, const char *key, const char *value)
+{
+    size_t i;
+    int n = snprintf(buf + len, cap - len, "%s=", key);
+    if (n < 0 || (size_t)n >= cap - len)
+        return len;
+    len += (size_t)n;
+    for (i = 0; value[i] != '\0' && len + 2 < cap; i++)
+        buf[len++] = (value[i] == '\n' || value[i] == '\r') ? ' ' : value[i];
+    buf[len++] = '\n';
+    buf[len] = '\0';
+    return len;
+}
+
+/* The command line, arguments separated by spaces. */
+static void read_cmdline(char *out, size_t outlen)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, out, outlen - 1) : -1;
+    ssize_t i;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0) {
+        out[0] = '\0';
+        return;
+    }
+    while (n > 0 && out[n - 1] == '\0')
+        n--;
+    for (i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    out[n] = '\0';
+}
+
+/* The kernel's boot id: traces with the same one share CLOCK_MONOTONIC
+ * (obs-report merge aligns them on it). "" when unreadable. */
+static void read_boot_id(char *buf, size_t len)
+{
+    ssize_t n = -1;
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        n = read(fd, buf, len - 1);
+        close(fd);
+    }
+    if (n < 0)
+        n = 0;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        n--;
+    buf[n] = '\0';
+}
+
+/* The process's rank as the usual launchers export it (torchrun, Open MPI,
+ * MPICH/PMI, PMIx, Slurm), for obs-report merge; NULL when none is set or
+ * the value is not a plain number. */
+static const char *launcher_rank(void)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    size_t i;
+    for (i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && v[0] != '\0' && v[strspn(v, "0123456789")] == '\0' && strlen(v) < 12)
+            return v;
+    }
+    return NULL;
+}
+
+static int write_meta(int fd)
+{
+    char meta[8192], value[4096];
+    size_t len = 0;
+
+    meta[0] = '\0';
+    if (gethostname(value, sizeof value) != 0)
+        value[0] = '\0';
+    value[sizeof value - 1] = '\0';
+    len = meta_add(meta, len, sizeof meta, "host", value);
+    snprintf(value, sizeof value, "%ld", (long)getpid());
+    len = meta_add(meta, len, sizeof meta, "pid", value);
+    snprintf(value, sizeof value, "%ld", (long)getppid());
+    len = meta_add(meta, len, sizeof meta, "ppid", value);
+    {
+        ssize_t n = readlink("/proc/self/exe", value, sizeof value - 1);
+        value[n > 0 ? n : 0] = '\0';
+    }
+    len = meta_add(meta, len, sizeof meta, "exe", value);
+    read_cmdline(value, sizeof value);
+    len = meta_add(meta, len, sizeof meta, "cmdline", value);
+#ifdef PACKAGE_VERSION
+    len = meta_add(meta, len, sizeof meta, "shim_version", PACKAGE_VERSION);
+#endif
+    len = meta_add(meta, len, sizeof meta, "output", obs_cfg.output);
+    len = meta_add(meta, len, sizeof meta, "gpu_time", obs_cfg.gpu_time == OBS_GPU_TIME_EVENTS ? "events" : "off");
+    snprintf(value, sizeof value, "%u", obs_cfg.buffer_records);
+    len = meta_add(meta, len, sizeof meta, "buffer_records", value);
+    snprintf(value, sizeof value, "%u", OBS_SAMPLE_PERIOD);
+    len = meta_add(meta, len, sizeof meta, "self_cost_sample_period", value);
+    len = meta_add(meta, len, sizeof meta, "clock", obs_clock_source_name(obs_clock_source()));
+    read_boot_id(value, sizeof value);
+    len = meta_add(meta, len, sizeof meta, "boot_id", value);
+    {
+        const char *rank = launcher_rank();
+        if (rank != NULL)
+            len = meta_add(meta, len, sizeof meta, "rank", rank);
+    }
+    return obs_trace_write_meta(fd, meta, len);
+}
+
+static int write_preamble(int fd)
+{
+    struct obs_file_header h;
+    uint32_t flags = obs_cfg.gpu_time == OBS_GPU_TIME_EVENTS ? OBS_FILE_GPU_TIME : 0;
+    int rc;
+    obs_trace_init_header(&h, (uint32_t)getpid(), flags, obs_start_mono_ns, obs_start_real_ns);
+    rc = obs_trace_write_header(fd, &h);
+    return rc != 0 ? rc : write_meta(fd);
+}
+
+bool obs_output_ensure_open_locked(void)
+{
+    int renamed = 0, fd, rc;
+    char wanted[sizeof obs_out.prefix];
+
+    if (obs_out.status != OBS_OUTPUT_NOT_OPEN)
+        return obs_out.status == OBS_OUTPUT_OPEN;
+    fd = obs_output_create(output_pattern, (unsigned long)getpid(), obs_out.prefix,
+                           sizeof obs_out.prefix, &renamed);
+    if (fd < 0) {
+        obs_log_warn("cannot create %s%s: %s; nothing is recorded in this process",
+                     obs_out.prefix, OBS_TRACE_SUFFIX, strerror(-fd));
+        obs_out.status = OBS_OUTPUT_FAILED;
+        return false;
+    }
+    if (renamed && obs_output_expand(output_pattern, (unsigned long)getpid(), 0, wanted, sizeof wanted) == 0)
+        obs_log_warn("%s%s exists; writing %s%s instead", wanted, OBS_TRACE_SUFFIX, obs_out.prefix,
+                     OBS_TRACE_SUFFIX);
+    rc = write_preamble(fd);
+    if (rc != 0) {
+        char path[sizeof obs_out.prefix + 8];
+        snprintf(path, sizeof path, "%s%s", obs_out.prefix, OBS_TRACE_SUFFIX);
+        obs_log_warn("cannot write %s: %s; nothing is recorded in this process", path, strerror(-rc));
+        close(fd);
+        unlink(path);
+        obs_out.status = OBS_OUTPUT_FAILED;
+        return false;
+    }
+    fd = move_fd_high(fd);
+    {
+        struct stat st;
+        if (fstat(fd, &st) == 0) {
+            obs_out.dev = (unsigned long long)st.st_dev;
+            obs_out.ino = (unsigned long long)st.st_ino;
+        }
+    }
+    obs_out.fd = fd;
+    obs_out.status = OBS_OUTPUT_OPEN;
+    obs_signals_install();
+    return true;
+}
+
+/* Cut the file back to where a failed chunk began, so that what follows
+ * stays readable. */
+static void undo_partial_write(off_t before, int err)
+{
+    if (before >= 0) {
+        if (ftruncate(obs_out.fd, before) != 0 || lseek(obs_out.fd, before, SEEK_SET) != before) {
+            /* Cannot repair: stop writing rather than leave chunks unreadable. */
+            close(obs_out.fd);
+            obs_out.fd = -1;
+            obs_out.status = OBS_OUTPUT_CLOSED;
+        }
+    }
+    obs_out.chunks_failed++;
+    obs_log_warn_once(&warned_write, "writing %s%s: %s; records that cannot be written are counted as lost",
+                      obs_out.prefix, OBS_TRACE_SUFFIX, strerror(-err));
+}
+
+int obs_output_write_records_locked(uint32_t tid, uint64_t first_index, const union obs_record *recs,
+                                    uint32_t n)
+{
+    off_t before;
+    int rc;
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    before = lseek(obs_out.fd, 0, SEEK_CUR);
+    rc = obs_trace_write_records(obs_out.fd, tid, first_index, recs, n);
+    if (rc != 0)
+        undo_partial_write(before, rc);
+    return rc;
+}
+
+int obs_output_write_string_locked(uint32_t id, uint32_t kind, const char *text, size_t len)
+{
+    off_t before;
+    int rc;
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    if (len > UINT32_MAX)
+        return -EINVAL;
+    before = lseek(obs_out.fd, 0, SEEK_CUR);
+    rc = obs_trace_write_string(obs_out.fd, id, kind, text, (uint32_t)len);
+    if (rc != 0)
+        undo_partial_write(before, rc);
+    return rc;
+}
+
+int obs_output_write_strings_locked(const void *entries, uint32_t bytes)
+{
+    off_t before;
+    int rc;
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    before = lseek(obs_out.fd, 0, SEEK_CUR);
+    rc = obs_trace_write_strings(obs_out.fd, entries, bytes);
+    if (rc != 0)
+        undo_partial_write(before, rc);
+    return rc;
+}
+
+int obs_output_write_meta_locked(const char *text, size_t len)
+{
+    off_t before;
+    int rc;
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    before = lseek(obs_out.fd, 0, SEEK_CUR);
+    rc = obs_trace_write_meta(obs_out.fd, text, len);
+    if (rc != 0)
+        undo_partial_write(before, rc);
+    return rc;
+}
+
+bool obs_output_close_locked(void)
+{
+    bool was_open = obs_out.status == OBS_OUTPUT_OPEN;
+    if (obs_out.fd >= 0)
+        close(obs_out.fd);
+    obs_out.fd = -1;
+    if (obs_out.status == OBS_OUTPUT_OPEN)
+        obs_out.status = OBS_OUTPUT_CLOSED;
+    return was_open;
+}
+
+void obs_output_postprocess(void)
+{
+    char obs_path[sizeof obs_out.prefix + 8], json_path[sizeof obs_out.prefix + 8], err[512];
+    int rc;
+
+    snprintf(obs_path, sizeof obs_path, "%s%s", obs_out.prefix, OBS_TRACE_SUFFIX);
+    snprintf(json_path, sizeof json_path, "%s%s", obs_out.prefix, OBS_JSON_SUFFIX);
+    if (!obs_cfg.json && !obs_cfg.summary) { /* nothing to read the trace back for */
+        obs_log_info("wrote %s", obs_path);
+        return;
+    }
+    err[0] = '\0';
+    rc = obs_trace_postprocess(obs_path, obs_cfg.json ? json_path : NULL,
+                               obs_cfg.summary ? STDERR_FILENO : -1, err, sizeof err);
+    if (rc != 0) {
+        /* err already names the file it is about (the trace or the JSON). */
+        if (err[0])
+            obs_log_warn("%s", err);
+        else
+            obs_log_warn("%s: post-processing failed", obs_path);
+        obs_log_info("wrote %s", obs_path);
+        return;
+    }
+    if (obs_cfg.json)
+        obs_log_info("wrote %s %s", obs_path, json_path);
+    else
+        obs_log_info("wrote %s", obs_path);
+}
+
+void obs_output_report_signal(int sig)
+{
+    const char *name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "signal";
+    obs_log_signal_safe(name, ": wrote ", obs_out.prefix, OBS_TRACE_SUFFIX,
+                        " (no JSON or summary from a signal handler; run obs-report on it)", (char *)NULL);
+}
+
+void obs_output_fork_child(void)
+{
+    /* The descriptor is shared with the parent: close our copy only. */
+    if (obs_out.fd >= 0)
+        close(obs_out.fd);
+    obs_out.fd = -1;
+    if (obs_out.status == OBS_OUTPUT_OPEN || obs_out.status == OBS_OUTPUT_CLOSED)
+        obs_out.status = OBS_OUTPUT_NOT_OPEN;
+    obs_out.prefix[0] = '\0';
+    obs_out.chunks_failed = 0;
+    atomic_store(&warned_write, 0);
+    atomic_store(&obs_out.lock.owner, 0);
+}

@@ -1,0 +1,67 @@
+/* The trace file of this process: created on the first record (so a
+ * process that makes no CUDA/HIP call leaves no file), written a chunk at a
+ * time under the output lock, closed and post-processed (JSON, summary) at
+ * exit. A failed write is undone (the file is cut back to the last complete
+ * chunk) so that later chunks stay readable; its records are counted lost. */
+#ifndef OBS_OUTPUT_H
+#define OBS_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "out_lock.h"
+#include "trace/trace_format.h"
+
+enum obs_output_status {
+    OBS_OUTPUT_NOT_OPEN = 0, /* no record yet */
+    OBS_OUTPUT_OPEN,
+    OBS_OUTPUT_FAILED,       /* could not be created: recording disabled */
+    OBS_OUTPUT_CLOSED        /* finished (exit or signal) */
+};
+
+struct obs_output {
+    struct obs_out_lock lock; /* guards everything below and the thread registry */
+    int fd;
+    enum obs_output_status status;
+    unsigned long long dev, ino;      /* what fd must still be (the app may close it) */
+    char prefix[OBS_OUTPUT_MAX + 32]; /* the expanded prefix in use */
+    uint64_t chunks_failed;            /* writes that failed (disk full ...) */
+};
+extern struct obs_output obs_out;
+
+/* Set at start-up: %h and %q{} substituted (output_path.h). */
+void obs_output_set_pattern(const char *prepared);
+
+/* Under the lock: create the file unless done already. True when open. A
+ * failure warns once and leaves status FAILED. */
+bool obs_output_ensure_open_locked(void);
+
+/* Under the lock: one RECORDS chunk. 0 or -errno (then nothing of it
+ * remains in the file). Warns once per process on failure. */
+int obs_output_write_records_locked(uint32_t tid, uint64_t first_index, const union obs_record *recs,
+                                    uint32_t n);
+/* Under the lock: one string-table entry. 0 or -errno. */
+int obs_output_write_string_locked(uint32_t id, uint32_t kind, const char *text, size_t len);
+/* Pre-encoded string-table entries (obs_string_entry_encode) as one chunk. */
+int obs_output_write_strings_locked(const void *entries, uint32_t bytes);
+
+/* Under the lock: one META chunk of "key=value\n" lines (a later value of
+ * a key wins over the header's). 0 or -errno. */
+int obs_output_write_meta_locked(const char *text, size_t len);
+
+/* Under the lock: close the file (status CLOSED). True when one was open. */
+bool obs_output_close_locked(void);
+
+/* After close, outside any signal handler: write <prefix>.json and the
+ * summary (unless turned off), then one "obsshim: wrote ..." line. */
+void obs_output_postprocess(void);
+
+/* Signal path after close: one line saying what was written. */
+void obs_output_report_signal(int sig);
+
+/* Fork child: the inherited file belongs to the parent. */
+void obs_output_fork_child(void);
+
+#endif

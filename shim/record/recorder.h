@@ -1,0 +1,216 @@
+/* The recorder: one record per intercepted call, kept in a per-thread buffer
+ * and streamed to the trace file a buffer at a time.
+ *
+ * Hot path (obs_call_begin / obs_call_started / obs_call_finish, inline):
+ * a state check, two clock reads, a 48-byte store into the thread's buffer
+ * and a release store of its fill count. No locks, no allocation, no getenv,
+ * no formatting, no read-modify-write atomics. Everything else (first call of
+ * a thread, a full buffer, a failed write) is in recorder.c.
+ *
+ * Per-thread state is split in two: struct obs_tls (tiny, initial-exec TLS:
+ * re-entry depth, sample counter, the buffer pointer) and struct obs_tbuf
+ * (mmap'ed: the records plus what other threads read when they flush at
+ * exit). Buffers are in a registry so that exit and signal paths can flush
+ * every thread's records; a pthread key destructor flushes a thread's buffer
+ * when the thread exits.
+ *
+ * A wrapper does:
+ *     if (!obs_call_begin(&call))              // not recording, or nested
+ *         return real(args);
+ *     call.rec = describe(args);               // stream, grid, bytes ...
+ *     obs_call_started(&call, OBS_API_x);
+ *     status = real(args);
+ *     obs_call_finish(&call, status);
+ *     return status;
+ */
+#ifndef OBS_RECORDER_H
+#define OBS_RECORDER_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "clock.h"
+#include "common/obs_export.h"
+#include "trace/trace_format.h"
+
+/* Process-wide state, checked first by every wrapper. */
+enum obs_state {
+    OBS_STATE_UNINIT = 0,  /* constructor not run yet: wrappers run init */
+    OBS_STATE_RECORDING,   /* normal operation */
+    OBS_STATE_DISABLED,    /* OBS_ENABLE=0, or no usable output: pass-through */
+    OBS_STATE_FINISHED     /* exit or a fatal signal has written the trace */
+};
+extern _Atomic int obs_state;
+
+/* Every OBS_SAMPLE_PERIOD-th call of a thread takes two extra timestamps to
+ * measure the shim's own cost (SELF_COST records). */
+#define OBS_SAMPLE_PERIOD 64u
+
+/* Reserved at the end of each buffer for the SELF_COST and LOST records
+ * the owner appends when it flushes. */
+#define OBS_TBUF_TAIL_RECORDS 4u
+
+struct obs_tbuf {
+    struct obs_tbuf *next;  /* registry (under the output lock) */
+    uint32_t tid;
+    uint32_t capacity;      /* records in recs[] */
+    uint32_t limit;         /* capacity - OBS_TBUF_TAIL_RECORDS: flush when reached */
+    _Atomic uint32_t used;  /* records stored (owner: release store per record) */
+    uint32_t flushed;       /* records of recs[] already written (under the lock) */
+    uint32_t reserved0;
+    uint64_t first_index;   /* per-thread index of recs[0] */
+    size_t map_bytes;       /* for munmap */
+    /* Written by the owner with relaxed stores, read by any flusher. */
+    _Atomic uint64_t calls;         /* CALL records made */
+    _Atomic uint64_t sampled_calls; /* calls whose cost was measured */
+    _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim */
+    _Atomic uint64_t flush_ns;      /* time this thread spent flushing */
+    /* Lost records by reason (under the lock): made, and already reported. */
+    uint64_t lost[4], lost_reported[4];
+    uint64_t lost_t_first[4], lost_t_last[4];
+    union obs_record recs[] __attribute__((aligned(64)));
+};
+
+struct obs_tls {
+    struct obs_tbuf *buf;  /* NULL until the thread's first record */
+    uint32_t depth;        /* hooked calls in progress on this thread */
+    uint32_t call_counter; /* for sampling */
+    uint32_t tid;          /* cached gettid(), 0 = not yet */
+    uint32_t device;       /* current device (cudaSetDevice), for records */
+    uint64_t next_index;   /* per-thread index to continue from after a detach */
+};
+extern __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec")));
+
+/* A call being recorded: the record is described (on the stack) before
+ * the real call and stored after it. */
+struct obs_call {
+    struct obs_rec_call rec;
+    uint64_t t_entry;  /* sampled calls: wrapper entry time */
+    int saved_errno;
+    bool sampled;
+};
+
+/* Slow paths (recorder.c). */
+bool obs_call_begin_slow(struct obs_call *c);
+void obs_call_store_slow(struct obs_call *c);
+void obs_call_sample(struct obs_call *c, uint64_t t_end);
+
+static inline void obs_call_setup(struct obs_call *c, struct obs_tls *t)
+{
+    c->saved_errno = errno;
+    t->depth = 1;
+    c->sampled = (++t->call_counter % OBS_SAMPLE_PERIOD) == 2; /* the 2nd call, then every period */
+    if (c->sampled)
+        c->t_entry = obs_now_ns();
+}
+
+/* True: this call is to be recorded (describe it in c->rec, then
+ * obs_call_started). False: pass it through untouched (shim not recording,
+ * or a hooked call made from inside another one). errno is as on entry. */
+static inline bool obs_call_begin(struct obs_call *c)
+{
+    struct obs_tls *t = &obs_tls;
+    if (obs_unlikely(atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING) ||
+        obs_unlikely(t->depth != 0))
+        return obs_call_begin_slow(c);
+    obs_call_setup(c, t);
+    return true;
+}
+
+/* Just before the real call: the record's type and api, the host begin
+ * time; errno back to the app's. */
+static inline void obs_call_started(struct obs_call *c, uint16_t api)
+{
+    c->rec.type = OBS_REC_CALL;
+    c->rec.api = api;
+    errno = c->saved_errno;
+    c->rec.t_begin = obs_now_ns();
+}
+
+/* Store rec in the thread's buffer when there is room. */
+static inline bool obs_tbuf_append(struct obs_tbuf *b, const struct obs_rec_call *rec)
+{
+    uint32_t used;
+    if (obs_unlikely(b == NULL))
+        return false;
+    used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    if (obs_unlikely(used >= b->limit))
+        return false;
+    b->recs[used].call = *rec;
+    atomic_store_explicit(&b->used, used + 1, memory_order_release);
+    atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return true;
+}
+
+/* Just after the real call, with its end time already taken (GPU timing
+ * records an event between the two): status, store. errno stays as it is
+ * on entry (the real call's). */
+static inline void obs_call_finish_at(struct obs_call *c, int32_t status, uint64_t t_end)
+{
+    uint64_t dur = t_end - c->rec.t_begin;
+    int real_errno = errno;
+    struct obs_tls *t = &obs_tls;
+
+    c->rec.status = status;
+    if (obs_unlikely(dur > UINT32_MAX)) {
+        c->rec.flags |= OBS_CALL_DUR_US;
+        dur = dur / 1000 > UINT32_MAX ? UINT32_MAX : dur / 1000;
+    }
+    c->rec.t_dur = (uint32_t)dur;
+    if (obs_unlikely(!obs_tbuf_append(t->buf, &c->rec)))
+        obs_call_store_slow(c);
+    if (obs_unlikely(c->sampled))
+        obs_call_sample(c, t_end);
+    t->depth = 0;
+    errno = real_errno;
+}
+
+/* Just after the real call: end time, status, store. errno stays as the
+ * real call left it. */
+static inline void obs_call_finish(struct obs_call *c, int32_t status)
+{
+    obs_call_finish_at(c, status, obs_now_ns());
+}
+
+/* After obs_call_finish: the per-thread index of the CALL record it stored
+ * (GPU_SPAN records name it), or UINT64_MAX when it was not kept. */
+static inline uint64_t obs_call_last_index(const struct obs_call *c)
+{
+    struct obs_tbuf *b = obs_tls.buf;
+    uint32_t used;
+    if (b == NULL)
+        return UINT64_MAX;
+    used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    if (used == 0 || b->recs[used - 1].type != OBS_REC_CALL || b->recs[used - 1].call.t_begin != c->rec.t_begin)
+        return UINT64_MAX;
+    return b->first_index + used - 1;
+}
+
+/* Append a non-CALL record (STREAM, GPU_SPAN ...) to the calling thread's
+ * buffer, from a slow path: inside a recorded call (depth 1), or GPU event
+ * resolution (which holds the depth guard itself). Counted as lost when it
+ * cannot be kept. */
+void obs_recorder_append(const union obs_record *r);
+
+/* Time the shim spent on this thread outside any recorded call (resolving
+ * GPU events): counted in its SELF_COST like buffer flushes. */
+void obs_recorder_add_shim_ns(uint64_t ns);
+
+/* The calling thread's id (cached). */
+uint32_t obs_thread_id(void);
+
+/* Lifecycle (init.c). */
+void obs_recorder_init(void);
+/* Flush every thread's buffer and close the trace; from_signal: only
+ * async-signal-safe work (no allocation, no demangling). Returns true when
+ * a trace file was open. */
+bool obs_recorder_finish(bool from_signal);
+void obs_recorder_fork_prepare(void);
+void obs_recorder_fork_parent(void);
+void obs_recorder_fork_child(void);
+
+#endif
