@@ -6,9 +6,7 @@
 #include "report_cli.h"
 #include "report_opts.h"
 #include "reports.h"
-#include "trace/trace_csv.h"
-#include "trace/trace_json.h"
-#include "trace/trace_summary.h"
+#include "trace/trace.h"
 
 enum export_kind { EXPORT_CSV, EXPORT_JSON };
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "report_cli.h"
-#include "trace/trace_json.h"
+#include "trace/trace.h"
 
 /* Two starts whose (CLOCK_REALTIME - CLOCK_MONOTONIC) differ by less than
  * this, on one host, are taken as one boot (docs/merge.md, "Clocks"). */

@@ -6,9 +6,7 @@
 #include <string.h>
 
 #include "report_cli.h"
-#include "trace/trace_phases.h"
-#include "trace/trace_suggest.h"
-#include "trace/trace_summary.h"
+#include "trace/trace.h"
 
 static int run_phases(const struct report_command *cmd, int argc, char **argv)
 {

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "trace/trace_reader.h"
+#include "trace/trace.h"
 
 #define EXIT_TRACE_ERROR 1 /* the trace could not be read, or the output written */
 #define EXIT_USAGE 2

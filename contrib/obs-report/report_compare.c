@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_phases.h"
+#include "trace/trace.h"
 
 static void ratio_cell(struct rtable *tb, double a, double b)
 {

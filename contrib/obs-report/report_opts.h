@@ -6,7 +6,7 @@
 
 #include "report_cli.h"
 #include "report_table.h"
-#include "trace/trace_query.h"
+#include "trace/trace.h"
 
 /* What a command accepts (report_opts_parse's accept). */
 #define ROPT_FILTERS 0x1u /* --phase, --step, --kernel, --window */

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_phases.h"
-#include "trace/trace_summary.h"
+#include "trace/trace.h"
 
 /* ---- shared helpers --------------------------------------------------------------- */
 

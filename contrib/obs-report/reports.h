@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "report_table.h"
-#include "trace/trace_query.h"
+#include "trace/trace.h"
 
 /* summary: cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,
  * nvtx_kern_sum, generations and bests. In table format the summary's text

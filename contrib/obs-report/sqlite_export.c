@@ -17,8 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "trace/api_list.h"
-#include "trace/kernel_base_name.h"
+#include "trace/trace.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/trace_reader.h"
+#include "trace/trace.h"
 
 /* Row counts of an export, for the caller's report line and the tests. */
 struct obs_sqlite_counts {

@@ -43,7 +43,7 @@ static int load_switch(obs_env_lookup lookup, const char *name, int fallback, in
     return 0;
 }
 
-static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time *out)
+static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time_mode *out)
 {
     const char *text = lookup("OBS_GPU_TIME");
     *out = OBS_GPU_TIME_OFF;

@@ -3,10 +3,11 @@
 #ifndef OBS_CONFIG_H
 #define OBS_CONFIG_H
 
+#include "output_path.h" /* OBS_OUTPUT_MAX */
+
 #include <stdint.h>
 
 #define OBS_OUTPUT_DEFAULT "obs-%p"
-#define OBS_OUTPUT_MAX 4096
 #define OBS_BUFFER_RECORDS_DEFAULT 65536u
 #define OBS_BUFFER_RECORDS_MIN 64u
 #define OBS_BUFFER_RECORDS_MAX 16777216u
@@ -19,7 +20,7 @@
 #define OBS_GEN_GAP_MS_DEFAULT_CFG 1000u
 #define OBS_GEN_GAP_MS_MAX 3600000u
 
-enum obs_gpu_time { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1 };
+enum obs_gpu_time_mode { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1 };
 /* OBS_CLOCK: auto = the TSC where the kernel keeps time with it (clock.h);
  * tsc = the same, with a warning where it cannot be used; monotonic =
  * clock_gettime always. */
@@ -30,7 +31,7 @@ struct obs_config {
     char output[OBS_OUTPUT_MAX]; /* OBS_OUTPUT: file prefix pattern (output_path.h) */
     int json;                    /* OBS_JSON: write <prefix>.json at exit */
     int summary;                 /* OBS_SUMMARY: print the summary to stderr at exit */
-    enum obs_gpu_time gpu_time;  /* OBS_GPU_TIME: off | events */
+    enum obs_gpu_time_mode gpu_time;  /* OBS_GPU_TIME: off | events */
     enum obs_clock_want clock;   /* OBS_CLOCK: auto | tsc | monotonic */
     uint32_t buffer_records;     /* OBS_BUFFER_RECORDS: records per thread buffer */
     int phases_off;              /* OBS_PHASES=off: no phase engine */

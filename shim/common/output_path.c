@@ -84,7 +84,7 @@ static void put_text(struct text_out *o, const char *s, size_t n, int double_per
     o->buf[o->len] = '\0';
 }
 
-int obs_output_pattern_prepare(const char *pattern, const char *host, obs_env_lookup lookup,
+int obs_output_pattern_prepare(const char *pattern, const char *host, const char *(*lookup)(const char *name),
                                char *out, size_t outlen)
 {
     struct text_out o = {out, 0, outlen, 0};

@@ -10,8 +10,7 @@
 
 #include <stddef.h>
 
-#include "config.h"
-
+#define OBS_OUTPUT_MAX 4096 /* a pattern or an expanded prefix, NUL included */
 #define OBS_TRACE_SUFFIX ".obs"
 #define OBS_JSON_SUFFIX ".json"
 
@@ -21,7 +20,7 @@ int obs_output_pattern_check(const char *pattern, char *why, size_t whylen);
 /* Substitute %h (host) and %q{VAR} (lookup, empty when unset) in a checked
  * pattern; % in substituted text is doubled so that it stays literal.
  * Returns 0, or -1 when the result does not fit. */
-int obs_output_pattern_prepare(const char *pattern, const char *host, obs_env_lookup lookup,
+int obs_output_pattern_prepare(const char *pattern, const char *host, const char *(*lookup)(const char *name),
                                char *out, size_t outlen);
 
 /* Expand %p, %n and %% of a prepared pattern. Returns 0, or -1 when the

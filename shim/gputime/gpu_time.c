@@ -51,12 +51,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "trace/api_list.h"
-#include "common/log.h"
-#include "common/obs_export.h"
-#include "record/output.h"
-#include "record/streams.h"
-#include "trace/trace_format.h"
+#include "trace/trace.h"
+#include "common/common.h"
+#include "record/record.h"
 
 #define OBS_GPU_RING 4096u       /* pending pairs per thread and family (power of two) */
 #define OBS_GPU_MAX_DEVICES 16u  /* devices 0..15 are timed; calls on others are not */
@@ -447,7 +444,7 @@ static bool make_room(struct obs_gpu_thread *th, unsigned d, int prev_error)
     return p->count >= 2;
 }
 
-void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, struct obs_call *call, uint16_t api)
+void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, struct obs_hooked_call *call, uint16_t api)
 {
     struct obs_gpu_thread *th;
     struct obs_gpu_pool *pool;
@@ -509,7 +506,7 @@ void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, st
 }
 
 /* The pair's call is stored: queue it (the ring has room: make_room). */
-static void queue_pair(struct obs_gpu_call *g, const struct obs_call *call)
+static void queue_pair(struct obs_gpu_call *g, const struct obs_hooked_call *call)
 {
     struct obs_gpu_thread *th = g->th;
     uint64_t index = obs_call_last_index(call);
@@ -531,7 +528,7 @@ static void queue_pair(struct obs_gpu_call *g, const struct obs_call *call)
     bump(&th->st.timed, 1);
 }
 
-void obs_gpu_after(struct obs_gpu_call *g, struct obs_call *call, int32_t status)
+void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t status)
 {
     int real_errno = errno;
     uint64_t t_end = obs_now_ns();

@@ -31,8 +31,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/config.h"
-#include "record/recorder.h"
+#include "common/common.h"
+#include "record/record.h"
 
 /* One runtime family's event API (real functions). Every int is the
  * family's status code, 0 = success. */
@@ -60,6 +60,10 @@ enum { OBS_GPU_FAMILY_CUDA = 0, OBS_GPU_FAMILY_HIP = 1, OBS_GPU_FAMILIES = 2 };
 
 extern const struct obs_gpu_backend obs_gpu_cuda;
 extern const struct obs_gpu_backend obs_gpu_hip;
+/* The driver's: it shares the CUDA family's state with the runtime
+ * backend (runtime and driver events and streams are the same objects on
+ * one device clock). */
+extern const struct obs_gpu_backend obs_gpu_cudrv;
 
 /* The one test wrappers make when GPU time is off. */
 static inline bool obs_gpu_time_enabled(void)
@@ -81,11 +85,11 @@ struct obs_gpu_call {
 };
 
 /* After describe, before obs_call_started. */
-void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, struct obs_call *call,
+void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, struct obs_hooked_call *call,
                     uint16_t api);
 /* Right after the real call, instead of obs_call_finish. errno is left as
  * the real call left it. */
-void obs_gpu_after(struct obs_gpu_call *g, struct obs_call *call, int32_t status);
+void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t status);
 
 /* The calling thread is exiting (recorder.c, before its buffer is flushed):
  * resolve what has completed; what has not waits for process exit. */

@@ -3,7 +3,7 @@
 #include "gpu_time.h"
 
 #include "abi/cuda_abi.h"
-#include "common/obs_export.h"
+#include "common/common.h"
 #include "runtimes/real_symbols.h"
 
 static bool cuda_available(void)

@@ -10,8 +10,7 @@
 #include "gpu_time.h"
 
 #include "abi/cuda_driver_abi.h"
-#include "intercept/hooks_driver.h"
-#include "common/obs_export.h"
+#include "common/common.h"
 #include "runtimes/real_symbols.h"
 
 static bool cudrv_available(void)

@@ -4,7 +4,7 @@
 #include "gpu_time.h"
 
 #include "abi/hip_abi.h"
-#include "common/obs_export.h"
+#include "common/common.h"
 #include "runtimes/real_symbols.h"
 
 static bool hip_available(void)

@@ -25,17 +25,13 @@
  * is defined with a wider signature than CUDA 13's (see its hook). */
 #define OBS_CUDA_ABI_NO_PROTOTYPES
 #include "abi/cuda_abi.h"
-#include "trace/api_list.h"
-#include "record/call_record.h"
+#include "trace/trace.h"
+#include "record/record.h"
 #include "wrapper.h"
 #include "gputime/gpu_time.h"
-#include "record/graph_execs.h"
-#include "record/kernel_names.h"
-#include "common/obs_export.h"
+#include "common/common.h"
 #include "phases/phase_engine.h"
 #include "runtimes/real_symbols.h"
-#include "record/recorder.h"
-#include "record/streams.h"
 
 #define OBS_CUDA_HOOK_PROTOTYPE(name, ret, params, args) OBS_EXPORT ret name params;
 OBS_CUDA_RUNTIME_API(OBS_CUDA_HOOK_PROTOTYPE)

@@ -41,7 +41,7 @@
 #include "abi/cuda_driver_abi.h"
 #include "cuda_proc_resolve.h"
 #include "hooks_driver.h"
-#include "common/obs_export.h"
+#include "common/common.h"
 #include "runtimes/real_symbols.h"
 
 typedef void *(*dlsym_fn)(void *handle, const char *name);

@@ -27,17 +27,12 @@
 #include <stdlib.h>
 
 #include "abi/cuda_driver_abi.h"
-#include "trace/api_list.h"
-#include "record/call_record.h"
+#include "trace/trace.h"
+#include "record/record.h"
 #include "gputime/gpu_time.h"
-#include "record/graph_execs.h"
 #include "hooks_driver.h"
-#include "record/kernel_names.h"
-#include "common/log.h"
-#include "common/obs_export.h"
+#include "common/common.h"
 #include "runtimes/real_symbols.h"
-#include "record/recorder.h"
-#include "record/streams.h"
 #include "wrapper.h"
 
 #define OBS_CUDRV_HOOK_PROTOTYPE(name, ret, params, args) OBS_EXPORT ret name params;

@@ -9,10 +9,7 @@
 #include "abi/cuda_driver_abi.h"
 #include "gputime/gpu_time.h"
 
-/* The driver's event functions for OBS_GPU_TIME=events. It shares the CUDA
- * family's state with the runtime backend: CUDA runtime and driver events
- * and streams are the same objects on one device clock. */
-extern const struct obs_gpu_backend obs_gpu_cudrv;
+/* The driver's event functions for OBS_GPU_TIME=events (gpu_time.h). */
 #define OBS_GPU_CUDRV_BACKEND (&obs_gpu_cudrv)
 
 /* The driver's graph instantiations, hooked to learn what each exec

@@ -24,17 +24,13 @@
 /* Prototypes are declared here, with OBS_EXPORT, not by the ABI header. */
 #define OBS_HIP_ABI_NO_PROTOTYPES
 #include "abi/hip_abi.h"
-#include "trace/api_list.h"
-#include "record/call_record.h"
+#include "trace/trace.h"
+#include "record/record.h"
 #include "wrapper.h"
 #include "gputime/gpu_time.h"
-#include "record/graph_execs.h"
-#include "record/kernel_names.h"
-#include "common/obs_export.h"
+#include "common/common.h"
 #include "phases/phase_engine.h"
 #include "runtimes/real_symbols.h"
-#include "record/recorder.h"
-#include "record/streams.h"
 
 /* The C++ symbol first: an asm label must be on the first declaration. */
 OBS_EXPORT obs_hipError_t hipExtModuleLaunchKernel(obs_hipFunction_t f, uint32_t globalWorkSizeX,

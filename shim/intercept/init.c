@@ -23,19 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record/clock.h"
-#include "common/config.h"
-#include "record/graph_execs.h"
-#include "record/kernel_names.h"
-#include "common/log.h"
-#include "common/obs_export.h"
-#include "record/output.h"
-#include "common/output_path.h"
+#include "record/record.h"
+#include "common/common.h"
 #include "runtimes/real_symbols.h"
-#include "record/recorder.h"
-#include "record/streams.h"
+#include "gputime/gpu_time.h"
 
-OBS_HIDDEN uint64_t obs_start_mono_ns, obs_start_real_ns;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -66,8 +58,7 @@ static void fork_parent(void)
  * under a new start time; the parent's buffered records stay the parent's. */
 static void fork_child(void)
 {
-    obs_start_mono_ns = obs_now_ns();
-    obs_start_real_ns = obs_realtime_ns();
+    obs_output_mark_start();
     obs_recorder_fork_child();
     obs_graph_execs_fork_child();
     obs_streams_fork_child();
@@ -101,9 +92,10 @@ static void init_body(void)
     if (obs_clock_init(obs_cfg.clock != OBS_CLOCK_WANT_MONOTONIC) != OBS_CLOCK_TSC &&
         obs_cfg.clock == OBS_CLOCK_WANT_TSC)
         obs_log_warn("OBS_CLOCK=tsc: the kernel does not keep time with the TSC here; using clock_gettime");
-    obs_start_mono_ns = obs_now_ns();
-    obs_start_real_ns = obs_realtime_ns();
+    obs_output_mark_start();
     prepare_output_pattern();
+    obs_output_set_on_open(obs_signals_install);
+    obs_recorder_set_thread_exit_hook(obs_gpu_thread_exit);
     obs_kernel_names_init();
     obs_recorder_init();
     obs_real_resolve_all();

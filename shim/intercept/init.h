@@ -5,9 +5,6 @@
 
 #include <stdint.h>
 
-/* CLOCK_MONOTONIC / CLOCK_REALTIME when the shim started in this process. */
-extern uint64_t obs_start_mono_ns, obs_start_real_ns;
-
 /* Idempotent, thread-safe (pthread_once); sets obs_state. */
 void obs_init(void);
 

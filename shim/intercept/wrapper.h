@@ -7,7 +7,8 @@
  *
  * Order of work around the real call:
  *   resolve the real function (missing: never call it);
- *   pass straight through when not recording or nested (obs_call_begin);
+ *   start the library if this wrapper runs before its constructor, then
+ *   pass straight through when not recording or nested (obs_hook_begin);
  *   describe; ask the phase engine (a launch may open or close phase ranges
  *   before its work is enqueued); with OBS_GPU_TIME=events an event pair
  *   around the real call on its stream (gpu_time.h), else one predictable
@@ -18,22 +19,40 @@
 
 #include <stdbool.h>
 
+#include "common/common.h"
 #include "gputime/gpu_time.h"
-#include "common/obs_export.h"
+#include "init.h"
 #include "phases/phase_engine.h"
-#include "record/recorder.h"
+#include "record/record.h"
+
+/* obs_call_begin, plus the one case the recorder leaves to the library's
+ * top: a wrapper that runs before our constructor (another library's
+ * constructor calling the runtime) starts the library first. */
+static inline bool obs_hook_begin(struct obs_hooked_call *c)
+{
+    int saved_errno;
+
+    if (obs_likely(obs_call_begin(c)))
+        return true;
+    if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_UNINIT || obs_tls.depth != 0)
+        return false;
+    saved_errno = errno;
+    obs_init();
+    errno = saved_errno;
+    return obs_call_begin(c);
+}
 
 #define OBS_DEFINE_RECORDED_WRAPPER(name, ret, params, args, real_fn, missing_call, gpu_backend) \
     OBS_EXPORT ret name params                                              \
     {                                                                       \
         obs_fn_##name real = real_fn;                                       \
-        struct obs_call call;                                               \
+        struct obs_hooked_call call;                                               \
         ret status;                                                         \
         bool phases;                                                        \
                                                                             \
         if (real == NULL)                                                   \
             return missing_call;                                            \
-        if (!obs_call_begin(&call))                                         \
+        if (!obs_hook_begin(&call))                                         \
             return real args;                                               \
         call.rec = describe_##name args;                                    \
         phases = obs_phase_enabled();                                       \

@@ -8,7 +8,7 @@
  * client in the process, with our own domain. */
 #include "range_sinks.h"
 
-#include "common/log.h"
+#include "common/common.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>

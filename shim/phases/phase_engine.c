@@ -22,17 +22,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "trace/api_list.h"
-#include "record/clock.h"
-#include "common/config.h"
-#include "record/kernel_names.h"
-#include "common/log.h"
-#include "record/out_lock.h"
-#include "record/output.h"
+#include "trace/trace.h"
+#include "record/record.h"
+#include "common/common.h"
 #include "phase_rules.h"
 #include "ranges.h"
-#include "trace/trace_format.h"
-#include "trace/trace_writer.h"
 
 OBS_HIDDEN _Atomic int obs_phase_on;
 
@@ -705,7 +699,7 @@ static void on_classified_transfer(struct phase_thread *p, uint8_t phase)
     move_to(p, want, n);
 }
 
-void obs_phase_before(const struct obs_call *c, uint16_t api)
+void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
 {
     struct phase_thread *p;
     uint8_t ev = api < OBS_API_COUNT ? api_event[api] : EV_OTHER;
@@ -739,7 +733,7 @@ void obs_phase_before(const struct obs_call *c, uint16_t api)
     }
 }
 
-void obs_phase_after(const struct obs_call *c, uint16_t api, int32_t status)
+void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t status)
 {
     struct phase_thread *p = phase_tls;
     uint8_t ev = api < OBS_API_COUNT ? api_event[api] : EV_OTHER, dir;

@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/obs_export.h"
-#include "record/recorder.h"
+#include "common/common.h"
+#include "record/record.h"
 
 /* RANGE_NAME string ids of PHASE records: the phase ids of phase_rules.h
  * (1 PREFILL, 2 DECODE, 3 KV_GATHER), 4 "DECODE/STEADY", and
@@ -50,8 +50,8 @@ static inline bool obs_phase_enabled(void)
 enum obs_phase_mode obs_phase_engine_mode(void);
 
 /* Around a recorded call (depth guard held). */
-void obs_phase_before(const struct obs_call *c, uint16_t api);
-void obs_phase_after(const struct obs_call *c, uint16_t api, int32_t status);
+void obs_phase_before(const struct obs_hooked_call *c, uint16_t api);
+void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t status);
 
 
 #endif

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "trace/trace_format.h"
+#include "trace/trace.h"
 
 static const char *const phase_names[OBS_PHASE_ID_COUNT] = {"", "PREFILL", "DECODE", "KV_GATHER"};
 

@@ -74,7 +74,7 @@ uint8_t obs_phase_rules_match_memset(const struct obs_phase_rules *r);
 bool obs_glob_match(const char *glob, const char *text);
 
 /* Base names of kernels: kernel_base_name.h. */
-#include "trace/kernel_base_name.h"
+#include "trace/trace.h"
 
 /* "PREFILL", "DECODE", "KV_GATHER", or "" */
 const char *obs_phase_id_name(unsigned phase);

@@ -8,7 +8,7 @@
  * entries never move or change once their handle is returned. */
 #include "ranges.h"
 
-#include "common/log.h"
+#include "common/common.h"
 #include "range_sinks.h"
 
 #include <errno.h>

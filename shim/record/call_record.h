@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "recorder.h"
-#include "trace/trace_format.h"
+#include "trace/trace.h"
 
 static inline uint16_t obs_clamp16(unsigned v)
 {

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "common/obs_export.h"
+#include "common/common.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/obs_export.h"
+#include "common/common.h"
 #include "recorder.h"
-#include "trace/trace_format.h"
+#include "trace/trace.h"
 
 OBS_HIDDEN struct obs_ptrmap obs_graph_exec_ids;
 

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "call_record.h"
-#include "common/ptrmap.h"
+#include "common/common.h"
 
 /* What one walk of a graph found. */
 struct obs_graph_walk {

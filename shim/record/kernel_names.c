@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "output.h"
-#include "trace/trace_format.h"
+#include "trace/trace.h"
 
 OBS_HIDDEN struct obs_ptrmap obs_names_by_host_fun;
 OBS_HIDDEN struct obs_ptrmap obs_names_by_handle;

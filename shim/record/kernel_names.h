@@ -14,8 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/obs_export.h"
-#include "common/ptrmap.h"
+#include "common/common.h"
 
 extern struct obs_ptrmap obs_names_by_host_fun; /* hostFun -> name id */
 extern struct obs_ptrmap obs_names_by_handle;   /* cudaKernel_t (and the like) -> name id */

@@ -12,15 +12,24 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "intercept/init.h"
-#include "common/log.h"
-#include "common/obs_export.h"
-#include "common/output_path.h"
-#include "recorder.h"
-#include "trace/trace_postprocess.h"
-#include "trace/trace_writer.h"
+#include "common/common.h"
+#include "trace/trace.h"
 
 OBS_HIDDEN struct obs_output obs_out = {.fd = -1};
+
+static uint64_t start_mono_ns, start_real_ns; /* the trace header's start */
+static void (*on_open)(void);
+
+void obs_output_mark_start(void)
+{
+    start_mono_ns = obs_now_ns();
+    start_real_ns = obs_realtime_ns();
+}
+
+void obs_output_set_on_open(void (*fn)(void))
+{
+    on_open = fn;
+}
 
 static char output_pattern[OBS_OUTPUT_MAX];
 static atomic_int warned_write;
@@ -172,7 +181,7 @@ static int write_preamble(int fd)
     struct obs_file_header h;
     uint32_t flags = obs_cfg.gpu_time == OBS_GPU_TIME_EVENTS ? OBS_FILE_GPU_TIME : 0;
     int rc;
-    obs_trace_init_header(&h, (uint32_t)getpid(), flags, obs_start_mono_ns, obs_start_real_ns);
+    obs_trace_init_header(&h, (uint32_t)getpid(), flags, start_mono_ns, start_real_ns);
     rc = obs_trace_write_header(fd, &h);
     return rc != 0 ? rc : write_meta(fd);
 }
@@ -215,7 +224,8 @@ bool obs_output_ensure_open_locked(void)
     }
     obs_out.fd = fd;
     obs_out.status = OBS_OUTPUT_OPEN;
-    obs_signals_install();
+    if (on_open != NULL)
+        on_open();
     return true;
 }
 

@@ -10,9 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/config.h"
+#include "common/common.h"
 #include "out_lock.h"
-#include "trace/trace_format.h"
+#include "trace/trace.h"
+
+/* Every OBS_SAMPLE_PERIOD-th call of a thread takes two extra timestamps to
+ * measure the shim's own cost (SELF_COST records); the trace's meta says so. */
+#define OBS_SAMPLE_PERIOD 64u
 
 enum obs_output_status {
     OBS_OUTPUT_NOT_OPEN = 0, /* no record yet */
@@ -30,6 +34,14 @@ struct obs_output {
     uint64_t chunks_failed;            /* writes that failed (disk full ...) */
 };
 extern struct obs_output obs_out;
+
+/* The trace's start: CLOCK_MONOTONIC and CLOCK_REALTIME now, kept for the
+ * file header. Called at start-up and in a forked child. */
+void obs_output_mark_start(void);
+
+/* fn runs (under the lock) each time the trace file has been created: the
+ * library installs its flushing signal handlers then. Set at start-up. */
+void obs_output_set_on_open(void (*fn)(void));
 
 /* Set at start-up: %h and %q{} substituted (output_path.h). */
 void obs_output_set_pattern(const char *prepared);

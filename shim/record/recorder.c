@@ -14,13 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/config.h"
-#include "gputime/gpu_time.h"
-#include "intercept/init.h"
+#include "common/common.h"
 #include "kernel_names.h"
-#include "common/log.h"
 #include "output.h"
-#include "streams.h"
 
 OBS_HIDDEN _Atomic int obs_state;
 OBS_HIDDEN __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec")));
@@ -34,6 +30,13 @@ static _Atomic uint64_t lost_unbuffered, lost_unbuffered_first, lost_unbuffered_
 static uint64_t lost_unbuffered_reported;
 
 static atomic_int warned_mmap;
+
+static void (*_Atomic thread_exit_hook)(void);
+
+void obs_recorder_set_thread_exit_hook(void (*fn)(void))
+{
+    atomic_store_explicit(&thread_exit_hook, fn, memory_order_release);
+}
 
 static void thread_detach(void *arg);
 
@@ -51,24 +54,19 @@ void obs_recorder_init(void)
 
 /* ---- the wrapper's slow paths ------------------------------------------- */
 
-bool obs_call_begin_slow(struct obs_call *c)
+bool obs_call_begin_slow(struct obs_hooked_call *c)
 {
     struct obs_tls *t = &obs_tls;
-    int saved_errno = errno;
 
     if (t->depth != 0)
         return false; /* nested inside another hooked call: its caller records */
-    if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_UNINIT) {
-        obs_init(); /* a wrapper ran before our constructor */
-        errno = saved_errno;
-    }
     if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING)
         return false;
     obs_call_setup(c, t);
     return true;
 }
 
-void obs_call_sample(struct obs_call *c, uint64_t t_end)
+void obs_call_sample(struct obs_hooked_call *c, uint64_t t_end)
 {
     struct obs_tbuf *b = obs_tls.buf;
     uint64_t t_exit = obs_now_ns();
@@ -280,7 +278,9 @@ static void thread_detach(void *arg)
 
     if (b == NULL || b != t->buf)
         return;
-    obs_gpu_thread_exit(); /* its GPU_SPAN records go into b, written below */
+    void (*hook)(void) = atomic_load_explicit(&thread_exit_hook, memory_order_acquire);
+    if (hook != NULL)
+        hook(); /* GPU time: its GPU_SPAN records go into b, written below */
     obs_out_lock_acquire(&obs_out.lock, b->tid);
     flush_locked(b, true, false);
     registry_remove_locked(b);
@@ -320,7 +320,7 @@ static void store_record(struct obs_tls *t, const union obs_record *r, bool is_c
                               memory_order_relaxed);
 }
 
-void obs_call_store_slow(struct obs_call *c)
+void obs_call_store_slow(struct obs_hooked_call *c)
 {
     union obs_record r;
     r.call = c->rec;

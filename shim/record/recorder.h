@@ -33,8 +33,9 @@
 #include <string.h>
 
 #include "clock.h"
-#include "common/obs_export.h"
-#include "trace/trace_format.h"
+#include "common/common.h"
+#include "output.h" /* OBS_SAMPLE_PERIOD */
+#include "trace/trace.h"
 
 /* Process-wide state, checked first by every wrapper. */
 enum obs_state {
@@ -45,9 +46,6 @@ enum obs_state {
 };
 extern _Atomic int obs_state;
 
-/* Every OBS_SAMPLE_PERIOD-th call of a thread takes two extra timestamps to
- * measure the shim's own cost (SELF_COST records). */
-#define OBS_SAMPLE_PERIOD 64u
 
 /* Reserved at the end of each buffer for the SELF_COST and LOST records
  * the owner appends when it flushes. */
@@ -86,7 +84,7 @@ extern __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec"))
 
 /* A call being recorded: the record is described (on the stack) before
  * the real call and stored after it. */
-struct obs_call {
+struct obs_hooked_call {
     struct obs_rec_call rec;
     uint64_t t_entry;  /* sampled calls: wrapper entry time */
     int saved_errno;
@@ -94,11 +92,11 @@ struct obs_call {
 };
 
 /* Slow paths (recorder.c). */
-bool obs_call_begin_slow(struct obs_call *c);
-void obs_call_store_slow(struct obs_call *c);
-void obs_call_sample(struct obs_call *c, uint64_t t_end);
+bool obs_call_begin_slow(struct obs_hooked_call *c);
+void obs_call_store_slow(struct obs_hooked_call *c);
+void obs_call_sample(struct obs_hooked_call *c, uint64_t t_end);
 
-static inline void obs_call_setup(struct obs_call *c, struct obs_tls *t)
+static inline void obs_call_setup(struct obs_hooked_call *c, struct obs_tls *t)
 {
     c->saved_errno = errno;
     t->depth = 1;
@@ -109,8 +107,9 @@ static inline void obs_call_setup(struct obs_call *c, struct obs_tls *t)
 
 /* True: this call is to be recorded (describe it in c->rec, then
  * obs_call_started). False: pass it through untouched (shim not recording,
- * or a hooked call made from inside another one). errno is as on entry. */
-static inline bool obs_call_begin(struct obs_call *c)
+ * not started yet, or a hooked call made from inside another one). errno is
+ * as on entry. */
+static inline bool obs_call_begin(struct obs_hooked_call *c)
 {
     struct obs_tls *t = &obs_tls;
     if (obs_unlikely(atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING) ||
@@ -122,7 +121,7 @@ static inline bool obs_call_begin(struct obs_call *c)
 
 /* Just before the real call: the record's type and api, the host begin
  * time; errno back to the app's. */
-static inline void obs_call_started(struct obs_call *c, uint16_t api)
+static inline void obs_call_started(struct obs_hooked_call *c, uint16_t api)
 {
     c->rec.type = OBS_REC_CALL;
     c->rec.api = api;
@@ -149,7 +148,7 @@ static inline bool obs_tbuf_append(struct obs_tbuf *b, const struct obs_rec_call
 /* Just after the real call, with its end time already taken (GPU timing
  * records an event between the two): status, store. errno stays as it is
  * on entry (the real call's). */
-static inline void obs_call_finish_at(struct obs_call *c, int32_t status, uint64_t t_end)
+static inline void obs_call_finish_at(struct obs_hooked_call *c, int32_t status, uint64_t t_end)
 {
     uint64_t dur = t_end - c->rec.t_begin;
     int real_errno = errno;
@@ -171,14 +170,14 @@ static inline void obs_call_finish_at(struct obs_call *c, int32_t status, uint64
 
 /* Just after the real call: end time, status, store. errno stays as the
  * real call left it. */
-static inline void obs_call_finish(struct obs_call *c, int32_t status)
+static inline void obs_call_finish(struct obs_hooked_call *c, int32_t status)
 {
     obs_call_finish_at(c, status, obs_now_ns());
 }
 
 /* After obs_call_finish: the per-thread index of the CALL record it stored
  * (GPU_SPAN records name it), or UINT64_MAX when it was not kept. */
-static inline uint64_t obs_call_last_index(const struct obs_call *c)
+static inline uint64_t obs_call_last_index(const struct obs_hooked_call *c)
 {
     struct obs_tbuf *b = obs_tls.buf;
     uint32_t used;
@@ -203,8 +202,11 @@ void obs_recorder_add_shim_ns(uint64_t ns);
 /* The calling thread's id (cached). */
 uint32_t obs_thread_id(void);
 
-/* Lifecycle (init.c). */
+/* Lifecycle (intercept/init.c). */
 void obs_recorder_init(void);
+/* fn runs on each thread's exit before its buffer is written (GPU time
+ * resolves the thread's pending spans into it). Set once at start-up. */
+void obs_recorder_set_thread_exit_hook(void (*fn)(void));
 /* Flush every thread's buffer and close the trace; from_signal: only
  * async-signal-safe work (no allocation, no demangling). Returns true when
  * a trace file was open. */

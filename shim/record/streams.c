@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "recorder.h"
-#include "trace/trace_format.h"
+#include "trace/trace.h"
 
 OBS_HIDDEN struct obs_ptrmap obs_stream_ids;
 

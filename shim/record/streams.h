@@ -9,8 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/obs_export.h"
-#include "common/ptrmap.h"
+#include "common/common.h"
 
 extern struct obs_ptrmap obs_stream_ids;
 

@@ -6,8 +6,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "common/log.h"
-#include "common/obs_export.h"
+#include "common/common.h"
 
 /* ---- the tables ------------------------------------------------------------ */
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "trace_reader.h"
-#include "trace_summary.h" /* struct obs_duration_stats */
+#include "trace_stats.h"
 
 /* Which calls to keep. All set fields must match; a zero-initialised
  * filter keeps everything. */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "trace_reader.h"
+#include "trace_stats.h"
 
 /* Sections, for obs_summary_options.sections (0 = all). */
 #define OBS_SUMMARY_HEADER 0x01u
@@ -49,14 +50,5 @@ int obs_report_summary_filtered(const struct obs_trace *t, FILE *out, const stru
  * generation, per generation with TTFT and tokens/s, and the bests; or one
  * line saying the trace has no phases. Returns 0, or -1 with errno set. */
 int obs_report_phase_tables(const struct obs_trace *t, FILE *out);
-
-/* Statistics of a set of durations, as nsys computes them: the median of an
- * even count is the mean of the two middle values; the standard deviation is
- * the sample one (n - 1), 0 for a single value. values is reordered. */
-struct obs_duration_stats {
-    uint64_t count, total, min, max;
-    double avg, median, stddev;
-};
-void obs_duration_stats(uint64_t *values, size_t n, struct obs_duration_stats *out);
 
 #endif

@@ -1,0 +1,29 @@
+/* libobstrace's public face: the .obs format and everything that reads or
+ * writes it, shared by the shim's exit path and obs-report. The recorded
+ * APIs (api_list.h) and the file layout (trace_format.h); the writer
+ * (trace_writer.h) and the reader (trace_reader.h); the exports (CSV, Chrome
+ * JSON: trace_csv.h, trace_json.h, with trace_outbuf.h); the reports
+ * (summary, phases and TTFT, queries and statistics, suggested phase rules:
+ * trace_summary.h, trace_phases.h, trace_query.h, trace_stats.h,
+ * trace_suggest.h); what the shim does with a finished trace
+ * (trace_postprocess.h); kernel base names (kernel_base_name.h). It depends
+ * on nothing else of shim/. */
+#ifndef OBS_TRACE_H
+#define OBS_TRACE_H
+
+#include "api_list.h"
+#include "kernel_base_name.h"
+#include "trace_csv.h"
+#include "trace_format.h"
+#include "trace_json.h"
+#include "trace_outbuf.h"
+#include "trace_phases.h"
+#include "trace_postprocess.h"
+#include "trace_query.h"
+#include "trace_reader.h"
+#include "trace_stats.h"
+#include "trace_suggest.h"
+#include "trace_summary.h"
+#include "trace_writer.h"
+
+#endif
