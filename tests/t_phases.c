@@ -418,6 +418,8 @@ static void llm_loop_cases(void)
     const char *app = llm_loop_path;
     const char *argv[] = {app, "--steps", "16", "--prompts", "2", NULL};
     const char *argv_gap[] = {app, "--steps", "8", "--prompts", "3", "--gap-ms", "30", NULL};
+    const char *argv_layers[] = {app, "--steps", "16", "--prompts", "3", "--layers", "32", NULL};
+    const char *argv_chunks[] = {app, "--steps", "8", "--prompts", "3", "--layers", "32", "--chunks", "4", NULL};
     static const char *const gap_env[] = {"OBS_GEN_GAP_MS=10", NULL};
     struct case_result r;
 
@@ -425,6 +427,12 @@ static void llm_loop_cases(void)
     is_int(0, r.status, "llm_loop auto: exit status 0");
     free_case(&r);
     run_case("llm_loop auto, idle gaps between prompts", argv_gap, 0, gap_env, &r);
+    free_case(&r);
+    /* Transformer layers inside every iteration: the repetition is layers,
+     * never steps; prompts back to back with no gap. */
+    run_case("llm_loop auto, 32 layers", argv_layers, 0, NULL, &r);
+    free_case(&r);
+    run_case("llm_loop auto, 32 layers, prefill in 4 chunks", argv_chunks, 0, NULL, &r);
     free_case(&r);
     launch_range_case();
 }

@@ -308,6 +308,31 @@ struct history_entry {
     uint8_t reserved[3];
 };
 
+/* What the first launch of an iteration (the launches between two host
+ * delimiters) looks like: what automatic mode's shape (b) decides on. */
+struct iteration_start {
+    uint64_t threads; /* grid x block of the first launch, 0 for a graph launch */
+    uint64_t htod;    /* host-to-device bytes copied since the delimiter */
+    uint64_t now;
+    uint32_t name;    /* its kernel name id */
+    bool graph;       /* it is a graph launch */
+};
+
+/* Shape (b)'s memory of a thread: what its prompts and decode steps looked
+ * like, to tell the next iteration's kind. */
+struct token_loop {
+    bool copied;          /* the thread copied between host and device: a host-fed loop */
+    bool iter_token_read; /* a device-to-host copy in the current iteration */
+    bool gen_token_read;  /* the current generation has read its first token */
+    bool ever_token_read; /* some generation of this thread read a token */
+    uint64_t htod;        /* host-to-device bytes since the last delimiter, up to the first launch */
+    bool prev_graph_first, graph_first; /* the previous / current iteration began with a graph launch */
+    bool decode_seen;     /* the references below hold decode iterations */
+    uint64_t decode_threads, decode_htod_max;
+    uint64_t prompt_threads, prompt_htod;
+    uint32_t prompt_name;
+};
+
 struct phase_thread {
     struct logic logic;
     struct range open[4];
@@ -315,7 +340,7 @@ struct phase_thread {
     bool after_delimiter;
     bool launch_range_open;
     uint64_t delimiter_t;
-    uint64_t seg_first_threads, prev_seg_first_threads;
+    struct token_loop loop;
     /* automatic mode */
     uint8_t learn;
     uint8_t *roles;                  /* LEARNED: role per name id */
@@ -506,24 +531,81 @@ static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool grap
     return false;
 }
 
-/* Automatic mode, shape (b) (and the guess used while shape (a) is being
- * learned): each sync-delimited iteration is a step; the first of a
- * generation is PREFILL. */
-static void step_iterations(struct logic *l, struct phase_thread *p, uint32_t threads, bool new_segment,
-                            uint64_t now)
+/* Shape (b): does this iteration begin a new prompt? One signal is
+ * enough: graph replay stopped and eager launches resumed; more bytes copied
+ * in than before any decode step (any, where steps copy none); a first
+ * launch 4x the size of the decode steps' first launch. Before any decode
+ * step was seen (a prompt with no decode steps), a copy in of at least a
+ * quarter of the last prompt's bytes. */
+static bool new_prompt(const struct token_loop *t, const struct iteration_start *s)
 {
-    if (!new_segment)
-        return;
-    if (!l->started || (p->after_delimiter && now - p->delimiter_t > gen_gap_ns) ||
-        (l->top == OBS_PHASE_DECODE && p->prev_seg_first_threads > 0 &&
-         threads / PROMPT_RATIO >= p->prev_seg_first_threads)) {
+    if (t->prev_graph_first && !s->graph)
+        return true;
+    if (t->decode_seen) {
+        if (s->htod > 0 && s->htod / PROMPT_RATIO >= t->decode_htod_max && s->htod > t->decode_htod_max)
+            return true;
+        return !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads;
+    }
+    if (t->prompt_htod > 0)
+        return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt_htod;
+    return !s->graph && s->name == t->prompt_name && t->prompt_threads > 0 &&
+           s->threads * PROMPT_RATIO >= t->prompt_threads && s->threads > 0 && t->ever_token_read;
+}
+
+/* Shape (b): an iteration after a prompt's iteration that read no token is
+ * more of the prompt (chunked prefill) in a host-fed loop that reads its
+ * tokens (or, before any was read, when it starts like the prompt did and
+ * about as large); a decode step otherwise. */
+static bool prompt_continues(const struct token_loop *t, const struct iteration_start *s)
+{
+    if (!t->copied || t->gen_token_read)
+        return false;
+    if (t->ever_token_read)
+        return true;
+    return !s->graph && s->name == t->prompt_name && s->threads * PROMPT_RATIO > t->prompt_threads;
+}
+
+static void remember_prompt(struct token_loop *t, const struct iteration_start *s)
+{
+    t->gen_token_read = false;
+    t->prompt_threads = s->threads;
+    t->prompt_htod = s->htod;
+    t->prompt_name = s->name;
+}
+
+static void remember_step(struct token_loop *t, const struct iteration_start *s)
+{
+    t->decode_seen = true;
+    if (s->htod > t->decode_htod_max)
+        t->decode_htod_max = s->htod;
+    if (!s->graph)
+        t->decode_threads = s->threads;
+}
+
+/* Automatic mode, shape (b) (and the guess used while shape (a) is being
+ * learned): the launches between two host delimiters are an iteration; a
+ * generation's iterations up to the one that reads its first token are
+ * PREFILL, each later one the next decode step, until a new prompt. */
+static void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    struct token_loop *t = &p->loop;
+    if (!l->started || (p->after_delimiter && s->now - p->delimiter_t > gen_gap_ns)) {
         new_generation(l);
+        remember_prompt(t, s);
+    } else if (l->top == OBS_PHASE_PREFILL && prompt_continues(t, s)) {
+        /* the prompt's next chunk */
+    } else if ((l->top == OBS_PHASE_PREFILL || l->top == OBS_PHASE_DECODE) && new_prompt(t, s)) {
+        new_generation(l);
+        remember_prompt(t, s);
     } else if (l->top == OBS_PHASE_PREFILL) {
         enter_decode(l, 0);
+        remember_step(t, s);
     } else if (l->top == OBS_PHASE_DECODE) {
         l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+        remember_step(t, s);
     } else {
         new_generation(l);
+        remember_prompt(t, s);
     }
 }
 
@@ -656,19 +738,18 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
     struct range want[4];
     unsigned n;
 
-    if (new_segment) {
-        p->prev_seg_first_threads = p->seg_first_threads;
-        p->seg_first_threads = graph ? 0 : launch_threads(rec);
-    }
     if (engine_mode == OBS_PHASES_RULES) {
         steady_graph = step_rules_mode(&p->logic, cls, name, graph, new_segment);
         kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
     } else {
-        if (p->learn == LEARNED)
+        if (p->learn == LEARNED) {
             steady_graph = step_learned(&p->logic, role_of(p, name), name, graph);
-        else
-            step_iterations(&p->logic, p, graph ? 0 : (uint32_t)launch_threads(rec), new_segment,
-                            new_segment ? obs_now_ns() : 0);
+        } else if (new_segment) {
+            struct iteration_start s = {graph ? 0 : launch_threads(rec), p->loop.htod, obs_now_ns(), name, graph};
+            p->loop.prev_graph_first = p->loop.graph_first;
+            p->loop.graph_first = graph;
+            step_iterations(&p->logic, p, &s);
+        }
         kv = (cls & CLASS_KV_DEFAULT) != 0;
         if (p->learn == LEARNING) {
             struct history_entry *e = &p->history[p->history_n++];
@@ -699,6 +780,26 @@ static void on_classified_transfer(struct phase_thread *p, uint8_t phase)
     move_to(p, want, n);
 }
 
+/* Automatic mode: copies between host and device mark a host-fed loop
+ * (no shape (a) for it), a copy in counts towards the next iteration's
+ * input, a copy out is a token read. */
+static void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
+{
+    struct token_loop *t = &p->loop;
+    if (dir == OBS_DIR_HTOD) {
+        t->htod += bytes;
+    } else if (dir == OBS_DIR_DTOH) {
+        t->iter_token_read = true;
+    } else {
+        return;
+    }
+    t->copied = true;
+    if (p->learn == LEARNING) {
+        p->learn = GAVE_UP;
+        free_history(p);
+    }
+}
+
 void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
 {
     struct phase_thread *p;
@@ -723,6 +824,8 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
     case EV_COPY_SYNC:
         if (engine_mode == OBS_PHASES_RULES)
             on_classified_transfer(p, copy_class[(c->rec.flags & OBS_CALL_DIR_MASK) % OBS_DIR_COUNT]);
+        else
+            on_auto_copy(p, c->rec.flags & OBS_CALL_DIR_MASK, c->rec.u.bytes);
         break;
     case EV_MEMSET:
         if (engine_mode == OBS_PHASES_RULES)
@@ -761,6 +864,12 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         move_to(p, NULL, 0);
         p->after_delimiter = true;
         p->delimiter_t = obs_now_ns();
+        if (p->loop.iter_token_read) {
+            p->loop.gen_token_read = true;
+            p->loop.ever_token_read = true;
+        }
+        p->loop.iter_token_read = false;
+        p->loop.htod = 0;
         if (engine_mode == OBS_PHASES_AUTO && p->learn == LEARNING)
             segment_ends(p);
     }

@@ -17,8 +17,10 @@
  * Ranges: PREFILL (the prompt iteration and its token copy); DECODE/STEP_0;
  * DECODE/STEADY around DECODE/STEP_1 ..; KV_GATHER around the gather.
  *
- * Usage: llm_loop [--steps N] [--prompts N] [--gap-ms N]
- * (--gap-ms: sleep between generations). Prints "generations G launches L"
+ * Usage: llm_loop [--steps N] [--prompts N] [--gap-ms N] [--layers N] [--chunks N]
+ * (--gap-ms: sleep between generations; --layers: the attention and MLP
+ * kernels repeated per layer, the KV kernel among them; --chunks: the
+ * prompt processed in chunks ended by a stream sync). Prints "generations G launches L"
  * and exits 0, or 1 when a runtime call failed. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -115,14 +117,27 @@ static void copy_token_back(int *host, const int *dev)
         failures++;
 }
 
-/* The prompt-sized iteration: grids scale with the prompt length. */
+static int layers = 1, chunks = 1;
+
+/* The prompt-sized iteration: grids scale with the prompt length; the
+ * transformer layers repeat the same kernels; with --chunks the prompt is
+ * processed in chunks, each ended by a stream sync, the token read after
+ * the last. */
 static void prompt_iteration(unsigned prompt_len, obs_cudaStream_t s, int *host_token, int *dev_token)
 {
+    int c, l;
+    unsigned chunk_len = prompt_len / (unsigned)chunks;
     range_push("PREFILL");
-    launch(K_EMBED, prompt_len * 16, s);
-    launch(K_KV_WRITE, prompt_len * 16, s);
-    launch(K_ATTENTION, prompt_len * 64, s);
-    launch(K_MLP, prompt_len * 64, s);
+    for (c = 0; c < chunks; c++) {
+        launch(K_EMBED, chunk_len * 16, s);
+        for (l = 0; l < layers; l++) {
+            launch(K_KV_WRITE, chunk_len * 16, s);
+            launch(K_ATTENTION, chunk_len * 64, s);
+            launch(K_MLP, chunk_len * 64, s);
+        }
+        if (c + 1 < chunks && cudaStreamSynchronize(s) != obs_cudaSuccess)
+            failures++;
+    }
     launch(K_LM_HEAD, 512, s);
     launch(K_SAMPLE, 1, s);
     copy_token_back(host_token, dev_token);
@@ -132,14 +147,17 @@ static void prompt_iteration(unsigned prompt_len, obs_cudaStream_t s, int *host_
 static void token_step(int step, obs_cudaStream_t s, int *host_token, int *dev_token)
 {
     char name[48];
+    int l;
     snprintf(name, sizeof name, "DECODE/STEP_%d", step);
     range_push(name);
     launch(K_EMBED, 16, s);
-    range_push("KV_GATHER");
-    launch(K_KV_GATHER, 64, s);
-    range_pop();
-    launch(K_ATTENTION, 64, s);
-    launch(K_MLP, 64, s);
+    for (l = 0; l < layers; l++) {
+        range_push("KV_GATHER");
+        launch(K_KV_GATHER, 64, s);
+        range_pop();
+        launch(K_ATTENTION, 64, s);
+        launch(K_MLP, 64, s);
+    }
     launch(K_LM_HEAD, 512, s);
     launch(K_SAMPLE, 1, s);
     copy_token_back(host_token, dev_token);
@@ -167,6 +185,12 @@ int main(int argc, char **argv)
     obs_cudaStream_t s = NULL;
     int *dev_token = NULL, host_token = 0, prompt_tokens[64] = {0};
 
+    layers = arg_value(argc, argv, "--layers", 1);
+    chunks = arg_value(argc, argv, "--chunks", 1);
+    if (layers < 1 || chunks < 1 || chunks > 64) {
+        fprintf(stderr, "llm_loop: --layers >= 1, --chunks 1 to 64\n");
+        return 2;
+    }
     if (log != NULL && *log != '\0')
         truth_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (cudaStreamCreate(&s) != obs_cudaSuccess || cudaMalloc((void **)&dev_token, 4096) != obs_cudaSuccess) {
