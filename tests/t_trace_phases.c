@@ -276,13 +276,15 @@ static void test_stats_host(void)
         bail("out of memory");
     ok(!s.gpu_time && strcmp(s.time_base, "host") == 0, "host time base without GPU spans");
     if (s.ngens == 3) {
-        ok(near(s.gens[0].ttft_ms, 0.003) && near(s.gens[1].ttft_ms, 0.012) && near(s.gens[2].ttft_ms, 0.010),
-           "host TTFT: 3000, 12000, 10000 ns");
-        ok(near(s.gens[1].tokens_per_s, 3e9 / 26500) && near(s.gens[2].tokens_per_s, 3e9 / 38500),
-           "host tokens/s: 3 / 26.5 us, 3 / 38.5 us");
-        ok(s.best_ttft_generation == 2 && s.best_tokens_generation == 1, "host bests");
+        ok(near(s.gens[0].ttft_ms, 0.0126) && near(s.gens[1].ttft_ms, 0.1116) && !s.gens[2].ttft_defined,
+           "host wall-clock TTFT: 12600, 111600 ns; undefined with no delimiter in the steps");
+        ok(s.gens[1].tokens_defined && near(s.gens[1].tokens_per_s, 3e9 / 31000) && !s.gens[2].tokens_defined,
+           "host wall-clock tokens/s: 3 / 31 us; undefined with no delimiter");
+        ok(s.best_ttft_generation == 1 && s.best_tokens_generation == 1 && s.unbounded_steps == 1,
+           "host bests; one generation's steps unbounded");
+        ok(s.gens[0].thread == 200 && s.gens[2].thread == 201, "generation rows carry their thread");
     } else {
-        skip_block(3, "generation rows missing");
+        skip_block(4, "generation rows missing");
     }
     obs_phase_stats_free(&s);
     obs_trace_free(t);
@@ -328,16 +330,16 @@ static void test_report_phases(void)
     struct run_result r = report_run("phases", "--csv", path_gpu);
     ok(r.exited && r.status == 0, "obs-report phases --csv");
     is_string(OBS_PHASES_CSV_HEADER "\n"
-              "0,0.013000,,1,gpu,0.010000,0.003000,,3,3,3,0,0\n"
-              "1,0.116000,103448.276,4,gpu,0.101000,0.015000,0.029000,10,10,9,4096,1\n"
-              "2,0.093000,71428.571,4,gpu,0.081000,0.012000,0.042000,10,10,9,4096,1\n",
+              "0,0.013000,,1,gpu,0.010000,0.003000,,3,3,3,0,0,200\n"
+              "1,0.116000,103448.276,4,gpu,0.101000,0.015000,0.029000,10,10,9,4096,1,200\n"
+              "2,0.093000,71428.571,4,gpu,0.081000,0.012000,0.042000,10,10,9,4096,1,201\n",
               r.out, "GPU rows: generation, TTFT, tokens/s (empty when undefined), steps, time base ...");
     run_result_free(&r);
     r = report_run("phases", path_host, "--csv");
     is_string(OBS_PHASES_CSV_HEADER "\n"
-              "0,0.003000,,1,host,0.000500,0.002500,,3,3,3,0,0\n"
-              "1,0.012000,113207.547,4,host,0.001500,0.010500,0.026500,10,10,9,4096,1\n"
-              "2,0.010000,77922.078,4,host,0.001500,0.008500,0.038500,10,10,9,4096,1\n",
+              "0,0.012600,,1,host,0.000500,0.002600,,4,4,3,4,0,200\n"
+              "1,0.111600,96774.194,4,host,0.001500,0.010600,0.026600,14,14,9,4112,1,200\n"
+              "2,,,4,host,0.001500,0.008500,0.038500,10,10,9,4096,1,201\n",
               r.out, "host rows (--csv after the file)");
     run_result_free(&r);
     r = report_run("phases", path_gpu, NULL);

@@ -29,6 +29,47 @@ static size_t unique_u32(uint32_t *v, size_t n)
     return k;
 }
 
+/* Sorted unique values of v[0..n); returns the new count. */
+static size_t unique_u64(uint64_t *v, size_t n)
+{
+    size_t i, k = 0;
+    qsort(v, n, sizeof *v, cmp_u64);
+    for (i = 0; i < n; i++)
+        if (k == 0 || v[k - 1] != v[i])
+            v[k++] = v[i];
+    return k;
+}
+
+static size_t find_u64(const uint64_t *v, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A host delimiter: a call that returns only once the device's work is
+ * done (a synchronize other than a stream waiting for an event, a copy to
+ * the host without Async): the phase engine's step boundaries, and the
+ * host wall-clock's marks for TTFT and tokens/s. */
+static int host_delimiter(const struct obs_call *c)
+{
+    const char *name = obs_api_name(c->api);
+    unsigned dir = c->flags & OBS_CALL_DIR_MASK;
+    if (name == NULL)
+        return 0;
+    if (c->kind == OBS_KIND_SYNC)
+        return strstr(name, "WaitEvent") == NULL;
+    if (c->kind == OBS_KIND_MEMCPY)
+        return strstr(name, "Async") == NULL && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT);
+    return 0;
+}
+
 static size_t find_u32(const uint32_t *v, size_t n, uint32_t x)
 {
     size_t lo = 0, hi = n;
@@ -103,7 +144,10 @@ void obs_phase_stats_free(struct obs_phase_stats *s)
 int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s)
 {
     size_t nr = t->nphases, i, ngen, nkey, best_n = 0;
-    uint32_t *gens = NULL, *keys = NULL, *rgen = NULL, *rkey = NULL, *rstep = NULL; /* rstep: step, or PREFILL_MARK */
+    uint64_t *gens = NULL; /* (thread index << 32 | generation): generations are per thread */
+    uint64_t *wall = NULL; /* host mode, per generation x 3: first PREFILL call's begin, end of the
+                              last delimiter of step 0, of the steps after it */
+    uint32_t *keys = NULL, *rgen = NULL, *rkey = NULL, *rstep = NULL; /* rstep: step, or PREFILL_MARK */
     uint64_t *key_first = NULL, *steps = NULL;
     struct span *rspan = NULL, *gspan = NULL; /* per range; per generation x 3 (prefill, first, steady) */
     uint64_t *rcalls = NULL;
@@ -133,15 +177,15 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
     if (!gens || !keys || !rgen || !rkey || !rspan || !rcalls || !rstep)
         goto out;
     for (i = 0; i < nr; i++) {
-        gens[i] = t->phases[i].generation;
+        gens[i] = (uint64_t)t->phases[i].thread << 32 | t->phases[i].generation;
         keys[i] = t->phases[i].phase_id;
         rspan[i].b = UINT64_MAX;
         rspan[i].e = 0;
     }
-    ngen = unique_u32(gens, nr);
+    ngen = unique_u64(gens, nr);
     nkey = unique_u32(keys, nr);
     for (i = 0; i < nr; i++) {
-        rgen[i] = (uint32_t)find_u32(gens, ngen, t->phases[i].generation);
+        rgen[i] = (uint32_t)find_u64(gens, ngen, (uint64_t)t->phases[i].thread << 32 | t->phases[i].generation);
         rkey[i] = (uint32_t)find_u32(keys, nkey, t->phases[i].phase_id);
         rstep[i] = strcmp(t->phases[i].phase, "PREFILL") == 0 ? PREFILL_MARK : obs_phase_step(t, (uint32_t)i);
     }
@@ -149,10 +193,11 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
     gspan = malloc(ngen * 3 * sizeof *gspan);
     graph_nodes = calloc(ngen, sizeof *graph_nodes);
     step0_kernels = calloc(ngen, sizeof *step0_kernels);
+    wall = calloc(ngen * 3, sizeof *wall);
     s->phases = calloc(nkey, sizeof *s->phases);
     s->by_gen = calloc(ngen * nkey, sizeof *s->by_gen);
     s->gens = calloc(ngen, sizeof *s->gens);
-    if (!key_first || !gspan || !graph_nodes || !step0_kernels || !s->phases || !s->by_gen || !s->gens)
+    if (!key_first || !gspan || !graph_nodes || !step0_kernels || !wall || !s->phases || !s->by_gen || !s->gens)
         goto out;
     for (i = 0; i < nkey; i++)
         key_first[i] = UINT64_MAX;
@@ -183,6 +228,13 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
         /* A graph launch in the decode outside any step replays steps. */
         if (step == UINT32_MAX && c->kind == OBS_KIND_GRAPH)
             graph_nodes[g] += c->u.bytes;
+        if (!s->gpu_time) {
+            uint64_t *w = &wall[(size_t)g * 3];
+            if (step == PREFILL_MARK && (w[0] == 0 || c->host_begin < w[0]))
+                w[0] = c->host_begin;
+            else if (step != PREFILL_MARK && host_delimiter(c) && c->host_end > w[step == 0 ? 1 : 2])
+                w[step == 0 ? 1 : 2] = c->host_end;
+        }
         gt = obs_call_gpu(t, c);
         timed = s->gpu_time ? gt != NULL : 1;
         if (!timed)
@@ -283,7 +335,8 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
                     continue;
                 row->phase = sorted[a].phase;
                 row->phase_id = keys[order[a]];
-                row->generation = gens[g];
+                row->generation = (uint32_t)gens[g];
+                row->thread = t->threads[gens[g] >> 32].tid;
                 gr->calls += row->calls;
                 gr->launches += row->launches;
                 gr->kernels += row->kernels;
@@ -302,17 +355,32 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
         const struct span *sp = &gspan[i * 3];
         if (gr->calls == 0)
             continue;
-        gr->generation = gens[i];
+        gr->generation = (uint32_t)gens[i];
+        gr->thread = t->threads[gens[i] >> 32].tid;
         gr->has_prefill = span_set(&sp[0]);
         gr->has_first_decode = span_set(&sp[1]);
         gr->has_steady = span_set(&sp[2]);
         gr->prefill_ns = span_len(&sp[0]);
         gr->first_decode_ns = span_len(&sp[1]);
         gr->steady_ns = span_len(&sp[2]);
-        gr->ttft_defined = gr->has_prefill && gr->has_first_decode;
-        gr->ttft_ms = gr->ttft_defined ? (double)(gr->prefill_ns + gr->first_decode_ns) / 1e6 : 0.0;
-        gr->tokens_defined = gr->decode_steps >= 2 && gr->has_steady && gr->steady_ns > 0;
-        gr->tokens_per_s = gr->tokens_defined ? (double)(gr->decode_steps - 1) * 1e9 / (double)gr->steady_ns : 0.0;
+        if (s->gpu_time) {
+            gr->ttft_defined = gr->has_prefill && gr->has_first_decode;
+            gr->ttft_ms = gr->ttft_defined ? (double)(gr->prefill_ns + gr->first_decode_ns) / 1e6 : 0.0;
+            gr->tokens_defined = gr->decode_steps >= 2 && gr->has_steady && gr->steady_ns > 0;
+            gr->tokens_per_s =
+                gr->tokens_defined ? (double)(gr->decode_steps - 1) * 1e9 / (double)gr->steady_ns : 0.0;
+        } else {
+            /* Host wall-clock: what a stopwatch around the loop reads. The
+             * launches are asynchronous, so only a delimiter (a sync, a
+             * token read) marks where the device's work ended. */
+            const uint64_t *w = &wall[i * 3];
+            gr->ttft_defined = gr->has_prefill && w[1] > w[0];
+            gr->ttft_ms = gr->ttft_defined ? (double)(w[1] - w[0]) / 1e6 : 0.0;
+            gr->tokens_defined = gr->decode_steps >= 2 && w[1] > 0 && w[2] > w[1];
+            gr->tokens_per_s = gr->tokens_defined ? (double)(gr->decode_steps - 1) * 1e9 / (double)(w[2] - w[1]) : 0.0;
+            if ((gr->has_first_decode && w[1] == 0) || (gr->decode_steps >= 2 && w[2] == 0))
+                s->unbounded_steps++;
+        }
         s->gens[s->ngens++] = *gr;
     }
     /* Bests: over the generations with at least two decode steps when there
@@ -341,6 +409,7 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
     rc = 0;
 out:
     free(gens);
+    free(wall);
     free(keys);
     free(rgen);
     free(rkey);
@@ -383,8 +452,8 @@ int obs_report_phases_csv(const struct obs_trace *t, FILE *out)
         fputc(',', out);
         if (g->has_steady)
             fprintf(out, "%.6f", (double)g->steady_ns / 1e6);
-        fprintf(out, ",%llu,%llu,%llu,%llu,%d\n", (unsigned long long)g->calls, (unsigned long long)g->launches,
-                (unsigned long long)g->kernels, (unsigned long long)g->bytes, g->in_best);
+        fprintf(out, ",%llu,%llu,%llu,%llu,%d,%u\n", (unsigned long long)g->calls, (unsigned long long)g->launches,
+                (unsigned long long)g->kernels, (unsigned long long)g->bytes, g->in_best, g->thread);
     }
     obs_phase_stats_free(&s);
     if (fflush(out) != 0 || ferror(out)) {

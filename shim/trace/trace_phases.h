@@ -5,7 +5,8 @@
  *
  * Times are GPU times (device spans) when the trace has any GPU span, host
  * API times otherwise (time_base says which); calls without a GPU span do
- * not count towards times in GPU mode.
+ * not count towards times in GPU mode. Generations are per thread: one row
+ * per (thread, generation).
  *   time of a phase in a generation: the sum over the ranges of that phase
  *     (each BEGIN/END or RELABEL range) of the span from the first begin to
  *     the last end of the calls that range labels itself (not those of
@@ -16,7 +17,15 @@
  *   N_decode: the number of distinct steps among its calls;
  *   TTFT = T_prefill + T_first_decode;
  *   tokens/s = (N_decode - 1) / T_decode_after_first, undefined when
- *     N_decode < 2 (the reference workload's warm-up) or the span is 0. */
+ *     N_decode < 2 (the reference workload's warm-up) or the span is 0.
+ * Without GPU time, TTFT and tokens/s are host wall-clock between host
+ * delimiters (a synchronize, a synchronous copy to the host), as a
+ * stopwatch around the loop reads them:
+ *   TTFT = end of the last delimiter of step 0 - begin of the first PREFILL call;
+ *   tokens/s = (N_decode - 1) / (end of the last delimiter of the steps after
+ *     step 0 - end of the last delimiter of step 0);
+ * undefined where no delimiter bounds the steps (shape (a): launches only,
+ * counted in unbounded_steps). */
 #ifndef OBS_TRACE_PHASES_H
 #define OBS_TRACE_PHASES_H
 
@@ -31,6 +40,7 @@ struct obs_phase_row {
     const char *phase;      /* phase name; "" when the id has no string */
     uint32_t phase_id;
     uint32_t generation;    /* OBS_ALL_GENERATIONS in the per-phase table */
+    uint32_t thread;        /* per-generation rows: the thread's id (tid) */
     uint64_t time_ns;       /* see above; 0 when untimed */
     int timed;              /* some call of it had a time in the time base */
     uint64_t ranges, calls; /* ranges that label calls; calls */
@@ -41,6 +51,7 @@ struct obs_phase_row {
 
 struct obs_generation_row {
     uint32_t generation;
+    uint32_t thread; /* its thread's id (tid) */
     uint64_t prefill_ns, first_decode_ns, steady_ns;
     int has_prefill, has_first_decode, has_steady; /* the span had timed calls */
     uint32_t decode_steps;                         /* N_decode */
@@ -64,6 +75,7 @@ struct obs_phase_stats {
     double best_ttft_ms, best_tokens_per_s;
     uint32_t best_ttft_generation, best_tokens_generation;
     size_t best_over; /* generations counted for the bests */
+    size_t unbounded_steps; /* host time: generations whose steps no delimiter bounds (TTFT, tokens/s n/a) */
 };
 
 /* Returns 0, or -1 (out of memory). A trace without phases gives empty tables. */
@@ -75,11 +87,11 @@ const char *obs_phase_row_name(const struct obs_phase_row *r, char *buf, size_t 
 
 /* `obs-report phases --csv`: a header line, then one row per generation:
  *   generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,
- *   first_decode_ms,steady_ms,calls,launches,kernels,bytes,in_best
+ *   first_decode_ms,steady_ms,calls,launches,kernels,bytes,in_best,thread
  * Undefined values are empty fields. Returns 0, or -1 with errno set. */
 #define OBS_PHASES_CSV_HEADER                                                                                 \
     "generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,first_decode_ms,steady_ms,calls,"      \
-    "launches,kernels,bytes,in_best"
+    "launches,kernels,bytes,in_best,thread"
 int obs_report_phases_csv(const struct obs_trace *t, FILE *out);
 
 #endif

@@ -471,6 +471,22 @@ static const char *phase_time(const struct obs_phase_row *r)
     return r->timed ? u64s(r->time_ns) : "-";
 }
 
+/* A generation's name in the tables: its number, with its thread's id
+ * when generations of several threads are shown (each thread counts its own). */
+static const char *generation_label(const struct obs_phase_stats *s, const struct obs_generation_row *g)
+{
+    char *buf;
+    size_t i;
+    for (i = 0; i < s->ngens; i++)
+        if (s->gens[i].thread != g->thread)
+            break;
+    if (i == s->ngens)
+        return u64s(g->generation);
+    buf = fmt_slot();
+    snprintf(buf, 64, "%u (tid %u)", g->generation, g->thread);
+    return buf;
+}
+
 /* Phase tables (see trace_phases.h for the definitions). */
 static int print_phases(const struct obs_trace *t, FILE *out)
 {
@@ -522,15 +538,18 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     table_print(&tb, out);
     table_free(&tb);
 
-    fprintf(out, "\nGenerations (%s): TTFT = T_prefill + T_first_decode; tokens/s = (N_decode - 1) / "
-                 "T_decode_after_first\n",
-            s.gpu_time ? "GPU time" : "host API time");
+    if (s.gpu_time)
+        fprintf(out, "\nGenerations (GPU time): TTFT = T_prefill + T_first_decode; tokens/s = (N_decode - 1) / "
+                     "T_decode_after_first\n");
+    else
+        fprintf(out, "\nGenerations (host wall-clock between host syncs: TTFT = first prefill call to the end of "
+                     "step 0's sync or token copy; tokens/s = (N_decode - 1) / time from there to the last step's)\n");
     table_init(&tb, 7, head_t, 0);
     for (i = 0; i < s.ngens; i++) {
         const struct obs_generation_row *g = &s.gens[i];
         if (!g->tokens_defined && g->decode_steps < 2)
             one_step = 1;
-        table_row(&tb, u64s(g->generation), g->has_prefill ? ms3(g->prefill_ns) : "-",
+        table_row(&tb, generation_label(&s, g), g->has_prefill ? ms3(g->prefill_ns) : "-",
                   g->has_first_decode ? ms3(g->first_decode_ns) : "-", g->ttft_defined ? f3s(g->ttft_ms) : "-",
                   u64s(g->decode_steps), g->has_steady ? ms3(g->steady_ns) : "-",
                   g->tokens_defined ? f2s(g->tokens_per_s) : "n/a");
@@ -551,6 +570,10 @@ static int print_phases(const struct obs_trace *t, FILE *out)
         fprintf(out, "n/a");
     fprintf(out, "; over %zu generation%s%s\n", s.best_over, s.best_over == 1 ? "" : "s",
             s.best_over < s.ngens ? " with at least two decode steps" : "");
+    if (s.unbounded_steps)
+        fprintf(out, " (n/a: in %zu generation%s no host sync or token copy bounds the decode steps, so host time "
+                     "cannot tell when they ran; OBS_GPU_TIME=events measures them on the GPU)\n",
+                s.unbounded_steps, s.unbounded_steps == 1 ? "" : "s");
     if (t->bad_phase_records)
         fprintf(out, "warning: %llu PHASE records could not be used (unknown event, END with nothing open, or "
                      "an empty RELABEL)\n",

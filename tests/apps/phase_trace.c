@@ -17,12 +17,17 @@
  *           KV_GATHER 2000 + 28000 + 32000 = 62000 (9 ranges),
  *           DECODE 1000 + 14000 + 16000 = 31000 (9 ranges)
  *   best TTFT: gen 2 (0.093 ms); best tokens/s: gen 1 (gen 0 left out).
- * Host time (PT_NO_GPU):
- *   gen 1: prefill [99000, 100500) 1500, step 0 [200000, 210500) 10500:
- *          TTFT 12000 ns; steady [215000, 241500) 26500: 113207.547/s
- *   gen 2: 1500 + 8500 = 10000 ns; steady [392000, 430500) 38500:
- *          77922.078/s
- *   gen 0: [9000, 9500) 500 + [19000, 21500) 2500 = 3000 ns. */
+ * Host time (PT_NO_GPU): each step made by step_ranges ends in a 4-byte
+ * synchronous DtoH copy at g + kv + 100 (host end g + kv - 400), the
+ * delimiter host wall-clock TTFT and tokens/s are measured to:
+ *   gen 0: first PREFILL call's host begin 9000, step 0's copy ends 21600:
+ *          TTFT 12600 ns; spans: prefill 500, step 0 [19000, 21600) 2600
+ *   gen 1: 99000 .. 210600: TTFT 111600 ns; steady 210600 .. 241600 (the
+ *          copy of step 3): 3 / 31 us = 96774.194/s; spans: prefill
+ *          [99000, 100500) 1500, step 0 [200000, 210600) 10600, steady
+ *          [215000, 241600) 26600
+ *   gen 2 (thread 201, no delimiter in its steps): TTFT and tokens/s
+ *          undefined, counted in unbounded_steps; spans 1500, 8500, 38500. */
 #include "phase_trace.h"
 
 #include <errno.h>
@@ -122,7 +127,9 @@ static void step_ranges(struct writer *w, struct thread_buf *b, uint32_t gen, ui
     call(w, b, OBS_API___cudaLaunchKernel, K_KV, 0, 0, g, kv);
     END(b, S_KV, gen, g - 450);
     call(w, b, OBS_API___cudaLaunchKernel, K_DECODE, 0, 0, g + kv, dec);
-    END(b, S_DECODE, gen, g + kv - 400);
+    if (!w->gpu) /* host time: the step ends in a token read, the delimiter wall-clock needs */
+        call(w, b, OBS_API_cudaMemcpy, 0, 4, OBS_DIR_DTOH, g + kv + 100, 0);
+    END(b, S_DECODE, gen, g + kv - (w->gpu ? 400 : 300));
 }
 
 static int write_strings(int fd)
