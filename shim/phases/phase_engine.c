@@ -553,14 +553,18 @@ static bool new_prompt(const struct token_loop *t, const struct iteration_start 
 }
 
 /* Shape (b): an iteration after a prompt's iteration that read no token is
- * more of the prompt (chunked prefill) in a host-fed loop that reads its
- * tokens (or, before any was read, when it starts like the prompt did and
- * about as large); a decode step otherwise. */
+ * more of the prompt in a host-fed loop: a chunk of a chunked prefill in a
+ * loop that reads its tokens; before any token was read, one that starts
+ * like the prompt did and about as large, or the prompt's input arriving
+ * after a warm-up that copied none (graph capture at start-up). A decode
+ * step otherwise. */
 static bool prompt_continues(const struct token_loop *t, const struct iteration_start *s)
 {
     if (!t->copied || t->gen_token_read)
         return false;
     if (t->ever_token_read)
+        return true;
+    if (s->htod > 0 && t->prompt_htod == 0)
         return true;
     return !s->graph && s->name == t->prompt_name && s->threads * PROMPT_RATIO > t->prompt_threads;
 }
@@ -593,7 +597,8 @@ static void step_iterations(struct logic *l, struct phase_thread *p, const struc
         new_generation(l);
         remember_prompt(t, s);
     } else if (l->top == OBS_PHASE_PREFILL && prompt_continues(t, s)) {
-        /* the prompt's next chunk */
+        if (t->prompt_htod == 0 && s->htod > 0) /* the warm-up is over: the prompt is what follows */
+            remember_prompt(t, s);
     } else if ((l->top == OBS_PHASE_PREFILL || l->top == OBS_PHASE_DECODE) && new_prompt(t, s)) {
         new_generation(l);
         remember_prompt(t, s);
@@ -797,6 +802,14 @@ static void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
     if (p->learn == LEARNING) {
         p->learn = GAVE_UP;
         free_history(p);
+    } else if (p->learn == LEARNED) {
+        /* What looked like steps was a warm-up (a model's layers captured
+         * into a graph at start-up, before anything was copied): the loop
+         * starts afresh, its first prompt generation 0 again. */
+        p->learn = GAVE_UP;
+        munmap(p->roles, ROLE_CACHE);
+        p->roles = NULL;
+        p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
     }
 }
 

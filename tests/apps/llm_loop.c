@@ -18,9 +18,13 @@
  * DECODE/STEADY around DECODE/STEP_1 ..; KV_GATHER around the gather.
  *
  * Usage: llm_loop [--steps N] [--prompts N] [--gap-ms N] [--layers N] [--chunks N]
+ *                 [--graph-decode] [--step-input BYTES]
  * (--gap-ms: sleep between generations; --layers: the attention and MLP
  * kernels repeated per layer, the KV kernel among them; --chunks: the
- * prompt processed in chunks ended by a stream sync). Prints "generations G launches L"
+ * prompt processed in chunks ended by a stream sync; --graph-decode: one
+ * step captured into a graph at start-up, each step then a graph launch
+ * (counted as one launch); --step-input: bytes copied to the device before
+ * each step, as a serving engine's per-step inputs). Prints "generations G launches L"
  * and exits 0, or 1 when a runtime call failed. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -117,7 +121,8 @@ static void copy_token_back(int *host, const int *dev)
         failures++;
 }
 
-static int layers = 1, chunks = 1;
+static int layers = 1, chunks = 1, step_input;
+static obs_cudaGraphExec_t step_graph;
 
 /* The prompt-sized iteration: grids scale with the prompt length; the
  * transformer layers repeat the same kernels; with --chunks the prompt is
@@ -144,22 +149,58 @@ static void prompt_iteration(unsigned prompt_len, obs_cudaStream_t s, int *host_
     range_pop();
 }
 
-static void token_step(int step, obs_cudaStream_t s, int *host_token, int *dev_token)
+/* A decode step's kernels (also what --graph-decode captures: truth 0,
+ * no KV_GATHER ranges around launches that are not executions). */
+static void step_kernels(obs_cudaStream_t s, int truth)
 {
-    char name[48];
     int l;
-    snprintf(name, sizeof name, "DECODE/STEP_%d", step);
-    range_push(name);
     launch(K_EMBED, 16, s);
     for (l = 0; l < layers; l++) {
-        range_push("KV_GATHER");
+        if (truth)
+            range_push("KV_GATHER");
         launch(K_KV_GATHER, 64, s);
-        range_pop();
+        if (truth)
+            range_pop();
         launch(K_ATTENTION, 64, s);
         launch(K_MLP, 64, s);
     }
     launch(K_LM_HEAD, 512, s);
     launch(K_SAMPLE, 1, s);
+}
+
+/* --graph-decode: capture one step at start-up, as vLLM does before it
+ * serves (its launches are not executions: ground truth GRAPH_CAPTURE). */
+static void capture_step_graph(obs_cudaStream_t s)
+{
+    obs_cudaGraph_t graph = NULL;
+    range_push("GRAPH_CAPTURE");
+    if (cudaStreamBeginCapture(s, 0) != obs_cudaSuccess)
+        failures++;
+    step_kernels(s, 0);
+    if (cudaStreamEndCapture(s, &graph) != obs_cudaSuccess ||
+        cudaGraphInstantiate(&step_graph, graph, 0) != obs_cudaSuccess)
+        failures++;
+    range_pop();
+    if (cudaStreamSynchronize(s) != obs_cudaSuccess)
+        failures++;
+}
+
+static void token_step(int step, obs_cudaStream_t s, int *host_token, int *dev_token)
+{
+    char name[48];
+    static char input[65536];
+    snprintf(name, sizeof name, "DECODE/STEP_%d", step);
+    if (step_input > 0 &&
+        cudaMemcpyAsync(dev_token, input, (size_t)step_input, obs_cudaMemcpyHostToDevice, s) != obs_cudaSuccess)
+        failures++;
+    range_push(name);
+    if (step_graph != NULL) {
+        if (cudaGraphLaunch(step_graph, s) != obs_cudaSuccess)
+            failures++;
+        launches++;
+    } else {
+        step_kernels(s, 1);
+    }
     copy_token_back(host_token, dev_token);
     range_pop();
 }
@@ -183,27 +224,32 @@ int main(int argc, char **argv)
     int gap_ms = arg_value(argc, argv, "--gap-ms", 0), p, t;
     const char *log = getenv("OBS_SIM_LOG");
     obs_cudaStream_t s = NULL;
-    int *dev_token = NULL, host_token = 0, prompt_tokens[64] = {0};
+    int *dev_token = NULL, host_token = 0;
+    static int prompt_tokens[16384];
 
     layers = arg_value(argc, argv, "--layers", 1);
+    step_input = arg_value(argc, argv, "--step-input", 0);
     chunks = arg_value(argc, argv, "--chunks", 1);
-    if (layers < 1 || chunks < 1 || chunks > 64) {
-        fprintf(stderr, "llm_loop: --layers >= 1, --chunks 1 to 64\n");
+    if (layers < 1 || chunks < 1 || chunks > 64 || step_input < 0 || step_input > 65536) {
+        fprintf(stderr, "llm_loop: --layers >= 1, --chunks 1 to 64, --step-input 0 to 65536\n");
         return 2;
     }
     if (log != NULL && *log != '\0')
         truth_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (cudaStreamCreate(&s) != obs_cudaSuccess || cudaMalloc((void **)&dev_token, 4096) != obs_cudaSuccess) {
+    if (cudaStreamCreate(&s) != obs_cudaSuccess || cudaMalloc((void **)&dev_token, 65536) != obs_cudaSuccess) {
         fprintf(stderr, "llm_loop: no runtime\n");
         return 1;
     }
+    for (p = 1; p < argc; p++)
+        if (strcmp(argv[p], "--graph-decode") == 0)
+            capture_step_graph(s);
     for (p = 0; p < prompts; p++) {
         unsigned prompt_len = 512u + 256u * (unsigned)p;
         if (p > 0 && gap_ms > 0) {
             struct timespec ts = {gap_ms / 1000, (long)(gap_ms % 1000) * 1000000L};
             nanosleep(&ts, NULL);
         }
-        if (cudaMemcpy(dev_token, prompt_tokens, sizeof prompt_tokens, obs_cudaMemcpyHostToDevice) != obs_cudaSuccess)
+        if (cudaMemcpy(dev_token, prompt_tokens, 4u * prompt_len, obs_cudaMemcpyHostToDevice) != obs_cudaSuccess)
             failures++;
         prompt_iteration(prompt_len, s, &host_token, dev_token);
         token_step(0, s, &host_token, dev_token);
