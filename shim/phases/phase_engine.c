@@ -88,8 +88,12 @@ static void build_api_table(void)
 static _Atomic uint8_t name_class[CLASS_CACHE];
 static uint8_t copy_class[OBS_DIR_COUNT], memset_class;
 
-/* Automatic mode's KV_GATHER names. */
-static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*kv*", "*KV*", "*Kv*", "*cache*", "*Cache*"};
+/* Automatic mode's KV_GATHER names: kernels whose base name says they read
+ * or write the KV cache (gathers, cache writes such as vLLM's
+ * reshape_and_cache, decode attention over a paged or blocked cache such
+ * as vLLM's paged_attention and TensorRT-LLM's masked_multihead_attention). */
+static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*kv*", "*KV*", "*Kv*", "*cache*", "*Cache*",
+                                       "*paged_attention*", "*PagedAttention*", "*multihead_attention*"};
 
 typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
 
@@ -341,6 +345,9 @@ struct phase_thread {
     bool launch_range_open;
     uint64_t delimiter_t;
     struct token_loop loop;
+    uint64_t gen_first_index;  /* record index of the current generation's first launch */
+    bool mark_gen_first;       /* the next stored launch starts a generation */
+    uint64_t learn_first_index; /* LEARNED: record index of the first launch learned from */
     /* automatic mode */
     uint8_t learn;
     uint8_t *roles;                  /* LEARNED: role per name id */
@@ -564,8 +571,6 @@ static bool prompt_continues(const struct token_loop *t, const struct iteration_
         return false;
     if (t->ever_token_read)
         return true;
-    if (s->htod > 0 && t->prompt_htod == 0)
-        return true;
     return !s->graph && s->name == t->prompt_name && s->threads * PROMPT_RATIO > t->prompt_threads;
 }
 
@@ -590,18 +595,42 @@ static void remember_step(struct token_loop *t, const struct iteration_start *s)
  * learned): the launches between two host delimiters are an iteration; a
  * generation's iterations up to the one that reads its first token are
  * PREFILL, each later one the next decode step, until a new prompt. */
+/* Take the labels off the thread's records [first, now) in the trace: a
+ * RELABEL of no phase (what looked like a generation was a warm-up). */
+static void unlabel_since(uint64_t first)
+{
+    uint64_t next = obs_thread_next_index();
+    struct range none = {OBS_PHASE_NONE, OBS_NO_STEP, 0, 0};
+    if (first != UINT64_MAX && next != UINT64_MAX && next > first)
+        write_phase(OBS_PHASE_RELABEL, &none, first, next - 1);
+}
+
+static void start_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    new_generation(l);
+    remember_prompt(&p->loop, s);
+    p->mark_gen_first = true;
+}
+
 static void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
     struct token_loop *t = &p->loop;
     if (!l->started || (p->after_delimiter && s->now - p->delimiter_t > gen_gap_ns)) {
-        new_generation(l);
-        remember_prompt(t, s);
+        start_generation(l, p, s);
+    } else if (l->top == OBS_PHASE_PREFILL && !t->ever_token_read && !t->gen_token_read && s->htod > 0 &&
+               t->prompt_htod == 0) {
+        /* The thread's first prompt arrives after iterations that copied
+         * nothing in and read nothing back: those were a warm-up (graphs
+         * captured at start-up). Not a generation: their labels come off
+         * in the trace, and the prompt takes the generation's number. */
+        unlabel_since(p->gen_first_index);
+        l->started = l->gen > 0;
+        l->gen = l->gen > 0 ? l->gen - 1 : 0;
+        start_generation(l, p, s);
     } else if (l->top == OBS_PHASE_PREFILL && prompt_continues(t, s)) {
-        if (t->prompt_htod == 0 && s->htod > 0) /* the warm-up is over: the prompt is what follows */
-            remember_prompt(t, s);
+        /* the prompt's next chunk */
     } else if ((l->top == OBS_PHASE_PREFILL || l->top == OBS_PHASE_DECODE) && new_prompt(t, s)) {
-        new_generation(l);
-        remember_prompt(t, s);
+        start_generation(l, p, s);
     } else if (l->top == OBS_PHASE_PREFILL) {
         enter_decode(l, 0);
         remember_step(t, s);
@@ -609,8 +638,7 @@ static void step_iterations(struct logic *l, struct phase_thread *p, const struc
         l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
         remember_step(t, s);
     } else {
-        new_generation(l);
-        remember_prompt(t, s);
+        start_generation(l, p, s);
     }
 }
 
@@ -682,6 +710,7 @@ static void learn_unit(struct phase_thread *p, uint32_t unit_start, uint32_t uni
             p->roles[t] = ROLE_PREFIX;
     }
     relabel_history(p);
+    p->learn_first_index = p->history_n > 0 ? p->history[0].index : UINT64_MAX;
     p->learn = LEARNED;
     free_history(p);
 }
@@ -804,12 +833,15 @@ static void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
         free_history(p);
     } else if (p->learn == LEARNED) {
         /* What looked like steps was a warm-up (a model's layers captured
-         * into a graph at start-up, before anything was copied): the loop
-         * starts afresh, its first prompt generation 0 again. */
+         * into a graph at start-up, before anything was copied): its labels
+         * come off in the trace, the loop starts afresh, its first prompt
+         * generation 0. */
         p->learn = GAVE_UP;
         munmap(p->roles, ROLE_CACHE);
         p->roles = NULL;
         p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+        unlabel_since(p->learn_first_index);
+        move_to(p, NULL, 0);
     }
 }
 
@@ -871,6 +903,10 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
     if ((ev == EV_LAUNCH || ev == EV_GRAPH) && p->learn == LEARNING && p->history_n > 0 &&
         p->history[p->history_n - 1].index == UINT64_MAX)
         p->history[p->history_n - 1].index = obs_call_last_index(c);
+    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && obs_unlikely(p->mark_gen_first)) {
+        p->gen_first_index = obs_call_last_index(c);
+        p->mark_gen_first = false;
+    }
     dir = c->rec.flags & OBS_CALL_DIR_MASK;
     delimiter = ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT));
     if (delimiter) {

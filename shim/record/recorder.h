@@ -177,6 +177,16 @@ static inline void obs_call_finish(struct obs_hooked_call *c, int32_t status)
 
 /* After obs_call_finish: the per-thread index of the CALL record it stored
  * (GPU_SPAN records name it), or UINT64_MAX when it was not kept. */
+/* The per-thread index the calling thread's next record will have
+ * (UINT64_MAX before its first). */
+static inline uint64_t obs_thread_next_index(void)
+{
+    struct obs_tbuf *b = obs_tls.buf;
+    if (b == NULL)
+        return UINT64_MAX;
+    return b->first_index + atomic_load_explicit(&b->used, memory_order_relaxed);
+}
+
 static inline uint64_t obs_call_last_index(const struct obs_hooked_call *c)
 {
     struct obs_tbuf *b = obs_tls.buf;

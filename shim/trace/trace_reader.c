@@ -1216,6 +1216,9 @@ static uint32_t open_range_at(const struct phase_ev *ev, struct phase_cursor *pc
     return ev[pos].open;
 }
 
+/* The paint of a RELABEL of phase 0: its calls lose their label. */
+#define UNLABELLED (OBS_NONE - 1)
+
 static uint32_t relabel_at(const struct relabel_seg *seg, struct phase_cursor *pc, uint64_t index)
 {
     size_t pos = pc->seg_pos;
@@ -1311,6 +1314,13 @@ static int build_phases(struct loader *L)
         }
         if (e->event != OBS_PHASE_RELABEL || e->first > e->last)
             continue;
+        if (e->phase == 0) { /* no phase: takes the labels off, makes no range */
+            if (paint(&segs, pc[e->thread].seg_begin, e->first, e->last, UNLABELLED) != 0)
+                goto out;
+            pc[e->thread].seg_end = segs.n;
+            pc[e->thread].seg_pos = pc[e->thread].seg_begin;
+            continue;
+        }
         while (depth > 0) {
             const struct phase_ev *outer = &ev[stack[depth - 1]];
             if (outer->first <= e->first && e->last <= outer->last)
@@ -1343,7 +1353,11 @@ static int build_phases(struct loader *L)
             continue;
         opened = open_range_at(ev, p, c->index);
         r = relabel_at(segs.data, p, c->index);
-        if (r != OBS_NONE) {
+        if (r == UNLABELLED) {
+            for (; opened != OBS_NONE; opened = t->phases[opened].parent)
+                t->phases[opened].calls_taken++;
+            c->phase = OBS_NONE;
+        } else if (r != OBS_NONE) {
             for (; opened != OBS_NONE; opened = t->phases[opened].parent)
                 t->phases[opened].calls_taken++;
             for (c->phase = r; r != OBS_NONE; r = t->phases[r].parent) {
