@@ -910,7 +910,14 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
     dir = c->rec.flags & OBS_CALL_DIR_MASK;
     delimiter = ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT));
     if (delimiter) {
-        move_to(p, NULL, 0);
+        /* The ranges end with the sync, except a prompt's PREFILL that is
+         * sure to go on: a chunk ended by a plain sync in a loop that reads
+         * its tokens (one PREFILL range per prompt in nsys). */
+        bool prompt_goes_on = engine_mode == OBS_PHASES_AUTO && p->learn != LEARNED &&
+                              p->logic.top == OBS_PHASE_PREFILL && p->loop.ever_token_read &&
+                              !p->loop.gen_token_read && !p->loop.iter_token_read;
+        if (!prompt_goes_on)
+            move_to(p, NULL, 0);
         p->after_delimiter = true;
         p->delimiter_t = obs_now_ns();
         if (p->loop.iter_token_read) {
