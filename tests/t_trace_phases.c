@@ -451,7 +451,7 @@ int main(void)
 {
     static char report_path[512];
     int rc;
-    plan(71);
+    plan(72);
     snprintf(path_gpu, sizeof path_gpu, "%s/phases-gpu.obs", test_tmpdir());
     snprintf(path_host, sizeof path_host, "%s/phases-host.obs", test_tmpdir());
     snprintf(path_bad, sizeof path_bad, "%s/phases-bad.obs", test_tmpdir());
