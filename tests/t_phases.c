@@ -434,6 +434,31 @@ static void llm_loop_cases(void)
     free_case(&r);
     run_case("llm_loop auto, 32 layers, prefill in 4 chunks", argv_chunks, 0, NULL, &r);
     free_case(&r);
+    /* Rules where prefill and decode run the same kernels: iteration
+     * selectors and size conditions (docs/phases.md, "Rules"). */
+    {
+        static const char *const after_htod[] = {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;KV_GATHER=*kv*;DECODE=*",
+                                                 NULL};
+        static const char *const iter_threads[] = {
+            "OBS_PHASES=PREFILL=iter:embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", NULL};
+        static const char *const launch_threads[] = {
+            "OBS_PHASES=PREFILL=embed*[threads>=64k];KV_GATHER=kv_cache_gather;DECODE=embed*[grid<64][block=256]",
+            NULL};
+        static const char *const both[] = {
+            "OBS_PHASES=PREFILL=iter:after:memcpy:HtoD, iter:embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", NULL};
+        run_case("llm_loop rules iter:after:memcpy:HtoD, 32 layers", argv_layers, 0, after_htod, &r);
+        free_case(&r);
+        run_case("llm_loop rules iter:embed*[threads>=65536], 32 layers", argv_layers, 0, iter_threads, &r);
+        free_case(&r);
+        run_case("llm_loop rules iter:embed*[threads>=65536], 32 layers, 4 chunks", argv_chunks, 0, iter_threads,
+                 &r);
+        free_case(&r);
+        run_case("llm_loop rules embed*[threads>=64k] per launch, 32 layers, 4 chunks", argv_chunks, 0,
+                 launch_threads, &r);
+        free_case(&r);
+        run_case("llm_loop rules HtoD or threads selectors, 32 layers, 4 chunks", argv_chunks, 0, both, &r);
+        free_case(&r);
+    }
     launch_range_case();
 }
 
