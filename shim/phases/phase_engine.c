@@ -853,8 +853,9 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
     move_to(p, want, n);
 }
 
-/* A copy or memset that rules name: it takes its phase without opening a
- * step. Any copy or memset counts for `iter:after:` selectors. */
+/* A copy or memset that rules name: it takes its phase (its iteration's,
+ * inside an iteration a selector chose) without opening a step. Any copy
+ * or memset counts for `iter:after:` selectors. */
 static void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit)
 {
     struct range want[4];
@@ -862,6 +863,8 @@ static void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsign
     p->iter_after |= (uint16_t)after_bit;
     if (phase == OBS_PHASE_NONE)
         return;
+    if (p->iter_open && p->iter_phase != OBS_PHASE_NONE) /* inside a selected iteration: its phase */
+        phase = p->iter_phase;
     if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL)
         new_generation(&p->logic);
     else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE)
