@@ -94,6 +94,18 @@ static void test_conditions(void)
         struct obs_launch_size huge = obs_launch_size_of(UINT64_MAX / 2, 1024);
         ok(huge.threads == UINT64_MAX, "threads saturate");
     }
+    is_int(0, obs_phase_rules_parse("PREFILL=a[grid<0],b[threads>18446744073709551615],c[block>2][block<=2],d[grid=7]",
+                                    false, &r, &err),
+           "conditions that can never hold parse");
+    {
+        struct obs_launch_size s0 = obs_launch_size_of(0, 0), s7 = obs_launch_size_of(7, 3),
+                               smax = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+        ok(!obs_phase_pattern_holds(&r.patterns[0], &s0) && !obs_phase_pattern_holds(&r.patterns[1], &smax) &&
+               !obs_phase_pattern_holds(&r.patterns[2], &s7),
+           "grid<0, threads>max, block>2 and block<=2 never hold");
+        ok(obs_phase_pattern_holds(&r.patterns[3], &s7) && !obs_phase_pattern_holds(&r.patterns[3], &s0),
+           "grid=7 holds for 7 blocks only");
+    }
     is_int(0, obs_phase_rules_parse("PREFILL=f[abi:cxx11],g[x", false, &r, &err),
            "a '[' not followed by a word and an operator is a glob character, as before");
     is_string("f[abi:cxx11]", r.patterns[0].glob, "f[abi:cxx11] kept as a glob");

@@ -556,7 +556,7 @@ static uint8_t rules_class(struct phase_thread *p, uint8_t cls, const struct obs
 {
     struct obs_launch_size size = {0, 0, 0};
     uint32_t mask = 0;
-    if (!graph && (cls & (CLASS_SIZED | CLASS_ITER))) {
+    if (!graph && ((cls & CLASS_SIZED) || (!p->iter_open && (cls & CLASS_ITER)))) {
         mask = rules_mask_of(rec->name);
         size = obs_launch_size_of((uint64_t)rec->u.grid.x * rec->u.grid.y * rec->u.grid.z,
                                   (uint64_t)rec->block_x * rec->block_y * rec->block_z);

@@ -101,48 +101,6 @@ struct obs_launch_size obs_launch_size_of(uint64_t grid_blocks, uint64_t block_t
     return s;
 }
 
-bool obs_phase_pattern_holds(const struct obs_phase_pattern *p, const struct obs_launch_size *size)
-{
-    unsigned i;
-    for (i = 0; i < p->nconds && i < OBS_PHASE_CONDS_MAX; i++) {
-        const struct obs_size_cond *c = &p->conds[i];
-        uint64_t v = c->field == OBS_SIZE_GRID ? size->grid : c->field == OBS_SIZE_BLOCK ? size->block : size->threads;
-        bool ok;
-        switch (c->op) {
-        case OBS_OP_LT:
-            ok = v < c->value;
-            break;
-        case OBS_OP_LE:
-            ok = v <= c->value;
-            break;
-        case OBS_OP_GT:
-            ok = v > c->value;
-            break;
-        case OBS_OP_GE:
-            ok = v >= c->value;
-            break;
-        default:
-            ok = v == c->value;
-        }
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-uint8_t obs_phase_rules_match_launch(const struct obs_phase_rules *r, uint32_t mask,
-                                     const struct obs_launch_size *size)
-{
-    uint32_t m = mask & ~r->iter_mask;
-    while (m != 0) {
-        unsigned i = (unsigned)__builtin_ctz(m);
-        m &= m - 1;
-        if (i < r->count && obs_phase_pattern_holds(&r->patterns[i], size))
-            return r->patterns[i].phase;
-    }
-    return OBS_PHASE_NONE;
-}
-
 #define AFTER_ANY_COPY ((1u << OBS_DIR_COUNT) - 1u)
 
 uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_t mask,
@@ -259,6 +217,38 @@ static bool condition_starts(const char *s)
     return s[i] == '<' || s[i] == '>' || s[i] == '=';
 }
 
+/* A condition as a range: lo[field] .. hi[field] narrowed to it. */
+static void narrow(const struct obs_size_cond *c, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t l = 0, h = UINT64_MAX, v = c->value;
+    switch (c->op) {
+    case OBS_OP_LT:
+        if (v == 0)
+            l = 1, h = 0; /* never */
+        else
+            h = v - 1;
+        break;
+    case OBS_OP_LE:
+        h = v;
+        break;
+    case OBS_OP_GT:
+        if (v == UINT64_MAX)
+            l = 1, h = 0;
+        else
+            l = v + 1;
+        break;
+    case OBS_OP_GE:
+        l = v;
+        break;
+    default:
+        l = h = v;
+    }
+    if (l > lo[c->field])
+        lo[c->field] = l;
+    if (h < hi[c->field])
+        hi[c->field] = h;
+}
+
 /* "[" SIZE OP NUMBER "]" at p->pos (condition_starts holds there). */
 static int parse_condition(struct parser *p, struct obs_size_cond *c)
 {
@@ -305,6 +295,7 @@ static int parse_condition(struct parser *p, struct obs_size_cond *c)
     if (__builtin_mul_overflow(v, scale, &v))
         return fail(p, number, "number too large (at most %s)", "18446744073709551615");
     c->value = v;
+    narrow(c, p->out->patterns[p->out->count].lo, p->out->patterns[p->out->count].hi);
     skip_blanks(p);
     if (t[p->pos] != ']')
         return fail(p, p->pos, "expected ']' to close the condition, found '%s'",
@@ -370,6 +361,7 @@ static int parse_pattern(struct parser *p, uint8_t phase)
     memset(pat, 0, sizeof *pat);
     pat->phase = phase;
     pat->iteration = body > begin;
+    pat->hi[0] = pat->hi[1] = pat->hi[2] = UINT64_MAX;
     if (p->step_rule && pat->iteration)
         return fail(p, begin, "a step opens with a kernel: '%s' is not a kernel glob",
                     quote(t, begin, p->pos - begin, shown, sizeof shown));

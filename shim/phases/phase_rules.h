@@ -83,6 +83,9 @@ struct obs_phase_pattern {
     uint8_t iteration; /* an `iter:` selector: KERNEL = iter:glob, MEMCPY/MEMSET = iter:after:... */
     uint8_t nconds;    /* kernel globs: conditions on the launch's size */
     struct obs_size_cond conds[OBS_PHASE_CONDS_MAX];
+    /* the conditions as ranges, per enum obs_size_field: lo <= value <= hi
+     * (no condition: 0 .. UINT64_MAX; none can hold: lo > hi) */
+    uint64_t lo[3], hi[3];
     char glob[OBS_PHASE_GLOB_MAX + 1];
 };
 
@@ -131,11 +134,29 @@ uint8_t obs_phase_rules_match_memset(const struct obs_phase_rules *r);
 uint32_t obs_phase_rules_kernel_mask(const struct obs_phase_rules *r, const char *base_name);
 bool obs_phase_rules_sized(const struct obs_phase_rules *r, uint32_t mask);
 struct obs_launch_size obs_launch_size_of(uint64_t grid_blocks, uint64_t block_threads);
-bool obs_phase_pattern_holds(const struct obs_phase_pattern *p, const struct obs_launch_size *size);
+
+/* Whether a pattern's conditions hold for a launch of this size (six
+ * compares: inline, on the launch path). */
+static inline bool obs_phase_pattern_holds(const struct obs_phase_pattern *p, const struct obs_launch_size *size)
+{
+    return size->threads >= p->lo[0] && size->threads <= p->hi[0] && size->grid >= p->lo[1] &&
+           size->grid <= p->hi[1] && size->block >= p->lo[2] && size->block <= p->hi[2];
+}
+
 /* The phase of the first per-launch kernel pattern in mask that holds for
  * a launch of this size, or OBS_PHASE_NONE. */
-uint8_t obs_phase_rules_match_launch(const struct obs_phase_rules *r, uint32_t mask,
-                                     const struct obs_launch_size *size);
+static inline uint8_t obs_phase_rules_match_launch(const struct obs_phase_rules *r, uint32_t mask,
+                                                   const struct obs_launch_size *size)
+{
+    uint32_t m = mask & ~r->iter_mask;
+    while (m != 0) {
+        unsigned i = (unsigned)__builtin_ctz(m);
+        m &= m - 1;
+        if (i < r->count && obs_phase_pattern_holds(&r->patterns[i], size))
+            return r->patterns[i].phase;
+    }
+    return OBS_PHASE_NONE;
+}
 /* The phase of the first selector that holds for an iteration whose first
  * launch has this mask and size (size NULL: a graph launch, no kernel
  * selector holds) after what `after` says came since the delimiter. */

@@ -3,6 +3,7 @@
  * as a libFuzzer target (`make fuzz`, tests/fuzz/run-fuzz.sh), and linked
  * into tests/t_phase_rules, which replays the kept corpus under make check.
  * Invariants checked here abort, so the fuzzer reports them as crashes. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,24 @@ static const char *const sample_names[] = {
     "prefill_kernel", "kv_gather_kernel", "decode_kernel", "void ns::decode_kernel<4>(float*, int)", "", "*",
     "embed_tokens",   "f[abi:cxx11]",
 };
+
+/* The conditions one by one, as written: what the ranges must agree with. */
+static bool conds_hold(const struct obs_phase_pattern *p, const struct obs_launch_size *s)
+{
+    unsigned k;
+    for (k = 0; k < p->nconds; k++) {
+        const struct obs_size_cond *c = &p->conds[k];
+        uint64_t v = c->field == OBS_SIZE_GRID ? s->grid : c->field == OBS_SIZE_BLOCK ? s->block : s->threads;
+        bool ok = c->op == OBS_OP_LT ? v < c->value
+                  : c->op == OBS_OP_LE ? v <= c->value
+                  : c->op == OBS_OP_GT ? v > c->value
+                  : c->op == OBS_OP_GE ? v >= c->value
+                                       : v == c->value;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
 
 static void check_rules(const struct obs_phase_rules *r)
 {
@@ -36,6 +55,18 @@ static void check_rules(const struct obs_phase_rules *r)
         for (k = 0; k < p->nconds; k++)
             if (p->conds[k].field > OBS_SIZE_BLOCK || p->conds[k].op > OBS_OP_EQ)
                 abort();
+        for (k = 0; k < sizeof sizes / sizeof sizes[0] + p->nconds; k++) {
+            /* the sample sizes, and each condition's own value as threads, grid and block */
+            struct obs_launch_size s;
+            if (k < sizeof sizes / sizeof sizes[0]) {
+                s = obs_launch_size_of(sizes[k][0], sizes[k][1]);
+            } else {
+                uint64_t v = p->conds[k - sizeof sizes / sizeof sizes[0]].value;
+                s.threads = s.grid = s.block = v;
+            }
+            if (p->kind == OBS_PATTERN_KERNEL && obs_phase_pattern_holds(p, &s) != conds_hold(p, &s))
+                abort();
+        }
         if (((r->iter_mask >> i) & 1u) != (p->iteration != 0) ||
             ((r->sized_mask >> i) & 1u) != (!p->iteration && p->nconds > 0))
             abort();
