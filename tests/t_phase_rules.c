@@ -48,6 +48,100 @@ static void test_good_rules(void)
     is_int(0, r.count, "and zero patterns");
 }
 
+/* Size conditions and iteration selectors (issue 11: prefill and decode
+ * running the same kernels). */
+static void test_conditions(void)
+{
+    struct obs_phase_rules r;
+    struct obs_phase_rule_error err;
+    struct obs_launch_size big = obs_launch_size_of(2048, 256), small = obs_launch_size_of(16, 256);
+    uint32_t embed, mlp;
+
+    is_int(0, obs_phase_rules_parse("PREFILL=embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", false, &r, &err),
+           "a threads condition parses");
+    is_int(3, r.count, "three patterns");
+    is_int(1, (long long)r.sized_mask, "the first pattern is sized");
+    is_int(0, (long long)r.iter_mask, "no selectors");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_kernel(&r, "embed_tokens"),
+           "plain matching skips the conditional pattern");
+    embed = obs_phase_rules_kernel_mask(&r, "embed_tokens");
+    mlp = obs_phase_rules_kernel_mask(&r, "mlp");
+    is_int(5, (long long)embed, "embed_tokens: mask of embed* and *");
+    ok(obs_phase_rules_sized(&r, embed), "embed_tokens must be evaluated per launch");
+    ok(!obs_phase_rules_sized(&r, mlp), "mlp need not");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_launch(&r, embed, &big), "embed 2048x256: PREFILL");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_launch(&r, embed, &small), "embed 16x256: DECODE");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_launch(&r, mlp, &big), "mlp: DECODE at any size");
+
+    is_int(0, obs_phase_rules_parse("DECODE=a[ grid < 4k ][block=256],a [threads>1M]; PREFILL=a", false, &r, &err),
+           "blanks inside conditions, several conditions, k and M");
+    is_int(2, r.patterns[0].nconds, "two conditions on the first pattern");
+    is_int(4096, (long long)r.patterns[0].conds[0].value, "4k is 4096");
+    is_int(OBS_OP_LT, r.patterns[0].conds[0].op, "<");
+    is_int(OBS_SIZE_BLOCK, r.patterns[0].conds[1].field, "block");
+    is_int(OBS_OP_EQ, r.patterns[0].conds[1].op, "=");
+    is_int(1048576, (long long)r.patterns[1].conds[0].value, "1M is 1048576");
+    {
+        uint32_t m = obs_phase_rules_kernel_mask(&r, "a");
+        struct obs_launch_size s1 = obs_launch_size_of(100, 256), s2 = obs_launch_size_of(100, 128),
+                               s3 = obs_launch_size_of(8192, 256), s4 = obs_launch_size_of(4096, 128);
+        is_int(OBS_PHASE_DECODE, obs_phase_rules_match_launch(&r, m, &s1), "grid 100 block 256: first pattern");
+        is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_launch(&r, m, &s2), "block 128: the plain PREFILL=a");
+        is_int(OBS_PHASE_DECODE, obs_phase_rules_match_launch(&r, m, &s3), "threads 2M: the second pattern");
+        is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_launch(&r, m, &s4), "grid 4096 is not < 4096");
+    }
+    {
+        struct obs_launch_size huge = obs_launch_size_of(UINT64_MAX / 2, 1024);
+        ok(huge.threads == UINT64_MAX, "threads saturate");
+    }
+    is_int(0, obs_phase_rules_parse("PREFILL=a[grid<0],b[threads>18446744073709551615],c[block>2][block<=2],d[grid=7]",
+                                    false, &r, &err),
+           "conditions that can never hold parse");
+    {
+        struct obs_launch_size s0 = obs_launch_size_of(0, 0), s7 = obs_launch_size_of(7, 3),
+                               smax = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+        ok(!obs_phase_pattern_holds(&r.patterns[0], &s0) && !obs_phase_pattern_holds(&r.patterns[1], &smax) &&
+               !obs_phase_pattern_holds(&r.patterns[2], &s7),
+           "grid<0, threads>max, block>2 and block<=2 never hold");
+        ok(obs_phase_pattern_holds(&r.patterns[3], &s7) && !obs_phase_pattern_holds(&r.patterns[3], &s0),
+           "grid=7 holds for 7 blocks only");
+    }
+    is_int(0, obs_phase_rules_parse("PREFILL=f[abi:cxx11],g[x", false, &r, &err),
+           "a '[' not followed by a word and an operator is a glob character, as before");
+    is_string("f[abi:cxx11]", r.patterns[0].glob, "f[abi:cxx11] kept as a glob");
+    is_string("g[x", r.patterns[1].glob, "g[x kept as a glob");
+    is_int(0, (long long)r.sized_mask, "no conditions");
+
+    is_int(0,
+           obs_phase_rules_parse("PREFILL=iter:after:memcpy:HtoD,iter:embed*[threads>=64k];KV_GATHER=*kv*;DECODE=*",
+                                 false, &r, &err),
+           "selectors parse");
+    is_int(4, r.count, "four patterns");
+    is_int(3, (long long)r.iter_mask, "two selectors");
+    is_int(2, (long long)r.iter_kernel_mask, "one kernel selector");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_memcpy(&r, OBS_DIR_HTOD), "a selector does not classify copies");
+    is_int(OBS_PHASE_KV_GATHER, obs_phase_rules_match_kernel(&r, "kv_cache_gather"),
+           "a selector does not classify kernels");
+    embed = obs_phase_rules_kernel_mask(&r, "embed_tokens");
+    ok(!obs_phase_rules_sized(&r, embed), "selectors do not make a name sized");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_iteration(&r, embed, &small, 1u << OBS_DIR_HTOD),
+           "iteration after an HtoD copy: PREFILL");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_iteration(&r, embed, &big, 0),
+           "iteration starting with a big embed: PREFILL");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, embed, &small, 1u << OBS_DIR_DTOH),
+           "small embed after a token read: no selector");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, embed, NULL, 0), "a graph launch first: none");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, mlp, &big, 0), "a big mlp first: none (glob)");
+
+    is_int(0, obs_phase_rules_parse("decode=ITER:After:Memset,iter:after:memcpy;prefill=iter:AFTER:MEMCPY:dtoh", false,
+                                    &r, &err),
+           "selectors in any case");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_iteration(&r, 0, NULL, OBS_AFTER_MEMSET), "after a memset");
+    is_int(OBS_PHASE_DECODE, obs_phase_rules_match_iteration(&r, 0, NULL, 1u << OBS_DIR_DTOH),
+           "after any copy (first selector written wins)");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, 0, NULL, 0), "after nothing");
+}
+
 /* One bad text: the parse fails at column col with a message containing what. */
 static void bad(const char *text, bool step, size_t col, const char *what)
 {
@@ -79,6 +173,29 @@ static void test_bad_rules(void)
     bad("a;b", true, 2, "unexpected character ';'");
     bad("*,", true, 3, "empty pattern");
     bad("k*,memcpy:DtoH", true, 4, "not a kernel pattern");
+
+    /* conditions and selectors */
+    bad("PREFILL=embed*[thread>=1]", false, 16, "unknown size 'thread'");
+    bad("PREFILL=embed*[threads=>1]", false, 24, "expected a number");
+    bad("PREFILL=embed*[threads>=]", false, 25, "expected a number");
+    bad("PREFILL=embed*[threads>=12x]", false, 27, "expected ']'");
+    bad("PREFILL=embed*[threads>=12", false, 27, "expected ']'");
+    bad("PREFILL=e[grid<99999999999999999999]", false, 16, "number too large");
+    bad("PREFILL=e[grid<18014398509481984k]", false, 16, "number too large");
+    bad("PREFILL=e[grid<1]x", false, 18, "after a condition");
+    bad("PREFILL=e[grid<1][abc", false, 18, "after a condition");
+    bad("PREFILL=[grid<1]", false, 9, "needs a kernel glob");
+    bad("PREFILL=e[grid<1][grid<1][grid<1][grid<1][grid<1]", false, 42, "too many conditions");
+    bad("PREFILL=memcpy:HtoD[grid<1]", false, 20, "kernel globs only");
+    bad("PREFILL=iter:", false, 14, "empty selector");
+    bad("PREFILL=iter:,x", false, 14, "empty selector");
+    bad("PREFILL=iter:after:", false, 20, "after 'iter:after:'");
+    bad("PREFILL=iter:after:gemm", false, 20, "after 'iter:after:'");
+    bad("PREFILL=iter:after:memcpy:DtoX", false, 27, "unknown copy kind 'DtoX'");
+    bad("PREFILL=iter:after:memset[grid<1]", false, 26, "kernel globs only");
+    bad("PREFILL=iter:memcpy:HtoD", false, 14, "iter:after:memcpy:HtoD");
+    bad("k*,iter:a*", true, 4, "not a kernel glob");
+    bad("k*[grid<1]", true, 3, "no conditions");
 
     long_glob = malloc(300);
     memcpy(long_glob, "DECODE=", 7);
@@ -236,6 +353,7 @@ int main(void)
     plan_lazy();
     test_config();
     test_good_rules();
+    test_conditions();
     test_bad_rules();
     test_names();
     test_corpus();

@@ -413,6 +413,86 @@ static void launch_range_case(void)
     free_case(&r);
 }
 
+/* The launches of two traces with the same phase, step and generation. */
+static size_t same_phases(const char *path_a, const char *path_b, size_t *launches)
+{
+    struct obs_trace *a = shim_trace_open(path_a), *b = shim_trace_open(path_b);
+    size_t i = 0, k = 0, equal = 0;
+    *launches = 0;
+    while (a != NULL && b != NULL) {
+        const struct obs_call *x, *y;
+        while (i < a->ncalls && a->calls[i].kind != OBS_KIND_KERNEL && a->calls[i].kind != OBS_KIND_GRAPH)
+            i++;
+        while (k < b->ncalls && b->calls[k].kind != OBS_KIND_KERNEL && b->calls[k].kind != OBS_KIND_GRAPH)
+            k++;
+        if (i == a->ncalls || k == b->ncalls)
+            break;
+        x = &a->calls[i++];
+        y = &b->calls[k++];
+        (*launches)++;
+        if (x->phase == OBS_NONE || y->phase == OBS_NONE) {
+            equal += x->phase == y->phase;
+            continue;
+        }
+        equal += strcmp(a->phases[x->phase].phase, b->phases[y->phase].phase) == 0 &&
+                 obs_phase_step(a, x->phase) == obs_phase_step(b, y->phase) &&
+                 a->phases[x->phase].generation == b->phases[y->phase].generation;
+    }
+    if (a != NULL)
+        obs_trace_free(a);
+    if (b != NULL)
+        obs_trace_free(b);
+    return equal;
+}
+
+/* obs-report suggest-phases on an automatic-mode trace of a loop whose
+ * prefill and decode run the same kernels: it writes an iteration
+ * selector, and its rules, fed back, reproduce the automatic phases. */
+static void suggest_round_trip(const char *label, const char *const argv[], const char *selector)
+{
+    const char *report = shim_build_path("obs-report");
+    struct case_result a, b;
+    struct run_result res;
+    static char phases_env[2100], step_env[2100];
+    const char *env[3] = {NULL, NULL, NULL};
+    char name[160], *line, *save = NULL;
+    size_t launches, equal;
+    int n_env = 0;
+
+    snprintf(name, sizeof name, "%s, automatic", label);
+    run_case(name, argv, 0, NULL, &a);
+    {
+        const char *rargv[] = {report, "suggest-phases", a.trace_path, NULL};
+        shim_run(rargv, NULL, 0, 60, &res);
+    }
+    ok(res.exited && res.status == 0 && res.out != NULL && strstr(res.out, selector) != NULL,
+       "%s: suggest-phases writes the selector %s", label, selector);
+    for (line = res.out ? strtok_r(res.out, "\n", &save) : NULL; line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *q;
+        if (strncmp(line, "export OBS_PHASES='", 19) == 0 && (q = strrchr(line, '\'')) > line + 18) {
+            snprintf(phases_env, sizeof phases_env, "OBS_PHASES=%.*s", (int)(q - line - 19), line + 19);
+            env[n_env++] = phases_env;
+        } else if (strncmp(line, "export OBS_STEP='", 17) == 0 && (q = strrchr(line, '\'')) > line + 16) {
+            snprintf(step_env, sizeof step_env, "OBS_STEP=%.*s", (int)(q - line - 17), line + 17);
+            env[n_env++] = step_env;
+        }
+    }
+    if (n_env == 0)
+        diag_text("suggest-phases", res.out);
+    run_result_free(&res);
+    ok(n_env > 0, "%s: suggest-phases wrote rules", label);
+    diag("%s: %s %s", label, phases_env, n_env > 1 ? step_env : "");
+    snprintf(name, sizeof name, "%s, suggested rules", label);
+    run_case(name, argv, 0, env, &b);
+    equal = same_phases(a.trace_path, b.trace_path, &launches);
+    ok(launches == a.launches && launches > 0 && equal == launches,
+       "%s: the suggested rules give %zu/%zu launches the automatic mode's phase, step and generation", label,
+       equal, launches);
+    diag("FIGURES %s: suggested rules reproduce the automatic mode for %zu of %zu launches", label, equal, launches);
+    free_case(&a);
+    free_case(&b);
+}
+
 static void llm_loop_cases(void)
 {
     const char *app = llm_loop_path;
@@ -434,6 +514,60 @@ static void llm_loop_cases(void)
     free_case(&r);
     run_case("llm_loop auto, 32 layers, prefill in 4 chunks", argv_chunks, 0, NULL, &r);
     free_case(&r);
+    /* Rules where prefill and decode run the same kernels: iteration
+     * selectors and size conditions (docs/phases.md, "Rules"). */
+    {
+        static const char *const after_htod[] = {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;KV_GATHER=*kv*;DECODE=*",
+                                                 NULL};
+        static const char *const iter_threads[] = {
+            "OBS_PHASES=PREFILL=iter:embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", NULL};
+        static const char *const launch_threads[] = {
+            "OBS_PHASES=PREFILL=embed*[threads>=64k];KV_GATHER=kv_cache_gather;DECODE=embed*[grid<64][block=256]",
+            NULL};
+        static const char *const both[] = {
+            "OBS_PHASES=PREFILL=iter:after:memcpy:HtoD, iter:embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", NULL};
+        run_case("llm_loop rules iter:after:memcpy:HtoD, 32 layers", argv_layers, 0, after_htod, &r);
+        free_case(&r);
+        run_case("llm_loop rules iter:embed*[threads>=65536], 32 layers", argv_layers, 0, iter_threads, &r);
+        free_case(&r);
+        run_case("llm_loop rules iter:embed*[threads>=65536], 32 layers, 4 chunks", argv_chunks, 0, iter_threads,
+                 &r);
+        free_case(&r);
+        run_case("llm_loop rules embed*[threads>=64k] per launch, 32 layers, 4 chunks", argv_chunks, 0,
+                 launch_threads, &r);
+        free_case(&r);
+        run_case("llm_loop rules HtoD or threads selectors, 32 layers, 4 chunks", argv_chunks, 0, both, &r);
+        free_case(&r);
+    }
+    {
+        const char *argv8[] = {app, "--steps", "16", "--prompts", "3", "--layers", "8", NULL};
+        const char *argv8_chunks[] = {app, "--steps", "8", "--prompts", "3", "--layers", "8", "--chunks", "4", NULL};
+        suggest_round_trip("suggest-phases llm_loop 8 layers", argv8, "PREFILL=iter:after:memcpy:HtoD");
+        suggest_round_trip("suggest-phases llm_loop 8 layers, 4 chunks", argv8_chunks,
+                           "PREFILL=iter:embed_tokens[threads>=8192]");
+        /* Phases no selector can express (every token step labelled PREFILL,
+         * the prompts DECODE): suggest-phases says so. */
+        {
+            const char *argv_odd[] = {app, "--steps", "4", "--prompts", "2", "--layers", "2", NULL};
+            char out_env[4200], lib_env[4200], trace[4300];
+            const char *env[] = {out_env, lib_env, "OBS_SUMMARY=0", "OBS_JSON=0",
+                                 "OBS_PHASES=PREFILL=iter:after:memcpy:DtoH;DECODE=*", NULL};
+            const char *rargv[] = {shim_build_path("obs-report"), "suggest-phases", trace, NULL};
+            struct run_result res;
+            snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s/odd-rules", test_tmpdir());
+            snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+            snprintf(trace, sizeof trace, "%s/odd-rules.obs", test_tmpdir());
+            shim_run(argv_odd, env, 1, 60, &res);
+            run_result_free(&res);
+            shim_run(rargv, NULL, 0, 60, &res);
+            ok(res.exited && res.status == 0 && res.out != NULL &&
+                   strstr(res.out, "no iteration selector separates them") && !strstr(res.out, "iter:"),
+               "suggest-phases: says when no iteration selector separates PREFILL from DECODE");
+            if (res.out == NULL || !strstr(res.out, "no iteration selector"))
+                diag_text("suggest-phases", res.out);
+            run_result_free(&res);
+        }
+    }
     launch_range_case();
 }
 

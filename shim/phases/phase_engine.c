@@ -83,6 +83,8 @@ static void build_api_table(void)
 #define CLASS_PHASE_MASK 0x03u
 #define CLASS_STEP 0x04u       /* OBS_STEP matches */
 #define CLASS_KV_DEFAULT 0x08u /* automatic mode: a KV_GATHER name */
+#define CLASS_SIZED 0x10u      /* rules: the phase depends on the launch's size */
+#define CLASS_ITER 0x20u       /* rules: an `iter:glob` selector's glob matches the name */
 #define CLASS_CACHE 65536u
 
 static _Atomic uint8_t name_class[CLASS_CACHE];
@@ -105,6 +107,11 @@ static uint8_t classify_name(const char *name)
         cls |= obs_phase_rules_match_kernel(&phase_rules, name) & CLASS_PHASE_MASK;
         if (have_step_rule && obs_phase_rules_match_kernel(&step_rules, name) != OBS_PHASE_NONE)
             cls |= CLASS_STEP;
+        if (phase_rules.sized_mask | phase_rules.iter_kernel_mask) {
+            uint32_t mask = obs_phase_rules_kernel_mask(&phase_rules, name);
+            cls |= (obs_phase_rules_sized(&phase_rules, mask) ? CLASS_SIZED : 0) |
+                   (mask & phase_rules.iter_kernel_mask ? CLASS_ITER : 0);
+        }
     } else {
         for (i = 0; i < sizeof kv_globs / sizeof kv_globs[0]; i++)
             if (obs_glob_match(kv_globs[i], name)) {
@@ -344,6 +351,10 @@ struct phase_thread {
     bool after_delimiter;
     bool launch_range_open;
     uint64_t delimiter_t;
+    /* rules: the current iteration (launches since the last host delimiter) */
+    bool iter_open;      /* it has had its first launch */
+    uint8_t iter_phase;  /* the phase a selector gave it, or NONE */
+    uint16_t iter_after; /* copies (bit per direction) and memsets since the delimiter */
     struct token_loop loop;
     uint64_t gen_first_index;  /* record index of the current generation's first launch */
     bool mark_gen_first;       /* the next stored launch starts a generation */
@@ -519,6 +530,48 @@ static bool step_rules_mode(struct logic *l, uint8_t cls, uint32_t name, bool gr
         }
     }
     return false;
+}
+
+/* Rules with conditions or selectors: which kernel patterns' globs a name
+ * matches (obs_phase_rules_kernel_mask), per name id, computed once. */
+static _Atomic uint32_t *name_masks; /* mmap'ed at set-up when the rules need it */
+
+static uint32_t rules_mask_of(uint32_t id)
+{
+    uint32_t m = id < CLASS_CACHE && name_masks != NULL ? atomic_load_explicit(&name_masks[id], memory_order_relaxed) : 0;
+    char base[256];
+    if (obs_likely(m != 0))
+        return m;
+    base_name_of(id, base, sizeof base); /* slow path: once per name id */
+    m = obs_phase_rules_kernel_mask(&phase_rules, base);
+    if (id < CLASS_CACHE && name_masks != NULL)
+        atomic_store_explicit(&name_masks[id], m, memory_order_relaxed);
+    return m;
+}
+
+/* Rules: the class a launch counts as. At an iteration's first launch the
+ * selectors choose the iteration's phase, which every launch of it takes;
+ * otherwise a sized name's phase comes from its patterns' conditions. */
+static uint8_t rules_class(struct phase_thread *p, uint8_t cls, const struct obs_rec_call *rec, bool graph)
+{
+    struct obs_launch_size size = {0, 0, 0};
+    uint32_t mask = 0;
+    if (!graph && ((cls & CLASS_SIZED) || (!p->iter_open && (cls & CLASS_ITER)))) {
+        mask = rules_mask_of(rec->name);
+        size = obs_launch_size_of((uint64_t)rec->u.grid.x * rec->u.grid.y * rec->u.grid.z,
+                                  (uint64_t)rec->block_x * rec->block_y * rec->block_z);
+    }
+    if (!p->iter_open) {
+        p->iter_open = true;
+        p->iter_phase = phase_rules.iter_mask == 0 ? OBS_PHASE_NONE
+                        : obs_phase_rules_match_iteration(&phase_rules, cls & CLASS_ITER ? mask : 0,
+                                                          graph ? NULL : &size, p->iter_after);
+    }
+    if (p->iter_phase != OBS_PHASE_NONE)
+        return (uint8_t)((cls & ~CLASS_PHASE_MASK) | p->iter_phase);
+    if (cls & CLASS_SIZED)
+        return (uint8_t)((cls & ~CLASS_PHASE_MASK) | obs_phase_rules_match_launch(&phase_rules, mask, &size));
+    return cls;
 }
 
 /* Automatic mode, learned shape (a): roles from the repeating unit. */
@@ -773,6 +826,8 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
     unsigned n;
 
     if (engine_mode == OBS_PHASES_RULES) {
+        cls = rules_class(p, cls, rec, graph);
+        graph = graph && p->iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
         steady_graph = step_rules_mode(&p->logic, cls, name, graph, new_segment);
         kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
     } else {
@@ -798,13 +853,18 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
     move_to(p, want, n);
 }
 
-/* A copy or memset that rules name: it takes its phase without opening a step. */
-static void on_classified_transfer(struct phase_thread *p, uint8_t phase)
+/* A copy or memset that rules name: it takes its phase (its iteration's,
+ * inside an iteration a selector chose) without opening a step. Any copy
+ * or memset counts for `iter:after:` selectors. */
+static void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit)
 {
     struct range want[4];
     unsigned n;
+    p->iter_after |= (uint16_t)after_bit;
     if (phase == OBS_PHASE_NONE)
         return;
+    if (p->iter_open && p->iter_phase != OBS_PHASE_NONE) /* inside a selected iteration: its phase */
+        phase = p->iter_phase;
     if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL)
         new_generation(&p->logic);
     else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE)
@@ -868,13 +928,14 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
     case EV_COPY:
     case EV_COPY_SYNC:
         if (engine_mode == OBS_PHASES_RULES)
-            on_classified_transfer(p, copy_class[(c->rec.flags & OBS_CALL_DIR_MASK) % OBS_DIR_COUNT]);
+            on_classified_transfer(p, copy_class[(c->rec.flags & OBS_CALL_DIR_MASK) % OBS_DIR_COUNT],
+                                   1u << ((c->rec.flags & OBS_CALL_DIR_MASK) % OBS_DIR_COUNT));
         else
             on_auto_copy(p, c->rec.flags & OBS_CALL_DIR_MASK, c->rec.u.bytes);
         break;
     case EV_MEMSET:
         if (engine_mode == OBS_PHASES_RULES)
-            on_classified_transfer(p, memset_class);
+            on_classified_transfer(p, memset_class, OBS_AFTER_MEMSET);
         break;
     default:
         break;
@@ -926,6 +987,8 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         }
         p->loop.iter_token_read = false;
         p->loop.htod = 0;
+        p->iter_open = false; /* rules: a synchronous copy that delimits counts for the next iteration */
+        p->iter_after = ev == EV_COPY_SYNC ? (uint16_t)(1u << (dir % OBS_DIR_COUNT)) : 0;
         if (engine_mode == OBS_PHASES_AUTO && p->learn == LEARNING)
             segment_ends(p);
     }
@@ -981,6 +1044,8 @@ static void setup(void)
             for (i = 0; i < OBS_DIR_COUNT; i++)
                 copy_class[i] = obs_phase_rules_match_memcpy(&phase_rules, (uint8_t)i);
             memset_class = obs_phase_rules_match_memset(&phase_rules);
+            if (phase_rules.sized_mask | phase_rules.iter_kernel_mask)
+                name_masks = map_zeroed(CLASS_CACHE * sizeof *name_masks);
         }
     }
     if (obs_ranges_init(obs_cfg.nvtx_domain)) {

@@ -42,18 +42,25 @@ bool obs_glob_match(const char *glob, const char *text)
 uint8_t obs_phase_rules_match_kernel(const struct obs_phase_rules *r, const char *base_name)
 {
     unsigned i;
-    for (i = 0; i < r->count; i++)
-        if (r->patterns[i].kind == OBS_PATTERN_KERNEL && obs_glob_match(r->patterns[i].glob, base_name))
-            return r->patterns[i].phase;
+    for (i = 0; i < r->count; i++) {
+        const struct obs_phase_pattern *p = &r->patterns[i];
+        if (p->kind == OBS_PATTERN_KERNEL && !p->iteration && p->nconds == 0 && obs_glob_match(p->glob, base_name))
+            return p->phase;
+    }
     return OBS_PHASE_NONE;
+}
+
+static bool direction_matches(uint8_t wanted, uint8_t direction)
+{
+    return wanted == OBS_PATTERN_ANY_DIRECTION || wanted == direction;
 }
 
 uint8_t obs_phase_rules_match_memcpy(const struct obs_phase_rules *r, uint8_t direction)
 {
     unsigned i;
     for (i = 0; i < r->count; i++)
-        if (r->patterns[i].kind == OBS_PATTERN_MEMCPY &&
-            (r->patterns[i].direction == OBS_PATTERN_ANY_DIRECTION || r->patterns[i].direction == direction))
+        if (r->patterns[i].kind == OBS_PATTERN_MEMCPY && !r->patterns[i].iteration &&
+            direction_matches(r->patterns[i].direction, direction))
             return r->patterns[i].phase;
     return OBS_PHASE_NONE;
 }
@@ -62,8 +69,61 @@ uint8_t obs_phase_rules_match_memset(const struct obs_phase_rules *r)
 {
     unsigned i;
     for (i = 0; i < r->count; i++)
-        if (r->patterns[i].kind == OBS_PATTERN_MEMSET)
+        if (r->patterns[i].kind == OBS_PATTERN_MEMSET && !r->patterns[i].iteration)
             return r->patterns[i].phase;
+    return OBS_PHASE_NONE;
+}
+
+uint32_t obs_phase_rules_kernel_mask(const struct obs_phase_rules *r, const char *base_name)
+{
+    uint32_t mask = 0;
+    unsigned i;
+    for (i = 0; i < r->count && i < 32; i++)
+        if (r->patterns[i].kind == OBS_PATTERN_KERNEL && obs_glob_match(r->patterns[i].glob, base_name))
+            mask |= 1u << i;
+    return mask;
+}
+
+bool obs_phase_rules_sized(const struct obs_phase_rules *r, uint32_t mask)
+{
+    uint32_t m = mask & ~r->iter_mask;
+    if (m == 0)
+        return false;
+    /* the first per-launch kernel pattern of the name decides */
+    return (r->sized_mask >> __builtin_ctz(m)) & 1u;
+}
+
+struct obs_launch_size obs_launch_size_of(uint64_t grid_blocks, uint64_t block_threads)
+{
+    struct obs_launch_size s = {0, grid_blocks, block_threads};
+    if (__builtin_mul_overflow(grid_blocks, block_threads, &s.threads))
+        s.threads = UINT64_MAX;
+    return s;
+}
+
+#define AFTER_ANY_COPY ((1u << OBS_DIR_COUNT) - 1u)
+
+uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_t mask,
+                                        const struct obs_launch_size *size, unsigned after)
+{
+    uint32_t m = r->iter_mask;
+    while (m != 0) {
+        unsigned i = (unsigned)__builtin_ctz(m);
+        const struct obs_phase_pattern *p = &r->patterns[i < r->count ? i : 0];
+        bool holds;
+        m &= m - 1;
+        if (i >= r->count)
+            break;
+        if (p->kind == OBS_PATTERN_MEMCPY)
+            holds = p->direction == OBS_PATTERN_ANY_DIRECTION ? (after & AFTER_ANY_COPY) != 0
+                                                               : p->direction < 16 && ((after >> p->direction) & 1u);
+        else if (p->kind == OBS_PATTERN_MEMSET)
+            holds = (after & OBS_AFTER_MEMSET) != 0;
+        else
+            holds = size != NULL && ((mask >> i) & 1u) && obs_phase_pattern_holds(p, size);
+        if (holds)
+            return p->phase;
+    }
     return OBS_PHASE_NONE;
 }
 
@@ -82,6 +142,7 @@ static int fail(struct parser *p, size_t pos, const char *fmt, const char *arg)
     p->err->column = pos + 1;
     snprintf(p->err->what, sizeof p->err->what, fmt, arg != NULL ? arg : "");
     p->out->count = 0;
+    p->out->sized_mask = p->out->iter_mask = p->out->iter_kernel_mask = 0;
     return -1;
 }
 
@@ -133,20 +194,162 @@ static int parse_direction(const char *word, size_t n, uint8_t *direction)
     return -1;
 }
 
+static bool is_letter(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Does a condition start at s ('[', blanks, a word, blanks, an operator)?
+ * Any other '[' is a literal glob character. */
+static bool condition_starts(const char *s)
+{
+    size_t i = 1, word;
+    if (s[0] != '[')
+        return false;
+    while (is_blank(s[i]))
+        i++;
+    for (word = i; is_letter(s[i]); i++)
+        ;
+    if (i == word)
+        return false;
+    while (is_blank(s[i]))
+        i++;
+    return s[i] == '<' || s[i] == '>' || s[i] == '=';
+}
+
+/* A condition as a range: lo[field] .. hi[field] narrowed to it. */
+static void narrow(const struct obs_size_cond *c, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t l = 0, h = UINT64_MAX, v = c->value;
+    switch (c->op) {
+    case OBS_OP_LT:
+        if (v == 0)
+            l = 1, h = 0; /* never */
+        else
+            h = v - 1;
+        break;
+    case OBS_OP_LE:
+        h = v;
+        break;
+    case OBS_OP_GT:
+        if (v == UINT64_MAX)
+            l = 1, h = 0;
+        else
+            l = v + 1;
+        break;
+    case OBS_OP_GE:
+        l = v;
+        break;
+    default:
+        l = h = v;
+    }
+    if (l > lo[c->field])
+        lo[c->field] = l;
+    if (h < hi[c->field])
+        hi[c->field] = h;
+}
+
+/* "[" SIZE OP NUMBER "]" at p->pos (condition_starts holds there). */
+static int parse_condition(struct parser *p, struct obs_size_cond *c)
+{
+    static const char *const fields[] = {"threads", "grid", "block"};
+    const char *t = p->text;
+    size_t word, n, number;
+    uint64_t v = 0, scale = 1;
+    unsigned i;
+    char shown[40];
+
+    p->pos++;
+    skip_blanks(p);
+    for (word = p->pos; is_letter(t[p->pos]); p->pos++)
+        ;
+    n = p->pos - word;
+    for (i = 0; i < 3; i++)
+        if (strlen(fields[i]) == n && strncasecmp(fields[i], t + word, n) == 0)
+            break;
+    if (i == 3)
+        return fail(p, word, "unknown size '%s' (expected threads, grid or block)",
+                    quote(t, word, n, shown, sizeof shown));
+    c->field = (uint8_t)i;
+    skip_blanks(p);
+    if (t[p->pos] == '<' || t[p->pos] == '>') {
+        bool eq = t[p->pos + 1] == '=';
+        c->op = t[p->pos] == '<' ? (eq ? OBS_OP_LE : OBS_OP_LT) : (eq ? OBS_OP_GE : OBS_OP_GT);
+        p->pos += eq ? 2 : 1;
+    } else {
+        c->op = OBS_OP_EQ;
+        p->pos++;
+    }
+    skip_blanks(p);
+    number = p->pos;
+    if (t[p->pos] < '0' || t[p->pos] > '9')
+        return fail(p, p->pos, "expected a number in the condition, found '%s'",
+                    t[p->pos] == '\0' ? "end of text" : quote(t, p->pos, 1, shown, sizeof shown));
+    for (; t[p->pos] >= '0' && t[p->pos] <= '9'; p->pos++)
+        if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, (uint64_t)(t[p->pos] - '0'), &v))
+            return fail(p, number, "number too large (at most %s)", "18446744073709551615");
+    if (t[p->pos] == 'k' || t[p->pos] == 'M') {
+        scale = t[p->pos] == 'k' ? 1024u : 1048576u;
+        p->pos++;
+    }
+    if (__builtin_mul_overflow(v, scale, &v))
+        return fail(p, number, "number too large (at most %s)", "18446744073709551615");
+    c->value = v;
+    narrow(c, p->out->patterns[p->out->count].lo, p->out->patterns[p->out->count].hi);
+    skip_blanks(p);
+    if (t[p->pos] != ']')
+        return fail(p, p->pos, "expected ']' to close the condition, found '%s'",
+                    t[p->pos] == '\0' ? "end of text" : quote(t, p->pos, 1, shown, sizeof shown));
+    p->pos++;
+    return 0;
+}
+
+/* memcpy[:KIND] or memset at t[begin, begin+n); 1 when it is neither. */
+static int parse_transfer(struct parser *p, size_t begin, size_t n, struct obs_phase_pattern *pat)
+{
+    const char *t = p->text;
+    char shown[40];
+    if (n >= 6 && strncasecmp(t + begin, "memcpy", 6) == 0 && (n == 6 || t[begin + 6] == ':')) {
+        pat->kind = OBS_PATTERN_MEMCPY;
+        pat->direction = OBS_PATTERN_ANY_DIRECTION;
+        if (n > 7 && parse_direction(t + begin + 7, n - 7, &pat->direction) != 0)
+            return fail(p, begin + 7,
+                        "unknown copy kind '%s' (expected HtoD, DtoH, DtoD, HtoH, peer, default or *)",
+                        quote(t, begin + 7, n - 7, shown, sizeof shown));
+        if (n == 7)
+            return fail(p, begin + 7, "empty copy kind after 'memcpy:'%s", NULL);
+        return 0;
+    }
+    if (n == 6 && strncasecmp(t + begin, "memset", 6) == 0) {
+        pat->kind = OBS_PATTERN_MEMSET;
+        return 0;
+    }
+    return 1;
+}
+
 /* One pattern at p->pos, ending at ',', ';', blank or NUL. */
 static int parse_pattern(struct parser *p, uint8_t phase)
 {
     const char *t = p->text;
-    size_t begin, n;
+    size_t begin, body, n, i;
     struct obs_phase_pattern *pat;
     char shown[40];
+    int rc;
 
     skip_blanks(p);
     begin = p->pos;
-    while (glob_char(t[p->pos]))
+    if (strncasecmp(t + begin, "iter:", 5) == 0)
+        p->pos += 5;
+    body = p->pos;
+    while (glob_char(t[p->pos]) && !condition_starts(t + p->pos))
         p->pos++;
-    n = p->pos - begin;
+    n = p->pos - body;
     if (n == 0) {
+        if (body > begin)
+            return fail(p, p->pos, "empty selector after 'iter:' (expected a kernel glob, after:memcpy[:KIND] or "
+                                   "after:memset)%s", NULL);
+        if (t[p->pos] == '[')
+            return fail(p, p->pos, "a condition needs a kernel glob before it%s", NULL);
         if (t[p->pos] == '\0' || t[p->pos] == ',' || t[p->pos] == ';')
             return fail(p, p->pos, "empty pattern%s", NULL);
         return fail(p, p->pos, "unexpected character '%s' (not allowed in a pattern)",
@@ -157,30 +360,66 @@ static int parse_pattern(struct parser *p, uint8_t phase)
     pat = &p->out->patterns[p->out->count];
     memset(pat, 0, sizeof *pat);
     pat->phase = phase;
-    if (n >= 6 && strncasecmp(t + begin, "memcpy", 6) == 0 && (n == 6 || t[begin + 6] == ':')) {
-        pat->kind = OBS_PATTERN_MEMCPY;
-        pat->direction = OBS_PATTERN_ANY_DIRECTION;
-        if (n > 7 && parse_direction(t + begin + 7, n - 7, &pat->direction) != 0)
-            return fail(p, begin + 7,
-                        "unknown copy kind '%s' (expected HtoD, DtoH, DtoD, HtoH, peer, default or *)",
-                        quote(t, begin + 7, n - 7, shown, sizeof shown));
-        if (n == 7)
-            return fail(p, begin + 7, "empty copy kind after 'memcpy:'%s", NULL);
-    } else if (n == 6 && strncasecmp(t + begin, "memset", 6) == 0) {
-        pat->kind = OBS_PATTERN_MEMSET;
+    pat->iteration = body > begin;
+    pat->hi[0] = pat->hi[1] = pat->hi[2] = UINT64_MAX;
+    if (p->step_rule && pat->iteration)
+        return fail(p, begin, "a step opens with a kernel: '%s' is not a kernel glob",
+                    quote(t, begin, p->pos - begin, shown, sizeof shown));
+    if (pat->iteration && n >= 6 && strncasecmp(t + body, "after:", 6) == 0) {
+        rc = parse_transfer(p, body + 6, n - 6, pat);
+        if (rc > 0)
+            return fail(p, body + 6, "expected memcpy, memcpy:KIND or memset after 'iter:after:', found '%s'",
+                        quote(t, body + 6, n - 6, shown, sizeof shown));
     } else {
-        pat->kind = OBS_PATTERN_KERNEL;
+        rc = parse_transfer(p, body, n, pat);
+        if (rc == 0 && pat->iteration)
+            return fail(p, body, "an iteration after a copy or memset is 'iter:after:%s'",
+                        quote(t, body, n, shown, sizeof shown));
     }
+    if (rc < 0)
+        return -1;
+    if (rc > 0)
+        pat->kind = OBS_PATTERN_KERNEL;
     if (p->step_rule && pat->kind != OBS_PATTERN_KERNEL)
         return fail(p, begin, "a step opens with a kernel: '%s' is not a kernel pattern",
                     quote(t, begin, n, shown, sizeof shown));
     if (pat->kind == OBS_PATTERN_KERNEL) {
         if (n > OBS_PHASE_GLOB_MAX)
-            return fail(p, begin + OBS_PHASE_GLOB_MAX, "pattern longer than %s characters", "128");
-        memcpy(pat->glob, t + begin, n);
+            return fail(p, body + OBS_PHASE_GLOB_MAX, "pattern longer than %s characters", "128");
+        memcpy(pat->glob, t + body, n);
         pat->glob[n] = '\0';
     }
-    p->out->count++;
+    if (pat->kind == OBS_PATTERN_KERNEL && is_blank(t[p->pos])) { /* blanks before a condition */
+        size_t after = p->pos;
+        while (is_blank(t[after]))
+            after++;
+        if (condition_starts(t + after))
+            p->pos = after;
+    }
+    while (t[p->pos] == '[') { /* only conditions stop the scan at '[' */
+        if (pat->kind != OBS_PATTERN_KERNEL)
+            return fail(p, p->pos, "conditions apply to kernel globs only, not to '%s'",
+                        quote(t, body, n, shown, sizeof shown));
+        if (p->step_rule)
+            return fail(p, p->pos, "OBS_STEP takes plain kernel globs (no conditions)%s", NULL);
+        if (pat->nconds >= OBS_PHASE_CONDS_MAX)
+            return fail(p, p->pos, "too many conditions on one pattern (at most %s)", "4");
+        if (parse_condition(p, &pat->conds[pat->nconds]) != 0)
+            return -1;
+        pat->nconds++;
+        if (t[p->pos] == '[' && !condition_starts(t + p->pos))
+            break;
+    }
+    if (pat->nconds > 0 && glob_char(t[p->pos]))
+        return fail(p, p->pos, "unexpected character '%s' after a condition",
+                    quote(t, p->pos, 1, shown, sizeof shown));
+    i = p->out->count++;
+    if (pat->iteration)
+        p->out->iter_mask |= 1u << i;
+    if (pat->iteration && pat->kind == OBS_PATTERN_KERNEL)
+        p->out->iter_kernel_mask |= 1u << i;
+    if (!pat->iteration && pat->nconds > 0)
+        p->out->sized_mask |= 1u << i;
     skip_blanks(p);
     return 0;
 }
@@ -244,6 +483,7 @@ int obs_phase_rules_parse(const char *text, bool step_rule, struct obs_phase_rul
     size_t len;
 
     out->count = 0;
+    out->sized_mask = out->iter_mask = out->iter_kernel_mask = 0;
     err->column = 0;
     err->what[0] = '\0';
     if (text == NULL)

@@ -9,7 +9,11 @@
  * another phase, followed by '*'; the exact name where no prefix is safe.
  * The step rule is the item that opens most decode steps (the first call
  * of each (generation, step)), as the shortest prefix that matches no
- * other item of the trace. */
+ * other item of the trace. When PREFILL and DECODE share kernel names, an
+ * iteration selector (`iter:after:memcpy:HtoD`, else
+ * `iter:NAME[threads>=T]`) leads the PREFILL rule where one separates the
+ * trace's PREFILL iterations from the others (docs/phases-report.md); the
+ * name rules then come from the calls of the other iterations. */
 #ifndef OBS_TRACE_SUGGEST_H
 #define OBS_TRACE_SUGGEST_H
 

@@ -3,6 +3,7 @@
  * as a libFuzzer target (`make fuzz`, tests/fuzz/run-fuzz.sh), and linked
  * into tests/t_phase_rules, which replays the kept corpus under make check.
  * Invariants checked here abort, so the fuzzer reports them as crashes. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +13,36 @@
 
 static const char *const sample_names[] = {
     "prefill_kernel", "kv_gather_kernel", "decode_kernel", "void ns::decode_kernel<4>(float*, int)", "", "*",
+    "embed_tokens",   "f[abi:cxx11]",
 };
+
+/* The conditions one by one, as written: what the ranges must agree with. */
+static bool conds_hold(const struct obs_phase_pattern *p, const struct obs_launch_size *s)
+{
+    unsigned k;
+    for (k = 0; k < p->nconds; k++) {
+        const struct obs_size_cond *c = &p->conds[k];
+        uint64_t v = c->field == OBS_SIZE_GRID ? s->grid : c->field == OBS_SIZE_BLOCK ? s->block : s->threads;
+        bool ok = c->op == OBS_OP_LT ? v < c->value
+                  : c->op == OBS_OP_LE ? v <= c->value
+                  : c->op == OBS_OP_GT ? v > c->value
+                  : c->op == OBS_OP_GE ? v >= c->value
+                                       : v == c->value;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
 
 static void check_rules(const struct obs_phase_rules *r)
 {
-    unsigned i;
+    static const uint64_t sizes[][2] = {{1, 1}, {16, 256}, {2048, 256}, {UINT64_MAX, 1024}, {0, 0}};
+    uint32_t all = r->count >= 32 ? UINT32_MAX : (1u << r->count) - 1u;
+    unsigned i, k;
     if (r->count > OBS_PHASE_PATTERNS_MAX)
+        abort();
+    /* the masks name existing patterns of the right kind */
+    if ((r->sized_mask | r->iter_mask) & ~all || (r->iter_kernel_mask & ~r->iter_mask) || (r->sized_mask & r->iter_mask))
         abort();
     for (i = 0; i < r->count; i++) {
         const struct obs_phase_pattern *p = &r->patterns[i];
@@ -25,10 +50,44 @@ static void check_rules(const struct obs_phase_rules *r)
             abort();
         if (p->kind == OBS_PATTERN_KERNEL && (p->glob[0] == '\0' || strlen(p->glob) > OBS_PHASE_GLOB_MAX))
             abort();
-    }
-    for (i = 0; i < sizeof sample_names / sizeof sample_names[0]; i++)
-        if (obs_phase_rules_match_kernel(r, sample_names[i]) >= OBS_PHASE_ID_COUNT)
+        if (p->nconds > OBS_PHASE_CONDS_MAX || (p->nconds > 0 && p->kind != OBS_PATTERN_KERNEL))
             abort();
+        for (k = 0; k < p->nconds; k++)
+            if (p->conds[k].field > OBS_SIZE_BLOCK || p->conds[k].op > OBS_OP_EQ)
+                abort();
+        for (k = 0; k < sizeof sizes / sizeof sizes[0] + p->nconds; k++) {
+            /* the sample sizes, and each condition's own value as threads, grid and block */
+            struct obs_launch_size s;
+            if (k < sizeof sizes / sizeof sizes[0]) {
+                s = obs_launch_size_of(sizes[k][0], sizes[k][1]);
+            } else {
+                uint64_t v = p->conds[k - sizeof sizes / sizeof sizes[0]].value;
+                s.threads = s.grid = s.block = v;
+            }
+            if (p->kind == OBS_PATTERN_KERNEL && obs_phase_pattern_holds(p, &s) != conds_hold(p, &s))
+                abort();
+        }
+        if (((r->iter_mask >> i) & 1u) != (p->iteration != 0) ||
+            ((r->sized_mask >> i) & 1u) != (!p->iteration && p->nconds > 0))
+            abort();
+    }
+    for (i = 0; i < sizeof sample_names / sizeof sample_names[0]; i++) {
+        uint32_t mask = obs_phase_rules_kernel_mask(r, sample_names[i]);
+        if (obs_phase_rules_match_kernel(r, sample_names[i]) >= OBS_PHASE_ID_COUNT || (mask & ~all))
+            abort();
+        (void)obs_phase_rules_sized(r, mask);
+        for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            struct obs_launch_size s = obs_launch_size_of(sizes[k][0], sizes[k][1]);
+            /* a name no conditional pattern decides has the plain answer at any size */
+            if (!obs_phase_rules_sized(r, mask) &&
+                obs_phase_rules_match_launch(r, mask, &s) != obs_phase_rules_match_kernel(r, sample_names[i]))
+                abort();
+            if (obs_phase_rules_match_iteration(r, mask, &s, k * 0x1111u) >= OBS_PHASE_ID_COUNT)
+                abort();
+        }
+        if (obs_phase_rules_match_iteration(r, mask, NULL, OBS_AFTER_MEMSET) >= OBS_PHASE_ID_COUNT)
+            abort();
+    }
     for (i = 0; i < 8; i++)
         (void)obs_phase_rules_match_memcpy(r, (uint8_t)i);
     (void)obs_phase_rules_match_memset(r);
