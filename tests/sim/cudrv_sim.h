@@ -22,6 +22,36 @@
 /* The version cuDriverGetVersion reports (CUDA 13.0). */
 #define DRV_SIM_DRIVER_VERSION 13000
 
+/* Entry points the simulator implements beyond cuda_driver_abi.h's lists
+ * (what NVIDIA's runtime and cuBLAS call); every other public name is a
+ * logged stub (cudrv_sim_stubs.c, which must not see these prototypes). */
+#ifndef OBS_CUDA_DRIVER_ABI_NO_PROTOTYPES
+obs_CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId);
+obs_CUresult cuDeviceGetAttribute(int *pi, int attrib, obs_CUdevice dev);
+obs_CUresult cuDeviceGetName(char *name, int len, obs_CUdevice dev);
+obs_CUresult cuDeviceTotalMem_v2(size_t *bytes, obs_CUdevice dev);
+obs_CUresult cuDeviceGetUuid(unsigned char *uuid, obs_CUdevice dev);
+obs_CUresult cuDeviceGetUuid_v2(unsigned char *uuid, obs_CUdevice dev);
+obs_CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, obs_CUdevice dev);
+obs_CUresult cuDeviceComputeCapability(int *major, int *minor, obs_CUdevice dev);
+obs_CUresult cuDevicePrimaryCtxGetState(obs_CUdevice dev, unsigned int *flags, int *active);
+obs_CUresult cuDevicePrimaryCtxSetFlags_v2(obs_CUdevice dev, unsigned int flags);
+obs_CUresult cuCtxGetDevice(obs_CUdevice *device);
+obs_CUresult cuCtxGetDevice_v2(obs_CUdevice *device, obs_CUcontext ctx);
+obs_CUresult cuCtxGetFlags(unsigned int *flags);
+obs_CUresult cuCtxGetApiVersion(obs_CUcontext ctx, unsigned int *version);
+obs_CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+obs_CUresult cuCtxGetLimit(size_t *pvalue, int limit);
+obs_CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total);
+obs_CUresult cuModuleGetLoadingMode(int *mode);
+obs_CUresult cuOccupancyMaxActiveClusters(int *numClusters, obs_CUfunction func, const void *config);
+obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, obs_CUfunction func, int blockSize,
+                                                         size_t dynamicSMemSize);
+obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, obs_CUfunction func,
+                                                                  int blockSize, size_t dynamicSMemSize,
+                                                                  unsigned int flags);
+#endif
+
 /* ---- log, banner, errors, initialisation (cudrv_sim_core.c) --------------- */
 
 enum drv_kind { DRV_KIND_KERNEL, DRV_KIND_MEMCPY, DRV_KIND_MEMSET, DRV_KIND_SYNC, DRV_KIND_GRAPH,
@@ -42,7 +72,47 @@ obs_CUresult drv_finish(const char *api, enum drv_kind kind, const char *name, c
 obs_CUresult drv_need_context(void);
 obs_CUresult drv_need_init(void);
 
-/* ---- modules, functions, kernels (cudrv_sim_core.c) ---------------------- */
+/* ---- devices (cudrv_sim_device.c), primary context (cudrv_sim_core.c) --- */
+
+/* The one device's attribute (CU_DEVICE_ATTRIBUTE_*), UUID. */
+obs_CUresult drv_device_attribute(int *value, int attrib, obs_CUdevice dev);
+void drv_device_uuid_bytes(unsigned char out[16]);
+/* 1 while the primary context is retained. */
+int drv_primary_active(void);
+/* The primary context's handle (what cuDevicePrimaryCtxRetain gives). */
+obs_CUcontext drv_primary_context(void);
+
+/* ---- private export tables (cudrv_sim_export.c), integrity hash
+ *      (cudrv_sim_integrity.c) ----------------------------------------------- */
+
+struct drv_integrity_device {
+    unsigned char uuid[16];
+    uint32_t pci_domain, pci_bus, pci_device;
+};
+
+struct drv_integrity_input {
+    uint32_t driver_version, runtime_version, process_id, thread_id;
+    uint64_t cudart_table, integrity_table, check_function, timestamp;
+    unsigned device_count;
+    const struct drv_integrity_device *devices;
+};
+
+/* The 128-bit answer of the runtime's integrity check (little-endian bytes).
+ * Exported under this name (not cu*) only so that a test can check it
+ * against a published vector. */
+DRV_EXPORT void obs_sim_integrity_hash(const struct drv_integrity_input *in, uint8_t out[16]);
+
+/* ---- every public driver name (cudrv_sim_stubs.c) ------------------------- */
+
+/* The address of the exported driver symbol named so (simulated or stub),
+ * NULL when the toolkit's libcuda exports no such name. */
+void *drv_public_symbol(const char *name);
+
+/* ---- modules, functions, kernels (cudrv_sim_module.c) -------------------- */
+
+/* Load a module (is_library 0) or library (1) from an image (see
+ * cudrv_sim_module.c); a module needs a current context, a library only cuInit. */
+obs_CUresult drv_module_load_image(void **out, const void *image, int is_library);
 
 struct drv_function;
 /* Under drv_lock. A CUfunction, or a CUkernel passed where a CUfunction is

@@ -1,11 +1,6 @@
 /* The simulated CUDA driver's start-up (banner, environment), ground-truth
- * log, initialisation, devices, contexts, error strings, and its modules /
- * libraries with their functions and kernels.
- *
- * A module image is not a cubin: it is the text "OBSSIMMOD\n" followed by
- * one kernel name per line (NUL-terminated); anything else is
- * CUDA_ERROR_INVALID_IMAGE. Libraries (cuLibraryLoadData) read the same
- * format; each of their kernels is a CUkernel with a CUfunction of its own. */
+ * log, initialisation, device enumeration, contexts and error strings.
+ * Device properties: cudrv_sim_device.c; modules: cudrv_sim_module.c. */
 #include "cudrv_sim.h"
 #include "sim_fault.h"
 #include "sim_log.h"
@@ -17,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define DRV_IMAGE_MAGIC "OBSSIMMOD\n"
 
 pthread_mutex_t drv_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -138,6 +131,20 @@ DRV_EXPORT obs_CUresult cuDeviceGet(obs_CUdevice *device, int ordinal)
     if (err == OBS_CUDA_SUCCESS)
         *device = 0;
     return drv_finish("cuDeviceGet", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+int drv_primary_active(void)
+{
+    int active;
+    pthread_mutex_lock(&drv_lock);
+    active = drv_primary_refs > 0;
+    pthread_mutex_unlock(&drv_lock);
+    return active;
+}
+
+obs_CUcontext drv_primary_context(void)
+{
+    return (obs_CUcontext)&drv_primary_ctx;
 }
 
 static obs_CUresult primary_retain(obs_CUcontext *pctx, obs_CUdevice dev)
@@ -350,327 +357,4 @@ DRV_EXPORT obs_CUresult cuGetErrorString(obs_CUresult error, const char **pStr)
     drv_enter();
     return drv_finish("cuGetErrorString", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
                       error_text(error, pStr, 0));
-}
-
-/* ---- modules, libraries, functions, kernels ------------------------------------ */
-
-struct drv_function {
-    char *name;
-    struct drv_module *module;
-    struct drv_function *next;
-};
-
-/* A library's kernel: its own handle, with the function it resolves to. */
-struct drv_kernel {
-    struct drv_function *function;
-    struct drv_kernel *next;
-};
-
-struct drv_module {
-    int is_library;
-    struct drv_function *functions;
-    struct drv_kernel *kernels; /* libraries only */
-    struct drv_module *next;
-};
-
-static struct drv_module *drv_modules;
-
-static void module_free(struct drv_module *m)
-{
-    while (m->functions) {
-        struct drv_function *f = m->functions;
-        m->functions = f->next;
-        free(f->name);
-        free(f);
-    }
-    while (m->kernels) {
-        struct drv_kernel *k = m->kernels;
-        m->kernels = k->next;
-        free(k);
-    }
-    free(m);
-}
-
-/* Parse an image into a module (not yet published). */
-static obs_CUresult module_parse(const void *image, int is_library, struct drv_module **out)
-{
-    const char *p = image, *end;
-    struct drv_module *m;
-
-    if (p == NULL)
-        return OBS_CUDA_ERROR_INVALID_VALUE;
-    if (strncmp(p, DRV_IMAGE_MAGIC, strlen(DRV_IMAGE_MAGIC)) != 0)
-        return OBS_CUDA_ERROR_INVALID_IMAGE;
-    m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return OBS_CUDA_ERROR_OUT_OF_MEMORY;
-    m->is_library = is_library;
-    for (p += strlen(DRV_IMAGE_MAGIC); *p; p = *end ? end + 1 : end) {
-        struct drv_function *f;
-        end = strchr(p, '\n');
-        if (end == NULL)
-            end = p + strlen(p);
-        if (end == p)
-            continue;
-        f = calloc(1, sizeof *f);
-        if (f == NULL || (f->name = strndup(p, (size_t)(end - p))) == NULL) {
-            free(f);
-            module_free(m);
-            return OBS_CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        f->module = m;
-        f->next = m->functions;
-        m->functions = f;
-        if (is_library) {
-            struct drv_kernel *k = calloc(1, sizeof *k);
-            if (k == NULL) {
-                module_free(m);
-                return OBS_CUDA_ERROR_OUT_OF_MEMORY;
-            }
-            k->function = f;
-            k->next = m->kernels;
-            m->kernels = k;
-        }
-    }
-    *out = m;
-    return OBS_CUDA_SUCCESS;
-}
-
-static obs_CUresult module_load(void **out, const void *image, int is_library)
-{
-    struct drv_module *m = NULL;
-    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err == OBS_CUDA_SUCCESS)
-        err = module_parse(image, is_library, &m);
-    if (err == OBS_CUDA_SUCCESS) {
-        pthread_mutex_lock(&drv_lock);
-        m->next = drv_modules;
-        drv_modules = m;
-        pthread_mutex_unlock(&drv_lock);
-        *out = m;
-    }
-    return err;
-}
-
-static struct drv_module *module_lookup(const void *handle, int is_library)
-{
-    struct drv_module *m;
-    for (m = drv_modules; m; m = m->next)
-        if ((const void *)m == handle && m->is_library == is_library)
-            return m;
-    return NULL;
-}
-
-static obs_CUresult module_unload(const void *handle, int is_library)
-{
-    struct drv_module **link;
-    obs_CUresult err = drv_need_init();
-    if (err != OBS_CUDA_SUCCESS)
-        return err;
-    err = OBS_CUDA_ERROR_INVALID_HANDLE;
-    pthread_mutex_lock(&drv_lock);
-    for (link = &drv_modules; *link; link = &(*link)->next)
-        if ((const void *)*link == handle && (*link)->is_library == is_library) {
-            struct drv_module *m = *link;
-            *link = m->next;
-            module_free(m);
-            err = OBS_CUDA_SUCCESS;
-            break;
-        }
-    pthread_mutex_unlock(&drv_lock);
-    return err;
-}
-
-DRV_EXPORT obs_CUresult cuModuleLoadData(obs_CUmodule *module, const void *image)
-{
-    drv_enter();
-    return drv_finish("cuModuleLoadData", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
-                      module_load((void **)module, image, 0));
-}
-
-DRV_EXPORT obs_CUresult cuModuleUnload(obs_CUmodule hmod)
-{
-    drv_enter();
-    return drv_finish("cuModuleUnload", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
-                      module_unload(hmod, 0));
-}
-
-DRV_EXPORT obs_CUresult cuLibraryLoadData(obs_CUlibrary *library, const void *code,
-                                          obs_CUjit_option *jitOptions, void **jitOptionsValues,
-                                          unsigned int numJitOptions, obs_CUlibraryOption *libraryOptions,
-                                          void **libraryOptionValues, unsigned int numLibraryOptions)
-{
-    drv_enter();
-    return drv_finish("cuLibraryLoadData", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
-                      module_load((void **)library, code, 1));
-}
-
-DRV_EXPORT obs_CUresult cuLibraryUnload(obs_CUlibrary library)
-{
-    drv_enter();
-    return drv_finish("cuLibraryUnload", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
-                      module_unload(library, 1));
-}
-
-static struct drv_function *function_in(struct drv_module *m, const char *name)
-{
-    struct drv_function *f;
-    for (f = m->functions; f; f = f->next)
-        if (strcmp(f->name, name) == 0)
-            return f;
-    return NULL;
-}
-
-static obs_CUresult get_function(obs_CUfunction *out, obs_CUmodule hmod, const char *name)
-{
-    struct drv_module *m;
-    struct drv_function *f = NULL;
-    obs_CUresult err = out && name ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err != OBS_CUDA_SUCCESS)
-        return err;
-    pthread_mutex_lock(&drv_lock);
-    m = module_lookup(hmod, 0);
-    if (m == NULL)
-        err = OBS_CUDA_ERROR_INVALID_HANDLE;
-    else if ((f = function_in(m, name)) == NULL)
-        err = OBS_CUDA_ERROR_NOT_FOUND;
-    pthread_mutex_unlock(&drv_lock);
-    if (err == OBS_CUDA_SUCCESS)
-        *out = (obs_CUfunction)f;
-    return err;
-}
-
-DRV_EXPORT obs_CUresult cuModuleGetFunction(obs_CUfunction *hfunc, obs_CUmodule hmod, const char *name)
-{
-    drv_enter();
-    return drv_finish("cuModuleGetFunction", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES,
-                      get_function(hfunc, hmod, name));
-}
-
-static obs_CUresult get_kernel(obs_CUkernel *out, obs_CUlibrary library, const char *name)
-{
-    struct drv_module *m;
-    struct drv_kernel *k = NULL;
-    obs_CUresult err = out && name ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err != OBS_CUDA_SUCCESS)
-        return err;
-    pthread_mutex_lock(&drv_lock);
-    m = module_lookup(library, 1);
-    if (m == NULL)
-        err = OBS_CUDA_ERROR_INVALID_HANDLE;
-    else {
-        for (k = m->kernels; k; k = k->next)
-            if (strcmp(k->function->name, name) == 0)
-                break;
-        if (k == NULL)
-            err = OBS_CUDA_ERROR_NOT_FOUND;
-    }
-    pthread_mutex_unlock(&drv_lock);
-    if (err == OBS_CUDA_SUCCESS)
-        *out = (obs_CUkernel)k;
-    return err;
-}
-
-DRV_EXPORT obs_CUresult cuLibraryGetKernel(obs_CUkernel *pKernel, obs_CUlibrary library, const char *name)
-{
-    drv_enter();
-    return drv_finish("cuLibraryGetKernel", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES,
-                      get_kernel(pKernel, library, name));
-}
-
-/* Under drv_lock. */
-static struct drv_kernel *kernel_lookup(obs_CUkernel handle)
-{
-    struct drv_module *m;
-    struct drv_kernel *k;
-    for (m = drv_modules; m; m = m->next)
-        for (k = m->kernels; k; k = k->next)
-            if ((obs_CUkernel)k == handle)
-                return k;
-    return NULL;
-}
-
-const struct drv_function *drv_function_find(obs_CUfunction handle)
-{
-    struct drv_module *m;
-    struct drv_function *f;
-    struct drv_kernel *k;
-    for (m = drv_modules; m; m = m->next)
-        for (f = m->functions; f; f = f->next)
-            if ((obs_CUfunction)f == handle)
-                return f;
-    k = kernel_lookup((obs_CUkernel)handle);
-    return k ? k->function : NULL;
-}
-
-int drv_is_kernel_handle(obs_CUfunction handle)
-{
-    return kernel_lookup((obs_CUkernel)handle) != NULL;
-}
-
-const char *drv_function_name(const struct drv_function *f)
-{
-    return f ? f->name : NULL;
-}
-
-static obs_CUresult function_name(const char **name, obs_CUfunction hfunc, const char **log_name)
-{
-    const struct drv_function *f;
-    obs_CUresult err = name ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err != OBS_CUDA_SUCCESS)
-        return err;
-    pthread_mutex_lock(&drv_lock);
-    f = drv_function_find(hfunc);
-    pthread_mutex_unlock(&drv_lock);
-    if (f == NULL)
-        return OBS_CUDA_ERROR_INVALID_HANDLE;
-    *name = *log_name = f->name;
-    return OBS_CUDA_SUCCESS;
-}
-
-DRV_EXPORT obs_CUresult cuFuncGetName(const char **name, obs_CUfunction hfunc)
-{
-    const char *log_name = NULL;
-    obs_CUresult err;
-    drv_enter();
-    err = function_name(name, hfunc, &log_name);
-    return drv_finish("cuFuncGetName", DRV_KIND_OTHER, log_name, DRV_NO_STREAM, DRV_NO_BYTES, err);
-}
-
-DRV_EXPORT obs_CUresult cuKernelGetName(const char **name, obs_CUkernel hfunc)
-{
-    const char *log_name = NULL;
-    obs_CUresult err;
-    struct drv_kernel *k = NULL;
-    drv_enter();
-    err = name ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err == OBS_CUDA_SUCCESS) {
-        pthread_mutex_lock(&drv_lock);
-        k = kernel_lookup(hfunc);
-        pthread_mutex_unlock(&drv_lock);
-        if (k == NULL)
-            err = OBS_CUDA_ERROR_INVALID_HANDLE;
-        else
-            *name = log_name = k->function->name;
-    }
-    return drv_finish("cuKernelGetName", DRV_KIND_OTHER, log_name, DRV_NO_STREAM, DRV_NO_BYTES, err);
-}
-
-DRV_EXPORT obs_CUresult cuKernelGetFunction(obs_CUfunction *pFunc, obs_CUkernel kernel)
-{
-    obs_CUresult err;
-    struct drv_kernel *k = NULL;
-    drv_enter();
-    err = pFunc ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err == OBS_CUDA_SUCCESS) {
-        pthread_mutex_lock(&drv_lock);
-        k = kernel_lookup(kernel);
-        pthread_mutex_unlock(&drv_lock);
-        if (k == NULL)
-            err = OBS_CUDA_ERROR_INVALID_HANDLE;
-        else
-            *pFunc = (obs_CUfunction)k->function;
-    }
-    return drv_finish("cuKernelGetFunction", DRV_KIND_OTHER, k ? k->function->name : NULL,
-                      DRV_NO_STREAM, DRV_NO_BYTES, err);
 }

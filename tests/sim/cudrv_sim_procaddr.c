@@ -12,9 +12,17 @@
  * pointer then says nothing, and with -Bsymbolic-functions the trampoline
  * never reaches a preloaded shim's exported wrapper.
  *
+ * Names that table does not list are served from the rows generated from
+ * the toolkit's cudaTypedefs.h (cudrv_sim_names.h, about 630 rows): the
+ * same rule, the symbol's exported address, which is either simulated or a
+ * logged error stub (cudrv_sim_stubs.c); no trampolines for those. So a
+ * lookup fails only for a name CUDA 13.0 does not know, and every lookup
+ * is in the log with what it got.
+ *
  * Also cudnnSimFakeEntry: an exported symbol named like another library's
  * (cuDNN), reachable through dlsym only, never through cuGetProcAddress. */
 #include "cudrv_sim.h"
+#include "cudrv_sim_names.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -46,6 +54,53 @@ static const struct proc_row proc_table[] = {
     OBS_CUDA_DRIVER_PROC_VERSIONS(PROC_ROW)
 #undef PROC_ROW
 };
+
+struct generated_row {
+    const char *base;
+    int version;
+    int per_thread;
+    const char *symbol;
+};
+
+static const struct generated_row generated_table[] = {
+#define GENERATED_ROW(base, version, per_thread, symbol) {#base, version, per_thread, #symbol},
+    OBS_CUDRV_SIM_PROC_ROWS(GENERATED_ROW)
+#undef GENERATED_ROW
+};
+
+/* The table's rule over the generated rows: *pfn set on success. */
+static obs_CUresult lookup_generated(const char *symbol, void **pfn, int version, obs_cuuint64_t flags,
+                                     obs_CUdriverProcAddressQueryResult *status)
+{
+    const struct generated_row *best = NULL, *best_pt = NULL;
+    int known = 0;
+    size_t i;
+
+    for (i = 0; i < sizeof generated_table / sizeof generated_table[0]; i++) {
+        const struct generated_row *r = &generated_table[i];
+        if (strcmp(r->base, symbol) != 0)
+            continue;
+        known = 1;
+        if (r->version > version)
+            continue;
+        if (r->per_thread) {
+            if (best_pt == NULL || r->version > best_pt->version)
+                best_pt = r;
+        } else if (best == NULL || r->version > best->version) {
+            best = r;
+        }
+    }
+    if ((flags & OBS_CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best_pt)
+        best = best_pt;
+    if (best == NULL || (*pfn = drv_public_symbol(best->symbol)) == NULL) {
+        if (status && known)
+            *status = OBS_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+        return OBS_CUDA_ERROR_NOT_FOUND;
+    }
+    if (status)
+        *status = OBS_CU_GET_PROC_ADDRESS_SUCCESS;
+    return OBS_CUDA_SUCCESS;
+}
 
 static pthread_once_t trampolines_once = PTHREAD_ONCE_INIT;
 static int serve_trampolines;
@@ -88,6 +143,8 @@ static obs_CUresult lookup(const char *symbol, void **pfn, int version, obs_cuui
     }
     if ((flags & OBS_CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best_pt)
         best = best_pt;
+    if (!known)
+        return lookup_generated(symbol, pfn, version, flags, status);
     if (best == NULL) {
         if (status && known)
             *status = OBS_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;

@@ -1,0 +1,341 @@
+/* The simulated driver's device: one H100-like GPU (sm_90, 132 SMs, 80 GB),
+ * its name, memory, UUID, PCI location and the ~150 attributes NVIDIA's
+ * runtime and cuBLAS read at start-up (cudaGetDeviceProperties reads about
+ * 110 of them), the context queries that go with it, and the occupancy
+ * answers cuBLASLt asks for on sm_90. Values are those of an H100 SXM5 80GB
+ * as the real driver reports them; the ones no program here reads are 0. */
+#include "cudrv_sim.h"
+
+#include <string.h>
+
+/* CU_DEVICE_ATTRIBUTE_<name> = value (cuda.h, CUDA 13.0). */
+#define DRV_DEVICE_ATTRIBUTES(X)                                                              \
+    X(1, 1024)          /* MAX_THREADS_PER_BLOCK */                                          \
+    X(2, 1024) X(3, 1024) X(4, 64) /* MAX_BLOCK_DIM_X/Y/Z */                                 \
+    X(5, 2147483647) X(6, 65535) X(7, 65535) /* MAX_GRID_DIM_X/Y/Z */                        \
+    X(8, 49152)         /* MAX_SHARED_MEMORY_PER_BLOCK */                                    \
+    X(9, 65536)         /* TOTAL_CONSTANT_MEMORY */                                          \
+    X(10, 32)           /* WARP_SIZE */                                                      \
+    X(11, 2147483647)   /* MAX_PITCH */                                                      \
+    X(12, 65536)        /* MAX_REGISTERS_PER_BLOCK */                                        \
+    X(13, 1980000)      /* CLOCK_RATE (kHz) */                                               \
+    X(14, 512)          /* TEXTURE_ALIGNMENT */                                              \
+    X(15, 1)            /* GPU_OVERLAP */                                                    \
+    X(16, 132)          /* MULTIPROCESSOR_COUNT */                                           \
+    X(17, 0) X(18, 0)   /* KERNEL_EXEC_TIMEOUT, INTEGRATED */                                \
+    X(19, 1) X(20, 0)   /* CAN_MAP_HOST_MEMORY, COMPUTE_MODE default */                      \
+    X(21, 131072) X(22, 131072) X(23, 65536) X(24, 16384) X(25, 16384) X(26, 16384)         \
+    X(27, 32768) X(28, 32768) X(29, 2048) /* textures */                                     \
+    X(30, 512) X(31, 1) X(32, 1) /* SURFACE_ALIGNMENT, CONCURRENT_KERNELS, ECC_ENABLED */    \
+    X(33, 0x18) X(34, 0) X(35, 0) /* PCI_BUS_ID, PCI_DEVICE_ID, TCC_DRIVER */                \
+    X(36, 2619000)      /* MEMORY_CLOCK_RATE (kHz) */                                        \
+    X(37, 5120)         /* GLOBAL_MEMORY_BUS_WIDTH */                                        \
+    X(38, 52428800)     /* L2_CACHE_SIZE */                                                  \
+    X(39, 2048)         /* MAX_THREADS_PER_MULTIPROCESSOR */                                 \
+    X(40, 5) X(41, 1)   /* ASYNC_ENGINE_COUNT, UNIFIED_ADDRESSING */                         \
+    X(42, 32768) X(43, 2048) X(44, 1) X(45, 32768) X(46, 32768)                              \
+    X(47, 8192) X(48, 8192) X(49, 32768) /* texture limits */                                \
+    X(50, 0)            /* PCI_DOMAIN_ID */                                                  \
+    X(51, 32) X(52, 32768) X(53, 32768) X(54, 2046)                                          \
+    X(55, 32768) X(56, 131072) X(57, 65536) X(58, 16384) X(59, 16384) X(60, 16384)          \
+    X(61, 32768) X(62, 2048) X(63, 32768) X(64, 32768) X(65, 2048)                           \
+    X(66, 32768) X(67, 32768) X(68, 2046) X(69, 268435456) X(70, 131072) X(71, 65000)       \
+    X(72, 2097120) X(73, 32768) X(74, 32768) /* surfaces, linear and mipmapped textures */  \
+    X(75, 9) X(76, 0)   /* COMPUTE_CAPABILITY_MAJOR/MINOR: sm_90 */                          \
+    X(77, 32768) X(78, 1) X(79, 1) X(80, 1)                                                  \
+    X(81, 233472)       /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */                           \
+    X(82, 65536)        /* MAX_REGISTERS_PER_MULTIPROCESSOR */                               \
+    X(83, 1) X(84, 0) X(85, 0) X(86, 0) X(87, 2) X(88, 0) X(89, 1) X(90, 1) X(91, 1)        \
+    X(92, 0) X(93, 0) X(94, 0) X(95, 1) X(96, 0)                                             \
+    X(97, 232448)       /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */                              \
+    X(98, 0) X(99, 1) X(100, 0) X(101, 0) X(102, 1) X(103, 1) X(104, 0) X(105, 0)           \
+    X(106, 32)          /* MAX_BLOCKS_PER_MULTIPROCESSOR */                                  \
+    X(107, 1) X(108, 31457280) X(109, 134213632) X(110, 1) X(111, 1024) X(112, 1)           \
+    X(113, 1) X(114, 1) X(115, 1) X(116, 1) X(117, 1) X(118, 0) X(119, 9)                   \
+    X(120, 1)           /* CLUSTER_LAUNCH */                                                 \
+    X(121, 1) X(122, 1) X(123, 0) X(124, 1) X(125, 1) X(126, 4) X(127, 1) X(128, 0)         \
+    X(129, 0) X(130, 0) X(131, -1) X(132, 1) X(133, 0) X(134, -1)                            \
+    X(139, 0x233010de) X(140, 0x16c110de)
+
+#define DRV_TOTAL_MEM (80ULL * 1024 * 1024 * 1024 - 512ULL * 1024 * 1024)
+
+static const unsigned char drv_device_uuid[16] = {0x6f, 0x62, 0x73, 0x73, 0x68, 0x69, 0x6d, 0x2d,
+                                                  0x73, 0x69, 0x6d, 0x2d, 0x68, 0x31, 0x30, 0x30};
+
+obs_CUresult drv_device_attribute(int *value, int attrib, obs_CUdevice dev)
+{
+    if (value == NULL)
+        return OBS_CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0)
+        return OBS_CUDA_ERROR_INVALID_DEVICE;
+    switch (attrib) {
+#define ATTRIBUTE_CASE(id, v) \
+    case id:                  \
+        *value = v;           \
+        return OBS_CUDA_SUCCESS;
+        DRV_DEVICE_ATTRIBUTES(ATTRIBUTE_CASE)
+#undef ATTRIBUTE_CASE
+    }
+    if (attrib > 0 && attrib <= 147) { /* known to CUDA 13.0, nothing this device offers */
+        *value = 0;
+        return OBS_CUDA_SUCCESS;
+    }
+    return OBS_CUDA_ERROR_INVALID_VALUE;
+}
+
+void drv_device_uuid_bytes(unsigned char out[16])
+{
+    memcpy(out, drv_device_uuid, sizeof drv_device_uuid);
+}
+
+static obs_CUresult need_device(obs_CUdevice dev, const void *out)
+{
+    obs_CUresult err = out ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS && dev != 0)
+        err = OBS_CUDA_ERROR_INVALID_DEVICE;
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuDeviceGetAttribute(int *pi, int attrib, obs_CUdevice dev)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = need_device(dev, pi);
+    if (err == OBS_CUDA_SUCCESS)
+        err = drv_device_attribute(pi, attrib, dev);
+    return drv_finish("cuDeviceGetAttribute", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuDeviceGetName(char *name, int len, obs_CUdevice dev)
+{
+    static const char drv_name[] = "NVIDIA H100 80GB HBM3 (obsshim simulated)";
+    obs_CUresult err;
+    drv_enter();
+    err = need_device(dev, name);
+    if (err == OBS_CUDA_SUCCESS && len <= 0)
+        err = OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS) {
+        strncpy(name, drv_name, (size_t)len);
+        name[len - 1] = '\0';
+    }
+    return drv_finish("cuDeviceGetName", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuDeviceTotalMem_v2(size_t *bytes, obs_CUdevice dev)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = need_device(dev, bytes);
+    if (err == OBS_CUDA_SUCCESS)
+        *bytes = DRV_TOTAL_MEM;
+    return drv_finish("cuDeviceTotalMem_v2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+static obs_CUresult device_uuid(const char *api, unsigned char *uuid, obs_CUdevice dev)
+{
+    obs_CUresult err = need_device(dev, uuid);
+    if (err == OBS_CUDA_SUCCESS)
+        drv_device_uuid_bytes(uuid);
+    return drv_finish(api, DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuDeviceGetUuid(unsigned char *uuid, obs_CUdevice dev)
+{
+    drv_enter();
+    return device_uuid("cuDeviceGetUuid", uuid, dev);
+}
+
+DRV_EXPORT obs_CUresult cuDeviceGetUuid_v2(unsigned char *uuid, obs_CUdevice dev)
+{
+    drv_enter();
+    return device_uuid("cuDeviceGetUuid_v2", uuid, dev);
+}
+
+DRV_EXPORT obs_CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, obs_CUdevice dev)
+{
+    static const char bus_id[] = "0000:18:00.0";
+    obs_CUresult err;
+    drv_enter();
+    err = need_device(dev, pciBusId);
+    if (err == OBS_CUDA_SUCCESS && len <= 0)
+        err = OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS) {
+        strncpy(pciBusId, bus_id, (size_t)len);
+        pciBusId[len - 1] = '\0';
+    }
+    return drv_finish("cuDeviceGetPCIBusId", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuDeviceComputeCapability(int *major, int *minor, obs_CUdevice dev)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = need_device(dev, major && minor ? major : NULL);
+    if (err == OBS_CUDA_SUCCESS) {
+        *major = 9;
+        *minor = 0;
+    }
+    return drv_finish("cuDeviceComputeCapability", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuDevicePrimaryCtxGetState(obs_CUdevice dev, unsigned int *flags, int *active)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = need_device(dev, flags && active ? flags : NULL);
+    if (err == OBS_CUDA_SUCCESS) {
+        *flags = 0;
+        *active = drv_primary_active();
+    }
+    return drv_finish("cuDevicePrimaryCtxGetState", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuDevicePrimaryCtxSetFlags_v2(obs_CUdevice dev, unsigned int flags)
+{
+    drv_enter();
+    return drv_finish("cuDevicePrimaryCtxSetFlags_v2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      need_device(dev, &flags));
+}
+
+/* The device of a context: CUDA 2.0's form asks about the current one,
+ * CUDA 13.0's (_v2) takes the context (NULL: the current one). */
+static obs_CUresult ctx_device(const char *api, obs_CUdevice *device)
+{
+    obs_CUresult err = device ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *device = 0;
+    return drv_finish(api, DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuCtxGetDevice(obs_CUdevice *device)
+{
+    drv_enter();
+    return ctx_device("cuCtxGetDevice", device);
+}
+
+DRV_EXPORT obs_CUresult cuCtxGetDevice_v2(obs_CUdevice *device, obs_CUcontext ctx)
+{
+    drv_enter();
+    (void)ctx;
+    return ctx_device("cuCtxGetDevice_v2", device);
+}
+
+DRV_EXPORT obs_CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = flags ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *flags = 0;
+    return drv_finish("cuCtxGetFlags", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuCtxGetApiVersion(obs_CUcontext ctx, unsigned int *version)
+{
+    obs_CUresult err;
+    drv_enter();
+    (void)ctx;
+    err = version ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *version = 3020;
+    return drv_finish("cuCtxGetApiVersion", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = drv_need_context();
+    if (err == OBS_CUDA_SUCCESS) {
+        if (leastPriority)
+            *leastPriority = 0;
+        if (greatestPriority)
+            *greatestPriority = -5;
+    }
+    return drv_finish("cuCtxGetStreamPriorityRange", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* CU_LIMIT_STACK_SIZE 1024, PRINTF_FIFO 1 MiB, MALLOC_HEAP 8 MiB, others 0. */
+DRV_EXPORT obs_CUresult cuCtxGetLimit(size_t *pvalue, int limit)
+{
+    static const size_t limits[] = {1024, 1048576, 8388608, 2, 2048, 0, 0};
+    obs_CUresult err;
+    drv_enter();
+    err = pvalue ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS && (limit < 0 || (size_t)limit >= sizeof limits / sizeof limits[0]))
+        err = OBS_CUDA_ERROR_NOT_SUPPORTED;
+    if (err == OBS_CUDA_SUCCESS)
+        *pvalue = limits[limit];
+    return drv_finish("cuCtxGetLimit", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = free_bytes && total ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS) {
+        *total = DRV_TOTAL_MEM;
+        *free_bytes = DRV_TOTAL_MEM - 1024ULL * 1024 * 1024;
+    }
+    return drv_finish("cuMemGetInfo_v2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* CU_MODULE_LAZY_LOADING (1): CUDA 12's default, what cudart expects. */
+DRV_EXPORT obs_CUresult cuModuleGetLoadingMode(int *mode)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = mode ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *mode = 1;
+    return drv_finish("cuModuleGetLoadingMode", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* cuBLASLt asks this on sm_90 before it picks a cluster shape: one cluster
+ * per GPC-sized group of SMs (132 SMs / 8 = 16) is what an H100 answers for
+ * small clusters. The config is not read. */
+DRV_EXPORT obs_CUresult cuOccupancyMaxActiveClusters(int *numClusters, obs_CUfunction func, const void *config)
+{
+    obs_CUresult err;
+    drv_enter();
+    (void)config;
+    err = numClusters ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *numClusters = 16;
+    pthread_mutex_lock(&drv_lock);
+    const char *name = drv_function_name(drv_function_find(func));
+    pthread_mutex_unlock(&drv_lock);
+    return drv_finish("cuOccupancyMaxActiveClusters", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* Occupancy: as many blocks as the SM's threads allow (no register model). */
+DRV_EXPORT obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, obs_CUfunction func, int blockSize,
+                                                                    size_t dynamicSMemSize)
+{
+    obs_CUresult err;
+    drv_enter();
+    (void)func;
+    (void)dynamicSMemSize;
+    err = numBlocks && blockSize > 0 ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *numBlocks = blockSize >= 2048 ? 1 : (2048 / blockSize > 32 ? 32 : 2048 / blockSize);
+    return drv_finish("cuOccupancyMaxActiveBlocksPerMultiprocessor", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                      DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, obs_CUfunction func,
+                                                                             int blockSize, size_t dynamicSMemSize,
+                                                                             unsigned int flags)
+{
+    obs_CUresult err;
+    drv_enter();
+    (void)func;
+    (void)dynamicSMemSize;
+    (void)flags;
+    err = numBlocks && blockSize > 0 ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *numBlocks = blockSize >= 2048 ? 1 : (2048 / blockSize > 32 ? 32 : 2048 / blockSize);
+    return drv_finish("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", DRV_KIND_OTHER, NULL,
+                      DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
