@@ -50,6 +50,30 @@ obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, obs_CUf
 obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, obs_CUfunction func,
                                                                   int blockSize, size_t dynamicSMemSize,
                                                                   unsigned int flags);
+obs_CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, obs_CUfunction func, int numBlocks,
+                                                     int blockSize);
+obs_CUresult cuLibraryGetGlobal(obs_CUdeviceptr *dptr, size_t *bytes, obs_CUlibrary library, const char *name);
+obs_CUresult cuModuleGetGlobal_v2(obs_CUdeviceptr *dptr, size_t *bytes, obs_CUmodule hmod, const char *name);
+obs_CUresult cuStreamGetCaptureInfo(obs_CUstream hStream, obs_CUstreamCaptureStatus *status, obs_cuuint64_t *id);
+obs_CUresult cuStreamGetCaptureInfo_ptsz(obs_CUstream hStream, obs_CUstreamCaptureStatus *status,
+                                         obs_cuuint64_t *id);
+obs_CUresult cuStreamGetCaptureInfo_v2(obs_CUstream hStream, obs_CUstreamCaptureStatus *status, obs_cuuint64_t *id,
+                                       obs_CUgraph *graph, const obs_CUgraphNode **deps, size_t *num_deps);
+obs_CUresult cuStreamGetCaptureInfo_v2_ptsz(obs_CUstream hStream, obs_CUstreamCaptureStatus *status,
+                                            obs_cuuint64_t *id, obs_CUgraph *graph, const obs_CUgraphNode **deps,
+                                            size_t *num_deps);
+obs_CUresult cuStreamGetCaptureInfo_v3(obs_CUstream hStream, obs_CUstreamCaptureStatus *status, obs_cuuint64_t *id,
+                                       obs_CUgraph *graph, const obs_CUgraphNode **deps, const void **edge_data,
+                                       size_t *num_deps);
+obs_CUresult cuStreamGetCaptureInfo_v3_ptsz(obs_CUstream hStream, obs_CUstreamCaptureStatus *status,
+                                            obs_cuuint64_t *id, obs_CUgraph *graph, const obs_CUgraphNode **deps,
+                                            const void **edge_data, size_t *num_deps);
+obs_CUresult cuFuncGetAttribute(int *pi, int attrib, obs_CUfunction hfunc);
+obs_CUresult cuFuncSetAttribute(obs_CUfunction hfunc, int attrib, int value);
+obs_CUresult cuKernelGetAttribute(int *pi, int attrib, obs_CUkernel kernel, obs_CUdevice dev);
+obs_CUresult cuKernelSetAttribute(int attrib, int val, obs_CUkernel kernel, obs_CUdevice dev);
+obs_CUresult cuFuncSetCacheConfig(obs_CUfunction hfunc, int config);
+obs_CUresult cuKernelSetCacheConfig(obs_CUkernel kernel, int config, obs_CUdevice dev);
 #endif
 
 /* ---- log, banner, errors, initialisation (cudrv_sim_core.c) --------------- */
@@ -124,6 +148,10 @@ int drv_is_kernel_handle(obs_CUfunction handle);
 
 /* ---- memory (cudrv_sim_ops.c) ---------------------------------------------- */
 
+/* Not under drv_lock. Allocate simulated device memory (zeroed; needs a
+ * current context) / give it back, without logging (a module's globals). */
+obs_CUresult drv_mem_alloc(obs_CUdeviceptr *out, size_t size);
+void drv_mem_release(obs_CUdeviceptr p);
 /* Under drv_lock. True when [p, p+len) lies in one allocation. */
 int drv_is_device_range(obs_CUdeviceptr p, size_t len);
 

@@ -255,10 +255,12 @@ DRV_EXPORT obs_CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *gre
     return drv_finish("cuCtxGetStreamPriorityRange", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
-/* CU_LIMIT_STACK_SIZE 1024, PRINTF_FIFO 1 MiB, MALLOC_HEAP 8 MiB, others 0. */
+/* CU_LIMIT_*: STACK_SIZE 1024, PRINTF_FIFO 1 MiB, MALLOC_HEAP 8 MiB, device
+ * runtime depth 2 and 2048 launches, L2 fetch 64 bytes, persisting L2 0,
+ * SHMEM_SIZE and the CIG ones 0. */
 DRV_EXPORT obs_CUresult cuCtxGetLimit(size_t *pvalue, int limit)
 {
-    static const size_t limits[] = {1024, 1048576, 8388608, 2, 2048, 0, 0};
+    static const size_t limits[] = {1024, 1048576, 8388608, 2, 2048, 64, 0, 0, 0, 0};
     obs_CUresult err;
     drv_enter();
     err = pvalue ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
@@ -338,4 +340,24 @@ DRV_EXPORT obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int
         *numBlocks = blockSize >= 2048 ? 1 : (2048 / blockSize > 32 ? 32 : 2048 / blockSize);
     return drv_finish("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", DRV_KIND_OTHER, NULL,
                       DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* The dynamic shared memory one of numBlocks co-resident blocks may use:
+ * the SM's 228 KiB less 1 KiB reserved per block, shared out, capped at
+ * the per-block opt-in limit. */
+DRV_EXPORT obs_CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, obs_CUfunction func,
+                                                                 int numBlocks, int blockSize)
+{
+    obs_CUresult err;
+    drv_enter();
+    (void)func;
+    err = dynamicSmemSize && numBlocks > 0 && blockSize > 0 ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS) {
+        size_t per_block = (233472u - 1024u * (size_t)numBlocks) / (size_t)numBlocks;
+        if ((size_t)numBlocks * 1024u >= 233472u)
+            per_block = 0;
+        *dynamicSmemSize = per_block > 232448u ? 232448u : per_block;
+    }
+    return drv_finish("cuOccupancyAvailableDynamicSMemPerBlock", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                      DRV_NO_BYTES, err);
 }

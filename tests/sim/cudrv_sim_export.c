@@ -11,7 +11,7 @@
  *   c693336e... context-local storage (no size slot) 0 insert, 1 remove, 2 get
  *   263e8860... context wrapper     2: is this context a wrapper (no)
  *   d4082055... integrity check     1: keyed hash (cudrv_sim_integrity.c)
- *   21318c60... asked by cuBLASLt   4, 39, 51 are called; success suffices
+ *   21318c60... asked by cuBLASLt   4, 39, 51 (below)
  *
  * Every other slot holds a function that logs
  * "cuGetExportTable.<table>.<slot>" and returns 0 (or 801 where a wrong 0
@@ -282,14 +282,50 @@ static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp
 /* ---- 21318c60: asked by cuBLASLt ------------------------------------------------------- */
 
 #define LT_SLOTS(X)                                                                                  \
-    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17)   \
+    X(1) X(2) X(3) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17)        \
     X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32) X(33) \
-    X(34) X(35) X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47) X(48) X(49) \
-    X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63)
+    X(34) X(35) X(36) X(37) X(38) X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47) X(48) X(49)        \
+    X(50) X(52) X(53) X(54) X(55) X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63)
 #define LT_STUB(idx) SLOT_STUB(blaslt, idx, OBS_CUDA_SUCCESS)
 LT_SLOTS(LT_STUB)
-#define LT_ENTRY(idx) (void *)blaslt_slot##idx,
-static const void *blaslt_table[64] = {(void *)sizeof(void *[64]), LT_SLOTS(LT_ENTRY)};
+
+/* The three slots cuBLASLt calls, with what other public drivers for
+ * foreign hardware observed them to answer: 4 says whether its first
+ * argument is set (0 or 1), 51 hands out an opaque per-context object
+ * (zeroed here), 39 answers 0. */
+static obs_CUresult blaslt_flag(uint64_t value, uint64_t *out)
+{
+    if (out == NULL)
+        return slot_called("cuGetExportTable.blaslt.4", OBS_CUDA_ERROR_INVALID_VALUE);
+    *out = value != 0;
+    return slot_called("cuGetExportTable.blaslt.4", OBS_CUDA_SUCCESS);
+}
+
+static obs_CUresult blaslt_context_object(void *ctx, void *arg, void **out)
+{
+    static uint64_t object[64];
+    (void)ctx, (void)arg;
+    if (out == NULL)
+        return slot_called("cuGetExportTable.blaslt.51", OBS_CUDA_ERROR_INVALID_VALUE);
+    *out = object;
+    return slot_called("cuGetExportTable.blaslt.51", OBS_CUDA_SUCCESS);
+}
+
+static obs_CUresult blaslt_zero(void *ctx, void *arg, uint64_t *out)
+{
+    (void)ctx;
+    if (arg == NULL || out == NULL)
+        return slot_called("cuGetExportTable.blaslt.39", OBS_CUDA_ERROR_INVALID_VALUE);
+    *out = 0;
+    return slot_called("cuGetExportTable.blaslt.39", OBS_CUDA_SUCCESS);
+}
+
+#define LT_ENTRY(idx) [idx] = (void *)blaslt_slot##idx,
+static const void *blaslt_table[64] = {
+    [0] = (void *)sizeof(void *[64]), LT_SLOTS(LT_ENTRY)[4] = (void *)blaslt_flag,
+    [39] = (void *)blaslt_zero,       [51] = (void *)blaslt_context_object,
+};
+
 
 /* ---- lookup ------------------------------------------------------------------------------ */
 

@@ -25,8 +25,12 @@
 
 /* ---- modules, libraries, functions, kernels ------------------------------------ */
 
+/* CU_FUNC_ATTRIBUTE_* (cuda.h, CUDA 13.0: 0 .. 15). */
+#define DRV_FUNC_ATTRIBUTES 16
+
 struct drv_function {
     char *name;
+    int attributes[DRV_FUNC_ATTRIBUTES];
     struct drv_module *module;
     struct drv_function *next;
 };
@@ -37,8 +41,16 @@ struct drv_kernel {
     struct drv_kernel *next;
 };
 
+/* A __device__ variable, made when first asked for (NVIDIA images). */
+struct drv_global {
+    char *name;
+    obs_CUdeviceptr address;
+    struct drv_global *next;
+};
+
 struct drv_module {
     int is_library;
+    struct drv_global *globals;
     int names_on_demand; /* an NVIDIA image: kernels made when named */
     struct drv_function *functions;
     struct drv_kernel *kernels; /* libraries only */
@@ -60,7 +72,23 @@ static void module_free(struct drv_module *m)
         m->kernels = k->next;
         free(k);
     }
+    while (m->globals) {
+        struct drv_global *g = m->globals;
+        m->globals = g->next;
+        drv_mem_release(g->address);
+        free(g->name);
+        free(g);
+    }
     free(m);
+}
+
+/* What an H100 reports for a small kernel compiled for sm_90: 1024
+ * threads, 32 registers, no static shared memory, PTX and binary 9.0,
+ * 48 KiB of dynamic shared memory until the program raises it. */
+static void function_defaults(struct drv_function *f)
+{
+    static const int defaults[DRV_FUNC_ATTRIBUTES] = {1024, 0, 0, 0, 32, 90, 90, 0, 49152, -1, 0, 0, 0, 0, 0, 0};
+    memcpy(f->attributes, defaults, sizeof defaults);
 }
 
 /* Parse an image into a module (not yet published). */
@@ -101,6 +129,7 @@ static obs_CUresult module_parse(const void *image, int is_library, struct drv_m
             module_free(m);
             return OBS_CUDA_ERROR_OUT_OF_MEMORY;
         }
+        function_defaults(f);
         f->module = m;
         f->next = m->functions;
         m->functions = f;
@@ -148,22 +177,22 @@ static struct drv_module *module_lookup(const void *handle, int is_library)
 
 static obs_CUresult module_unload(const void *handle, int is_library)
 {
-    struct drv_module **link;
+    struct drv_module **link, *m = NULL;
     obs_CUresult err = drv_need_init();
     if (err != OBS_CUDA_SUCCESS)
         return err;
-    err = OBS_CUDA_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&drv_lock);
     for (link = &drv_modules; *link; link = &(*link)->next)
         if ((const void *)*link == handle && (*link)->is_library == is_library) {
-            struct drv_module *m = *link;
+            m = *link;
             *link = m->next;
-            module_free(m);
-            err = OBS_CUDA_SUCCESS;
             break;
         }
     pthread_mutex_unlock(&drv_lock);
-    return err;
+    if (m == NULL)
+        return OBS_CUDA_ERROR_INVALID_HANDLE;
+    module_free(m); /* outside the lock: it gives the globals' memory back */
+    return OBS_CUDA_SUCCESS;
 }
 
 DRV_EXPORT obs_CUresult cuModuleLoadData(obs_CUmodule *module, const void *image)
@@ -220,6 +249,7 @@ static struct drv_function *function_named(struct drv_module *m, const char *nam
         free(k);
         return NULL;
     }
+    function_defaults(f);
     f->module = m;
     f->next = m->functions;
     m->functions = f;
@@ -384,4 +414,187 @@ DRV_EXPORT obs_CUresult cuKernelGetFunction(obs_CUfunction *pFunc, obs_CUkernel 
     }
     return drv_finish("cuKernelGetFunction", DRV_KIND_OTHER, k ? k->function->name : NULL,
                       DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* ---- globals ------------------------------------------------------------------- */
+
+/* The images are not parsed, so a global's real size is unknown: each one
+ * gets DRV_GLOBAL_BYTES of zeroed device memory at its first lookup,
+ * which is more than the small tables NVIDIA's libraries keep there. The
+ * simulator's own images have no globals. */
+#define DRV_GLOBAL_BYTES 65536u
+
+static obs_CUresult get_global(obs_CUdeviceptr *dptr, size_t *bytes, const void *handle, int is_library,
+                               const char *name)
+{
+    struct drv_module *m;
+    struct drv_global *g = NULL;
+    obs_CUdeviceptr fresh = 0;
+    obs_CUresult err = name && (dptr || bytes) ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    err = drv_mem_alloc(&fresh, DRV_GLOBAL_BYTES); /* outside the lock; given back if unused */
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    m = module_lookup(handle, is_library);
+    if (m == NULL)
+        err = OBS_CUDA_ERROR_INVALID_HANDLE;
+    else if (!m->names_on_demand)
+        err = OBS_CUDA_ERROR_NOT_FOUND;
+    else {
+        for (g = m->globals; g; g = g->next)
+            if (strcmp(g->name, name) == 0)
+                break;
+        if (g == NULL && (g = calloc(1, sizeof *g)) != NULL && (g->name = strdup(name)) == NULL) {
+            free(g);
+            g = NULL;
+        }
+        if (g == NULL)
+            err = OBS_CUDA_ERROR_OUT_OF_MEMORY;
+        else if (g->address == 0) {
+            g->address = fresh;
+            fresh = 0;
+            g->next = m->globals;
+            m->globals = g;
+        }
+    }
+    if (err == OBS_CUDA_SUCCESS) {
+        if (dptr)
+            *dptr = g->address;
+        if (bytes)
+            *bytes = DRV_GLOBAL_BYTES;
+    }
+    pthread_mutex_unlock(&drv_lock);
+    if (fresh)
+        drv_mem_release(fresh);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuLibraryGetGlobal(obs_CUdeviceptr *dptr, size_t *bytes, obs_CUlibrary library,
+                                           const char *name)
+{
+    drv_enter();
+    return drv_finish("cuLibraryGetGlobal", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES,
+                      get_global(dptr, bytes, library, 1, name));
+}
+
+DRV_EXPORT obs_CUresult cuModuleGetGlobal_v2(obs_CUdeviceptr *dptr, size_t *bytes, obs_CUmodule hmod,
+                                             const char *name)
+{
+    drv_enter();
+    return drv_finish("cuModuleGetGlobal_v2", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES,
+                      get_global(dptr, bytes, hmod, 0, name));
+}
+
+/* ---- function and kernel attributes ------------------------------------------- */
+
+/* Read (value != NULL) or set one attribute of a function; the settable
+ * ones are kept (MAX_DYNAMIC_SHARED_SIZE_BYTES, PREFERRED_SHARED_MEMORY_CARVEOUT,
+ * the cluster ones), the others are read-only as in CUDA. */
+static obs_CUresult function_attribute(struct drv_function *f, int attrib, int *value, int set_to)
+{
+    if (f == NULL)
+        return OBS_CUDA_ERROR_INVALID_HANDLE;
+    if (attrib < 0 || attrib >= DRV_FUNC_ATTRIBUTES)
+        return OBS_CUDA_ERROR_INVALID_VALUE;
+    if (value) {
+        *value = f->attributes[attrib];
+        return OBS_CUDA_SUCCESS;
+    }
+    if (attrib == 8 && (set_to < 0 || set_to > 232448))
+        return OBS_CUDA_ERROR_INVALID_VALUE;
+    if (attrib != 8 && attrib != 9 && attrib < 10)
+        return OBS_CUDA_ERROR_INVALID_VALUE;
+    f->attributes[attrib] = set_to;
+    return OBS_CUDA_SUCCESS;
+}
+
+static obs_CUresult func_attribute(obs_CUfunction hfunc, int attrib, int *value, int set_to, const char **name)
+{
+    struct drv_function *f;
+    obs_CUresult err = drv_need_init();
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    f = (struct drv_function *)drv_function_find(hfunc);
+    *name = f ? f->name : NULL;
+    err = function_attribute(f, attrib, value, set_to);
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+static obs_CUresult kernel_attribute(obs_CUkernel kernel, obs_CUdevice dev, int attrib, int *value, int set_to,
+                                     const char **name)
+{
+    struct drv_kernel *k;
+    obs_CUresult err = drv_need_init();
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    if (dev != 0)
+        return OBS_CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&drv_lock);
+    k = kernel_lookup(kernel);
+    *name = k ? k->function->name : NULL;
+    err = function_attribute(k ? k->function : NULL, attrib, value, set_to);
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuFuncGetAttribute(int *pi, int attrib, obs_CUfunction hfunc)
+{
+    const char *name = NULL;
+    obs_CUresult err;
+    drv_enter();
+    err = pi ? func_attribute(hfunc, attrib, pi, 0, &name) : OBS_CUDA_ERROR_INVALID_VALUE;
+    return drv_finish("cuFuncGetAttribute", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuFuncSetAttribute(obs_CUfunction hfunc, int attrib, int value)
+{
+    const char *name = NULL;
+    obs_CUresult err;
+    drv_enter();
+    err = func_attribute(hfunc, attrib, NULL, value, &name);
+    return drv_finish("cuFuncSetAttribute", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuKernelGetAttribute(int *pi, int attrib, obs_CUkernel kernel, obs_CUdevice dev)
+{
+    const char *name = NULL;
+    obs_CUresult err;
+    drv_enter();
+    err = pi ? kernel_attribute(kernel, dev, attrib, pi, 0, &name) : OBS_CUDA_ERROR_INVALID_VALUE;
+    return drv_finish("cuKernelGetAttribute", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuKernelSetAttribute(int attrib, int val, obs_CUkernel kernel, obs_CUdevice dev)
+{
+    const char *name = NULL;
+    obs_CUresult err;
+    drv_enter();
+    err = kernel_attribute(kernel, dev, attrib, NULL, val, &name);
+    return drv_finish("cuKernelSetAttribute", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* Cache preferences change nothing the simulator models: accepted. */
+DRV_EXPORT obs_CUresult cuFuncSetCacheConfig(obs_CUfunction hfunc, int config)
+{
+    const char *name = NULL;
+    int unused;
+    obs_CUresult err;
+    drv_enter();
+    err = config >= 0 && config <= 3 ? func_attribute(hfunc, 0, &unused, 0, &name) : OBS_CUDA_ERROR_INVALID_VALUE;
+    return drv_finish("cuFuncSetCacheConfig", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuKernelSetCacheConfig(obs_CUkernel kernel, int config, obs_CUdevice dev)
+{
+    const char *name = NULL;
+    int unused;
+    obs_CUresult err;
+    drv_enter();
+    err = config >= 0 && config <= 3 ? kernel_attribute(kernel, dev, 0, &unused, 0, &name)
+                                     : OBS_CUDA_ERROR_INVALID_VALUE;
+    return drv_finish("cuKernelSetCacheConfig", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }

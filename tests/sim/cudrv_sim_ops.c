@@ -157,6 +157,11 @@ static obs_CUresult mem_alloc(obs_CUdeviceptr *out, size_t size)
     return OBS_CUDA_SUCCESS;
 }
 
+obs_CUresult drv_mem_alloc(obs_CUdeviceptr *out, size_t size)
+{
+    return mem_alloc(out, size);
+}
+
 DRV_EXPORT obs_CUresult cuMemAlloc_v2(obs_CUdeviceptr *dptr, size_t bytesize)
 {
     drv_enter();
@@ -168,7 +173,7 @@ static obs_CUresult mem_free(obs_CUdeviceptr p, long long *size)
 {
     struct drv_alloc **link;
     obs_CUresult err = drv_need_context();
-    if (err != OBS_CUDA_SUCCESS)
+    if (err != OBS_CUDA_SUCCESS || p == 0) /* freeing 0 does nothing: cudart's cudaFree(0) probe */
         return err;
     err = OBS_CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&drv_lock);
@@ -184,6 +189,12 @@ static obs_CUresult mem_free(obs_CUdeviceptr p, long long *size)
         }
     pthread_mutex_unlock(&drv_lock);
     return err;
+}
+
+void drv_mem_release(obs_CUdeviceptr p)
+{
+    long long size;
+    mem_free(p, &size);
 }
 
 DRV_EXPORT obs_CUresult cuMemFree_v2(obs_CUdeviceptr dptr)

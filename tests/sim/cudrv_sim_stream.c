@@ -34,6 +34,7 @@ struct drv_stream {
     int capture_status;
     int capture_mode;
     pthread_t capture_thread;
+    uint64_t capture_id; /* unique per capture sequence, from 1 */
     struct drv_stream *next;
 };
 
@@ -535,7 +536,9 @@ static obs_CUresult begin_capture(obs_CUstream handle, obs_CUstreamCaptureMode m
         if (s->capture == NULL) {
             err = OBS_CUDA_ERROR_OUT_OF_MEMORY;
         } else {
+            static uint64_t last_capture_id;
             s->capture_status = OBS_CU_STREAM_CAPTURE_STATUS_ACTIVE;
+            s->capture_id = ++last_capture_id;
             s->capture_mode = mode;
             s->capture_thread = pthread_self();
         }
@@ -646,6 +649,67 @@ DRV_EXPORT obs_CUresult cuStreamIsCapturing_ptsz(obs_CUstream hStream,
     return drv_finish("cuStreamIsCapturing_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
                       is_capturing(hStream, captureStatus, 1));
 }
+
+/* The three generations of cuStreamGetCaptureInfo (CUDA 10.1, 11.3, 12.3)
+ * share this. A captured graph here is a list, not a DAG: no node is
+ * reported as a dependency (the set is empty) and there is no edge data. */
+struct capture_info_out {
+    obs_CUstreamCaptureStatus *status;
+    obs_cuuint64_t *id;
+    obs_CUgraph *graph;
+    const obs_CUgraphNode **deps;
+    const void **edge_data;
+    size_t *num_deps;
+};
+
+static obs_CUresult capture_info(obs_CUstream handle, const struct capture_info_out *o, int per_thread_api)
+{
+    struct drv_stream *s;
+    obs_CUresult err = o->status ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    err = drv_stream_lookup(handle, per_thread_api, &s);
+    if (err == OBS_CUDA_SUCCESS) {
+        int active = s->capture != NULL;
+        *o->status = active ? s->capture_status : OBS_CU_STREAM_CAPTURE_STATUS_NONE;
+        if (active && o->id)
+            *o->id = s->capture_id;
+        if (active && o->graph)
+            *o->graph = (obs_CUgraph)s->capture;
+        if (active && o->deps)
+            *o->deps = NULL;
+        if (active && o->edge_data)
+            *o->edge_data = NULL;
+        if (active && o->num_deps)
+            *o->num_deps = 0;
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+#define CAPTURE_INFO_ENTRY(sym, per_thread, params, ...)                                          \
+    DRV_EXPORT obs_CUresult sym params                                                             \
+    {                                                                                              \
+        const struct capture_info_out o = {__VA_ARGS__};                                           \
+        drv_enter();                                                                               \
+        return drv_finish(#sym, DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,                       \
+                          capture_info(hStream, &o, per_thread));                                  \
+    }
+#define CAPTURE_INFO_V1 (obs_CUstream hStream, obs_CUstreamCaptureStatus *status, obs_cuuint64_t *id)
+#define CAPTURE_INFO_V2                                                                            \
+    (obs_CUstream hStream, obs_CUstreamCaptureStatus *status, obs_cuuint64_t *id, obs_CUgraph *graph, \
+     const obs_CUgraphNode **deps, size_t *num_deps)
+#define CAPTURE_INFO_V3                                                                            \
+    (obs_CUstream hStream, obs_CUstreamCaptureStatus *status, obs_cuuint64_t *id, obs_CUgraph *graph, \
+     const obs_CUgraphNode **deps, const void **edge_data, size_t *num_deps)
+CAPTURE_INFO_ENTRY(cuStreamGetCaptureInfo, 0, CAPTURE_INFO_V1, status, id, NULL, NULL, NULL, NULL)
+CAPTURE_INFO_ENTRY(cuStreamGetCaptureInfo_ptsz, 1, CAPTURE_INFO_V1, status, id, NULL, NULL, NULL, NULL)
+CAPTURE_INFO_ENTRY(cuStreamGetCaptureInfo_v2, 0, CAPTURE_INFO_V2, status, id, graph, deps, NULL, num_deps)
+CAPTURE_INFO_ENTRY(cuStreamGetCaptureInfo_v2_ptsz, 1, CAPTURE_INFO_V2, status, id, graph, deps, NULL, num_deps)
+CAPTURE_INFO_ENTRY(cuStreamGetCaptureInfo_v3, 0, CAPTURE_INFO_V3, status, id, graph, deps, edge_data, num_deps)
+CAPTURE_INFO_ENTRY(cuStreamGetCaptureInfo_v3_ptsz, 1, CAPTURE_INFO_V3, status, id, graph, deps, edge_data,
+                   num_deps)
 
 /* ---- graphs -------------------------------------------------------------------- */
 
