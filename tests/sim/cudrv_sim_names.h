@@ -106,7 +106,17 @@
     X(cuDeviceTotalMem_v2) \
     X(cuDeviceUnregisterAsyncNotification) \
     X(cuDriverGetVersion) \
+    X(cuEGLStreamConsumerAcquireFrame) \
+    X(cuEGLStreamConsumerConnect) \
+    X(cuEGLStreamConsumerConnectWithFlags) \
+    X(cuEGLStreamConsumerDisconnect) \
+    X(cuEGLStreamConsumerReleaseFrame) \
+    X(cuEGLStreamProducerConnect) \
+    X(cuEGLStreamProducerDisconnect) \
+    X(cuEGLStreamProducerPresentFrame) \
+    X(cuEGLStreamProducerReturnFrame) \
     X(cuEventCreate) \
+    X(cuEventCreateFromEGLSync) \
     X(cuEventDestroy) \
     X(cuEventDestroy_v2) \
     X(cuEventElapsedTime) \
@@ -131,6 +141,22 @@
     X(cuFuncSetCacheConfig) \
     X(cuFuncSetSharedMemConfig) \
     X(cuFuncSetSharedSize) \
+    X(cuGLCtxCreate) \
+    X(cuGLCtxCreate_v2) \
+    X(cuGLGetDevices) \
+    X(cuGLGetDevices_v2) \
+    X(cuGLInit) \
+    X(cuGLMapBufferObject) \
+    X(cuGLMapBufferObjectAsync) \
+    X(cuGLMapBufferObjectAsync_v2) \
+    X(cuGLMapBufferObjectAsync_v2_ptsz) \
+    X(cuGLMapBufferObject_v2) \
+    X(cuGLMapBufferObject_v2_ptds) \
+    X(cuGLRegisterBufferObject) \
+    X(cuGLSetBufferObjectMapFlags) \
+    X(cuGLUnmapBufferObject) \
+    X(cuGLUnmapBufferObjectAsync) \
+    X(cuGLUnregisterBufferObject) \
     X(cuGetErrorName) \
     X(cuGetErrorString) \
     X(cuGetExportTable) \
@@ -228,8 +254,12 @@
     X(cuGraphRetainUserObject) \
     X(cuGraphUpload) \
     X(cuGraphUpload_ptsz) \
+    X(cuGraphicsEGLRegisterImage) \
+    X(cuGraphicsGLRegisterBuffer) \
+    X(cuGraphicsGLRegisterImage) \
     X(cuGraphicsMapResources) \
     X(cuGraphicsMapResources_ptsz) \
+    X(cuGraphicsResourceGetMappedEglFrame) \
     X(cuGraphicsResourceGetMappedMipmappedArray) \
     X(cuGraphicsResourceGetMappedPointer) \
     X(cuGraphicsResourceGetMappedPointer_v2) \
@@ -239,6 +269,8 @@
     X(cuGraphicsUnmapResources) \
     X(cuGraphicsUnmapResources_ptsz) \
     X(cuGraphicsUnregisterResource) \
+    X(cuGraphicsVDPAURegisterOutputSurface) \
+    X(cuGraphicsVDPAURegisterVideoSurface) \
     X(cuGreenCtxCreate) \
     X(cuGreenCtxDestroy) \
     X(cuGreenCtxGetDevResource) \
@@ -640,6 +672,9 @@
     X(cuUserObjectCreate) \
     X(cuUserObjectRelease) \
     X(cuUserObjectRetain) \
+    X(cuVDPAUCtxCreate) \
+    X(cuVDPAUCtxCreate_v2) \
+    X(cuVDPAUGetDevice) \
     X(cuWaitExternalSemaphoresAsync) \
     X(cuWaitExternalSemaphoresAsync_ptsz)
 
@@ -745,7 +780,17 @@
     X(cuDeviceTotalMem, 2000, 0, cuDeviceTotalMem) \
     X(cuDeviceUnregisterAsyncNotification, 12040, 0, cuDeviceUnregisterAsyncNotification) \
     X(cuDriverGetVersion, 2020, 0, cuDriverGetVersion) \
+    X(cuEGLStreamConsumerAcquireFrame, 7000, 0, cuEGLStreamConsumerAcquireFrame) \
+    X(cuEGLStreamConsumerConnect, 7000, 0, cuEGLStreamConsumerConnect) \
+    X(cuEGLStreamConsumerConnectWithFlags, 8000, 0, cuEGLStreamConsumerConnectWithFlags) \
+    X(cuEGLStreamConsumerDisconnect, 7000, 0, cuEGLStreamConsumerDisconnect) \
+    X(cuEGLStreamConsumerReleaseFrame, 7000, 0, cuEGLStreamConsumerReleaseFrame) \
+    X(cuEGLStreamProducerConnect, 7000, 0, cuEGLStreamProducerConnect) \
+    X(cuEGLStreamProducerDisconnect, 7000, 0, cuEGLStreamProducerDisconnect) \
+    X(cuEGLStreamProducerPresentFrame, 7000, 0, cuEGLStreamProducerPresentFrame) \
+    X(cuEGLStreamProducerReturnFrame, 7000, 0, cuEGLStreamProducerReturnFrame) \
     X(cuEventCreate, 2000, 0, cuEventCreate) \
+    X(cuEventCreateFromEGLSync, 9000, 0, cuEventCreateFromEGLSync) \
     X(cuEventDestroy, 4000, 0, cuEventDestroy_v2) \
     X(cuEventDestroy, 2000, 0, cuEventDestroy) \
     X(cuEventElapsedTime, 12080, 0, cuEventElapsedTime_v2) \
@@ -770,6 +815,22 @@
     X(cuFuncSetCacheConfig, 3000, 0, cuFuncSetCacheConfig) \
     X(cuFuncSetSharedMemConfig, 4020, 0, cuFuncSetSharedMemConfig) \
     X(cuFuncSetSharedSize, 2000, 0, cuFuncSetSharedSize) \
+    X(cuGLCtxCreate, 3020, 0, cuGLCtxCreate_v2) \
+    X(cuGLCtxCreate, 2000, 0, cuGLCtxCreate) \
+    X(cuGLGetDevices, 6050, 0, cuGLGetDevices_v2) \
+    X(cuGLGetDevices, 4010, 0, cuGLGetDevices) \
+    X(cuGLInit, 2000, 0, cuGLInit) \
+    X(cuGLMapBufferObject, 3020, 0, cuGLMapBufferObject_v2) \
+    X(cuGLMapBufferObject, 2000, 0, cuGLMapBufferObject) \
+    X(cuGLMapBufferObject, 7000, 1, cuGLMapBufferObject_v2_ptds) \
+    X(cuGLMapBufferObjectAsync, 3020, 0, cuGLMapBufferObjectAsync_v2) \
+    X(cuGLMapBufferObjectAsync, 2030, 0, cuGLMapBufferObjectAsync) \
+    X(cuGLMapBufferObjectAsync, 7000, 1, cuGLMapBufferObjectAsync_v2_ptsz) \
+    X(cuGLRegisterBufferObject, 2000, 0, cuGLRegisterBufferObject) \
+    X(cuGLSetBufferObjectMapFlags, 2030, 0, cuGLSetBufferObjectMapFlags) \
+    X(cuGLUnmapBufferObject, 2000, 0, cuGLUnmapBufferObject) \
+    X(cuGLUnmapBufferObjectAsync, 2030, 0, cuGLUnmapBufferObjectAsync) \
+    X(cuGLUnregisterBufferObject, 2000, 0, cuGLUnregisterBufferObject) \
     X(cuGetErrorName, 6000, 0, cuGetErrorName) \
     X(cuGetErrorString, 6000, 0, cuGetErrorString) \
     X(cuGetExportTable, 3000, 0, cuGetExportTable) \
@@ -867,8 +928,12 @@
     X(cuGraphRetainUserObject, 11030, 0, cuGraphRetainUserObject) \
     X(cuGraphUpload, 11010, 0, cuGraphUpload) \
     X(cuGraphUpload, 11010, 1, cuGraphUpload_ptsz) \
+    X(cuGraphicsEGLRegisterImage, 7000, 0, cuGraphicsEGLRegisterImage) \
+    X(cuGraphicsGLRegisterBuffer, 3000, 0, cuGraphicsGLRegisterBuffer) \
+    X(cuGraphicsGLRegisterImage, 3000, 0, cuGraphicsGLRegisterImage) \
     X(cuGraphicsMapResources, 3000, 0, cuGraphicsMapResources) \
     X(cuGraphicsMapResources, 7000, 1, cuGraphicsMapResources_ptsz) \
+    X(cuGraphicsResourceGetMappedEglFrame, 7000, 0, cuGraphicsResourceGetMappedEglFrame) \
     X(cuGraphicsResourceGetMappedMipmappedArray, 5000, 0, cuGraphicsResourceGetMappedMipmappedArray) \
     X(cuGraphicsResourceGetMappedPointer, 3020, 0, cuGraphicsResourceGetMappedPointer_v2) \
     X(cuGraphicsResourceGetMappedPointer, 3000, 0, cuGraphicsResourceGetMappedPointer) \
@@ -878,6 +943,8 @@
     X(cuGraphicsUnmapResources, 3000, 0, cuGraphicsUnmapResources) \
     X(cuGraphicsUnmapResources, 7000, 1, cuGraphicsUnmapResources_ptsz) \
     X(cuGraphicsUnregisterResource, 3000, 0, cuGraphicsUnregisterResource) \
+    X(cuGraphicsVDPAURegisterOutputSurface, 3010, 0, cuGraphicsVDPAURegisterOutputSurface) \
+    X(cuGraphicsVDPAURegisterVideoSurface, 3010, 0, cuGraphicsVDPAURegisterVideoSurface) \
     X(cuGreenCtxCreate, 12040, 0, cuGreenCtxCreate) \
     X(cuGreenCtxDestroy, 12040, 0, cuGreenCtxDestroy) \
     X(cuGreenCtxGetDevResource, 12040, 0, cuGreenCtxGetDevResource) \
@@ -1152,6 +1219,9 @@
     X(cuPointerGetAttribute, 4000, 0, cuPointerGetAttribute) \
     X(cuPointerGetAttributes, 7000, 0, cuPointerGetAttributes) \
     X(cuPointerSetAttribute, 6000, 0, cuPointerSetAttribute) \
+    X(cuProfilerInitialize, 4000, 0, cuProfilerInitialize) \
+    X(cuProfilerStart, 4000, 0, cuProfilerStart) \
+    X(cuProfilerStop, 4000, 0, cuProfilerStop) \
     X(cuSignalExternalSemaphoresAsync, 10000, 0, cuSignalExternalSemaphoresAsync) \
     X(cuSignalExternalSemaphoresAsync, 10000, 1, cuSignalExternalSemaphoresAsync_ptsz) \
     X(cuStreamAddCallback, 5000, 0, cuStreamAddCallback) \
@@ -1276,6 +1346,9 @@
     X(cuUserObjectCreate, 11030, 0, cuUserObjectCreate) \
     X(cuUserObjectRelease, 11030, 0, cuUserObjectRelease) \
     X(cuUserObjectRetain, 11030, 0, cuUserObjectRetain) \
+    X(cuVDPAUCtxCreate, 3020, 0, cuVDPAUCtxCreate_v2) \
+    X(cuVDPAUCtxCreate, 3010, 0, cuVDPAUCtxCreate) \
+    X(cuVDPAUGetDevice, 3010, 0, cuVDPAUGetDevice) \
     X(cuWaitExternalSemaphoresAsync, 10000, 0, cuWaitExternalSemaphoresAsync) \
     X(cuWaitExternalSemaphoresAsync, 10000, 1, cuWaitExternalSemaphoresAsync_ptsz)
 

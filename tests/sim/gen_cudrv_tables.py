@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Generate tests/sim/cudrv_sim_names.h from a CUDA toolkit (maintainer tool).
 
-Reads the toolkit's stub libcuda.so (every public driver symbol) and cudaTypedefs.h
-(PFN_<name>_v<version>[_ptsz|_ptds]: the versions cuGetProcAddress knows),
-and writes two X-macro lists:
+Reads the toolkit's stub libcuda.so (the public driver symbols), the interop
+headers whose entry points the stub leaves out but a Linux driver exports
+(cudaGL.h, cudaEGL.h, cudaVDPAU.h, cudaProfiler.h: declarations and their
+#define'd _v2/_ptds/_ptsz names; not the Windows-only cuWGL*), and the
+cuda*Typedefs.h headers (PFN_<name>_v<version>[_ptsz|_ptds]: the versions
+cuGetProcAddress knows), and writes two X-macro lists:
   OBS_CUDRV_SIM_PUBLIC_NAMES(X)   X(symbol)   every exported driver symbol
   OBS_CUDRV_SIM_PROC_ROWS(X)      X(base, version, per_thread, symbol)
 The output is committed, so building needs no toolkit.
@@ -16,13 +19,22 @@ import sys
 cuda = sys.argv[1] if len(sys.argv) > 1 else "/usr/local/cuda"
 nm = subprocess.run(["nm", "-D", "--defined-only", cuda + "/lib64/stubs/libcuda.so"],
                     capture_output=True, text=True, check=True).stdout
-exports = sorted({l.split()[-1] for l in nm.splitlines() if l.split()[-1].startswith("cu")})
-exported = set(exports)
+exported = {l.split()[-1] for l in nm.splitlines() if l.split()[-1].startswith("cu")}
+for header in ("cudaGL.h", "cudaEGL.h", "cudaVDPAU.h", "cudaProfiler.h"):
+    text = open(cuda + "/include/" + header).read()
+    exported |= set(re.findall(r"CUresult CUDAAPI (cu\w+)\(", text))
+    for name, api in re.findall(r"#\s*define\s+cu\w+\s+(?:__CUDA_API_(PTDS|PTSZ)\()?(cu\w+)", text):
+        exported.add(api)
+        if name:
+            exported.add(api + "_" + name.lower())
+exported = {e for e in exported if not e.startswith("cuWGL")}
+exports = sorted(exported)
 
 versions = {}  # base -> {"": set(), "_ptsz": set(), "_ptds": set()}
-for m in re.finditer(r"PFN_(cu\w+?)_v(\d+)(_ptsz|_ptds)?\)",
-                     open(cuda + "/include/cudaTypedefs.h").read()):
-    versions.setdefault(m.group(1), {}).setdefault(m.group(3) or "", set()).add(int(m.group(2)))
+for header in ("cudaTypedefs.h", "cudaGLTypedefs.h", "cudaEGLTypedefs.h", "cudaVDPAUTypedefs.h",
+               "cudaProfilerTypedefs.h"):
+    for m in re.finditer(r"PFN_(cu\w+?)_v(\d+)(_ptsz|_ptds)?\)", open(cuda + "/include/" + header).read()):
+        versions.setdefault(m.group(1), {}).setdefault(m.group(3) or "", set()).add(int(m.group(2)))
 
 
 def with_index(base, n):
