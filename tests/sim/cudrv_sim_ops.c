@@ -14,6 +14,7 @@
 #define DRV_MAX_BLOCK_THREADS 1024u
 #define DRV_MAX_BLOCK_Z 64u
 #define DRV_MAX_GRID_YZ 65535u
+#define DRV_ALLOC_ALIGNMENT 256u
 
 /* ---- launches ------------------------------------------------------------------ */
 
@@ -144,10 +145,13 @@ static obs_CUresult mem_alloc(obs_CUdeviceptr *out, size_t size)
     if (err != OBS_CUDA_SUCCESS)
         return err;
     a = calloc(1, sizeof *a);
-    if (a == NULL || (a->base = calloc(1, size)) == NULL) {
+    /* 256-byte aligned, as the real driver's (cuBLASLt refuses a workspace
+     * that is not); zeroed so that runs are reproducible. */
+    if (a == NULL || posix_memalign((void **)&a->base, DRV_ALLOC_ALIGNMENT, size) != 0) {
         free(a);
         return OBS_CUDA_ERROR_OUT_OF_MEMORY;
     }
+    memset(a->base, 0, size);
     a->size = size;
     pthread_mutex_lock(&drv_lock);
     a->next = drv_allocs;
