@@ -8,6 +8,7 @@
  * library is NVIDIA's and only the driver is simulated. Programs:
  *   obs_cuda         workload/obs_cuda (nvcc -cudart shared)
  *   obs_cuda_static  workload/obs_cuda_static (nvcc's default static cudart)
+ *                    (both also with --graphs: stream capture, graph launches)
  *   cublas_gemm      tests/apps/cublas_gemm (static cudart + libcublas.so.13:
  *                    CUBLAS_GEMM_SGEMM cublasSgemm, CUBLAS_GEMM_EX cublasGemmEx)
  *   rt_driver_mix    tests/apps/rt_driver_mix (static cudart and -lcuda)
@@ -116,10 +117,10 @@ struct run {
     char log[4200], trace[4300];
 };
 
-static void run_program_on_driver(const char *label, const char *path, int preload, struct run *r)
+static void run_program_on_driver(const char *label, const char *path, const char *arg, int preload, struct run *r)
 {
     char log_env[4300], out_env[4300], prefix[4200];
-    const char *argv[] = {path, NULL};
+    const char *argv[] = {path, arg, NULL};
     const char *env[] = {library_path, log_env, out_env, inject_env, "OBS_SUMMARY=0", "OBS_JSON=0", NULL};
     snprintf(r->log, sizeof r->log, "%s/%s-%s.log", test_tmpdir(), label, preload ? "shim" : "plain");
     snprintf(prefix, sizeof prefix, "%s/%s", test_tmpdir(), label);
@@ -326,7 +327,8 @@ static void compare_records(const char *label, const struct sim_call *calls, siz
                 bad_demangled++;
                 wrong = 1;
             }
-        } else if ((kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET) && strtoull(c->bytes, NULL, 10) != r->u.bytes) {
+        } else if ((kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET || kind == OBS_KIND_GRAPH) &&
+                   strtoull(c->bytes, NULL, 10) != r->u.bytes) {
             bad_bytes++;
             wrong = 1;
         }
@@ -353,7 +355,8 @@ static void compare_records(const char *label, const struct sim_call *calls, siz
     is_int(0, (long long)bad_kind, "%s: record by record, the same kind", label);
     is_int(0, (long long)bad_name, "%s: every launch with the kernel name the driver saw", label);
     is_int(0, (long long)bad_demangled, "%s: every C++ kernel name demangled in the trace", label);
-    is_int(0, (long long)bad_bytes, "%s: every copy and memset with the driver's byte count", label);
+    is_int(0, (long long)bad_bytes, "%s: every copy and memset with the driver's byte count, graph launch with its "
+                                    "node count", label);
     is_int(0, (long long)bad_stream, "%s: every record on the driver's stream", label);
     is_int(0, (long long)bad_status, "%s: every record with the driver's status", label);
 }
@@ -459,16 +462,17 @@ static void check_phases(const char *label, const struct sim_call *calls, size_t
 /* ---- one program ------------------------------------------------------------------------ */
 
 struct program {
-    const char *label;
+    const char *label;    /* also the file names' stem */
     const char *path;     /* relative to the build directory */
+    const char *arg;      /* one argument, or NULL */
     const char *expected; /* stdout, or NULL: what the workload prints on the simulated runtime */
     int phases;           /* the workload: check phase attribution */
 };
 
 /* What obs_cuda prints on the simulated runtime (tests/sim's libcudart). */
-static char *workload_output_on_simulated_runtime(void)
+static char *workload_output_on_simulated_runtime(const char *arg)
 {
-    const char *argv[] = {shim_build_path("workload/obs_cuda"), NULL};
+    const char *argv[] = {shim_build_path("workload/obs_cuda"), arg, NULL};
     const char *env[] = {sim_library_path_env(), NULL};
     struct run_result res;
     char *out;
@@ -492,8 +496,8 @@ static void check_program(const struct program *p, const char *expected_out)
         skip("%s: %s was not built", p->label, p->path);
         return;
     }
-    run_program_on_driver(p->label, path, 0, &plain);
-    run_program_on_driver(p->label, path, 1, &shim);
+    run_program_on_driver(p->label, path, p->arg, 0, &plain);
+    run_program_on_driver(p->label, path, p->arg, 1, &shim);
     ok(plain.res.exited && plain.res.status == 0, "%s: runs to completion on the simulated driver", p->label);
     ok(shim.res.exited && shim.res.status == 0, "%s: runs to completion under the shim", p->label);
     if (expected_out)
@@ -537,13 +541,15 @@ static void check_program(const struct program *p, const char *expected_out)
 int main(void)
 {
     const char *why = NULL;
-    char *workload_out;
+    char *workload_out[2];
     char cublas_out[128];
     static const struct program programs[] = {
-        {"obs_cuda", "workload/obs_cuda", NULL, 1},
-        {"obs_cuda_static", "workload/obs_cuda_static", NULL, 1},
-        {"cublas_gemm", "tests/apps/cublas_gemm", "", 0},
-        {"rt_driver_mix", "tests/apps/rt_driver_mix",
+        {"obs_cuda", "workload/obs_cuda", NULL, NULL, 1},
+        {"obs_cuda_static", "workload/obs_cuda_static", NULL, NULL, 1},
+        {"obs_cuda-graphs", "workload/obs_cuda", "--graphs", NULL, 1},
+        {"obs_cuda_static-graphs", "workload/obs_cuda_static", "--graphs", NULL, 1},
+        {"cublas_gemm", "tests/apps/cublas_gemm", NULL, "", 0},
+        {"rt_driver_mix", "tests/apps/rt_driver_mix", NULL,
          "runtime+driver: 3 launches, 4 copies, 2 memsets; round trip ok, memset ok, failures 0\n", 0},
     };
     size_t i;
@@ -552,15 +558,19 @@ int main(void)
         skip_all("%s", why);
     plan_lazy();
     make_driver_dir();
-    workload_out = workload_output_on_simulated_runtime();
-    ok(workload_out != NULL, "obs_cuda runs on the simulated runtime (its output is the reference)");
+    workload_out[0] = workload_output_on_simulated_runtime(NULL);
+    workload_out[1] = workload_output_on_simulated_runtime("--graphs");
+    ok(workload_out[0] != NULL && workload_out[1] != NULL,
+       "obs_cuda runs on the simulated runtime, with and without --graphs (its output is the reference)");
     snprintf(cublas_out, sizeof cublas_out, "cublasSgemm %d cublasGemmEx %d n=256 failures 0\n", CUBLAS_GEMM_SGEMM,
              CUBLAS_GEMM_EX);
     for (i = 0; i < sizeof programs / sizeof programs[0]; i++) {
         const struct program *p = &programs[i];
-        const char *expected = p->expected == NULL ? workload_out : *p->expected ? p->expected : cublas_out;
+        const char *expected = p->expected != NULL ? (*p->expected ? p->expected : cublas_out)
+                                                   : workload_out[p->arg != NULL];
         check_program(p, expected);
     }
-    free(workload_out);
+    free(workload_out[0]);
+    free(workload_out[1]);
     return 0;
 }
