@@ -1,7 +1,10 @@
 #!/bin/sh
 # make demo: run the reference workload under obsshim, on the GPU when there
 # is one, on the simulated runtime otherwise, and say which and where the
-# trace went. Called by `make demo` with OBS_BUILDDIR and OBS_SRCDIR set.
+# trace went. Then obs_cuda_static (nvcc's default static cudart) the same
+# way: on the GPU, or NVIDIA's own runtime over the simulated driver
+# (tests/sim's libcuda.so.1). Called by `make demo` with OBS_BUILDDIR and
+# OBS_SRCDIR set.
 set -u
 build=${OBS_BUILDDIR:-.}
 out="$build/demo-out"
@@ -45,16 +48,42 @@ for s in "$build/shim/.libs/libobsshim.so" "$build/.libs/libobsshim.so"; do
     if [ -f "$s" ]; then shim=$s; break; fi
 done
 
-set -- "$workload" --batch=1 --ctx=1024 --hidden=4096 --decode=128 --repeat=20
+# run_demo PREFIX WORKLOAD: the workload under obs-run, traces at PREFIX-%p.
+run_demo() {
+    prefix=$1
+    shift
+    set -- "$@" --batch=1 --ctx=1024 --hidden=4096 --decode=128 --repeat=20
+    if [ -n "$shim" ] && [ -x "$build/contrib/obs-run" ]; then
+        echo "demo: under obsshim: obs-run --gpu-time -o $prefix-%p -- $*"
+        OBS_SHIM_LIB="$shim" "$build/contrib/obs-run" --gpu-time -o "$prefix-%p" -- "$@"
+    else
+        echo "demo: libobsshim.so is not built yet: running the workload alone"
+        "$@"
+    fi
+}
+
+run_demo "$out/demo" "$workload"
+status=$?
+
+# nvcc's default: cudart linked in, the driver found with dlopen. Without a
+# GPU its own runtime runs over the simulated libcuda.so.1 (tests/sim),
+# which the library path above already holds.
+static="$build/workload/obs_cuda_static"
+if [ -x "$static" ] && { [ "$have_gpu" = nvidia ] || [ "$have_gpu" = no ]; }; then
+    if [ "$have_gpu" = no ]; then
+        LD_LIBRARY_PATH="$build/tests/sim/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        export LD_LIBRARY_PATH
+        echo "demo: obs_cuda_static: NVIDIA's static cudart (nvcc's default) over obsshim's SIMULATED driver"
+        echo "demo: (tests/sim's libcuda.so.1: kernels are not executed; the same cost model)"
+    else
+        echo "demo: obs_cuda_static: nvcc's default static cudart on the GPU"
+    fi
+    run_demo "$out/demo-static" "$static"
+    static_status=$?
+    [ $status -eq 0 ] && status=$static_status
+fi
 if [ -n "$shim" ] && [ -x "$build/contrib/obs-run" ]; then
-    echo "demo: under obsshim: obs-run --gpu-time -o $out/demo-%p -- $*"
-    OBS_SHIM_LIB="$shim" "$build/contrib/obs-run" --gpu-time -o "$out/demo-%p" -- "$@"
-    status=$?
     echo "demo: files written:"
     ls -1 "$out"/demo-* 2>/dev/null | sed 's/^/  /'
-else
-    echo "demo: libobsshim.so is not built yet: running the workload alone"
-    "$@"
-    status=$?
 fi
 exit $status
