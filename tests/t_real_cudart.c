@@ -29,7 +29,9 @@
  *     is printed: entry points looked up (and refused), entry points
  *     called, private tables served;
  *   - the workloads: every launch's phase in the trace is the one its NVTX
- *     ranges give (100%).
+ *     ranges give (100%);
+ * and that the runtime really checks the driver's integrity hash
+ * (OBS_SIM_INTEGRITY=wrong: error 103).
  * Skips (with the reason) when nvcc or the toolkit's runtime libraries are
  * missing. */
 #include <errno.h>
@@ -538,6 +540,24 @@ static void check_program(const struct program *p, const char *expected_out)
     run_result_free(&shim.res);
 }
 
+/* The runtime really checks the simulated driver's integrity hash: one bit
+ * flipped (OBS_SIM_INTEGRITY=wrong) and every call fails with 103. */
+static void check_integrity_is_verified(void)
+{
+    const char *path = shim_build_path("workload/obs_cuda_static");
+    const char *argv[] = {path, NULL};
+    const char *env[] = {library_path, "OBS_SIM_INTEGRITY=wrong", NULL};
+    struct run_result res;
+    if (!test_executable(path)) {
+        skip("integrity check: workload/obs_cuda_static was not built");
+        return;
+    }
+    shim_run(argv, env, 0, 60, &res);
+    ok(res.exited && res.status != 0 && res.err && strstr(res.err, "CUDA error 103 ") != NULL,
+       "a wrong integrity hash: NVIDIA's runtime refuses the driver with error 103 (exit %d)", res.status);
+    run_result_free(&res);
+}
+
 int main(void)
 {
     const char *why = NULL;
@@ -570,6 +590,7 @@ int main(void)
                                                    : workload_out[p->arg != NULL];
         check_program(p, expected);
     }
+    check_integrity_is_verified();
     free(workload_out[0]);
     free(workload_out[1]);
     return 0;

@@ -121,10 +121,8 @@ struct drv_integrity_input {
     const struct drv_integrity_device *devices;
 };
 
-/* The 128-bit answer of the runtime's integrity check (little-endian bytes).
- * Exported under this name (not cu*) only so that a test can check it
- * against a published vector. */
-DRV_EXPORT void obs_sim_integrity_hash(const struct drv_integrity_input *in, uint8_t out[16]);
+/* The 128-bit answer of the runtime's integrity check (little-endian bytes). */
+void drv_integrity_hash(const struct drv_integrity_input *in, uint8_t out[16]);
 
 /* ---- every public driver name (cudrv_sim_stubs.c) ------------------------- */
 

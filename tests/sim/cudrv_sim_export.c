@@ -246,6 +246,17 @@ SLOT_STUB(integrity, 2, OBS_CUDA_SUCCESS)
 static const void *integrity_table[3] = {(void *)sizeof(void *[3]), (void *)integrity_check,
                                          (void *)integrity_slot2};
 
+/* OBS_SIM_INTEGRITY=wrong: the keyed hash (not the constants) answered
+ * with one bit flipped, to see the runtime refuse it: the hash is checked. */
+static pthread_once_t integrity_setting_once = PTHREAD_ONCE_INIT;
+static int integrity_wrong;
+
+static void read_integrity_setting(void)
+{
+    const char *v = getenv("OBS_SIM_INTEGRITY");
+    integrity_wrong = v != NULL && strcmp(v, "wrong") == 0;
+}
+
 static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp, uint8_t *out)
 {
     struct drv_integrity_device dev;
@@ -274,7 +285,10 @@ static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp
     in.timestamp = timestamp;
     in.device_count = 1;
     in.devices = &dev;
-    obs_sim_integrity_hash(&in, out);
+    drv_integrity_hash(&in, out);
+    pthread_once(&integrity_setting_once, read_integrity_setting);
+    if (integrity_wrong && runtime_version % 10 >= 2)
+        out[0] ^= 1;
     return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
                       OBS_CUDA_SUCCESS);
 }

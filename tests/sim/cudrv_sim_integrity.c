@@ -1,16 +1,18 @@
 /* The integrity check of NVIDIA's runtime (export table d4082055..., slot
  * 1): cudart passes its version and a timestamp and compares the 128-bit
  * answer with its own computation; a wrong value fails every runtime call
- * with cudaErrorInvalidDeviceFunction-like error 103. The value is an
- * HMAC over MD2 (RFC 1319: 16-byte blocks, S-box from pi, checksum block)
- * with a fixed 16-byte key the runtime derives from a 64-byte table, over:
- * driver version, runtime version, process id, (uint32_t)pthread_self(),
- * the addresses of the runtime-interface table, of the integrity table and
- * of the check function, the timestamp, then for each device its UUID and
- * PCI domain, bus and device ids. Runtime versions ending in 0 or 1 get a
- * constant instead. Facts from the public ZLUDA project (zluda_dark_api);
- * this is an independent C implementation, checked against ZLUDA's
- * published test vector in tests/t_real_cudart.c (obs_sim_integrity_hash). */
+ * with error 103 (cudaErrorIntegrityCheckFailed). CUDA 13.0's runtime asks
+ * three times, with versions 13000, 13001 and 13002: versions ending in 0
+ * or 1 get a constant, the others an HMAC over MD2 (RFC 1319: 16-byte
+ * blocks, S-box from pi, checksum block) with a fixed 16-byte key the
+ * runtime derives from a 64-byte table, over: driver version, runtime
+ * version, process id, (uint32_t)pthread_self(), the addresses of the
+ * runtime-interface table, of the integrity table and of the check
+ * function, the timestamp, then for each device its UUID and PCI domain,
+ * bus and device ids. Facts from the public ZLUDA project
+ * (zluda_dark_api); this is an independent C implementation, checked by
+ * NVIDIA's runtime itself: tests/t_real_cudart runs it, and with
+ * OBS_SIM_INTEGRITY=wrong (one bit flipped) sees it refused. */
 #include "cudrv_sim.h"
 
 #include <string.h>
@@ -103,7 +105,7 @@ static void integrity_key(uint8_t key[16])
     } while (slot != 13);
 }
 
-void obs_sim_integrity_hash(const struct drv_integrity_input *in, uint8_t out[16])
+void drv_integrity_hash(const struct drv_integrity_input *in, uint8_t out[16])
 {
     static const uint8_t fixed[16] = {0x5c, 0x67, 0xcb, 0x03, 0x1c, 0x18, 0x41, 0x33,
                                       0xe8, 0xd1, 0x4c, 0x1f, 0xaa, 0x83, 0xd3, 0x8e};
