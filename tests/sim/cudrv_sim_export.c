@@ -7,7 +7,7 @@
  *   6bd5fb6c... runtime interface   2: primary context of a device
  *                                   1, 6, 8: module from a fatbin
  *   a094798c... tool callback hooks 2, 6: hand out scratch buffers
- *   42d85a81... tool TLS            (slot 0 only is known)
+ *   42d85a81... tool TLS            2: the thread's tool state (none)
  *   c693336e... context-local storage (no size slot) 0 insert, 1 remove, 2 get
  *   263e8860... context wrapper     2: is this context a wrapper (no)
  *   d4082055... integrity check     1: keyed hash (cudrv_sim_integrity.c)
@@ -129,10 +129,20 @@ static const void *hooks_table[7] = {
 /* ---- 42d85a81: tool thread-local storage --------------------------------------- */
 
 SLOT_STUB(tools_tls, 1, OBS_CUDA_SUCCESS)
-SLOT_STUB(tools_tls, 2, OBS_CUDA_SUCCESS)
+SLOT_STUB(tools_tls, 3, OBS_CUDA_SUCCESS)
 
-static const void *tools_tls_table[3] = {(void *)sizeof(void *[3]), (void *)tools_tls_slot1,
-                                         (void *)tools_tls_slot2};
+/* Slot 2 (cuBLASLt): one out-pointer, the thread's tool state; no tool is
+ * attached here, so none (NULL), never an uninitialised value. */
+static obs_CUresult tools_tls_state(void **out)
+{
+    if (out == NULL)
+        return slot_called("cuGetExportTable.tools_tls.2", OBS_CUDA_ERROR_INVALID_VALUE);
+    *out = NULL;
+    return slot_called("cuGetExportTable.tools_tls.2", OBS_CUDA_SUCCESS);
+}
+
+static const void *tools_tls_table[4] = {(void *)sizeof(void *[4]), (void *)tools_tls_slot1,
+                                         (void *)tools_tls_state, (void *)tools_tls_slot3};
 
 /* ---- c693336e: context-local storage (no size slot) ---------------------------- */
 
