@@ -63,8 +63,7 @@ static const char *toolkit_lib64(const char **why)
 {
     const char *nvcc = getenv("OBS_NVCC");
     char home[4096], *slash;
-    static const char *const needed[] = {"libcudart.so.13", "libcudart_static.a", "libcublas.so.13",
-                                         "libcublasLt.so.13"};
+    static const char *const needed[] = {"libcudart.so.13"}; /* cuBLAS: its program is built or not */
     size_t i;
     if (nvcc == NULL || *nvcc == '\0') {
         *why = "nvcc not found by configure (no CUDA toolkit)";
