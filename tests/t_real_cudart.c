@@ -517,6 +517,13 @@ static void check_program(const struct program *p, const char *expected_out)
     is_int((long long)lines_shim, (long long)n_shim, "%s: every line of the driver's log read (%zu)", p->label,
            n_shim);
     driver_contract(p->label, log_plain, n_plain);
+    {
+        size_t stubs = 0;
+        for (i = 0; i < n_shim; i++)
+            stubs += strcmp(log_shim[i].name, "stub") == 0 && strcmp(log_shim[i].kind, "range") != 0;
+        is_int(0, (long long)stubs, "%s: under the shim too, no stub is called (the shim's own queries included)",
+               p->label);
+    }
     compare_logs(p->label, log_plain, n_plain, log_shim, n_shim);
     t = shim_trace_open(shim.trace);
     ok(t != NULL, "%s: the trace reads", p->label);
