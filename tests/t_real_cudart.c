@@ -52,7 +52,7 @@
 #define NO_STEP (-1L)
 
 static char cuda_lib64[4200];   /* the toolkit's lib64 */
-static char library_path[8400]; /* LD_LIBRARY_PATH=<driver only>:<lib64> */
+static char library_path[8600]; /* LD_LIBRARY_PATH=<driver only>:<lib64> */
 static char inject_env[4300];   /* NVTX_INJECTION64_PATH=... */
 
 /* ---- environment ----------------------------------------------------------------------- */
