@@ -11,7 +11,8 @@
  *                    (both also with --graphs: stream capture, graph launches)
  *   cublas_gemm      tests/apps/cublas_gemm (static cudart + libcublas.so.13:
  *                    CUBLAS_GEMM_SGEMM cublasSgemm, CUBLAS_GEMM_EX cublasGemmEx)
- *   rt_driver_mix    tests/apps/rt_driver_mix (static cudart and -lcuda)
+ *   rt_driver_mix    tests/apps/rt_driver_mix (static cudart and -lcuda), also
+ *                    built with --default-stream per-thread (_ptsz/_ptds)
  * For each, run without and with the shim (OBS_SIM_LOG both times, the NVTX
  * test tool loaded):
  *   - exit 0 and the stdout the program prints on a GPU (the workload: what
@@ -578,6 +579,8 @@ int main(void)
         {"obs_cuda_static-graphs", "workload/obs_cuda_static", "--graphs", NULL, 1},
         {"cublas_gemm", "tests/apps/cublas_gemm", NULL, "", 0},
         {"rt_driver_mix", "tests/apps/rt_driver_mix", NULL,
+         "runtime+driver: 3 launches, 4 copies, 2 memsets; round trip ok, memset ok, failures 0\n", 0},
+        {"rt_driver_mix_ptsz", "tests/apps/rt_driver_mix_ptsz", NULL,
          "runtime+driver: 3 launches, 4 copies, 2 memsets; round trip ok, memset ok, failures 0\n", 0},
     };
     size_t i;
