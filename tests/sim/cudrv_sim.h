@@ -52,6 +52,9 @@ obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks
                                                                   unsigned int flags);
 obs_CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, obs_CUfunction func, int numBlocks,
                                                      int blockSize);
+obs_CUresult cuModuleLoadDataEx(obs_CUmodule *module, const void *image, unsigned int numOptions,
+                                obs_CUjit_option *options, void **optionValues);
+obs_CUresult cuModuleLoadFatBinary(obs_CUmodule *module, const void *fatCubin);
 obs_CUresult cuLibraryGetGlobal(obs_CUdeviceptr *dptr, size_t *bytes, obs_CUlibrary library, const char *name);
 obs_CUresult cuModuleGetGlobal_v2(obs_CUdeviceptr *dptr, size_t *bytes, obs_CUmodule hmod, const char *name);
 obs_CUresult cuStreamGetCaptureInfo(obs_CUstream hStream, obs_CUstreamCaptureStatus *status, obs_cuuint64_t *id);

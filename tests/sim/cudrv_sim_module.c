@@ -202,6 +202,25 @@ DRV_EXPORT obs_CUresult cuModuleLoadData(obs_CUmodule *module, const void *image
                       drv_module_load_image((void **)module, image, 0));
 }
 
+/* JIT options change nothing for an image that is never compiled. */
+DRV_EXPORT obs_CUresult cuModuleLoadDataEx(obs_CUmodule *module, const void *image, unsigned int numOptions,
+                                           obs_CUjit_option *options, void **optionValues)
+{
+    drv_enter();
+    (void)options, (void)optionValues;
+    return drv_finish("cuModuleLoadDataEx", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      numOptions > 0 && (options == NULL || optionValues == NULL)
+                          ? OBS_CUDA_ERROR_INVALID_VALUE
+                          : drv_module_load_image((void **)module, image, 0));
+}
+
+DRV_EXPORT obs_CUresult cuModuleLoadFatBinary(obs_CUmodule *module, const void *fatCubin)
+{
+    drv_enter();
+    return drv_finish("cuModuleLoadFatBinary", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      drv_module_load_image((void **)module, fatCubin, 0));
+}
+
 DRV_EXPORT obs_CUresult cuModuleUnload(obs_CUmodule hmod)
 {
     drv_enter();
