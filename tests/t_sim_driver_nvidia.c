@@ -1,7 +1,7 @@
 /* What the simulated driver (tests/sim, libcuda.so.1) offers NVIDIA's own
  * runtime and cuBLAS, checked in this process with no toolkit (the real
  * runtime on it: tests/t_real_cudart):
- *   - every public CUDA 13.0 driver name is exported; one the simulator
+ *   - every public CUDA 13.0 driver name (cudrv_sim_names.h) is exported; one the simulator
  *     does not implement is a stub that returns 801 and logs "stub";
  *     cuGetProcAddress_v2 serves names beyond the hooked lists (the
  *     generated rows: cuMemPoolCreate, cuGLInit ...) with dlsym's pointer,
@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "abi/cuda_driver_abi.h"
+#include "sim/cudrv_sim_names.h"
 #include "tap/basic.h"
 #include "tap/process.h"
 
@@ -96,6 +97,17 @@ static void test_stubs_and_lookups(void)
                                           "cuEGLStreamConsumerConnect", "cuProfilerStart", "cuMemPoolCreate"};
     size_t i, missing = 0;
 
+    static const char *const public_names[] = {
+#define PUBLIC_NAME(name) #name,
+        OBS_CUDRV_SIM_PUBLIC_NAMES(PUBLIC_NAME)
+#undef PUBLIC_NAME
+    };
+
+    for (i = 0; i < sizeof public_names / sizeof public_names[0]; i++)
+        missing += dlsym(sim, public_names[i]) == NULL;
+    is_int(0, (long long)missing, "every public driver name of CUDA 13.0 is exported (%zu)",
+           sizeof public_names / sizeof public_names[0]);
+    missing = 0;
     for (i = 0; i < sizeof interop / sizeof interop[0]; i++)
         missing += dlsym(sim, interop[i]) == NULL;
     is_int(0, (long long)missing, "public names beyond the hooked lists are exported (GL, VDPAU, EGL, profiler, "
