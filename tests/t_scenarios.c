@@ -389,12 +389,68 @@ static void run_scenario(const struct scenario_case *c)
     remove(trace_path);
 }
 
+/* OBS_SIM_SYNC_WAIT=1 makes host time follow the cost model: a prefill of
+ * one kernel of 500 x 8000 blocks of 256 threads costs 2 us + 1.024e9 / 64
+ * ns = 16.002 ms of virtual time (tests/sim/cost_model.h); the replay's
+ * TTFT (host wall-clock, up to the read-back after step 0) is at least
+ * that with the option, and far less without (no host call sleeps). */
+static void sync_wait_case(int hip)
+{
+    static const char text[] = "name sync_wait_probe\n"
+                               "kernel id=big grid=8000t name=_Z3bigPf\n"
+                               "layer big\n"
+                               "readback copy\n"
+                               "stream default\n"
+                               "prompt tokens=500 steps=2\n";
+    const double model_ms = 16.002;
+    char scn[4200], log_path[4200], log_env[4300], libpath[4200];
+    const char *app = shim_build_path(hip ? "tests/apps/llm_replay_hip" : "tests/apps/llm_replay");
+    int wait;
+    FILE *f;
+
+    snprintf(scn, sizeof scn, "%s/sync_wait.scn", test_tmpdir());
+    f = fopen(scn, "w");
+    if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0)
+        bail("cannot write %s", scn);
+    for (wait = 0; wait < 2; wait++) {
+        const char *argv[] = {app, scn, NULL};
+        const char *env[] = {log_env, libpath, wait ? "OBS_SIM_SYNC_WAIT=1" : "OBS_SIM_SYNC_WAIT=0", NULL};
+        struct run_result res;
+        struct pc_run run;
+        double ttft_ms = -1;
+        snprintf(log_path, sizeof log_path, "%s/sync-wait-log-%d-%d", test_tmpdir(), hip, wait);
+        remove(log_path);
+        snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log_path);
+        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+        shim_run(argv, env, 0, 60, &res);
+        pc_read_log(log_path, &run);
+        if (run.ntiming == 1)
+            ttft_ms = (double)run.timing[0].ttft_ns / 1e6;
+        diag("FIGURES sync_wait%s OBS_SIM_SYNC_WAIT=%d: replay TTFT %.3f ms, cost model %.3f ms", hip ? " hip" : "",
+             wait, ttft_ms, model_ms);
+        if (wait)
+            ok(res.exited && res.status == 0 && ttft_ms >= model_ms && ttft_ms < model_ms + 50,
+               "%s OBS_SIM_SYNC_WAIT=1: the host waits for the device: TTFT %.3f ms >= the cost model's %.3f ms",
+               hip ? "HIP" : "CUDA", ttft_ms, model_ms);
+        else
+            ok(res.exited && res.status == 0 && ttft_ms >= 0 && ttft_ms < model_ms / 2,
+               "%s OBS_SIM_SYNC_WAIT=0: no host call sleeps: TTFT %.3f ms, far under %.3f ms", hip ? "HIP" : "CUDA",
+               ttft_ms, model_ms);
+        pc_run_free(&run);
+        run_result_free(&res);
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
     const char *full = getenv("OBS_SCENARIOS_FULL"), *only = argc > 1 ? argv[1] : getenv("OBS_SCENARIO");
     plan_lazy();
     full_sizes = full != NULL && strcmp(full, "1") == 0;
+    if (only == NULL || *only == '\0' || strcmp(only, "sync_wait") == 0) {
+        sync_wait_case(0);
+        sync_wait_case(1);
+    }
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (only == NULL || *only == '\0' || strcmp(only, cases[i].file) == 0)
             run_scenario(&cases[i]);
