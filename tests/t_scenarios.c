@@ -24,12 +24,15 @@
  * "listed as expected to fail but passes": take it off the list once it
  * passes for good. OBS_SCENARIOS_FULL=1 runs the full sizes
  * (llm_replay --full; make check-scenarios-full). */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "phase_compare.h"
+#include "scenario.h"
+#include "scenario_fuzz.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
@@ -389,6 +392,72 @@ static void run_scenario(const struct scenario_case *c)
     remove(trace_path);
 }
 
+/* ---- the parser ------------------------------------------------------------------------------ */
+
+/* Every scenario file parses (and passes the fuzz body's invariants); bad
+ * inputs give one error naming their line. */
+static void parser_cases(void)
+{
+    static const struct {
+        const char *text, *error;
+    } bad[] = {
+        {"kernel id=a grid=1 name=x\nlayer a\nprompt tokens=1 steps=1\nbogus 1\n", "line 4: unknown directive"},
+        {"kernel id=a grid=1 name=x\nlayer b\n", "line 2: layer: unknown kernel"},
+        {"kernel id=a grid=1t+ name=x\n", "line 1: grid"},
+        {"kernel id=a grid=1 name=x\nkernel id=a grid=2 name=y\n", "line 2: kernel a defined twice"},
+        {"kernel id=a grid=1 name=x\nlayer a:q\n", "line 2: layer: 'a:q': suffix"},
+        {"kernel id=a grid=1 name=x\nlayer a\nprompt tokens=0 steps=1\n", "line 3: tokens=: 0 is under 1"},
+        {"kernel id=a grid=1 name=x\nlayer a\nprompt tokens=99999999999 steps=1\n", "line 3: tokens=:"},
+        {"kernel id=a grid=1 name=x\nlayer a\n", "line 3: no prompt"},
+        {"kernel id=a grid=1 name=x\nlayer a\nprompt tokens=1 steps=1\ngraph warmup\nstream default\n",
+         "graph capture needs"},
+        {"kernel id=a grid=1 name=x\nlayer a\nlayers 1000\n", "line 3: layers: 1000 is over 256"},
+        {"kernel id=a grid=1 name=\x01\n", "line 1: a character that is not printable ASCII"},
+    };
+    const char *srcdir = getenv("OBS_SRCDIR") ? getenv("OBS_SRCDIR") : ".";
+    struct scenario s;
+    char err[256], path[4600], long_line[2000];
+    size_t i, files = 0, parsed = 0;
+
+    char dir_path[4200];
+    DIR *dir;
+    struct dirent *e;
+
+    snprintf(dir_path, sizeof dir_path, "%s/tests/scenarios", srcdir);
+    dir = opendir(dir_path);
+    while (dir != NULL && (e = readdir(dir)) != NULL) {
+        char *text, stem[256];
+        size_t len = 0, nl = strlen(e->d_name);
+        if (nl < 5 || nl >= sizeof stem || strcmp(e->d_name + nl - 4, ".scn") != 0)
+            continue;
+        memcpy(stem, e->d_name, nl - 4);
+        stem[nl - 4] = '\0';
+        snprintf(path, sizeof path, "%s/%s", dir_path, e->d_name);
+        text = test_read_file(path, &len);
+        files++;
+        if (text == NULL)
+            continue;
+        obs_fuzz_scenario((const uint8_t *)text, len);
+        if (scenario_parse(text, len, &s, err, sizeof err) == 0 && strcmp(s.name, stem) == 0)
+            parsed++;
+        else
+            diag("%s: %s (name %s)", path, err, s.name);
+        free(text);
+    }
+    if (dir != NULL)
+        closedir(dir);
+    ok(files >= 11 && files == parsed, "the %zu scenario files parse, each named after its file", files);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = scenario_parse(bad[i].text, strlen(bad[i].text), &s, err, sizeof err);
+        obs_fuzz_scenario((const uint8_t *)bad[i].text, strlen(bad[i].text));
+        ok(rc != 0 && strstr(err, bad[i].error) != NULL, "bad scenario %zu: '%s' (got '%s')", i + 1, bad[i].error,
+           err);
+    }
+    memset(long_line, 'a', sizeof long_line);
+    ok(scenario_parse(long_line, sizeof long_line, &s, err, sizeof err) != 0 && strstr(err, "longer than") != NULL,
+       "a line over %d characters is refused (%s)", SCN_LINE_MAX, err);
+}
+
 /* OBS_SIM_SYNC_WAIT=1 makes host time follow the cost model: a prefill of
  * one kernel of 500 x 8000 blocks of 256 threads costs 2 us + 1.024e9 / 64
  * ns = 16.002 ms of virtual time (tests/sim/cost_model.h); the replay's
@@ -447,6 +516,8 @@ int main(int argc, char **argv)
     const char *full = getenv("OBS_SCENARIOS_FULL"), *only = argc > 1 ? argv[1] : getenv("OBS_SCENARIO");
     plan_lazy();
     full_sizes = full != NULL && strcmp(full, "1") == 0;
+    if (only == NULL || *only == '\0' || strcmp(only, "parser") == 0)
+        parser_cases();
     if (only == NULL || *only == '\0' || strcmp(only, "sync_wait") == 0) {
         sync_wait_case(0);
         sync_wait_case(1);
