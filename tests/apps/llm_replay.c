@@ -6,7 +6,8 @@
  * scenario's names; they are never run, the simulator charges their cost.
  *
  * Each host thread (scenario "threads", or --threads) drives its own loop on
- * its own stream: per prompt, the prompt's ids copied HtoD, the prefill (in
+ * its own stream ("stream default": the legacy stream with one thread, each
+ * thread's per-thread default stream with several): per prompt, the prompt's ids copied HtoD, the prefill (in
  * chunks with a stream sync after each but the last, when "chunk" is set:
  * pre, layers x layer, post kernels with grids scaled by the tokens), the
  * token read back (sync cudaMemcpy, cudaMemcpyAsync + cudaStreamSynchronize
@@ -58,6 +59,7 @@ typedef obs_hipDim3 rt_dim3;
 #define RT_D2H obs_hipMemcpyDeviceToHost
 #define RT_H2D obs_hipMemcpyHostToDevice
 #define RT_NONBLOCKING 1u
+#define RT_PER_THREAD OBS_HIP_STREAM_PER_THREAD
 #define rt_launch hipLaunchKernel
 #define rt_stream_create hipStreamCreate
 #define rt_stream_create_flags hipStreamCreateWithFlags
@@ -87,6 +89,7 @@ typedef obs_dim3 rt_dim3;
 #define RT_D2H obs_cudaMemcpyDeviceToHost
 #define RT_H2D obs_cudaMemcpyHostToDevice
 #define RT_NONBLOCKING OBS_CUDA_STREAM_NON_BLOCKING
+#define RT_PER_THREAD OBS_CUDA_STREAM_PER_THREAD
 #define rt_launch cudaLaunchKernel
 #define rt_stream_create cudaStreamCreate
 #define rt_stream_create_flags cudaStreamCreateWithFlags
@@ -109,6 +112,7 @@ typedef obs_dim3 rt_dim3;
 
 static struct scenario scn;
 static int full_sizes;
+static unsigned nthreads;
 
 /* ---- kernels: one host "stub" address per scenario kernel ----------------------------------- */
 
@@ -370,6 +374,10 @@ static void *worker_main(void *arg)
         w->failures++;
         return NULL;
     }
+    /* "stream default": the legacy stream with one thread; with several,
+     * each thread's per-thread default stream (--default-stream per-thread). */
+    if (scn.stream == SCN_STREAM_DEFAULT && nthreads > 1)
+        w->stream = RT_PER_THREAD;
     if (scn.stream == SCN_STREAM_OWN)
         check(w, (int)rt_stream_create(&w->stream), "stream create");
     else if (scn.stream == SCN_STREAM_NONBLOCKING)
@@ -471,6 +479,7 @@ int main(int argc, char **argv)
     free(text);
     if (threads == 0)
         threads = scn.threads;
+    nthreads = threads;
     if (log != NULL && *log != '\0')
         truth_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     truth_tid_column = tid != NULL && strcmp(tid, "1") == 0;
