@@ -11,7 +11,8 @@
  * PREFILL, KV_GATHER, DECODE/STEP_k and DECODE/STEADY (both DECODE), its
  * step the k of the innermost DECODE/STEP_k (GRAPH_CAPTURE is ignored).
  *
- * Three views of each launch are compared:
+ * Three views of each launch are compared (tests/phase_compare.c, shared
+ * with tests/t_scenarios):
  *   truth  the program's ranges (log lines of domain "-")
  *   live   the shim's ranges as pushed (domain "obsshim" lines)
  *   trace  the .obs file's phase and step (PHASE records, RELABEL included)
