@@ -18,6 +18,7 @@ struct range_stack {
 struct thread_state {
     struct range_stack truth, live;
     long truth_gen, live_gen; /* PREFILL ranges pushed so far - 1 */
+    int live_pending;         /* a live PREFILL pushed, no launch outside a capture in it yet */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -160,10 +161,12 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
             if (strstr(fl[0], "RangePush") != NULL) {
                 stack_push(s, fl[2]);
                 if (strcmp(fl[2], "PREFILL") == 0) {
-                    if (truth)
+                    if (truth) {
                         st->truth_gen++;
-                    else
-                        st->live_gen++;
+                    } else {
+                        run->live_prefill_uncounted += st->live_pending;
+                        st->live_pending = 1;
+                    }
                 }
             } else if (strstr(fl[0], "RangePop") != NULL) {
                 stack_pop(s);
@@ -185,10 +188,16 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
         run->l[run->n].thread = ti;
         run->l[run->n].truth = label_of(&st->truth, st->truth_gen, &captured);
         run->l[run->n].captured = (uint8_t)captured;
+        if (!captured && st->live_pending) {
+            st->live_gen++;
+            st->live_pending = 0;
+        }
         run->l[run->n].live = label_of(&st->live, st->live_gen, NULL);
         run->l[run->n].trace = (struct pc_label){"", PC_NO_STEP, PC_NO_GEN};
         run->n++;
     }
+    for (size_t t = 0; t < run->ntids; t++)
+        run->live_prefill_uncounted += states[t].live_pending;
     free(line);
     fclose(f);
     return run->n;

@@ -10,7 +10,9 @@
  * DECODE), its step the k of the innermost DECODE/STEP_k, its generation
  * (truth, live) the number of PREFILL ranges its thread pushed before it,
  * from 0. A launch inside a GRAPH_CAPTURE range of the truth is marked
- * captured (not an execution). With a 7th column in the log (the thread's
+ * captured (not an execution); a live PREFILL range that holds no launch
+ * but captured ones is not counted as a generation (captured launches are
+ * left out of the scores; pc_run.live_prefill_uncounted counts them). With a 7th column in the log (the thread's
  * gettid, OBS_SIM_LOG_TID=1) ranges are kept per thread and launches are
  * matched with the trace per thread; without it, in log order. Streams the
  * log (it may hold millions of lines). */
@@ -54,6 +56,7 @@ struct pc_run {
     long *tids; /* distinct thread ids of the log (one 0 without the column) */
     size_t ntids;
     int has_tid;
+    size_t live_prefill_uncounted; /* live PREFILL ranges with no launch outside a capture */
     struct pc_timing *timing;
     size_t ntiming;
 };
