@@ -57,8 +57,12 @@ static const char *const expected_failures[] = {
 };
 
 static const char *const timing_expected_failures[] = {
-    /* generation 0: obs-report's TTFT 10-35 us under the replay's own */
-    "tiny_loop",
+    /* generation 0 (the best TTFT in these two): obs-report's TTFT is 10-35
+     * us under the replay's own; the trace's host_begin of a thread's first
+     * launch is 12 us after the replay's clock read just before it (0.2 us
+     * for later prompts): work the shim does on a thread's first launch
+     * before it takes the call's begin time */
+    "tiny_loop", "one_token_prompt",
     NULL,
 };
 

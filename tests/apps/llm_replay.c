@@ -26,11 +26,12 @@
  * KV_GATHER around the decode launches of kernels marked kv; GRAPH_CAPTURE
  * around a capture (those launches are not executions). And one line per
  * generation with the host wall-clock figures (CLOCK_MONOTONIC):
- *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D<TAB>-<TAB>-<TAB>0[<TAB>tid]
+ *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A<TAB>-<TAB>-<TAB>0[<TAB>tid]
  * ttft_ns: just before the prefill's first launch to the return of step 0's
  * read-back (-1 without a step 0); steady_ns: just before step 1's first
  * launch to the return of the last step's read-back (-1 with fewer than 2
- * steps); tokens/s = (S - 1) / steady_ns.
+ * steps); t0_ns: that first instant, CLOCK_MONOTONIC; tokens/s =
+ * (S - 1) / steady_ns.
  *
  * Usage: llm_replay [--full] [--threads N] FILE.scn
  * Prints "scenario NAME threads T generations G launches L captured C"
@@ -352,8 +353,9 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     }
     if (steps > 1)
         pop(w);
-    snprintf(timing, sizeof timing, "gen=%lu steps=%u ttft_ns=%lld steady_ns=%lld", w->generations, steps,
-             steps > 0 ? (long long)(t_first - t0) : -1LL, steps > 1 ? (long long)(t_end - t1) : -1LL);
+    snprintf(timing, sizeof timing, "gen=%lu steps=%u ttft_ns=%lld steady_ns=%lld t0_ns=%llu", w->generations,
+             steps, steps > 0 ? (long long)(t_first - t0) : -1LL, steps > 1 ? (long long)(t_end - t1) : -1LL,
+             (unsigned long long)t0);
     truth_write("Generation", "timing", timing, 0);
     w->generations++;
 }
