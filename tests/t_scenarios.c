@@ -269,12 +269,16 @@ static int close_enough(double want, double seen)
     return fabs(seen - want) <= TIMING_TOLERANCE * fabs(want);
 }
 
-static void check_timing(const char *name, unsigned threads, const struct pc_run *run, const char *trace_path)
+/* TTFT and tokens/s against obs-report phases. quiet: print and check
+ * nothing, only return whether every check would pass. */
+static int check_timing(const char *name, unsigned threads, const struct pc_run *run, const char *trace_path,
+                        int quiet)
 {
     const char *todo = expected_failure(timing_expected_failures, name, threads);
     struct gen_numbers *own, *rows = NULL;
     size_t nown = run->ntiming, nrows, i, gen_close = 0, shown_gen = 0;
     double own_ttft, own_tps, rep_ttft, rep_tps;
+    int best_ttft_ok, best_tps_ok, gens_ok;
 
     own = calloc(nown ? nown : 1, sizeof *own);
     if (own == NULL)
@@ -300,31 +304,40 @@ static void check_timing(const char *name, unsigned threads, const struct pc_run
                 break;
         if (j < nrows && close_enough(own[i].ttft_ms, rows[j].ttft_ms) && close_enough(own[i].tps, rows[j].tps))
             gen_close++;
-        else if (shown_gen++ < 3)
+        else if (!quiet && shown_gen++ < 3)
             diag("%s threads=%u: thread %ld generation %ld: own TTFT %.3f ms, %.1f tokens/s; obs-report %.3f ms, "
                  "%.1f tokens/s%s",
                  name, threads, own[i].tid, own[i].gen, own[i].ttft_ms, own[i].tps, j < nrows ? rows[j].ttft_ms : NAN,
                  j < nrows ? rows[j].tps : NAN, j < nrows ? "" : " (no such row)");
     }
+    best_ttft_ok = nrows > 0 && close_enough(own_ttft, rep_ttft);
+    best_tps_ok = nrows > 0 && close_enough(own_tps, rep_tps);
+    gens_ok = threads != 1 || (nrows == nown && gen_close == nown);
+    if (quiet) {
+        free(own);
+        free(rows);
+        return best_ttft_ok && best_tps_ok && gens_ok;
+    }
     diag("FIGURES scenario=%s threads=%u timing: own generations=%zu best_ttft_ms=%.3f best_tokens_per_s=%.1f; "
          "obs-report rows=%zu best_ttft_ms=%.3f best_tokens_per_s=%.1f; generations within 1%%: %zu",
          name, threads, nown, own_ttft, own_tps, nrows, rep_ttft, rep_tps, gen_close);
-    note_passing(ok_todo(nrows > 0 && close_enough(own_ttft, rep_ttft), todo,
+    note_passing(ok_todo(best_ttft_ok, todo,
             "%s threads=%u: best TTFT of obs-report phases within 1%% of the replay's own", name, threads),
                  todo, name, threads, "best TTFT");
-    note_passing(ok_todo(nrows > 0 && close_enough(own_tps, rep_tps), todo,
+    note_passing(ok_todo(best_tps_ok, todo,
             "%s threads=%u: best tokens/s of obs-report phases within 1%% of the replay's own", name, threads),
                  todo, name, threads, "best tokens/s");
     /* Each generation with one thread; with several, the count is only
      * printed: a thread preempted between the replay's clock read and its
      * launch makes one generation differ now and then (the bests stand). */
     if (threads == 1)
-        note_passing(ok_todo(nrows == nown && gen_close == nown, todo,
+        note_passing(ok_todo(gens_ok, todo,
                              "%s threads=1: each generation's TTFT and tokens/s within 1%% (%zu of %zu, %zu rows)",
                              name, gen_close, nown, nrows),
                      todo, name, threads, "TTFT and tokens/s per generation");
     free(own);
     free(rows);
+    return best_ttft_ok && best_tps_ok && gens_ok;
 }
 
 /* A wrong label that differs from the truth only by KV_GATHER against
@@ -357,15 +370,17 @@ static size_t launching_threads(const struct pc_run *run)
 static void run_scenario(const struct scenario_case *c)
 {
     static int serial;
-    const char *app = shim_build_path(c->hip ? "tests/apps/llm_replay_hip" : "tests/apps/llm_replay");
-    char scn[4200], name[128], log_path[4200], prefix[4200], trace_path[4300];
+    char app[4200], scn[4200], name[128], log_path[4200], prefix[4200], trace_path[4300];
     const char *todo;
     struct run_result plain, shimmed;
     struct pc_run run;
     struct obs_trace *t;
     size_t n, ntrace, mismatch, i, scored = 0, captured = 0, trace_ok = 0, live_ok = 0, shown = 0, missing = 0;
     size_t trace_kv = 0, live_kv = 0;
+    int attempt, timing_ok;
 
+    /* shim_build_path's buffers are reused: keep a copy. */
+    snprintf(app, sizeof app, "%s", shim_build_path(c->hip ? "tests/apps/llm_replay_hip" : "tests/apps/llm_replay"));
     snprintf(scn, sizeof scn, "%s/tests/scenarios/%s.scn", getenv("OBS_SRCDIR") ? getenv("OBS_SRCDIR") : ".",
              c->file);
     snprintf(name, sizeof name, "%s%s", c->file, c->hip ? "-hip" : "");
@@ -376,7 +391,24 @@ static void run_scenario(const struct scenario_case *c)
     remove(log_path);
 
     run_replay(c, app, scn, 0, NULL, NULL, &plain);
-    run_replay(c, app, scn, 1, log_path, prefix, &shimmed);
+    /* Host wall-clock on a shared VM: a thread preempted between the
+     * replay's clock read and the shim's can put one generation over 1 %.
+     * A case whose figures miss (and is not listed) runs once more; the
+     * attribution is deterministic, only the timing is retried. */
+    for (attempt = 0;; attempt++) {
+        remove(log_path);
+        remove(trace_path);
+        run_replay(c, app, scn, 1, log_path, prefix, &shimmed);
+        if (attempt > 0 || expected_failure(timing_expected_failures, name, c->threads) != NULL)
+            break;
+        pc_read_log(log_path, &run);
+        timing_ok = check_timing(name, c->threads, &run, trace_path, 1);
+        pc_run_free(&run);
+        if (timing_ok)
+            break;
+        diag("%s threads=%u: TTFT or tokens/s over 1 %% off; the case runs again (host noise)", name, c->threads);
+        run_result_free(&shimmed);
+    }
     is_int(0, plain.exited ? plain.status : -1, "%s threads=%u: exit 0 without the shim", name, c->threads);
     is_int(0, shimmed.exited ? shimmed.status : -1, "%s threads=%u: exit 0 under the shim", name, c->threads);
     if (!shimmed.exited || shimmed.status != 0)
@@ -439,7 +471,7 @@ static void run_scenario(const struct scenario_case *c)
                          "%s threads=%u: live: %.2f%% of %zu launches have the truth's generation, phase and step",
                          name, c->threads, percent(live_ok, scored), scored),
                  todo, name, c->threads, "live attribution");
-    check_timing(name, c->threads, &run, trace_path);
+    check_timing(name, c->threads, &run, trace_path, 0);
     obs_trace_free(t);
     pc_run_free(&run);
     run_result_free(&plain);
@@ -528,11 +560,11 @@ static void sync_wait_case(int hip)
                                "stream default\n"
                                "prompt tokens=500 steps=2\n";
     const double model_ms = 16.002;
-    char scn[4200], log_path[4200], log_env[4300], libpath[4200];
-    const char *app = shim_build_path(hip ? "tests/apps/llm_replay_hip" : "tests/apps/llm_replay");
+    char scn[4200], log_path[4200], log_env[4300], libpath[4200], app[4200];
     int wait;
     FILE *f;
 
+    snprintf(app, sizeof app, "%s", shim_build_path(hip ? "tests/apps/llm_replay_hip" : "tests/apps/llm_replay"));
     snprintf(scn, sizeof scn, "%s/sync_wait.scn", test_tmpdir());
     f = fopen(scn, "w");
     if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0)
