@@ -11,7 +11,8 @@
  * PREFILL, KV_GATHER, DECODE/STEP_k and DECODE/STEADY (both DECODE), its
  * step the k of the innermost DECODE/STEP_k (GRAPH_CAPTURE is ignored).
  *
- * Three views of each launch are compared:
+ * Three views of each launch are compared (tests/phase_compare.c, shared
+ * with tests/t_scenarios):
  *   truth  the program's ranges (log lines of domain "-")
  *   live   the shim's ranges as pushed (domain "obsshim" lines)
  *   trace  the .obs file's phase and step (PHASE records, RELABEL included)
@@ -25,136 +26,12 @@
 #include <string.h>
 
 #include "trace/api_list.h"
+#include "phase_compare.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
 #include "trace/trace_reader.h"
 #include "workload_bins.h"
-
-#define NO_STEP (-1L)
-
-struct label {
-    char phase[12]; /* "PREFILL", "DECODE", "KV_GATHER", "" */
-    long step;
-};
-
-struct launch {
-    char name[256];
-    struct label truth, live, trace;
-    int relabelled;
-};
-
-/* ---- ranges in the log --------------------------------------------------------------- */
-
-struct range_stack {
-    char names[32][256];
-    int depth;
-};
-
-static void stack_push(struct range_stack *s, const char *name)
-{
-    if (s->depth < 32)
-        snprintf(s->names[s->depth], sizeof s->names[0], "%s", name);
-    s->depth++;
-}
-
-static void stack_pop(struct range_stack *s)
-{
-    if (s->depth > 0)
-        s->depth--;
-}
-
-/* The label the open ranges give a launch. */
-static struct label label_of(const struct range_stack *s)
-{
-    struct label l = {"", NO_STEP};
-    int i, top = s->depth < 32 ? s->depth : 32;
-    for (i = top - 1; i >= 0; i--) {
-        const char *n = s->names[i];
-        if (l.phase[0] == '\0') {
-            if (strcmp(n, "PREFILL") == 0 || strcmp(n, "KV_GATHER") == 0)
-                snprintf(l.phase, sizeof l.phase, "%s", n);
-            else if (strncmp(n, "DECODE/STEP_", 12) == 0 || strcmp(n, "DECODE/STEADY") == 0)
-                snprintf(l.phase, sizeof l.phase, "DECODE");
-        }
-        if (l.step == NO_STEP && strncmp(n, "DECODE/STEP_", 12) == 0)
-            l.step = strtol(n + 12, NULL, 10);
-    }
-    return l;
-}
-
-static int is_launch_kind(const char *kind)
-{
-    return strcmp(kind, "kernel") == 0 || strcmp(kind, "graph") == 0;
-}
-
-/* Launches of the log with their truth and live labels. */
-static size_t log_launches(const char *log_path, struct launch **out)
-{
-    struct sim_call *calls;
-    size_t n = sim_log_read(log_path, &calls), i, count = 0;
-    struct range_stack truth = {.depth = 0}, live = {.depth = 0};
-    *out = calloc(n ? n : 1, sizeof **out);
-    for (i = 0; i < n; i++) {
-        const struct sim_call *c = &calls[i];
-        if (strcmp(c->kind, "range") == 0) {
-            struct range_stack *s = strcmp(c->stream, "-") == 0 ? &truth
-                                    : strcmp(c->stream, "obsshim") == 0 ? &live
-                                                                          : NULL;
-            if (s == NULL)
-                continue;
-            if (strstr(c->api, "RangePush") != NULL)
-                stack_push(s, c->name);
-            else if (strstr(c->api, "RangePop") != NULL)
-                stack_pop(s);
-            continue;
-        }
-        if (!is_launch_kind(c->kind))
-            continue;
-        snprintf((*out)[count].name, sizeof (*out)[count].name, "%s", c->name);
-        (*out)[count].truth = label_of(&truth);
-        (*out)[count].live = label_of(&live);
-        count++;
-    }
-    free(calls);
-    return count;
-}
-
-/* ---- the trace's labels ------------------------------------------------------------------ */
-
-/* Fill launches[].trace from the trace (launch calls in record order);
- * returns the number of launch calls in the trace. */
-static size_t trace_labels(const struct obs_trace *t, struct launch *l, size_t n, size_t *name_mismatch)
-{
-    size_t i, k = 0;
-    *name_mismatch = 0;
-    for (i = 0; i < t->ncalls; i++) {
-        const struct obs_call *c = &t->calls[i];
-        if (c->kind != OBS_KIND_KERNEL && c->kind != OBS_KIND_GRAPH)
-            continue;
-        if (k < n) {
-            struct label lab = {"", NO_STEP};
-            if (c->phase != OBS_NONE) {
-                uint32_t step = obs_phase_step(t, c->phase);
-                snprintf(lab.phase, sizeof lab.phase, "%s", t->phases[c->phase].phase);
-                lab.step = step == UINT32_MAX ? NO_STEP : (long)step;
-                l[k].relabelled = t->phases[c->phase].relabel;
-            }
-            l[k].trace = lab;
-            if (c->kind == OBS_KIND_KERNEL && strcmp(obs_call_kernel_name(t, c) ? obs_call_kernel_name(t, c) : "",
-                                                     l[k].name) != 0 &&
-                t->kernels[c->kernel].mangled != NULL && strcmp(t->kernels[c->kernel].mangled, l[k].name) != 0)
-                (*name_mismatch)++;
-        }
-        k++;
-    }
-    return k;
-}
-
-static int same_label(const struct label *a, const struct label *b)
-{
-    return strcmp(a->phase, b->phase) == 0 && a->step == b->step;
-}
 
 /* ---- one case ---------------------------------------------------------------------------- */
 
@@ -167,15 +44,6 @@ struct case_result {
     char trace_path[4200], log_path[4200];
 };
 
-static const char *label_text(const struct label *l, char *buf, size_t len)
-{
-    if (l->step == NO_STEP)
-        snprintf(buf, len, "%s", l->phase[0] ? l->phase : "(none)");
-    else
-        snprintf(buf, len, "%s/%ld", l->phase[0] ? l->phase : "(none)", l->step);
-    return buf;
-}
-
 static void run_case(const char *label, const char *const argv[], int hip, const char *const extra[],
                      struct case_result *r)
 {
@@ -184,7 +52,8 @@ static void run_case(const char *label, const char *const argv[], int hip, const
         inject[4200];
     const char *env[24];
     struct run_result res;
-    struct launch *l = NULL;
+    struct pc_run run;
+    struct pc_launch *l;
     struct obs_trace *t;
     size_t n, ntrace, mismatch, i, n_env = 0, shown = 0;
 
@@ -226,20 +95,21 @@ static void run_case(const char *label, const char *const argv[], int hip, const
     }
     run_result_free(&res);
 
-    n = log_launches(log_path, &l);
+    n = pc_read_log(log_path, &run);
+    l = run.l;
     t = shim_trace_open(trace_path);
     if (t == NULL) {
         ok(0, "%s: trace readable", label);
-        free(l);
+        pc_run_free(&run);
         return;
     }
-    ntrace = trace_labels(t, l, n, &mismatch);
+    ntrace = pc_trace_labels(t, &run, &mismatch);
     is_int((long long)n, (long long)ntrace, "%s: %zu launches in the log, as many in the trace", label, n);
     is_int(0, (long long)mismatch, "%s: the same kernels in the same order", label);
     r->launches = n;
     for (i = 0; i < n; i++) {
-        char a[40], b[40], c[40];
-        int trace_ok = same_label(&l[i].trace, &l[i].truth), live_ok = same_label(&l[i].live, &l[i].truth);
+        char a[64], b[64], c[64];
+        int trace_ok = pc_same(&l[i].trace, &l[i].truth, 0), live_ok = pc_same(&l[i].live, &l[i].truth, 0);
         r->trace_equal += trace_ok;
         r->live_equal += live_ok;
         if (!l[i].relabelled) {
@@ -247,9 +117,9 @@ static void run_case(const char *label, const char *const argv[], int hip, const
             r->live_checked_equal += live_ok;
         }
         if ((!trace_ok || (!live_ok && !l[i].relabelled)) && shown++ < 5)
-            diag("%s: launch %zu %s: truth %s live %s trace %s%s", label, i, l[i].name,
-                 label_text(&l[i].truth, a, sizeof a), label_text(&l[i].live, b, sizeof b),
-                 label_text(&l[i].trace, c, sizeof c), l[i].relabelled ? " (relabelled)" : "");
+            diag("%s: launch %zu %s: truth %s live %s trace %s%s", label, i, run.names[l[i].name],
+                 pc_label_text(&l[i].truth, a, sizeof a), pc_label_text(&l[i].live, b, sizeof b),
+                 pc_label_text(&l[i].trace, c, sizeof c), l[i].relabelled ? " (relabelled)" : "");
     }
     ok(n > 0 && r->trace_equal == n, "%s: trace: %zu/%zu launches have the truth's phase and step", label,
        r->trace_equal, n);
@@ -260,7 +130,7 @@ static void run_case(const char *label, const char *const argv[], int hip, const
          label, n, r->trace_equal, n ? 100.0 * (double)r->trace_equal / (double)n : 0.0, r->live_equal,
          n ? 100.0 * (double)r->live_equal / (double)n : 0.0, n - r->live_checked);
     obs_trace_free(t);
-    free(l);
+    pc_run_free(&run);
 }
 
 static void free_case(struct case_result *r)

@@ -12,11 +12,15 @@
  *     OBS_SIM_CUDART_VIA_DRIVER=1: each runtime launch appears once as a
  *     runtime line and once (just before) as the driver launch it became;
  *   - in this process (dlopen, entry points from cuGetProcAddress_v2): the
- *     driver's error codes. */
+ *     driver's error codes; in a child, OBS_SIM_SYNC_WAIT (host syncs wait
+ *     for the virtual clock). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "abi/cuda_driver_abi.h"
 #include "apps/driver_calls.h"
@@ -622,11 +626,84 @@ static void test_error_codes(void)
     test_graph_queries(s, f);
 }
 
+/* In a child (the library reads OBS_SIM_SYNC_WAIT once): a kernel of
+ * 1000000 blocks of 256 threads costs 2000 + 256e6 / 64 = 4 002 000 ns of
+ * virtual time; each of the four ways to wait for it (stream sync, a
+ * synchronous DtoH copy, context sync, event sync) returns after at least
+ * that with OBS_SIM_SYNC_WAIT=1, at once without. Exit status: a bit per
+ * way that did not. */
+static int sync_wait_child(int wait)
+{
+    void *lib;
+    obs_CUcontext ctx = NULL;
+    obs_CUmodule mod = NULL;
+    obs_CUfunction f = NULL;
+    obs_CUevent e = NULL;
+    obs_CUdeviceptr d = 0;
+    char buf[4];
+    int way, failed = 0;
+    const double cost_ms = 4.002;
+
+    setenv("OBS_SIM_SYNC_WAIT", wait ? "1" : "0", 1);
+    lib = open_sim();
+    if (lib == NULL || (get_proc = (obs_fn_cuGetProcAddress_v2)dlsym(lib, "cuGetProcAddress_v2")) == NULL)
+        return 0xff;
+    if (((obs_fn_cuInit)fetch("cuInit"))(0) != 0 ||
+        ((obs_fn_cuDevicePrimaryCtxRetain)fetch("cuDevicePrimaryCtxRetain"))(&ctx, 0) != 0 ||
+        ((obs_fn_cuCtxSetCurrent)fetch("cuCtxSetCurrent"))(ctx) != 0 ||
+        ((obs_fn_cuModuleLoadData)fetch("cuModuleLoadData"))(&mod, "OBSSIMMOD\nk1\n") != 0 ||
+        ((obs_fn_cuModuleGetFunction)fetch("cuModuleGetFunction"))(&f, mod, "k1") != 0 ||
+        ((obs_fn_cuMemAlloc_v2)fetch("cuMemAlloc"))(&d, sizeof buf) != 0 ||
+        ((obs_fn_cuEventCreate)fetch("cuEventCreate"))(&e, 0) != 0)
+        return 0xfe;
+    for (way = 0; way < 4; way++) {
+        struct timespec t0, t1;
+        double ms;
+        int rc;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rc = ((obs_fn_cuLaunchKernel)fetch("cuLaunchKernel"))(f, 1000000, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL);
+        if (way == 0)
+            rc |= ((obs_fn_cuStreamSynchronize)fetch("cuStreamSynchronize"))(NULL);
+        else if (way == 1)
+            rc |= ((obs_fn_cuMemcpyDtoH_v2)fetch("cuMemcpyDtoH"))(buf, d, sizeof buf);
+        else if (way == 2)
+            rc |= ((obs_fn_cuCtxSynchronize)fetch("cuCtxSynchronize"))();
+        else
+            rc |= ((obs_fn_cuEventRecord)fetch("cuEventRecord"))(e, NULL) |
+                  ((obs_fn_cuEventSynchronize)fetch("cuEventSynchronize"))(e);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        if (rc != 0 || (wait ? ms < cost_ms : ms >= cost_ms / 2))
+            failed |= 1 << way;
+    }
+    return failed;
+}
+
+static void test_sync_wait(void)
+{
+    static const char *const ways[] = {"cuStreamSynchronize", "a synchronous cuMemcpyDtoH", "cuCtxSynchronize",
+                                       "cuEventSynchronize"};
+    int wait, way;
+    for (wait = 0; wait < 2; wait++) {
+        int status = 0;
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(sync_wait_child(wait));
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+            status = 0xff << 8;
+        for (way = 0; way < 4; way++)
+            ok(!(WEXITSTATUS(status) & (1 << way)) && WEXITSTATUS(status) < 0xf0,
+               "OBS_SIM_SYNC_WAIT=%d: %s after a 4.002 ms kernel returns %s", wait, ways[way],
+               wait ? "after at least 4.002 ms" : "at once (under 2 ms)");
+    }
+}
+
 int main(void)
 {
     plan_lazy();
     setenv("OBS_SIM_QUIET", "1", 1);
     unsetenv("OBS_SIM_LOG");
+    test_sync_wait();
     test_exports();
     test_linked();
     test_static_like();

@@ -2,6 +2,7 @@
  * at which the work enqueued before it on its stream ends; ElapsedTime is the
  * difference in milliseconds (docs/architecture.md, cost model). */
 #include "cudart_sim.h"
+#include "sim_clock.h"
 
 #include <stdlib.h>
 
@@ -125,11 +126,27 @@ SIM_EXPORT obs_cudaError_t cudaEventQuery(obs_cudaEvent_t event)
                       event_check(event));
 }
 
+/* OBS_SIM_SYNC_WAIT=1: sleep until the event's virtual time. */
+static obs_cudaError_t event_sync(obs_cudaEvent_t handle)
+{
+    struct sim_event *e;
+    uint64_t end = 0;
+    pthread_mutex_lock(&sim_lock);
+    e = sim_event_lookup(handle);
+    if (e != NULL && e->recorded)
+        end = e->time_ns;
+    pthread_mutex_unlock(&sim_lock);
+    if (e == NULL)
+        return obs_cudaErrorInvalidResourceHandle;
+    sim_clock_wait(end);
+    return obs_cudaSuccess;
+}
+
 SIM_EXPORT obs_cudaError_t cudaEventSynchronize(obs_cudaEvent_t event)
 {
     sim_enter();
     return sim_finish("cudaEventSynchronize", SIM_KIND_SYNC, NULL, SIM_NO_STREAM, SIM_NO_BYTES,
-                      event_check(event));
+                      event_sync(event));
 }
 
 static obs_cudaError_t event_elapsed(float *ms, obs_cudaEvent_t start, obs_cudaEvent_t end)

@@ -6,6 +6,7 @@
  * cudaErrorInvalidMemcpyDirection, an unknown stream
  * cudaErrorInvalidResourceHandle. */
 #include "cudart_sim.h"
+#include "sim_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -212,18 +213,31 @@ static obs_cudaError_t copy_1d(void *dst, const void *src, size_t count, obs_cud
     return submit(&op, kind, stream, per_thread_api);
 }
 
+/* A synchronous copy returns when it is done: with OBS_SIM_SYNC_WAIT=1 it
+ * sleeps until its virtual end (sim_clock.h). */
+static obs_cudaError_t copy_1d_sync(void *dst, const void *src, size_t count, obs_cudaMemcpyKind kind,
+                                    int per_thread_api)
+{
+    obs_cudaError_t err;
+    sim_clock_note_end(0);
+    err = copy_1d(dst, src, count, kind, NULL, per_thread_api);
+    if (err == obs_cudaSuccess)
+        sim_clock_wait(sim_clock_last_end());
+    return err;
+}
+
 SIM_EXPORT obs_cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, obs_cudaMemcpyKind kind)
 {
     sim_enter();
     return sim_finish("cudaMemcpy", SIM_KIND_MEMCPY, NULL, SIM_NO_STREAM, (long long)count,
-                      copy_1d(dst, src, count, kind, NULL, 0));
+                      copy_1d_sync(dst, src, count, kind, 0));
 }
 
 SIM_EXPORT obs_cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, obs_cudaMemcpyKind kind)
 {
     sim_enter();
     return sim_finish("cudaMemcpy_ptds", SIM_KIND_MEMCPY, NULL, SIM_NO_STREAM, (long long)count,
-                      copy_1d(dst, src, count, kind, NULL, 1));
+                      copy_1d_sync(dst, src, count, kind, 1));
 }
 
 SIM_EXPORT obs_cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, obs_cudaMemcpyKind kind,

@@ -6,9 +6,13 @@
  * stream waits for every blocking stream and every blocking stream waits for
  * it; streams created with cudaStreamNonBlocking do neither, as in CUDA.
  * Per-thread default streams are ordinary blocking streams. Host calls never
- * sleep: synchronisation returns at once. */
+ * sleep: synchronisation returns at once, unless OBS_SIM_SYNC_WAIT=1
+ * (sim_clock.h): then an operation starts no earlier than the host enqueued
+ * it, and stream and device syncs sleep until the virtual time their work
+ * ends, so that host wall-clock follows the cost model. */
 #include "cudart_sim.h"
 #include "cost_model.h"
+#include "sim_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +147,8 @@ obs_cudaError_t sim_submit(struct sim_stream *s, const struct sim_op *op, int in
     }
 
     start = ready_time(s);
+    if (start < sim_clock_floor())
+        start = sim_clock_floor();
     switch (op->type) {
     case SIM_OP_KERNEL:
         cost = sim_kernel_cost_ns(op->u.kernel_threads, in_graph);
@@ -168,6 +174,7 @@ obs_cudaError_t sim_submit(struct sim_stream *s, const struct sim_op *op, int in
         break;
     }
     s->tail_ns = start + cost;
+    sim_clock_note_end(s->tail_ns);
     return obs_cudaSuccess;
 }
 
@@ -241,18 +248,23 @@ SIM_EXPORT obs_cudaError_t cudaStreamDestroy(obs_cudaStream_t stream)
 
 /* Synchronising with (or querying) a capturing stream is not allowed and
  * invalidates its capture, as in CUDA. */
-static obs_cudaError_t stream_sync(obs_cudaStream_t handle, int per_thread_api)
+static obs_cudaError_t stream_sync(obs_cudaStream_t handle, int per_thread_api, int wait)
 {
     struct sim_stream *s;
     obs_cudaError_t err;
+    uint64_t end = 0;
 
     pthread_mutex_lock(&sim_lock);
     err = sim_stream_lookup(handle, per_thread_api, &s);
     if (err == obs_cudaSuccess && s->capture) {
         sim_invalidate_captures(s);
         err = obs_cudaErrorStreamCaptureUnsupported;
+    } else if (err == obs_cudaSuccess) {
+        end = s->tail_ns;
     }
     pthread_mutex_unlock(&sim_lock);
+    if (wait && err == obs_cudaSuccess)
+        sim_clock_wait(end);
     return err;
 }
 
@@ -260,32 +272,42 @@ SIM_EXPORT obs_cudaError_t cudaStreamSynchronize(obs_cudaStream_t stream)
 {
     sim_enter();
     return sim_finish("cudaStreamSynchronize", SIM_KIND_SYNC, NULL, stream, SIM_NO_BYTES,
-                      stream_sync(stream, 0));
+                      stream_sync(stream, 0, 1));
 }
 
 SIM_EXPORT obs_cudaError_t cudaStreamSynchronize_ptsz(obs_cudaStream_t stream)
 {
     sim_enter();
     return sim_finish("cudaStreamSynchronize_ptsz", SIM_KIND_SYNC, NULL, stream, SIM_NO_BYTES,
-                      stream_sync(stream, 1));
+                      stream_sync(stream, 1, 1));
 }
 
 SIM_EXPORT obs_cudaError_t cudaStreamQuery(obs_cudaStream_t stream)
 {
     sim_enter();
     return sim_finish("cudaStreamQuery", SIM_KIND_OTHER, NULL, stream, SIM_NO_BYTES,
-                      stream_sync(stream, 0));
+                      stream_sync(stream, 0, 0));
 }
 
 static obs_cudaError_t device_sync(void)
 {
     obs_cudaError_t err = obs_cudaSuccess;
+    uint64_t end;
     pthread_mutex_lock(&sim_lock);
     if (any_capture(0)) {
         sim_invalidate_captures(NULL);
         err = obs_cudaErrorStreamCaptureUnsupported;
     }
+    end = ready_time(&sim_legacy_stream);
+    {
+        const struct sim_stream *o;
+        for (o = sim_streams; o; o = o->next)
+            if (o->tail_ns > end)
+                end = o->tail_ns;
+    }
     pthread_mutex_unlock(&sim_lock);
+    if (err == obs_cudaSuccess)
+        sim_clock_wait(end);
     return err;
 }
 

@@ -7,6 +7,7 @@
  * exported (cuGetProcAddress serves them for old versions) but cannot
  * address this memory: they return CUDA_ERROR_NOT_SUPPORTED. */
 #include "cudrv_sim.h"
+#include "sim_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -262,7 +263,11 @@ static obs_CUresult copy_logged(const char *api, void *dst, const void *src, siz
 {
     obs_CUresult err;
     drv_enter();
+    sim_clock_note_end(0);
     err = copy_linear(dst, src, bytes, sides, stream, per_thread_api);
+    /* OBS_SIM_SYNC_WAIT=1: a copy without a stream returns when it is done. */
+    if (!stream_given && err == OBS_CUDA_SUCCESS)
+        sim_clock_wait(sim_clock_last_end());
     return drv_finish(api, DRV_KIND_MEMCPY, NULL, stream_given ? (const void *)stream : DRV_NO_STREAM,
                       (long long)bytes, err);
 }

@@ -5,9 +5,13 @@
  * operation ends); the legacy stream waits for every blocking stream and
  * they for it; non-blocking streams do neither. While a stream captures,
  * its work becomes nodes of a linear graph; cuGraphLaunch replays them
- * (kernels at the graph-node cost). Host calls never sleep. */
+ * (kernels at the graph-node cost). Host calls never sleep, unless
+ * OBS_SIM_SYNC_WAIT=1 (sim_clock.h): then work starts no earlier than it
+ * was enqueued, and stream, context and event syncs (and synchronous
+ * copies, cudrv_sim_ops.c) sleep until the virtual end of their work. */
 #include "cudrv_sim.h"
 #include "cost_model.h"
+#include "sim_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +193,8 @@ obs_CUresult drv_submit(struct drv_stream *s, const struct drv_op *op, int in_gr
         return OBS_CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     }
     start = ready_time(s);
+    if (start < sim_clock_floor())
+        start = sim_clock_floor();
     switch (op->type) {
     case DRV_OP_KERNEL:
         cost = sim_kernel_cost_ns(op->u.kernel_threads, in_graph);
@@ -211,6 +217,7 @@ obs_CUresult drv_submit(struct drv_stream *s, const struct drv_op *op, int in_gr
         break;
     }
     s->tail_ns = start + cost;
+    sim_clock_note_end(s->tail_ns);
     return OBS_CUDA_SUCCESS;
 }
 
@@ -285,13 +292,18 @@ static obs_CUresult stream_sync(obs_CUstream handle, int per_thread_api)
     obs_CUresult err = drv_need_context();
     if (err != OBS_CUDA_SUCCESS)
         return err;
+    uint64_t end = 0;
     pthread_mutex_lock(&drv_lock);
     err = drv_stream_lookup(handle, per_thread_api, &s);
     if (err == OBS_CUDA_SUCCESS && s->capture) {
         invalidate_captures(s, 0);
         err = OBS_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    } else if (err == OBS_CUDA_SUCCESS) {
+        end = s->tail_ns;
     }
     pthread_mutex_unlock(&drv_lock);
+    if (err == OBS_CUDA_SUCCESS)
+        sim_clock_wait(end);
     return err;
 }
 
@@ -314,12 +326,20 @@ static obs_CUresult ctx_sync(void)
     obs_CUresult err = drv_need_context();
     if (err != OBS_CUDA_SUCCESS)
         return err;
+    uint64_t end;
+    const struct drv_stream *o;
     pthread_mutex_lock(&drv_lock);
     if (any_capture(0)) {
         invalidate_captures(NULL, 0);
         err = OBS_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
+    end = ready_time(&drv_legacy_stream);
+    for (o = drv_streams; o; o = o->next)
+        if (o->tail_ns > end)
+            end = o->tail_ns;
     pthread_mutex_unlock(&drv_lock);
+    if (err == OBS_CUDA_SUCCESS)
+        sim_clock_wait(end);
     return err;
 }
 
@@ -473,11 +493,30 @@ DRV_EXPORT obs_CUresult cuEventQuery(obs_CUevent hEvent)
     return drv_finish("cuEventQuery", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, event_check(hEvent));
 }
 
+/* OBS_SIM_SYNC_WAIT=1: sleep until the event's virtual time. */
+static obs_CUresult event_sync(obs_CUevent handle)
+{
+    struct drv_event *e;
+    uint64_t end = 0;
+    obs_CUresult err = drv_need_context();
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    e = event_lookup(handle);
+    if (e != NULL && e->recorded)
+        end = e->time_ns;
+    pthread_mutex_unlock(&drv_lock);
+    if (e == NULL)
+        return OBS_CUDA_ERROR_INVALID_HANDLE;
+    sim_clock_wait(end);
+    return OBS_CUDA_SUCCESS;
+}
+
 DRV_EXPORT obs_CUresult cuEventSynchronize(obs_CUevent hEvent)
 {
     drv_enter();
     return drv_finish("cuEventSynchronize", DRV_KIND_SYNC, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
-                      event_check(hEvent));
+                      event_sync(hEvent));
 }
 
 static obs_CUresult event_elapsed(float *ms, obs_CUevent start, obs_CUevent end)

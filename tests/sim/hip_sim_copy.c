@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tests/sim/hip_sim.h"
+#include "tests/sim/sim_clock.h"
 
 /* Where a copy goes: the stream as passed and how to read it. */
 struct sim_copy_route {
@@ -78,9 +79,13 @@ static obs_hipError_t sim_copy_submit(const struct sim_copy_route *route, struct
 {
     obs_hipError_t status;
 
+    sim_clock_note_end(0);
     pthread_mutex_lock(&sim_lock);
     status = sim_copy_submit_locked(route, c, kind);
     pthread_mutex_unlock(&sim_lock);
+    /* OBS_SIM_SYNC_WAIT=1: a synchronous copy returns when it is done. */
+    if (route->synchronous && status == obs_hipSuccess)
+        sim_clock_wait(sim_clock_last_end());
     return status;
 }
 

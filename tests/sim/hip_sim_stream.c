@@ -1,10 +1,14 @@
 /* Simulated HIP runtime: streams, events, synchronisation and the virtual
  * device clock (docs/architecture.md, "Cost model"). Host calls never wait:
  * every operation is complete by the time its call returns, so queries
- * succeed and synchronisation returns at once. */
+ * succeed and synchronisation returns at once; unless OBS_SIM_SYNC_WAIT=1
+ * (sim_clock.h): then an operation starts no earlier than it was enqueued,
+ * and stream, device and event syncs (and synchronous copies) sleep until
+ * the virtual time their work ends. */
 #include <stdlib.h>
 
 #include "tests/sim/hip_sim.h"
+#include "tests/sim/sim_clock.h"
 
 struct sim_stream sim_null_stream;
 static struct sim_stream *sim_streams;  /* created and per-thread streams */
@@ -90,7 +94,9 @@ uint64_t sim_stream_ready_locked(const struct sim_stream *s)
 
 uint64_t sim_stream_advance_locked(struct sim_stream *s, uint64_t cost_ns)
 {
-    s->tail_ns = sim_stream_ready_locked(s) + cost_ns;
+    uint64_t start = max_u64(sim_stream_ready_locked(s), sim_clock_floor());
+    s->tail_ns = start + cost_ns;
+    sim_clock_note_end(s->tail_ns);
     return s->tail_ns;
 }
 
@@ -180,6 +186,7 @@ static obs_hipError_t sim_stream_synchronize(obs_hipStream_t stream, int per_thr
 {
     obs_hipError_t status = obs_hipSuccess;
     struct sim_stream *s;
+    uint64_t end = 0;
 
     pthread_mutex_lock(&sim_lock);
     s = sim_stream_get_locked(stream, per_thread_default);
@@ -187,15 +194,33 @@ static obs_hipError_t sim_stream_synchronize(obs_hipStream_t stream, int per_thr
         status = obs_hipErrorInvalidHandle;
     else if (s->capture != NULL)
         status = obs_hipErrorStreamCaptureUnsupported;
+    else
+        end = s->tail_ns;
     pthread_mutex_unlock(&sim_lock);
+    if (status == obs_hipSuccess)
+        sim_clock_wait(end);
     return status;
+}
+
+/* OBS_SIM_SYNC_WAIT=1: wait for the last operation of every stream. */
+static obs_hipError_t sim_device_synchronize(void)
+{
+    uint64_t end;
+
+    pthread_mutex_lock(&sim_lock);
+    end = sim_null_stream.tail_ns;
+    for (const struct sim_stream *o = sim_streams; o != NULL; o = o->next)
+        end = max_u64(end, o->tail_ns);
+    pthread_mutex_unlock(&sim_lock);
+    sim_clock_wait(end);
+    return obs_hipSuccess;
 }
 
 obs_hipError_t hipDeviceSynchronize(void)
 {
     sim_enter();
     return sim_finish("hipDeviceSynchronize", SIM_KIND_SYNC, NULL, NULL, SIM_NO_BYTES,
-                      obs_hipSuccess);
+                      sim_device_synchronize());
 }
 
 obs_hipError_t hipStreamSynchronize(obs_hipStream_t stream)
@@ -343,11 +368,28 @@ static obs_hipError_t sim_event_check(obs_hipEvent_t event)
     return status;
 }
 
+/* OBS_SIM_SYNC_WAIT=1: sleep until the event's virtual time. */
+static obs_hipError_t sim_event_synchronize(obs_hipEvent_t event)
+{
+    struct sim_event *e;
+    uint64_t end = 0;
+
+    pthread_mutex_lock(&sim_lock);
+    e = sim_event_get_locked(event);
+    if (e != NULL && e->recorded)
+        end = e->time_ns;
+    pthread_mutex_unlock(&sim_lock);
+    if (e == NULL)
+        return obs_hipErrorInvalidHandle;
+    sim_clock_wait(end);
+    return obs_hipSuccess;
+}
+
 obs_hipError_t hipEventSynchronize(obs_hipEvent_t event)
 {
     sim_enter();
     return sim_finish("hipEventSynchronize", SIM_KIND_SYNC, NULL, NULL, SIM_NO_BYTES,
-                      sim_event_check(event));
+                      sim_event_synchronize(event));
 }
 
 obs_hipError_t hipEventQuery(obs_hipEvent_t event)

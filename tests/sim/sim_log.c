@@ -1,5 +1,6 @@
 /* Start-up and ground-truth log of the simulated runtimes: see sim_log.h. */
 #include "sim_log.h"
+#include "sim_clock.h"
 #include "sim_fault.h"
 
 #include <errno.h>
@@ -8,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int sim_log_fd = -1;
+static int sim_log_tid; /* OBS_SIM_LOG_TID=1: a 7th column, the caller's gettid() */
 
 void sim_write_all(int fd, const char *buf, size_t len)
 {
@@ -29,7 +32,10 @@ void sim_log_start(const char *banner)
 {
     const char *quiet = getenv("OBS_SIM_QUIET");
     const char *path = getenv("OBS_SIM_LOG");
+    const char *tid = getenv("OBS_SIM_LOG_TID");
     int saved_errno = errno;
+
+    sim_log_tid = tid != NULL && strcmp(tid, "1") == 0;
 
     if (!(quiet && strcmp(quiet, "1") == 0))
         sim_write_all(2, banner, strlen(banner));
@@ -43,13 +49,14 @@ void sim_log_start(const char *banner)
         }
     }
     sim_fault_init();
+    sim_clock_init();
     errno = saved_errno;
 }
 
 void sim_log_line(const char *api, const char *kind, const char *name, int has_stream, uintptr_t stream,
                   long long bytes, int status)
 {
-    char line[8192], stream_text[32] = "-", bytes_text[32] = "-";
+    char line[8192], stream_text[32] = "-", bytes_text[32] = "-", tid_text[32] = "";
     int n, saved_errno;
 
     if (sim_log_fd < 0)
@@ -59,9 +66,11 @@ void sim_log_line(const char *api, const char *kind, const char *name, int has_s
         snprintf(stream_text, sizeof stream_text, "0x%" PRIxPTR, stream);
     if (bytes >= 0)
         snprintf(bytes_text, sizeof bytes_text, "%lld", bytes);
+    if (sim_log_tid)
+        snprintf(tid_text, sizeof tid_text, "\t%ld", (long)syscall(SYS_gettid));
     /* A name too long for the line is cut, never split over two writes. */
-    n = snprintf(line, sizeof line, "%s\t%s\t%.7000s\t%s\t%s\t%d\n", api, kind, name && *name ? name : "-",
-                 stream_text, bytes_text, status);
+    n = snprintf(line, sizeof line, "%s\t%s\t%.7000s\t%s\t%s\t%d%s\n", api, kind, name && *name ? name : "-",
+                 stream_text, bytes_text, status, tid_text);
     if (n > 0 && (size_t)n < sizeof line) {
         ssize_t w;
         do

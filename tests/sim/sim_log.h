@@ -12,13 +12,15 @@
 void sim_write_all(int fd, const char *buf, size_t len);
 
 /* Once per library, from its pthread_once init: print banner unless
- * OBS_SIM_QUIET=1, open OBS_SIM_LOG (O_APPEND), parse OBS_SIM_FAIL.
- * errno is preserved. */
+ * OBS_SIM_QUIET=1, open OBS_SIM_LOG (O_APPEND), parse OBS_SIM_FAIL, read
+ * OBS_SIM_LOG_TID and OBS_SIM_SYNC_WAIT (sim_clock.h). errno is preserved. */
 void sim_log_start(const char *banner);
 
 /* Append one line with a single write(2), so that threads and processes
  * never interleave inside a line. has_stream 0 writes "-" for the stream,
- * bytes < 0 writes "-"; name NULL or empty writes "-". errno is preserved. */
+ * bytes < 0 writes "-"; name NULL or empty writes "-". With OBS_SIM_LOG_TID=1
+ * a 7th column holds the calling thread's gettid() (tests of several host
+ * threads, tests/t_scenarios). errno is preserved. */
 void sim_log_line(const char *api, const char *kind, const char *name, int has_stream, uintptr_t stream,
                   long long bytes, int status);
 

@@ -81,6 +81,27 @@ int ok(int success, const char *fmt, ...)
     return success;
 }
 
+int ok_todo(int success, const char *todo, const char *fmt, ...)
+{
+    va_list ap;
+    if (todo == NULL || success) {
+        va_start(ap, fmt);
+        tap_result(success, fmt, ap);
+        va_end(ap);
+        return success;
+    }
+    printf("not ok %lu", tap_next++);
+    if (fmt && *fmt) {
+        printf(" - ");
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+    }
+    printf(" # TODO %s\n", todo);
+    fflush(stdout);
+    return success;
+}
+
 int is_int(long long wanted, long long seen, const char *fmt, ...)
 {
     va_list ap;

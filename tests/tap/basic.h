@@ -25,6 +25,11 @@ int ok(int success, const char *fmt, ...) TAP_PRINTF(2, 3);
 int is_int(long long wanted, long long seen, const char *fmt, ...) TAP_PRINTF(3, 4);
 int is_string(const char *wanted, const char *seen, const char *fmt, ...) TAP_PRINTF(3, 4);
 int is_double(double wanted, double seen, double rel_tol, const char *fmt, ...) TAP_PRINTF(4, 5);
+/* ok() for a check known to fail for now: with todo not NULL a failure is
+ * printed "not ok N - ... # TODO todo" (tap-driver: XFAIL) and not counted;
+ * a success is a plain "ok" (never XPASS: a known failure that got fixed,
+ * or a noisy one that passed this time, does not fail the run). */
+int ok_todo(int success, const char *todo, const char *fmt, ...) TAP_PRINTF(3, 4);
 void skip(const char *fmt, ...) TAP_PRINTF(1, 2);
 void skip_block(unsigned long count, const char *fmt, ...) TAP_PRINTF(2, 3);
 

@@ -1,0 +1,509 @@
+/* llm_replay: replays an LLM inference loop described by a scenario file
+ * (tests/scenarios/NAME.scn, format in docs/scenarios.md) on the CUDA
+ * runtime ABI (shim/abi/cuda_abi.h, linked to the simulated libcudart.so.13)
+ * or, built with -DOBS_APP_HIP as llm_replay_hip, on the HIP ABI (linked to
+ * the simulated libamdhip64.so.5). Kernels are registered at start with the
+ * scenario's names; they are never run, the simulator charges their cost.
+ *
+ * Each host thread (scenario "threads", or --threads) drives its own loop on
+ * its own stream ("stream default": the legacy stream with one thread, each
+ * thread's per-thread default stream with several): per prompt, the prompt's ids copied HtoD, the prefill (in
+ * chunks with a stream sync after each but the last, when "chunk" is set:
+ * pre, layers x layer, post kernels with grids scaled by the tokens), the
+ * token read back (sync cudaMemcpy, cudaMemcpyAsync + cudaStreamSynchronize
+ * or + cudaEventRecord/cudaEventSynchronize), then the decode steps (the same
+ * sequence with decode-sized grids, or one cudaGraphLaunch of a graph
+ * captured at warm-up or after the first prefill, plus the "eager" kernels),
+ * each ending in the token read back.
+ *
+ * Ground truth goes to OBS_SIM_LOG (when set), interleaved in true order
+ * with the simulator's lines, in llm_loop's format (domain "-"), with the
+ * thread's gettid() as a 7th column when OBS_SIM_LOG_TID=1:
+ *     llm_replayRangePush<TAB>range<TAB>NAME<TAB>-<TAB>-<TAB>depth[<TAB>tid]
+ *     llm_replayRangePop<TAB>range<TAB>-<TAB>-<TAB>-<TAB>depth[<TAB>tid]
+ * per thread: PREFILL around a prompt's launches (all chunks) and its token
+ * read-back; DECODE/STEP_0; DECODE/STEADY around DECODE/STEP_1 ..;
+ * KV_GATHER around the decode launches of kernels marked kv; GRAPH_CAPTURE
+ * around a capture (those launches are not executions). And one line per
+ * generation with the host wall-clock figures (CLOCK_MONOTONIC):
+ *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A<TAB>-<TAB>-<TAB>0[<TAB>tid]
+ * ttft_ns: just before the prefill's first launch to the return of step 0's
+ * read-back (-1 without a step 0); steady_ns: just before step 1's first
+ * launch to the return of the last step's read-back (-1 with fewer than 2
+ * steps); t0_ns: that first instant, CLOCK_MONOTONIC; tokens/s =
+ * (S - 1) / steady_ns.
+ *
+ * Usage: llm_replay [--full] [--threads N] FILE.scn
+ * Prints "scenario NAME threads T generations G launches L captured C"
+ * (the same with and without a shim), exits 0; 1 when a runtime call failed;
+ * 2 on a bad scenario or usage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scenario.h"
+
+#ifdef OBS_APP_HIP
+#include "abi/hip_abi.h"
+typedef obs_hipStream_t rt_stream;
+typedef obs_hipEvent_t rt_event;
+typedef obs_hipGraph_t rt_graph;
+typedef obs_hipGraphExec_t rt_exec;
+typedef obs_hipDim3 rt_dim3;
+#define RT_OK obs_hipSuccess
+#define RT_D2H obs_hipMemcpyDeviceToHost
+#define RT_H2D obs_hipMemcpyHostToDevice
+#define RT_NONBLOCKING 1u
+#define RT_PER_THREAD OBS_HIP_STREAM_PER_THREAD
+#define rt_launch hipLaunchKernel
+#define rt_stream_create hipStreamCreate
+#define rt_stream_create_flags hipStreamCreateWithFlags
+#define rt_stream_destroy hipStreamDestroy
+#define rt_stream_sync hipStreamSynchronize
+#define rt_malloc hipMalloc
+#define rt_free hipFree
+#define rt_memcpy hipMemcpy
+#define rt_memcpy_async hipMemcpyAsync
+#define rt_event_create hipEventCreate
+#define rt_event_record hipEventRecord
+#define rt_event_sync hipEventSynchronize
+#define rt_event_destroy hipEventDestroy
+#define rt_begin_capture(s) hipStreamBeginCapture((s), obs_hipStreamCaptureModeThreadLocal)
+#define rt_end_capture hipStreamEndCapture
+#define rt_instantiate(e, g) hipGraphInstantiate((e), (g), NULL, NULL, 0)
+#define rt_graph_launch hipGraphLaunch
+#define RT_LOG_API "llm_replay_hip"
+#else
+#include "abi/cuda_abi.h"
+typedef obs_cudaStream_t rt_stream;
+typedef obs_cudaEvent_t rt_event;
+typedef obs_cudaGraph_t rt_graph;
+typedef obs_cudaGraphExec_t rt_exec;
+typedef obs_dim3 rt_dim3;
+#define RT_OK obs_cudaSuccess
+#define RT_D2H obs_cudaMemcpyDeviceToHost
+#define RT_H2D obs_cudaMemcpyHostToDevice
+#define RT_NONBLOCKING OBS_CUDA_STREAM_NON_BLOCKING
+#define RT_PER_THREAD OBS_CUDA_STREAM_PER_THREAD
+#define rt_launch cudaLaunchKernel
+#define rt_stream_create cudaStreamCreate
+#define rt_stream_create_flags cudaStreamCreateWithFlags
+#define rt_stream_destroy cudaStreamDestroy
+#define rt_stream_sync cudaStreamSynchronize
+#define rt_malloc cudaMalloc
+#define rt_free cudaFree
+#define rt_memcpy cudaMemcpy
+#define rt_memcpy_async cudaMemcpyAsync
+#define rt_event_create cudaEventCreate
+#define rt_event_record cudaEventRecord
+#define rt_event_sync cudaEventSynchronize
+#define rt_event_destroy cudaEventDestroy
+#define rt_begin_capture(s) cudaStreamBeginCapture((s), obs_cudaStreamCaptureModeThreadLocal)
+#define rt_end_capture cudaStreamEndCapture
+#define rt_instantiate(e, g) cudaGraphInstantiate((e), (g), 0)
+#define rt_graph_launch cudaGraphLaunch
+#define RT_LOG_API "llm_replay"
+#endif
+
+static struct scenario scn;
+static int full_sizes;
+static unsigned nthreads;
+
+/* ---- kernels: one host "stub" address per scenario kernel ----------------------------------- */
+
+static char kernel_stubs[SCN_MAX_KERNELS];
+
+#ifdef OBS_APP_HIP
+static const char app_code_object[] = "__CLANG_OFFLOAD_BUNDLE__ (fake)";
+static const struct obs_hip_fatbin_wrapper app_fatbin = {OBS_HIP_FATBIN_MAGIC, 1, app_code_object, NULL};
+
+static void register_kernels(void)
+{
+    void **modules = __hipRegisterFatBinary(&app_fatbin);
+    int i;
+    for (i = 0; i < scn.nkernels; i++)
+        __hipRegisterFunction(modules, &kernel_stubs[i], scn.kernels[i].name, scn.kernels[i].name,
+                              (unsigned int)-1, NULL, NULL, NULL, NULL, NULL);
+}
+
+static void unregister_kernels(void)
+{
+}
+#else
+static const unsigned long long fake_fatbin[8] = {0x00100001ba55ed50ull, 0x40ull};
+static struct obs_fatbin_wrapper fake_wrapper = {OBS_FATBIN_WRAPPER_MAGIC, 1, fake_fatbin, NULL};
+static void **fatbin_handle;
+
+static void register_kernels(void)
+{
+    int i;
+    fatbin_handle = __cudaRegisterFatBinary(&fake_wrapper);
+    for (i = 0; i < scn.nkernels; i++)
+        __cudaRegisterFunction(fatbin_handle, &kernel_stubs[i], scn.kernels[i].name, scn.kernels[i].name, -1,
+                               NULL, NULL, NULL, NULL, NULL);
+    __cudaRegisterFatBinaryEnd(fatbin_handle);
+}
+
+static void unregister_kernels(void)
+{
+    __cudaUnregisterFatBinary(fatbin_handle);
+}
+#endif
+
+/* ---- ground truth ------------------------------------------------------------------------------ */
+
+static int truth_fd = -1;
+static int truth_tid_column;
+
+static void truth_write(const char *api, const char *kind, const char *name, int value)
+{
+    char line[512], tid[32] = "";
+    int n;
+    if (truth_fd < 0)
+        return;
+    if (truth_tid_column)
+        snprintf(tid, sizeof tid, "\t%ld", (long)syscall(SYS_gettid));
+    n = snprintf(line, sizeof line, "%s%s\t%s\t%s\t-\t-\t%d%s\n", RT_LOG_API, api, kind, name, value, tid);
+    if (n > 0 && (size_t)n < sizeof line) {
+        ssize_t w;
+        do
+            w = write(truth_fd, line, (size_t)n);
+        while (w < 0 && errno == EINTR);
+    }
+}
+
+/* ---- one thread's loop ------------------------------------------------------------------------ */
+
+struct worker {
+    pthread_t thread;
+    int index;
+    rt_stream stream;
+    rt_event event;
+    rt_exec exec[16];
+    int have_graph;
+    int *dev_ids, *dev_token, host_token;
+    int *host_ids;
+    size_t ids_cap;
+    int depth;
+    unsigned long launches, captured, generations, failures;
+};
+
+static void push(struct worker *w, const char *name)
+{
+    truth_write("RangePush", "range", name, ++w->depth);
+}
+
+static void pop(struct worker *w)
+{
+    truth_write("RangePop", "range", "-", --w->depth);
+}
+
+static void check(struct worker *w, int status, const char *what)
+{
+    if (status != (int)RT_OK) {
+        if (w->failures++ == 0)
+            fprintf(stderr, "llm_replay: thread %d: %s failed (%d)\n", w->index, what, status);
+    }
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+enum pass { PASS_PREFILL, PASS_DECODE, PASS_CAPTURE, PASS_EAGER_AFTER_GRAPH };
+
+static void launch_kernel(struct worker *w, int k, unsigned tokens, int capturing)
+{
+    const struct scn_kernel *kd = &scn.kernels[k];
+    rt_dim3 grid = {scenario_grid(kd, tokens), 1, 1}, block = {kd->block, 1, 1};
+    void *args[2] = {&w->dev_token, &w->dev_ids};
+    check(w, (int)rt_launch((const void *)&kernel_stubs[k], grid, block, args, 0, w->stream), "kernel launch");
+    if (capturing)
+        w->captured++;
+    else
+        w->launches++;
+}
+
+/* One sequence of a pass: which kernels it launches, with KV_GATHER ranges
+ * around the kv kernels of an eager decode step. */
+static void run_seq(struct worker *w, const struct scn_seq *seq, enum pass pass, unsigned tokens)
+{
+    int i;
+    for (i = 0; i < seq->n; i++) {
+        const struct scn_item *it = &seq->items[i];
+        const struct scn_kernel *kd = &scn.kernels[it->kernel];
+        int kv_range;
+        if ((pass == PASS_PREFILL && it->when == 'd') || (pass != PASS_PREFILL && it->when == 'p'))
+            continue;
+        if (pass == PASS_CAPTURE && kd->eager)
+            continue;
+        if (pass == PASS_EAGER_AFTER_GRAPH && !kd->eager)
+            continue;
+        kv_range = kd->kv && (pass == PASS_DECODE || pass == PASS_EAGER_AFTER_GRAPH);
+        if (kv_range)
+            push(w, "KV_GATHER");
+        launch_kernel(w, it->kernel, tokens, pass == PASS_CAPTURE);
+        if (kv_range)
+            pop(w);
+    }
+}
+
+static void run_pass(struct worker *w, enum pass pass, unsigned tokens)
+{
+    unsigned l;
+    run_seq(w, &scn.pre, pass, tokens);
+    for (l = 0; l < scn.layers; l++)
+        run_seq(w, &scn.layer, pass, tokens);
+    run_seq(w, &scn.post, pass, tokens);
+}
+
+static void read_token(struct worker *w)
+{
+    switch (scn.readback) {
+    case SCN_READ_COPY:
+        check(w, (int)rt_memcpy(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H), "token copy");
+        break;
+    case SCN_READ_ASYNC:
+        check(w, (int)rt_memcpy_async(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H, w->stream),
+              "token copy");
+        check(w, (int)rt_stream_sync(w->stream), "stream sync");
+        break;
+    case SCN_READ_EVENT:
+        check(w, (int)rt_memcpy_async(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H, w->stream),
+              "token copy");
+        check(w, (int)rt_event_record(w->event, w->stream), "event record");
+        check(w, (int)rt_event_sync(w->event), "event sync");
+        break;
+    }
+}
+
+/* Capture the decode step (tokens = batch size) into w->exec[slot]. */
+static void capture(struct worker *w, int slot, unsigned tokens)
+{
+    rt_graph g = NULL;
+    push(w, "GRAPH_CAPTURE");
+    check(w, (int)rt_begin_capture(w->stream), "begin capture");
+    run_pass(w, PASS_CAPTURE, tokens);
+    check(w, (int)rt_end_capture(w->stream, &g), "end capture");
+    check(w, (int)rt_instantiate(&w->exec[slot], g), "graph instantiate");
+    pop(w);
+    w->have_graph = 1;
+}
+
+static void copy_prompt(struct worker *w, unsigned tokens)
+{
+    size_t bytes = (size_t)tokens * sizeof(int);
+    if (bytes > w->ids_cap)
+        bytes = w->ids_cap;
+    if (scn.prompt_copy_sync)
+        check(w, (int)rt_memcpy(w->dev_ids, w->host_ids, bytes, RT_H2D), "prompt copy");
+    else
+        check(w, (int)rt_memcpy_async(w->dev_ids, w->host_ids, bytes, RT_H2D, w->stream), "prompt copy");
+}
+
+static void generation(struct worker *w, unsigned tokens, unsigned steps)
+{
+    unsigned done = 0, k;
+    uint64_t t0, t_first = 0, t1 = 0, t_end = 0;
+    char name[48], timing[160];
+
+    copy_prompt(w, tokens);
+    push(w, "PREFILL");
+    t0 = now_ns();
+    while (done < tokens) {
+        unsigned piece = scn.chunk && tokens - done > scn.chunk ? scn.chunk : tokens - done;
+        run_pass(w, PASS_PREFILL, piece);
+        done += piece;
+        if (done < tokens)
+            check(w, (int)rt_stream_sync(w->stream), "chunk sync");
+    }
+    read_token(w);
+    pop(w);
+    if (scn.graph == SCN_GRAPH_AFTER_PREFILL && !w->have_graph && steps > 0)
+        capture(w, 0, 1);
+    for (k = 0; k < steps; k++) {
+        if (k == 1)
+            push(w, "DECODE/STEADY");
+        snprintf(name, sizeof name, "DECODE/STEP_%u", k);
+        push(w, name);
+        if (k == 1)
+            t1 = now_ns();
+        if (w->have_graph) {
+            check(w, (int)rt_graph_launch(w->exec[0], w->stream), "graph launch");
+            w->launches++;
+            run_pass(w, PASS_EAGER_AFTER_GRAPH, 1);
+        } else {
+            run_pass(w, PASS_DECODE, 1);
+        }
+        read_token(w);
+        /* The read-back's return ends the step: before the truth line. */
+        t_end = now_ns();
+        if (k == 0)
+            t_first = t_end;
+        pop(w);
+    }
+    if (steps > 1)
+        pop(w);
+    snprintf(timing, sizeof timing, "gen=%lu steps=%u ttft_ns=%lld steady_ns=%lld t0_ns=%llu", w->generations,
+             steps, steps > 0 ? (long long)(t_first - t0) : -1LL, steps > 1 ? (long long)(t_end - t1) : -1LL,
+             (unsigned long long)t0);
+    truth_write("Generation", "timing", timing, 0);
+    w->generations++;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    unsigned max_tokens = 1, i;
+    int p, r;
+
+    for (p = 0; p < scn.nprompts; p++) {
+        unsigned t = full_sizes ? scn.prompts[p].full_tokens : scn.prompts[p].tokens;
+        if (t > max_tokens)
+            max_tokens = t;
+    }
+    w->ids_cap = (size_t)max_tokens * sizeof(int);
+    w->host_ids = calloc(max_tokens, sizeof(int));
+    if (w->host_ids == NULL) {
+        w->failures++;
+        return NULL;
+    }
+    /* "stream default": the legacy stream with one thread; with several,
+     * each thread's per-thread default stream (--default-stream per-thread). */
+    if (scn.stream == SCN_STREAM_DEFAULT && nthreads > 1)
+        w->stream = RT_PER_THREAD;
+    if (scn.stream == SCN_STREAM_OWN)
+        check(w, (int)rt_stream_create(&w->stream), "stream create");
+    else if (scn.stream == SCN_STREAM_NONBLOCKING)
+        check(w, (int)rt_stream_create_flags(&w->stream, RT_NONBLOCKING), "stream create");
+    check(w, (int)rt_malloc((void **)&w->dev_ids, w->ids_cap), "malloc");
+    check(w, (int)rt_malloc((void **)&w->dev_token, 64), "malloc");
+    if (scn.readback == SCN_READ_EVENT)
+        check(w, (int)rt_event_create(&w->event), "event create");
+    if (w->failures)
+        return NULL;
+    /* vLLM-like: the decode graphs are captured before the first request,
+     * one per batch size; the batch of one is replayed. */
+    if (scn.graph == SCN_GRAPH_WARMUP)
+        for (i = scn.graph_sizes; i-- > 0;)
+            capture(w, (int)i, 1u << i);
+    for (p = 0; p < scn.nprompts; p++) {
+        const struct scn_prompt *pr = &scn.prompts[p];
+        unsigned repeat = full_sizes ? pr->full_repeat : pr->repeat;
+        for (r = 0; r < (int)repeat; r++) {
+            if (pr->gap_ms > 0 && w->generations > 0) {
+                struct timespec ts = {(time_t)(pr->gap_ms / 1000), (long)(pr->gap_ms % 1000) * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+            generation(w, full_sizes ? pr->full_tokens : pr->tokens, full_sizes ? pr->full_steps : pr->steps);
+        }
+    }
+    if (scn.readback == SCN_READ_EVENT)
+        rt_event_destroy(w->event);
+    rt_free(w->dev_ids);
+    rt_free(w->dev_token);
+    if (scn.stream != SCN_STREAM_DEFAULT)
+        rt_stream_destroy(w->stream);
+    free(w->host_ids);
+    return NULL;
+}
+
+/* ---- main ------------------------------------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n;
+    if (f == NULL)
+        return NULL;
+    buf = malloc(1 << 20);
+    if (buf == NULL) {
+        fclose(f);
+        return NULL;
+    }
+    n = fread(buf, 1, (1 << 20) - 1, f);
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: llm_replay [--full] [--threads N] FILE.scn\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    static struct worker workers[SCN_MAX_THREADS];
+    const char *path = NULL, *log = getenv("OBS_SIM_LOG"), *tid = getenv("OBS_SIM_LOG_TID");
+    unsigned threads = 0, t;
+    unsigned long launches = 0, captured = 0, generations = 0, failures = 0;
+    char err[256], *text;
+    size_t len = 0;
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--full") == 0)
+            full_sizes = 1;
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || v < 1 || v > SCN_MAX_THREADS)
+                return usage();
+            threads = (unsigned)v;
+        } else if (argv[i][0] == '-' || path != NULL)
+            return usage();
+        else
+            path = argv[i];
+    }
+    if (path == NULL)
+        return usage();
+    text = read_file(path, &len);
+    if (text == NULL) {
+        fprintf(stderr, "llm_replay: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    if (scenario_parse(text, len, &scn, err, sizeof err) != 0) {
+        fprintf(stderr, "llm_replay: %s: %s\n", path, err);
+        free(text);
+        return 2;
+    }
+    free(text);
+    if (threads == 0)
+        threads = scn.threads;
+    nthreads = threads;
+    if (log != NULL && *log != '\0')
+        truth_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    truth_tid_column = tid != NULL && strcmp(tid, "1") == 0;
+    register_kernels();
+    for (t = 0; t < threads; t++) {
+        workers[t].index = (int)t;
+        if (threads == 1)
+            worker_main(&workers[t]);
+        else if (pthread_create(&workers[t].thread, NULL, worker_main, &workers[t]) != 0)
+            workers[t].failures++;
+    }
+    for (t = 0; t < threads; t++) {
+        if (threads > 1 && workers[t].failures == 0)
+            pthread_join(workers[t].thread, NULL);
+        launches += workers[t].launches;
+        captured += workers[t].captured;
+        generations += workers[t].generations;
+        failures += workers[t].failures;
+    }
+    unregister_kernels();
+    printf("scenario %s threads %u generations %lu launches %lu captured %lu\n", scn.name, threads, generations,
+           launches, captured);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,79 @@
+/* Scenario files of tests/apps/llm_replay: a line-based description of an
+ * LLM inference loop (kernels, the layer's kernel sequence, prompts, decode
+ * steps, how a token is read back, chunked prefill, CUDA graphs, threads).
+ * Format: docs/scenarios.md. The parser works on a buffer (no I/O), is
+ * bounded (every table has a fixed size, every number a range) and reports
+ * the first error with its line; tests/fuzz/scenario_fuzz.c fuzzes it. */
+#ifndef OBS_TESTS_SCENARIO_H
+#define OBS_TESTS_SCENARIO_H
+
+#include <stddef.h>
+
+#define SCN_MAX_KERNELS 64
+#define SCN_MAX_SEQ 64      /* kernels in pre, layer, post */
+#define SCN_MAX_PROMPTS 64
+#define SCN_ID_MAX 32       /* kernel id, with its NUL */
+#define SCN_NAME_MAX 240    /* kernel name, with its NUL */
+#define SCN_LINE_MAX 1024
+#define SCN_MAX_LAYERS 256
+#define SCN_MAX_TOKENS 1000000u
+#define SCN_MAX_STEPS 100000u
+#define SCN_MAX_THREADS 8
+
+enum scn_readback {
+    SCN_READ_COPY,  /* cudaMemcpy DtoH of the token (synchronous) */
+    SCN_READ_ASYNC, /* cudaMemcpyAsync DtoH + cudaStreamSynchronize */
+    SCN_READ_EVENT  /* cudaMemcpyAsync DtoH + cudaEventRecord + cudaEventSynchronize */
+};
+enum scn_graph { SCN_GRAPH_NONE, SCN_GRAPH_WARMUP, SCN_GRAPH_AFTER_PREFILL };
+enum scn_stream { SCN_STREAM_DEFAULT, SCN_STREAM_OWN, SCN_STREAM_NONBLOCKING };
+
+struct scn_kernel {
+    char id[SCN_ID_MAX];
+    char name[SCN_NAME_MAX];
+    unsigned per_token, base, block; /* grid.x = per_token * tokens + base */
+    int kv;                          /* touches the KV cache: KV_GATHER in decode */
+    int eager;                       /* launched eagerly after a decode graph, never captured */
+};
+
+/* A kernel in a sequence: when = 'a' (always), 'p' (prefill only), 'd' (decode only). */
+struct scn_item {
+    int kernel;
+    char when;
+};
+
+struct scn_seq {
+    struct scn_item items[SCN_MAX_SEQ];
+    int n;
+};
+
+struct scn_prompt {
+    unsigned tokens, steps, gap_ms, repeat;             /* check sizes */
+    unsigned full_tokens, full_steps, full_repeat;      /* --full sizes */
+};
+
+struct scenario {
+    char name[64];
+    struct scn_kernel kernels[SCN_MAX_KERNELS];
+    int nkernels;
+    struct scn_seq pre, layer, post;
+    unsigned layers;
+    enum scn_readback readback;
+    enum scn_graph graph;
+    unsigned graph_sizes; /* graphs captured at warm-up (batch sizes 1, 2, 4 ...) */
+    enum scn_stream stream;
+    int prompt_copy_sync; /* the prompt's ids: cudaMemcpy (1) or cudaMemcpyAsync (0) */
+    unsigned chunk;       /* prefill chunk in tokens; 0: one piece */
+    unsigned threads;
+    struct scn_prompt prompts[SCN_MAX_PROMPTS];
+    int nprompts;
+};
+
+/* Parse text[0, len) (need not be NUL-terminated). 0 on success; -1 with a
+ * message "line N: ..." in err. */
+int scenario_parse(const char *text, size_t len, struct scenario *out, char *err, size_t errlen);
+
+/* Grid x of kernel k for an iteration over `tokens` tokens (at least 1). */
+unsigned scenario_grid(const struct scn_kernel *k, unsigned tokens);
+
+#endif

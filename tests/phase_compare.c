@@ -1,0 +1,309 @@
+/* Phases of every launch in three views: see phase_compare.h. */
+#include "phase_compare.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap/basic.h"
+
+#define MAX_DEPTH 32
+#define MAX_THREADS 64
+
+struct range_stack {
+    char names[MAX_DEPTH][32];
+    int depth;
+};
+
+struct thread_state {
+    struct range_stack truth, live;
+    long truth_gen, live_gen; /* PREFILL ranges pushed so far - 1 */
+    int live_pending;         /* a live PREFILL pushed, no launch outside a capture in it yet */
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (p == NULL)
+        bail("out of memory");
+    return p;
+}
+
+static void stack_push(struct range_stack *s, const char *name)
+{
+    if (s->depth < MAX_DEPTH)
+        snprintf(s->names[s->depth], sizeof s->names[0], "%s", name);
+    s->depth++;
+}
+
+static void stack_pop(struct range_stack *s)
+{
+    if (s->depth > 0)
+        s->depth--;
+}
+
+/* The label the open ranges give a launch. */
+static struct pc_label label_of(const struct range_stack *s, long gen, int *captured)
+{
+    struct pc_label l = {"", PC_NO_STEP, PC_NO_GEN};
+    int i, top = s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH;
+    if (captured != NULL)
+        *captured = 0;
+    for (i = top - 1; i >= 0; i--) {
+        const char *n = s->names[i];
+        if (captured != NULL && strcmp(n, "GRAPH_CAPTURE") == 0)
+            *captured = 1;
+        if (l.phase[0] == '\0') {
+            if (strcmp(n, "PREFILL") == 0 || strcmp(n, "KV_GATHER") == 0)
+                snprintf(l.phase, sizeof l.phase, "%s", n);
+            else if (strncmp(n, "DECODE/STEP_", 12) == 0 || strcmp(n, "DECODE/STEADY") == 0)
+                snprintf(l.phase, sizeof l.phase, "DECODE");
+        }
+        if (l.step == PC_NO_STEP && strncmp(n, "DECODE/STEP_", 12) == 0)
+            l.step = strtol(n + 12, NULL, 10);
+    }
+    if (l.phase[0] != '\0')
+        l.gen = gen;
+    return l;
+}
+
+static uint32_t intern_name(struct pc_run *run, const char *name)
+{
+    static size_t last;
+    size_t i;
+    if (last < run->nnames && strcmp(run->names[last], name) == 0)
+        return (uint32_t)last;
+    for (i = 0; i < run->nnames; i++)
+        if (strcmp(run->names[i], name) == 0)
+            return (uint32_t)(last = i);
+    run->names = xrealloc(run->names, (run->nnames + 1) * sizeof *run->names);
+    run->names[run->nnames] = strdup(name);
+    if (run->names[run->nnames] == NULL)
+        bail("out of memory");
+    last = run->nnames;
+    return (uint32_t)run->nnames++;
+}
+
+static struct thread_state states[MAX_THREADS];
+
+static uint32_t thread_index(struct pc_run *run, long tid)
+{
+    size_t i;
+    for (i = 0; i < run->ntids; i++)
+        if (run->tids[i] == tid)
+            return (uint32_t)i;
+    if (run->ntids == MAX_THREADS)
+        bail("phase_compare: more than %d threads in the log", MAX_THREADS);
+    run->tids = xrealloc(run->tids, (run->ntids + 1) * sizeof *run->tids);
+    run->tids[run->ntids] = tid;
+    memset(&states[run->ntids], 0, sizeof states[0]);
+    states[run->ntids].truth_gen = states[run->ntids].live_gen = -1;
+    return (uint32_t)run->ntids++;
+}
+
+/* Split a log line at tabs (in place): fields, their count. */
+static int split_fields(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        f[n++] = p;
+        p = strchr(p, '\t');
+        if (p == NULL)
+            break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+static void timing_line(struct pc_run *run, const char *text, long tid)
+{
+    struct pc_timing t = {tid, 0, 0, -1, -1};
+    if (sscanf(text, "gen=%ld steps=%ld ttft_ns=%lld steady_ns=%lld", &t.gen, &t.steps, &t.ttft_ns,
+               &t.steady_ns) != 4)
+        return;
+    run->timing = xrealloc(run->timing, (run->ntiming + 1) * sizeof *run->timing);
+    run->timing[run->ntiming++] = t;
+}
+
+size_t pc_read_log(const char *log_path, struct pc_run *run)
+{
+    FILE *f = fopen(log_path, "r");
+    char *line = NULL;
+    size_t cap = 0, lcap = 0;
+    ssize_t len;
+
+    memset(run, 0, sizeof *run);
+    if (f == NULL)
+        return 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        char *fl[8];
+        int nf, captured;
+        long tid = 0;
+        uint32_t ti;
+        struct thread_state *st;
+        if (line[len - 1] == '\n')
+            line[--len] = '\0';
+        nf = split_fields(line, fl, 8);
+        if (nf < 6)
+            continue;
+        if (nf >= 7) {
+            tid = strtol(fl[6], NULL, 10);
+            run->has_tid = 1;
+        }
+        ti = thread_index(run, tid);
+        st = &states[ti];
+        if (strcmp(fl[1], "range") == 0) {
+            int truth = strcmp(fl[3], "-") == 0, live = strcmp(fl[3], "obsshim") == 0;
+            struct range_stack *s = truth ? &st->truth : live ? &st->live : NULL;
+            if (s == NULL)
+                continue;
+            if (strstr(fl[0], "RangePush") != NULL) {
+                stack_push(s, fl[2]);
+                if (strcmp(fl[2], "PREFILL") == 0) {
+                    if (truth) {
+                        st->truth_gen++;
+                    } else {
+                        run->live_prefill_uncounted += st->live_pending;
+                        st->live_pending = 1;
+                    }
+                }
+            } else if (strstr(fl[0], "RangePop") != NULL) {
+                stack_pop(s);
+            }
+            continue;
+        }
+        if (strcmp(fl[1], "timing") == 0) {
+            timing_line(run, fl[2], tid);
+            continue;
+        }
+        if (strcmp(fl[1], "kernel") != 0 && strcmp(fl[1], "graph") != 0)
+            continue;
+        if (run->n == lcap) {
+            lcap = lcap ? lcap * 2 : 4096;
+            run->l = xrealloc(run->l, lcap * sizeof *run->l);
+        }
+        memset(&run->l[run->n], 0, sizeof run->l[0]);
+        run->l[run->n].name = intern_name(run, fl[2]);
+        run->l[run->n].thread = ti;
+        run->l[run->n].truth = label_of(&st->truth, st->truth_gen, &captured);
+        run->l[run->n].captured = (uint8_t)captured;
+        if (!captured && st->live_pending) {
+            st->live_gen++;
+            st->live_pending = 0;
+        }
+        run->l[run->n].live = label_of(&st->live, st->live_gen, NULL);
+        run->l[run->n].trace = (struct pc_label){"", PC_NO_STEP, PC_NO_GEN};
+        run->n++;
+    }
+    for (size_t t = 0; t < run->ntids; t++)
+        run->live_prefill_uncounted += states[t].live_pending;
+    free(line);
+    fclose(f);
+    return run->n;
+}
+
+static struct pc_label trace_label(const struct obs_trace *t, const struct obs_call *c, uint8_t *relabelled)
+{
+    struct pc_label lab = {"", PC_NO_STEP, PC_NO_GEN};
+    *relabelled = 0;
+    if (c->phase != OBS_NONE) {
+        uint32_t step = obs_phase_step(t, c->phase), gen = t->phases[c->phase].generation;
+        snprintf(lab.phase, sizeof lab.phase, "%s", t->phases[c->phase].phase);
+        lab.step = step == UINT32_MAX ? PC_NO_STEP : (long)step;
+        lab.gen = gen == UINT32_MAX ? PC_NO_GEN : (long)gen;
+        *relabelled = t->phases[c->phase].relabel;
+    }
+    return lab;
+}
+
+static int name_differs(const struct obs_trace *t, const struct obs_call *c, const char *name)
+{
+    const char *demangled = obs_call_kernel_name(t, c);
+    if (c->kind != OBS_KIND_KERNEL)
+        return 0;
+    return strcmp(demangled ? demangled : "", name) != 0 && t->kernels[c->kernel].mangled != NULL &&
+           strcmp(t->kernels[c->kernel].mangled, name) != 0;
+}
+
+size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *name_mismatch)
+{
+    size_t i, k = 0, *cursor, **lists, *counts;
+    *name_mismatch = 0;
+    /* Each thread's log launches in order (one list without the tid column). */
+    counts = calloc(run->ntids + 1, sizeof *counts);
+    cursor = calloc(run->ntids + 1, sizeof *cursor);
+    lists = calloc(run->ntids + 1, sizeof *lists);
+    if (counts == NULL || cursor == NULL || lists == NULL)
+        bail("out of memory");
+    for (i = 0; i < run->n; i++)
+        counts[run->has_tid ? run->l[i].thread : 0]++;
+    for (i = 0; i <= run->ntids; i++)
+        lists[i] = xrealloc(NULL, (counts[i] ? counts[i] : 1) * sizeof **lists);
+    memset(counts, 0, (run->ntids + 1) * sizeof *counts);
+    for (i = 0; i < run->n; i++) {
+        size_t g = run->has_tid ? run->l[i].thread : 0;
+        lists[g][counts[g]++] = i;
+    }
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        size_t g = 0, j;
+        struct pc_launch *l;
+        if (c->kind != OBS_KIND_KERNEL && c->kind != OBS_KIND_GRAPH)
+            continue;
+        k++;
+        if (run->has_tid) {
+            long tid = (long)t->threads[c->thread].tid;
+            for (g = 0; g < run->ntids && run->tids[g] != tid; g++)
+                ;
+            if (g == run->ntids)
+                continue; /* a thread the log does not know */
+        }
+        if (cursor[g] >= counts[g])
+            continue;
+        j = lists[g][cursor[g]++];
+        l = &run->l[j];
+        l->trace = trace_label(t, c, &l->relabelled);
+        l->in_trace = 1;
+        if (name_differs(t, c, run->names[l->name]))
+            (*name_mismatch)++;
+    }
+    for (i = 0; i <= run->ntids; i++)
+        free(lists[i]);
+    free(lists);
+    free(counts);
+    free(cursor);
+    return k;
+}
+
+int pc_same(const struct pc_label *a, const struct pc_label *b, int with_gen)
+{
+    if (strcmp(a->phase, b->phase) != 0)
+        return 0;
+    if (a->phase[0] == '\0')
+        return 1;
+    return a->step == b->step && (!with_gen || a->gen == b->gen);
+}
+
+const char *pc_label_text(const struct pc_label *l, char *buf, size_t len)
+{
+    char step[24] = "", gen[24] = "";
+    if (l->step != PC_NO_STEP)
+        snprintf(step, sizeof step, "/%ld", l->step);
+    if (l->gen != PC_NO_GEN)
+        snprintf(gen, sizeof gen, " gen %ld", l->gen);
+    snprintf(buf, len, "%s%s%s", l->phase[0] ? l->phase : "(none)", step, gen);
+    return buf;
+}
+
+void pc_run_free(struct pc_run *run)
+{
+    size_t i;
+    for (i = 0; i < run->nnames; i++)
+        free(run->names[i]);
+    free(run->names);
+    free(run->l);
+    free(run->tids);
+    free(run->timing);
+    memset(run, 0, sizeof *run);
+}

@@ -1,0 +1,81 @@
+/* Phases of every launch in three views, for the attribution tests
+ * (tests/t_phases, tests/t_scenarios):
+ *   truth  the program's own ranges: range lines of domain "-" in the
+ *          ground-truth log (OBS_SIM_LOG)
+ *   live   the shim's ranges as pushed: range lines of domain "obsshim"
+ *   trace  the .obs file's phase, step and generation (RELABEL included)
+ * A launch is a log line of kind kernel or graph (captured ones included),
+ * and a trace CALL of kind KERNEL or GRAPH. Its phase is its innermost
+ * range among PREFILL, KV_GATHER, DECODE/STEP_k and DECODE/STEADY (both
+ * DECODE), its step the k of the innermost DECODE/STEP_k, its generation
+ * (truth, live) the number of PREFILL ranges its thread pushed before it,
+ * from 0. A launch inside a GRAPH_CAPTURE range of the truth is marked
+ * captured (not an execution); a live PREFILL range that holds no launch
+ * but captured ones is not counted as a generation (captured launches are
+ * left out of the scores; pc_run.live_prefill_uncounted counts them). With a 7th column in the log (the thread's
+ * gettid, OBS_SIM_LOG_TID=1) ranges are kept per thread and launches are
+ * matched with the trace per thread; without it, in log order. Streams the
+ * log (it may hold millions of lines). */
+#ifndef OBS_TESTS_PHASE_COMPARE_H
+#define OBS_TESTS_PHASE_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace_reader.h"
+
+#define PC_NO_STEP (-1L)
+#define PC_NO_GEN (-1L)
+
+struct pc_label {
+    char phase[12]; /* "PREFILL", "DECODE", "KV_GATHER", "" */
+    long step;      /* PC_NO_STEP: none */
+    long gen;       /* PC_NO_GEN: none */
+};
+
+struct pc_launch {
+    uint32_t name; /* index into pc_run.names */
+    uint32_t thread; /* index into pc_run.tids */
+    struct pc_label truth, live, trace;
+    uint8_t relabelled; /* the trace labels it with a RELABEL record */
+    uint8_t captured;   /* inside the truth's GRAPH_CAPTURE */
+    uint8_t in_trace;   /* a trace call was matched with it */
+};
+
+/* A generation's host wall-clock figures, as tests/apps/llm_replay logs them. */
+struct pc_timing {
+    long tid, gen, steps;
+    long long ttft_ns, steady_ns; /* -1: undefined */
+};
+
+struct pc_run {
+    struct pc_launch *l;
+    size_t n;
+    char **names; /* distinct kernel names of the log ("-" for graph launches) */
+    size_t nnames;
+    long *tids; /* distinct thread ids of the log (one 0 without the column) */
+    size_t ntids;
+    int has_tid;
+    size_t live_prefill_uncounted; /* live PREFILL ranges with no launch outside a capture */
+    struct pc_timing *timing;
+    size_t ntiming;
+};
+
+/* Read a log's launches with their truth and live labels (and the timing
+ * lines). Returns the number of launches; run is zeroed first. */
+size_t pc_read_log(const char *log_path, struct pc_run *run);
+
+/* Fill l[].trace from the trace. Returns the number of launch calls in the
+ * trace; *name_mismatch: matched launches whose kernel differs. */
+size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *name_mismatch);
+
+/* Phase equal; then, when the phase is set, step equal and (with_gen)
+ * generation equal. */
+int pc_same(const struct pc_label *a, const struct pc_label *b, int with_gen);
+
+/* "PHASE[/step][ gen G]" or "(none)". */
+const char *pc_label_text(const struct pc_label *l, char *buf, size_t len);
+
+void pc_run_free(struct pc_run *run);
+
+#endif

@@ -1,0 +1,65 @@
+/* The simulators' host-synchronised clock (OBS_SIM_SYNC_WAIT): see sim_clock.h. */
+#include "sim_clock.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int sync_wait;
+static uint64_t epoch_ns;
+static __thread uint64_t last_end_ns;
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sim_clock_init(void)
+{
+    const char *v = getenv("OBS_SIM_SYNC_WAIT");
+    sync_wait = v != NULL && strcmp(v, "1") == 0;
+    epoch_ns = monotonic_ns();
+}
+
+int sim_clock_sync_wait(void)
+{
+    return sync_wait;
+}
+
+uint64_t sim_clock_floor(void)
+{
+    uint64_t now;
+    if (!sync_wait)
+        return 0;
+    now = monotonic_ns();
+    return now > epoch_ns ? now - epoch_ns : 0;
+}
+
+void sim_clock_note_end(uint64_t end_ns)
+{
+    last_end_ns = end_ns;
+}
+
+uint64_t sim_clock_last_end(void)
+{
+    return last_end_ns;
+}
+
+void sim_clock_wait(uint64_t end_ns)
+{
+    struct timespec until;
+    uint64_t t;
+    int saved_errno = errno;
+
+    if (!sync_wait)
+        return;
+    t = epoch_ns + end_ns;
+    until.tv_sec = (time_t)(t / 1000000000ull);
+    until.tv_nsec = (long)(t % 1000000000ull);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
+    errno = saved_errno;
+}
