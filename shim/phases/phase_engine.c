@@ -153,6 +153,7 @@ static void base_name_of(uint32_t id, char *out, size_t outlen)
 static uint8_t classify_slow(uint32_t id)
 {
     char base[256];
+    obs_call_note_slow();
     base_name_of(id, base, sizeof base);
     return classify_name(base);
 }
@@ -207,6 +208,7 @@ static uint32_t step_handle(uint32_t step)
         if (obs_likely(h != 0))
             return h;
     }
+    obs_call_note_slow();
     snprintf(name, sizeof name, "DECODE/STEP_%u", step);
     h = obs_range_handle(name, STEP_COLOR);
     if (step < STEP_HANDLES && step_handles != NULL)
@@ -235,6 +237,7 @@ static void write_names_slow(uint32_t step_needed)
 {
     uint32_t tid = obs_thread_id(), k;
     char name[40];
+    obs_call_note_slow();
     obs_out_lock_acquire(&obs_out.lock, tid);
     if (obs_output_ensure_open_locked()) {
         if (atomic_load(&fixed_written) == 0) {
@@ -351,6 +354,7 @@ struct phase_thread {
     bool after_delimiter;
     bool launch_range_open;
     uint64_t delimiter_t;
+    uint64_t held_end_t; /* a PREFILL kept open past a delimiter: its end, if it ends there */
     /* rules: the current iteration (launches since the last host delimiter) */
     bool iter_open;      /* it has had its first launch */
     uint8_t iter_phase;  /* the phase a selector gave it, or NONE */
@@ -398,6 +402,7 @@ static struct phase_thread *thread_state(void)
     struct phase_thread *p = phase_tls;
     if (obs_likely(p != NULL))
         return p;
+    obs_call_note_slow();
     p = map_zeroed(sizeof *p);
     if (p == NULL)
         return NULL;
@@ -413,7 +418,7 @@ static struct phase_thread *thread_state(void)
 
 /* ---- records and live ranges ----------------------------------------------------------- */
 
-static void write_phase(uint8_t event, const struct range *r, uint64_t first, uint64_t last)
+static void write_phase_at(uint8_t event, const struct range *r, uint64_t first, uint64_t last, uint64_t t)
 {
     union obs_record rec;
     memset(&rec, 0, sizeof rec);
@@ -421,13 +426,18 @@ static void write_phase(uint8_t event, const struct range *r, uint64_t first, ui
     rec.phase.event = event;
     rec.phase.phase = r->phase;
     rec.phase.step = r->step;
-    rec.phase.t = obs_now_ns();
+    rec.phase.t = t;
     rec.phase.generation = r->gen;
     rec.phase.name = r->name;
     rec.phase.first_index = first;
     rec.phase.last_index = last;
     ensure_names(r->name);
     obs_recorder_append(&rec);
+}
+
+static void write_phase(uint8_t event, const struct range *r, uint64_t first, uint64_t last)
+{
+    write_phase_at(event, r, first, last, obs_now_ns());
 }
 
 static void push_range(struct phase_thread *p, const struct range *r)
@@ -441,7 +451,8 @@ static void push_range(struct phase_thread *p, const struct range *r)
 static void pop_range(struct phase_thread *p)
 {
     const struct range *r = &p->open[--p->depth];
-    write_phase(OBS_PHASE_END, r, 0, 0);
+    /* a PREFILL held open past its last delimiter ends there in the trace */
+    write_phase_at(OBS_PHASE_END, r, 0, 0, p->held_end_t != 0 ? p->held_end_t : obs_now_ns());
     if (ranges_on)
         obs_range_pop();
 }
@@ -459,6 +470,7 @@ static void move_to(struct phase_thread *p, const struct range *want, unsigned n
         common++;
     while (p->depth > common)
         pop_range(p);
+    p->held_end_t = 0;
     for (i = common; i < n; i++)
         push_range(p, &want[i]);
 }
@@ -953,8 +965,10 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         return;
     if (p == NULL)
         p = thread_state();
-    if (p == NULL)
+    if (p == NULL) {
+        obs_call_forget_slow();
         return;
+    }
     saved_errno = errno; /* the real call's, kept for the app */
     obs_tls.depth = 1;   /* our records are made outside any hooked call */
     if (p->launch_range_open) {
@@ -971,16 +985,21 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
     dir = c->rec.flags & OBS_CALL_DIR_MASK;
     delimiter = ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT));
     if (delimiter) {
-        /* The ranges end with the sync, except a prompt's PREFILL that is
-         * sure to go on: a chunk ended by a plain sync in a loop that reads
-         * its tokens (one PREFILL range per prompt in nsys). */
-        bool prompt_goes_on = engine_mode == OBS_PHASES_AUTO && p->learn != LEARNED &&
-                              p->logic.top == OBS_PHASE_PREFILL && p->loop.ever_token_read &&
-                              !p->loop.gen_token_read && !p->loop.iter_token_read;
-        if (!prompt_goes_on)
+        /* The ranges end with the sync, except a prompt's PREFILL that has
+         * read no token yet: it may go on (a chunk of a chunked prefill),
+         * which the next launch tells. It stays open until then (one
+         * PREFILL range per prompt in nsys, as in the trace); if it does
+         * not go on, its trace END carries this delimiter's time. */
+        bool prompt_may_go_on = engine_mode == OBS_PHASES_AUTO && p->learn != LEARNED &&
+                                p->logic.top == OBS_PHASE_PREFILL && p->depth > 0 &&
+                                !p->loop.gen_token_read && !p->loop.iter_token_read;
+        uint64_t now = obs_now_ns();
+        if (!prompt_may_go_on)
             move_to(p, NULL, 0);
+        else
+            p->held_end_t = now;
         p->after_delimiter = true;
-        p->delimiter_t = obs_now_ns();
+        p->delimiter_t = now;
         if (p->loop.iter_token_read) {
             p->loop.gen_token_read = true;
             p->loop.ever_token_read = true;
@@ -992,6 +1011,7 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         if (engine_mode == OBS_PHASES_AUTO && p->learn == LEARNING)
             segment_ends(p);
     }
+    obs_call_forget_slow(); /* slow paths taken after the real call belong to no call */
     obs_tls.depth = 0;
     errno = saved_errno;
 }

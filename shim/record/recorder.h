@@ -79,6 +79,7 @@ struct obs_tls {
     uint32_t tid;          /* cached gettid(), 0 = not yet */
     uint32_t device;       /* current device (cudaSetDevice), for records */
     uint64_t next_index;   /* per-thread index to continue from after a detach */
+    uint64_t t_slow;       /* when a one-time slow path began before the real call, else 0 */
 };
 extern __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec")));
 
@@ -126,7 +127,28 @@ static inline void obs_call_started(struct obs_hooked_call *c, uint16_t api)
     c->rec.type = OBS_REC_CALL;
     c->rec.api = api;
     errno = c->saved_errno;
-    c->rec.t_begin = obs_now_ns();
+    if (obs_unlikely(obs_tls.t_slow != 0)) {
+        c->rec.t_begin = obs_tls.t_slow;
+        obs_tls.t_slow = 0;
+    } else {
+        c->rec.t_begin = obs_now_ns();
+    }
+}
+
+/* A one-time slow path (a thread's first call, a kernel name seen for the
+ * first time) that runs before the real call: the call's begin time is
+ * taken here, so that the app's timeline (a prompt's TTFT) does not start
+ * late by the shim's own set-up; the work counts in the call's time. */
+static inline void obs_call_note_slow(void)
+{
+    if (obs_tls.t_slow == 0)
+        obs_tls.t_slow = obs_now_ns();
+}
+
+/* Forget a slow path noted after the real call (it belongs to no call). */
+static inline void obs_call_forget_slow(void)
+{
+    obs_tls.t_slow = 0;
 }
 
 /* Store rec in the thread's buffer when there is room. */
