@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "phase_compare.h"
 #include "scenario.h"
@@ -41,28 +42,16 @@
 #define MIN_OK_PERCENT 99.9
 #define TIMING_TOLERANCE 0.01
 
-/* ---- the expected failures: empty these as the engine gets them right ---------------------- */
+/* ---- the expected failures: empty (every scenario passes); a new scenario the engine does not
+ * get right yet goes here until it does ---------------------------------------------------- */
 
 /* "NAME" (every thread count) or "NAME threads=T"; NAME as in FIGURES
  * (the file's name, "-hip" added for the HIP build). */
 static const char *const expected_failures[] = {
-    /* KV-cache writes by generic kernels (torch.cat's CatArrayBatchedCopy,
-     * ggml's cpy_f32_f16) are KV_GATHER in the truth, DECODE for the engine
-     * (docs/phases.md: KV_GATHER by name) */
-    "hf_eager", "hf_eager-hip", "llamacpp", "llamacpp-hip", "one_token_prompt", "zero_decode_steps", "idle_gap",
-    "back_to_back",
-    /* live: one PREFILL range per chunk, not per prompt */
-    "chunked_prefill",
     NULL,
 };
 
 static const char *const timing_expected_failures[] = {
-    /* generation 0 (the best TTFT in these two): obs-report's TTFT is 10-35
-     * us under the replay's own; the trace's host_begin of a thread's first
-     * launch is 12 us after the replay's clock read just before it (0.2 us
-     * for later prompts): work the shim does on a thread's first launch
-     * before it takes the call's begin time */
-    "tiny_loop", "one_token_prompt",
     NULL,
 };
 
@@ -484,6 +473,37 @@ static void run_scenario(const struct scenario_case *c)
 
 /* Every scenario file parses (and passes the fuzz body's invariants); bad
  * inputs give one error naming their line. */
+/* Every mangled (_Z) kernel name of the corpus is one a C++ compiler could
+ * have made: c++filt demangles it (a name it cannot demangle comes back
+ * unchanged). names: one per line. */
+static void names_demangle(const char *names_path, size_t count)
+{
+    char cmd[4400], line[SCN_NAME_MAX + 2], *mangled = NULL;
+    size_t cap = 0, bad = 0, seen = 0;
+    FILE *in, *out;
+    if (system("command -v c++filt >/dev/null 2>&1") != 0) {
+        skip("c++filt (binutils) missing: the corpus' mangled names are not checked");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "c++filt < '%s'", names_path);
+    in = fopen(names_path, "r");
+    out = popen(cmd, "r");
+    while (in != NULL && out != NULL && getline(&mangled, &cap, in) > 0 && fgets(line, sizeof line, out) != NULL) {
+        seen++;
+        if (strcmp(line, mangled) == 0) {
+            bad++;
+            diag("not a valid mangled name: %s", mangled);
+        }
+    }
+    free(mangled);
+    if (in != NULL)
+        fclose(in);
+    if (out != NULL)
+        pclose(out);
+    ok(count > 0 && seen == count && bad == 0, "the corpus' %zu mangled kernel names all demangle (%zu do not)", count,
+       bad);
+}
+
 static void parser_cases(void)
 {
     static const struct {
@@ -507,9 +527,12 @@ static void parser_cases(void)
     char err[256], path[4600], long_line[2000];
     size_t i, files = 0, parsed = 0;
 
-    char dir_path[4200];
+    char dir_path[4200], names_path[] = "/tmp/t_scenarios-names-XXXXXX";
     DIR *dir;
     struct dirent *e;
+    int names_fd = mkstemp(names_path);
+    FILE *names = names_fd >= 0 ? fdopen(names_fd, "w") : NULL;
+    size_t mangled = 0;
 
     snprintf(dir_path, sizeof dir_path, "%s/tests/scenarios", srcdir);
     dir = opendir(dir_path);
@@ -526,15 +549,26 @@ static void parser_cases(void)
         if (text == NULL)
             continue;
         obs_fuzz_scenario((const uint8_t *)text, len);
-        if (scenario_parse(text, len, &s, err, sizeof err) == 0 && strcmp(s.name, stem) == 0)
+        if (scenario_parse(text, len, &s, err, sizeof err) == 0 && strcmp(s.name, stem) == 0) {
+            int k;
             parsed++;
-        else
+            for (k = 0; k < s.nkernels && names != NULL; k++)
+                if (strncmp(s.kernels[k].name, "_Z", 2) == 0) {
+                    fprintf(names, "%s\n", s.kernels[k].name);
+                    mangled++;
+                }
+        } else
             diag("%s: %s (name %s)", path, err, s.name);
         free(text);
     }
     if (dir != NULL)
         closedir(dir);
     ok(files >= 11 && files == parsed, "the %zu scenario files parse, each named after its file", files);
+    if (names != NULL) {
+        fclose(names);
+        names_demangle(names_path, mangled);
+        unlink(names_path);
+    }
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = scenario_parse(bad[i].text, strlen(bad[i].text), &s, err, sizeof err);
         obs_fuzz_scenario((const uint8_t *)bad[i].text, strlen(bad[i].text));
