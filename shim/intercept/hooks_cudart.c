@@ -32,6 +32,7 @@
 #include "common/common.h"
 #include "phases/phase_engine.h"
 #include "runtimes/real_symbols.h"
+#include "hooks_runtime.h"
 
 #define OBS_CUDA_HOOK_PROTOTYPE(name, ret, params, args) OBS_EXPORT ret name params;
 OBS_CUDA_RUNTIME_API(OBS_CUDA_HOOK_PROTOTYPE)
@@ -564,4 +565,21 @@ OBS_EXPORT obs_cudaError_t cudaSetDevice(int device)
     if (status == obs_cudaSuccess && device >= 0)
         obs_tls.device = (uint32_t)device; /* the runtime's current device is per thread too */
     return status;
+}
+
+/* ---- the wrappers by real index, for hooks_dlsym.c ------------------------- */
+
+static void *const wrappers[OBS_REAL_CUDA_COUNT] = {
+#define OBS_CUDA_WRAPPER_ROW(name, ret, params, args) [OBS_REAL_CUDA_##name] = (void *)name,
+    OBS_CUDA_RUNTIME_API(OBS_CUDA_WRAPPER_ROW)
+#undef OBS_CUDA_WRAPPER_ROW
+    [OBS_REAL_CUDA___cudaRegisterFunction] = (void *)__cudaRegisterFunction,
+    [OBS_REAL_CUDA___cudaGetKernel] = (void *)__cudaGetKernel,
+    [OBS_REAL_CUDA_cudaGraphInstantiate] = (void *)cudaGraphInstantiate,
+    [OBS_REAL_CUDA_cudaSetDevice] = (void *)cudaSetDevice,
+};
+
+void *obs_cudart_wrapper_of(unsigned index)
+{
+    return index < OBS_REAL_CUDA_COUNT ? wrappers[index] : NULL;
 }

@@ -41,6 +41,8 @@
 #include "abi/cuda_driver_abi.h"
 #include "cuda_proc_resolve.h"
 #include "hooks_driver.h"
+#include "hooks_runtime.h"
+#include "deepbind_rebind.h"
 #include "common/common.h"
 #include "runtimes/real_symbols.h"
 
@@ -88,6 +90,12 @@ void *obs_real_dlsym(void *handle, const char *name)
     if (fn == NULL)
         fn = obs_dlsym_resolve_libc();
     return fn(handle, name);
+}
+
+void *obs_real_dlsym_address(void)
+{
+    dlsym_fn fn = atomic_load_explicit(&obs_dlsym_libc, memory_order_acquire);
+    return (void *)(fn != NULL ? fn : obs_dlsym_resolve_libc());
 }
 
 /* ---- recognising driver pointers ---------------------------------------------- */
@@ -179,13 +187,88 @@ static void *wrap_if_real(int h, void *fn)
     return wrapper != NULL ? wrapper : fn;
 }
 
+/* ---- recognising runtime pointers (CUDA runtime, HIP) ------------------------- */
+
+/* A program may fetch runtime entry points itself: ctypes.CDLL("libcudart.so.13")
+ * .cudaMemcpy, a plugin that dlopens the runtime RTLD_LOCAL and looks its
+ * functions up. The same rule as for the driver: the real address of a
+ * symbol we hook, under that very name, becomes our wrapper, which calls
+ * exactly that address (obs_real_get gives it): one record per call, the
+ * runtime's status and errno. */
+struct runtime_family {
+    struct obs_real_table *table;
+    void *(*wrapper_of)(unsigned index);
+};
+
+static const struct runtime_family runtime_families[] = {
+    {&obs_real_cuda, obs_cudart_wrapper_of},
+    {&obs_real_hip, obs_hip_wrapper_of},
+};
+#define RUNTIME_FAMILY_COUNT (sizeof runtime_families / sizeof runtime_families[0])
+
+/* The index of the entry of t whose symbol is name, or -1. */
+static int runtime_index_of(const struct obs_real_table *t, const char *name)
+{
+    unsigned i;
+    for (i = 0; i < t->count; i++) {
+        const char *symbol = t->symbols != NULL && t->symbols[i] != NULL ? t->symbols[i] : t->names[i];
+        if (strcmp(symbol, name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* Could name be a runtime symbol we hook? (cuda*, __cuda*, hip*, __hip*,
+ * and HIP's one C++ symbol.) */
+static bool runtime_prefix(const char *name)
+{
+    if (name[0] == '_' && name[1] == '_')
+        name += 2;
+    return strncmp(name, "cuda", 4) == 0 || strncmp(name, "hip", 3) == 0 || strncmp(name, "_Z24hip", 7) == 0;
+}
+
+void *obs_runtime_hook_of(const char *name, void **real)
+{
+    size_t f;
+    if (name == NULL || !runtime_prefix(name))
+        return NULL;
+    for (f = 0; f < RUNTIME_FAMILY_COUNT; f++) {
+        int index = runtime_index_of(runtime_families[f].table, name);
+        void *wrapper;
+        if (index < 0)
+            continue;
+        wrapper = runtime_families[f].wrapper_of((unsigned)index);
+        if (wrapper == NULL)
+            return NULL;
+        *real = obs_real_get(runtime_families[f].table, (unsigned)index);
+        return *real != NULL ? wrapper : NULL;
+    }
+    return NULL;
+}
+
+void *obs_driver_hook_of(const char *name, void **real)
+{
+    int h;
+    void *wrapper;
+    if (name == NULL || name[0] != 'c' || name[1] != 'u' || (h = hooked_index_of(name)) < 0)
+        return NULL;
+    wrapper = wrapper_of(h);
+    *real = obs_real_get(&obs_real_cudrv, hooked[h].index);
+    return wrapper != NULL && *real != NULL ? wrapper : NULL;
+}
+
 /* dlsym(handle, name) gave fn: wrap it only when it is that very symbol of
- * the driver. The cheap test first: no driver symbol lacks the "cu". */
+ * the driver or of a runtime. The cheap test first: every such name starts
+ * with "cu", "hip", "__cu", "__hip" or "_Z24hip". */
 static void *wrap_dlsym_result(const char *name, void *fn)
 {
-    if (fn == NULL || name == NULL || name[0] != 'c' || name[1] != 'u')
+    void *real = NULL, *wrapper;
+    if (fn == NULL || name == NULL)
         return fn;
-    return wrap_if_real(hooked_index_of(name), fn);
+    if (name[0] == 'c' && name[1] == 'u' && (wrapper = obs_driver_hook_of(name, &real)) != NULL)
+        return fn == real ? wrapper : fn;
+    wrapper = obs_runtime_hook_of(name, &real);
+    return wrapper != NULL && fn == real ? wrapper : fn;
 }
 
 /* True when fn is the address of an exported symbol not named symbol: that
@@ -245,9 +328,12 @@ static obs_CUresult finish_lookup(obs_CUresult status, const char *symbol, void 
 OBS_HIDDEN void *obs_dlsym_hook(void *handle, const char *name);
 OBS_HIDDEN __attribute__((used)) void *obs_dlsym_hook(void *handle, const char *name)
 {
-    void *fn = obs_real_dlsym(handle, name);
-    int saved_errno;
+    void *fn;
+    int saved_errno = errno;
 
+    obs_deepbind_rebind(); /* a library opened RTLD_DEEPBIND since the last lookup? */
+    errno = saved_errno;
+    fn = obs_real_dlsym(handle, name);
     if (fn == NULL)
         return NULL; /* dlerror() stays the C library's */
     saved_errno = errno;

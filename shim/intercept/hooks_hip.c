@@ -26,6 +26,7 @@
 #include "abi/hip_abi.h"
 #include "trace/trace.h"
 #include "record/record.h"
+#include "hooks_runtime.h"
 #include "wrapper.h"
 #include "gputime/gpu_time.h"
 #include "common/common.h"
@@ -663,4 +664,21 @@ OBS_EXPORT obs_hipError_t hipSetDevice(int deviceId)
     if (status == obs_hipSuccess && deviceId >= 0)
         obs_tls.device = (uint32_t)deviceId; /* the current device is per thread in HIP too */
     return status;
+}
+
+/* ---- the wrappers by real index, for hooks_dlsym.c ------------------------- */
+
+static void *const wrappers[OBS_REAL_HIP_COUNT] = {
+#define OBS_HIP_WRAPPER_ROW(name, ret, params, args) [OBS_REAL_HIP_##name] = (void *)name,
+    OBS_HIP_API(OBS_HIP_WRAPPER_ROW)
+#undef OBS_HIP_WRAPPER_ROW
+    [OBS_REAL_HIP___hipRegisterFunction] = (void *)__hipRegisterFunction,
+    [OBS_REAL_HIP_hipModuleGetFunction] = (void *)hipModuleGetFunction,
+    [OBS_REAL_HIP_hipGraphInstantiate] = (void *)hipGraphInstantiate,
+    [OBS_REAL_HIP_hipSetDevice] = (void *)hipSetDevice,
+};
+
+void *obs_hip_wrapper_of(unsigned index)
+{
+    return index < OBS_REAL_HIP_COUNT ? wrappers[index] : NULL;
 }
