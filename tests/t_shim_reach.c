@@ -9,7 +9,7 @@
  *   - one pointer from dlsym(handle), one from the global scope, calls
  *     through both interleaved: each call once;
  *   - a plugin opened RTLD_LOCAL calling its imported symbols and pointers
- *     it looked up on its own handle of the runtime;
+ *     it looked up on its own handle of the runtime, CUDA and HIP;
  *   - the same plugin opened RTLD_DEEPBIND (its symbols bind to the runtime
  *     before the preloaded shim), with RTLD_NOW and with RTLD_LAZY, and built
  *     with full RELRO (its GOT read-only);
@@ -108,6 +108,25 @@ static void run_both(const char *label, const char *const argv[], const char *di
     is_string(plain.out, shim->out, "%s: statuses and errno per call as without the shim", label);
     is_int(0, (long long)warning_lines(shim->err), "%s: no warning", label);
     run_result_free(&plain);
+}
+
+static void test_app(const char *label, const char *mode, const char *plugin, int api, long want);
+
+/* A plugin: the CUDA API counted by hand, and the HIP one too (the plugin
+ * uses both runtimes). */
+static void test_plugin(const char *label, const char *mode, const char *plugin, int api, long want, int hip_api,
+                        long hip_want)
+{
+    struct obs_trace *t;
+    char trace[4300];
+    test_app(label, mode, plugin, api, want);
+    snprintf(trace, sizeof trace, "%s", path_in(tmp, mode));
+    snprintf(trace + strlen(trace), sizeof trace - strlen(trace), "/t.obs");
+    t = shim_trace_open(trace);
+    is_int(hip_want, t ? (long long)trace_api_count(t, hip_api) : -1, "%s: %ld records of the HIP API counted by hand",
+           label, hip_want);
+    if (t)
+        obs_trace_free(t);
 }
 
 static void test_app(const char *label, const char *mode, const char *plugin, int api, long want)
@@ -220,17 +239,22 @@ int main(void)
     snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
     snprintf(plugin_path, sizeof plugin_path, "%s", plugin);
     snprintf(relro_path, sizeof relro_path, "%s", shim_build_path("tests/apps/.libs/libreach_plugin_relro.so"));
-    plan(8 * 7 + 1 + 8);
+    plan(8 * 7 + 5 + 1 + 8);
 
     test_app("dlsym(cudart handle)", "cuda-handle", NULL, OBS_API_cudaMemcpy, 2 * ROUNDS + 1);
     test_handle_names();
     test_app("dlsym(hip handle)", "hip-handle", NULL, OBS_API_hipMemcpy, 2 * ROUNDS + 1);
     test_app("dlsym(handle) and global symbol", "both", NULL, OBS_API_cudaMemcpy, 2 * ROUNDS);
-    test_app("plugin RTLD_LOCAL", "local", plugin_path, OBS_API_cudaMemset, ROUNDS + 1);
-    test_app("plugin RTLD_DEEPBIND", "deepbind", plugin_path, OBS_API_cudaMemset, ROUNDS + 1);
-    test_app("plugin RTLD_DEEPBIND, imported symbols", "deepbind", plugin_path, OBS_API_cudaMalloc, ROUNDS);
-    test_app("plugin RTLD_DEEPBIND | RTLD_LAZY", "deepbind-lazy", plugin_path, OBS_API_cudaMemcpy, ROUNDS);
-    test_app("full-RELRO plugin RTLD_DEEPBIND", "deepbind", relro_path, OBS_API_cudaFree, ROUNDS);
+    test_plugin("plugin RTLD_LOCAL", "local", plugin_path, OBS_API_cudaMemset, ROUNDS + 1, OBS_API_hipMemset,
+                ROUNDS + 1);
+    test_plugin("plugin RTLD_DEEPBIND", "deepbind", plugin_path, OBS_API_cudaMemset, ROUNDS + 1, OBS_API_hipMemset,
+                ROUNDS + 1);
+    test_plugin("plugin RTLD_DEEPBIND, imported symbols", "deepbind", plugin_path, OBS_API_cudaMalloc, ROUNDS,
+                OBS_API_hipMalloc, ROUNDS);
+    test_plugin("plugin RTLD_DEEPBIND | RTLD_LAZY", "deepbind-lazy", plugin_path, OBS_API_cudaMemcpy, ROUNDS,
+                OBS_API_hipMemcpy, ROUNDS);
+    test_plugin("full-RELRO plugin RTLD_DEEPBIND", "deepbind", relro_path, OBS_API_cudaFree, ROUNDS, OBS_API_hipFree,
+                ROUNDS);
     test_ctypes();
     return 0;
 }

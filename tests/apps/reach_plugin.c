@@ -1,14 +1,17 @@
-/* reach_plugin: a library that uses the CUDA runtime three ways, for
- * tests/t_shim_reach (loaded by reach_app with RTLD_LOCAL or RTLD_DEEPBIND):
- * calls to its imported symbols (cudaMalloc, cudaMemcpy, cudaFree), and
- * calls through pointers it looks up itself with dlsym on a handle of the
- * runtime (cudaMemset, cudaDeviceSynchronize). Each line it prints is
- * "api status errno" for a call made with errno set to a marker first. */
+/* reach_plugin: a library that uses the CUDA and HIP runtimes two ways
+ * each, for tests/t_shim_reach (loaded by reach_app with RTLD_LOCAL or
+ * RTLD_DEEPBIND): calls to its imported symbols (cudaMalloc, cudaMemcpy,
+ * cudaFree; hipMalloc, hipMemcpy, hipFree), and calls through pointers it
+ * looks up itself with dlsym on a handle of the runtime (cudaMemset,
+ * cudaDeviceSynchronize; hipMemset, hipDeviceSynchronize). Each line it
+ * prints is "api status errno" for a call made with errno set to a marker
+ * first. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 
 #include "abi/cuda_abi.h"
+#include "abi/hip_abi.h"
 
 #define ERRNO_MARKER 4242
 
@@ -18,6 +21,34 @@ static void report(const char *api, int status)
 {
     printf("plugin %s %d %d\n", api, status, errno);
     errno = ERRNO_MARKER;
+}
+
+/* The same with HIP. */
+static int run_hip(int rounds)
+{
+    static char host[256];
+    void *rt = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
+    obs_fn_hipMemset memset_fn;
+    obs_fn_hipDeviceSynchronize sync_fn;
+    int i;
+
+    if (rt == NULL)
+        return -3;
+    memset_fn = (obs_fn_hipMemset)dlsym(rt, "hipMemset");
+    sync_fn = (obs_fn_hipDeviceSynchronize)dlsym(rt, "hipDeviceSynchronize");
+    if (memset_fn == NULL || sync_fn == NULL)
+        return -4;
+    errno = ERRNO_MARKER;
+    for (i = 0; i < rounds; i++) {
+        void *dev = NULL;
+        report("hipMalloc", hipMalloc(&dev, sizeof host));
+        report("hipMemcpy", hipMemcpy(dev, host, sizeof host, obs_hipMemcpyHostToDevice));
+        report("hipMemset", memset_fn(dev, 0, sizeof host));
+        report("hipDeviceSynchronize", sync_fn());
+        report("hipFree", hipFree(dev));
+    }
+    report("hipMemset", memset_fn(NULL, 0, 16));
+    return 0;
 }
 
 __attribute__((visibility("default"))) int reach_plugin_run(int rounds)
@@ -45,5 +76,5 @@ __attribute__((visibility("default"))) int reach_plugin_run(int rounds)
     }
     /* An invalid call: its error status comes back unchanged. */
     report("cudaMemset", memset_fn(NULL, 0, 16));
-    return 0;
+    return run_hip(rounds);
 }
