@@ -359,5 +359,5 @@ void obs_output_fork_child(void)
     obs_out.prefix[0] = '\0';
     obs_out.chunks_failed = 0;
     atomic_store(&warned_write, 0);
-    atomic_store(&obs_out.lock.owner, 0);
+    obs_out_lock_reset_child(&obs_out.lock);
 }
