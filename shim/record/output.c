@@ -50,13 +50,26 @@ static int move_fd_high(int fd)
 
 /* Does obs_out.fd still name our file? An app that closes every descriptor
  * (daemons do) may have put one of its own files at that number: then
- * writing would corrupt the app's file. */
+ * writing would corrupt the app's file. And is the file still there? When
+ * it was deleted (its directory removed during the run), what was written
+ * is gone and whatever follows would only fill the disk until exit:
+ * recording stops, with one warning, and no "wrote" line at exit. */
 static bool fd_is_ours(void)
 {
     struct stat st;
     if (fstat(obs_out.fd, &st) == 0 && (unsigned long long)st.st_dev == obs_out.dev &&
-        (unsigned long long)st.st_ino == obs_out.ino)
-        return true;
+        (unsigned long long)st.st_ino == obs_out.ino) {
+        if (st.st_nlink > 0)
+            return true;
+        obs_log_signal_safe("warning: ", obs_out.prefix, OBS_TRACE_SUFFIX,
+                            " was deleted while the program ran (its directory removed?); the records written "
+                            "to it are gone and nothing more is recorded",
+                            (char *)NULL);
+        close(obs_out.fd);
+        obs_out.fd = -1;
+        obs_out.status = OBS_OUTPUT_CLOSED; /* the recorder stops recording */
+        return false;
+    }
     obs_log_signal_safe("warning: the descriptor of ", obs_out.prefix, OBS_TRACE_SUFFIX,
                         " was closed by the program; nothing more is written to it", (char *)NULL);
     obs_out.fd = -1; /* not ours to close */

@@ -182,6 +182,12 @@ static uint64_t flush_locked(struct obs_tbuf *b, bool owner, bool from_signal)
         if (tail_n > 0 && obs_output_write_records_locked(b->tid, b->first_index + used, tail, tail_n) == 0)
             mark_tail_reported(b);
     }
+    if (obs_out.status == OBS_OUTPUT_CLOSED) {
+        /* The file went away under us (deleted, its descriptor taken by the
+         * app): pass calls through from now on. Not after exit's close. */
+        int recording = OBS_STATE_RECORDING;
+        atomic_compare_exchange_strong(&obs_state, &recording, OBS_STATE_DISABLED);
+    }
     next = b->first_index + used + tail_n;
     b->flushed = used;
     if (owner) {
