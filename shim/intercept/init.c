@@ -9,18 +9,23 @@
  * Shutdown: the library destructor (after the app's atexit handlers and
  * static destructors, so their calls are recorded) flushes every thread's
  * buffer, closes the trace, writes the JSON and prints the summary. exit()
- * and a return from main both get there. A fatal SIGTERM/SIGINT, when the
- * app has no handler of its own, is caught: the handler only flushes the
- * buffers into the .obs (write(2) only: async-signal-safe), then re-raises
- * the signal with the default action so the app dies of it as it would
- * have. No JSON or summary on that path; obs-report reads the .obs. */
+ * and a return from main both get there. A signal whose default action
+ * ends the process (asked to stop, abort(), a crash: fatal_signals below),
+ * when the app has no handler of its own, is caught: the handler only
+ * flushes the buffers into the .obs (write(2) only: async-signal-safe),
+ * then re-raises the signal with the default action so the app dies of it
+ * as it would have. _exit() and _Exit() are interposed to do the same
+ * flush before the real one. No JSON or summary on those paths; obs-report
+ * reads the .obs. SIGKILL cannot be caught: the trace then has no end mark. */
 #include "init.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "record/record.h"
@@ -30,6 +35,11 @@
 
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+typedef void (*exit_fn)(int);
+/* The C library's _exit and _Exit, resolved at start-up: they may be
+ * called from a signal handler or a vfork child, where dlsym may not. */
+static exit_fn real__exit, real__Exit;
 
 static const char *env_lookup(const char *name)
 {
@@ -99,6 +109,8 @@ static void init_body(void)
     obs_kernel_names_init();
     obs_recorder_init();
     obs_real_resolve_all();
+    real__exit = (exit_fn)obs_real_dlsym(RTLD_NEXT, "_exit");
+    real__Exit = (exit_fn)obs_real_dlsym(RTLD_NEXT, "_Exit");
     if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
         obs_log_warn("pthread_atfork failed; forked children are not recorded");
     atomic_store(&obs_state, obs_cfg.enable ? OBS_STATE_RECORDING : OBS_STATE_DISABLED);
@@ -122,36 +134,89 @@ __attribute__((destructor)) static void obs_destructor(void)
 {
     int saved_errno = errno;
     obs_tls.depth++; /* post-processing makes no hooked call; guard anyway */
-    if (obs_recorder_finish(false))
+    if (obs_recorder_finish(false, "exit"))
         obs_output_postprocess();
     obs_tls.depth--;
     errno = saved_errno;
 }
 
+/* The signals whose default action ends the process: asked to stop
+ * (TERM, INT, HUP, QUIT, XCPU: a batch system's warning before its
+ * SIGKILL), abort() and failed asserts (ABRT), crashes (SEGV, BUS, FPE,
+ * ILL), a write to a closed pipe (PIPE: `app | head`). */
+static const struct {
+    int sig;
+    const char *name;
+} fatal_signals[] = {
+    {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"}, {SIGHUP, "SIGHUP"}, {SIGQUIT, "SIGQUIT"},
+    {SIGXCPU, "SIGXCPU"}, {SIGABRT, "SIGABRT"}, {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},
+    {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},   {SIGPIPE, "SIGPIPE"},
+};
+#define FATAL_SIGNAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
+
 static void on_fatal_signal(int sig)
 {
     int saved_errno = errno;
-    if (obs_recorder_finish(true))
-        obs_output_report_signal(sig);
+    const char *name = "signal";
+    size_t i;
+    for (i = 0; i < FATAL_SIGNAL_COUNT; i++)
+        if (fatal_signals[i].sig == sig)
+            name = fatal_signals[i].name;
+    if (obs_recorder_finish(true, name))
+        obs_output_report_ending(name);
     /* SA_RESETHAND put the default action back; the signal is blocked while
-     * we run, so it is delivered (and kills us) when we return. */
+     * we run, so it is delivered (and kills us) when we return. A fault
+     * (SEGV, BUS, FPE, ILL) would also recur at the faulting instruction. */
     raise(sig);
     errno = saved_errno;
 }
 
 void obs_signals_install(void)
 {
-    static const int signals[] = {SIGTERM, SIGINT};
     size_t i;
-    for (i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+    for (i = 0; i < FATAL_SIGNAL_COUNT; i++) {
         struct sigaction old, sa;
-        if (sigaction(signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+        if (sigaction(fatal_signals[i].sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
             old.sa_handler != SIG_DFL)
             continue; /* the app handles (or ignores) it: leave it alone */
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = SA_RESETHAND;
-        sigaction(signals[i], &sa, NULL);
+        sigaction(fatal_signals[i].sig, &sa, NULL);
     }
+}
+
+/* ---- _exit, _Exit ------------------------------------------------------------ */
+
+/* No atexit handlers, no destructors: the buffers are written here, as on
+ * a fatal signal. Not in a vfork child (it shares the parent's memory and
+ * buffers: the parent writes them) nor in a fork child that recorded
+ * nothing (no file of its own). */
+static void finish_before_exit(const char *how)
+{
+    int saved_errno = errno;
+    if (obs_output_open_here() && obs_recorder_finish(true, how))
+        obs_output_report_ending(how);
+    errno = saved_errno;
+}
+
+static __attribute__((noreturn)) void exit_now(exit_fn real, int status)
+{
+    if (real != NULL)
+        real(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+OBS_EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+    finish_before_exit("_exit");
+    exit_now(real__exit, status);
+}
+
+OBS_EXPORT __attribute__((noreturn)) void _Exit(int status)
+{
+    finish_before_exit("_Exit");
+    exit_now(real__Exit != NULL ? real__Exit : real__exit, status);
 }

@@ -273,6 +273,7 @@ bool obs_output_ensure_open_locked(void)
         }
     }
     obs_out.fd = fd;
+    obs_out.pid = (long)getpid();
     obs_out.status = OBS_OUTPUT_OPEN;
     if (on_open != NULL)
         on_open();
@@ -408,11 +409,15 @@ void obs_output_postprocess(void)
         obs_log_info("wrote %s", obs_path);
 }
 
-void obs_output_report_signal(int sig)
+void obs_output_report_ending(const char *how)
 {
-    const char *name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "signal";
-    obs_log_signal_safe(name, ": wrote ", obs_out.prefix, OBS_TRACE_SUFFIX,
-                        " (no JSON or summary from a signal handler; run obs-report on it)", (char *)NULL);
+    obs_log_signal_safe(how, ": wrote ", obs_out.prefix, OBS_TRACE_SUFFIX,
+                        " (no JSON or summary on this path; run obs-report on it)", (char *)NULL);
+}
+
+bool obs_output_open_here(void)
+{
+    return obs_out.status == OBS_OUTPUT_OPEN && obs_out.pid == (long)getpid();
 }
 
 void obs_output_fork_child(void)

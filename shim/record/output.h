@@ -32,6 +32,7 @@ struct obs_output {
     unsigned long long dev, ino;      /* what fd must still be (the app may close it) */
     char prefix[OBS_OUTPUT_MAX + 32]; /* the expanded prefix in use */
     uint64_t chunks_failed;            /* writes that failed (disk full ...) */
+    long pid;                          /* the process that created the file */
 };
 extern struct obs_output obs_out;
 
@@ -70,8 +71,13 @@ bool obs_output_close_locked(void);
  * summary (unless turned off), then one "obsshim: wrote ..." line. */
 void obs_output_postprocess(void);
 
-/* Signal path after close: one line saying what was written. */
-void obs_output_report_signal(int sig);
+/* Signal or _exit path after close: one line saying what was written
+ * ("SIGTERM: wrote ..."). */
+void obs_output_report_ending(const char *how);
+
+/* True when the trace file is open and this process created it (false in a
+ * vfork child, which shares the parent's memory and so its buffers). */
+bool obs_output_open_here(void);
 
 /* Fork child: the inherited file belongs to the parent. */
 void obs_output_fork_child(void);

@@ -387,7 +387,21 @@ static void report_unwritten_lost_locked(bool from_signal)
         obs_log_info("%llu records were lost and could not be reported in the trace", (unsigned long long)missing);
 }
 
-bool obs_recorder_finish(bool from_signal)
+/* Under the lock: the end mark, built with no formatting (signal path). */
+static void write_end_mark_locked(const char *ending)
+{
+    static const char key[] = "end=";
+    char line[64];
+    size_t len = 0, i;
+    for (i = 0; key[i] != '\0'; i++)
+        line[len++] = key[i];
+    for (i = 0; ending[i] != '\0' && len < sizeof line - 1; i++)
+        line[len++] = ending[i];
+    line[len++] = '\n';
+    obs_output_write_meta_locked(line, len);
+}
+
+bool obs_recorder_finish(bool from_signal, const char *ending)
 {
     struct obs_tls *t = &obs_tls;
     uint32_t self = obs_thread_id();
@@ -418,6 +432,7 @@ bool obs_recorder_finish(bool from_signal)
     }
     write_unbuffered_lost_locked(self, self_next);
     report_unwritten_lost_locked(from_signal);
+    write_end_mark_locked(ending);
     was_open = obs_output_close_locked();
     obs_out_lock_release(&obs_out.lock);
     return was_open;

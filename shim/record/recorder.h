@@ -239,10 +239,12 @@ void obs_recorder_init(void);
 /* fn runs on each thread's exit before its buffer is written (GPU time
  * resolves the thread's pending spans into it). Set once at start-up. */
 void obs_recorder_set_thread_exit_hook(void (*fn)(void));
-/* Flush every thread's buffer and close the trace; from_signal: only
- * async-signal-safe work (no allocation, no demangling). Returns true when
- * a trace file was open. */
-bool obs_recorder_finish(bool from_signal);
+/* Flush every thread's buffer, mark the trace ended (META "end=<ending>":
+ * "exit", "_exit", "SIGSEGV" ...) and close it; from_signal: only
+ * async-signal-safe work (no allocation, no demangling, no formatting).
+ * Returns true when a trace file was open. A trace with no end mark was
+ * left by a process that died before the shim could close it (SIGKILL). */
+bool obs_recorder_finish(bool from_signal, const char *ending);
 void obs_recorder_fork_prepare(void);
 void obs_recorder_fork_parent(void);
 void obs_recorder_fork_child(void);
