@@ -129,7 +129,7 @@ static uint32_t build_tail(struct obs_tbuf *b, union obs_record *tail)
         s->shim_ns = (sampled > 0 ? (uint64_t)((double)sampled_ns / (double)sampled * (double)calls) : 0) +
                      atomic_load_explicit(&b->flush_ns, memory_order_relaxed);
     }
-    for (reason = 1; reason < 4 && n < OBS_TBUF_TAIL_RECORDS; reason++) {
+    for (reason = 1; reason < OBS_LOST_REASONS && n < OBS_TBUF_TAIL_RECORDS; reason++) {
         struct obs_rec_lost *l;
         if (b->lost[reason] == b->lost_reported[reason])
             continue;
@@ -147,7 +147,7 @@ static uint32_t build_tail(struct obs_tbuf *b, union obs_record *tail)
 static void mark_tail_reported(struct obs_tbuf *b)
 {
     unsigned reason;
-    for (reason = 1; reason < 4; reason++)
+    for (reason = 1; reason < OBS_LOST_REASONS; reason++)
         b->lost_reported[reason] = b->lost[reason];
 }
 
@@ -288,6 +288,13 @@ static void thread_detach(void *arg)
     if (hook != NULL)
         hook(); /* GPU time: its GPU_SPAN records go into b, written below */
     obs_out_lock_acquire(&obs_out.lock, b->tid);
+    if (t->depth != 0) {
+        /* The thread ends inside a recorded call (cancelled in it, or
+         * pthread_exit from a callback): made, never returned, not stored. */
+        uint64_t now = obs_now_ns();
+        count_lost(b, OBS_LOST_UNFINISHED, 1, now, now);
+        t->depth = 0;
+    }
     flush_locked(b, true, false);
     registry_remove_locked(b);
     t->next_index = b->first_index; /* should the thread record again */
@@ -375,7 +382,7 @@ static void report_unwritten_lost_locked(bool from_signal)
     char n[24];
     unsigned reason;
     for (b = registry; b != NULL; b = b->next)
-        for (reason = 1; reason < 4; reason++)
+        for (reason = 1; reason < OBS_LOST_REASONS; reason++)
             missing += b->lost[reason] - b->lost_reported[reason];
     if (missing == 0)
         return;

@@ -48,8 +48,8 @@ extern _Atomic int obs_state;
 
 
 /* Reserved at the end of each buffer for the SELF_COST and LOST records
- * the owner appends when it flushes. */
-#define OBS_TBUF_TAIL_RECORDS 4u
+ * (one per reason) the owner appends when it flushes. */
+#define OBS_TBUF_TAIL_RECORDS OBS_LOST_REASONS
 
 struct obs_tbuf {
     struct obs_tbuf *next;  /* registry (under the output lock) */
@@ -67,8 +67,8 @@ struct obs_tbuf {
     _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim */
     _Atomic uint64_t flush_ns;      /* time this thread spent flushing */
     /* Lost records by reason (under the lock): made, and already reported. */
-    uint64_t lost[4], lost_reported[4];
-    uint64_t lost_t_first[4], lost_t_last[4];
+    uint64_t lost[OBS_LOST_REASONS], lost_reported[OBS_LOST_REASONS];
+    uint64_t lost_t_first[OBS_LOST_REASONS], lost_t_last[OBS_LOST_REASONS];
     union obs_record recs[] __attribute__((aligned(64)));
 };
 

@@ -150,7 +150,15 @@ struct obs_rec_lost { /* 48 bytes */
     uint64_t t_first, t_last;
     uint64_t reserved[2];
 };
-enum obs_lost_reason { OBS_LOST_BUFFER_FULL = 1, OBS_LOST_WRITE_FAILED = 2, OBS_LOST_NO_BUFFER = 3 };
+/* UNFINISHED: the thread ended inside a recorded call (pthread_cancel, or
+ * pthread_exit from a callback): the call was made, never returned. */
+enum obs_lost_reason {
+    OBS_LOST_BUFFER_FULL = 1,
+    OBS_LOST_WRITE_FAILED = 2,
+    OBS_LOST_NO_BUFFER = 3,
+    OBS_LOST_UNFINISHED = 4
+};
+#define OBS_LOST_REASONS 5 /* reasons are 1 .. OBS_LOST_REASONS - 1 */
 
 struct obs_rec_phase { /* 48 bytes: written by the phase engine, in the thread's own buffer */
     uint8_t type;      /* OBS_REC_PHASE */

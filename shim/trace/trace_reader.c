@@ -79,6 +79,8 @@ const char *obs_lost_reason_name(unsigned reason)
         return "write failed";
     case OBS_LOST_NO_BUFFER:
         return "no buffer";
+    case OBS_LOST_UNFINISHED:
+        return "unfinished";
     default:
         return "other";
     }

@@ -165,14 +165,14 @@ static void print_header(const struct obs_trace *t, FILE *out)
     else if (exe && exe[0])
         fprintf(out, "command: %s\n", exe);
     if (t->records_lost) {
-        uint64_t by_reason[4] = {0};
+        uint64_t by_reason[OBS_LOST_REASONS] = {0};
         size_t i;
         int first = 1;
         for (i = 0; i < t->nlost; i++)
-            by_reason[t->lost[i].reason < 4 ? t->lost[i].reason : 0] += t->lost[i].count;
+            by_reason[t->lost[i].reason < OBS_LOST_REASONS ? t->lost[i].reason : 0] += t->lost[i].count;
         fprintf(out, "records lost:");
-        for (i = 1; i <= 4; i++) {
-            unsigned r = i % 4; /* 1, 2, 3, then 0 (other) */
+        for (i = 1; i <= OBS_LOST_REASONS; i++) {
+            unsigned r = i % OBS_LOST_REASONS; /* 1, 2, 3, 4, then 0 (other) */
             if (by_reason[r]) {
                 fprintf(out, "%s %llu %s", first ? "" : ",", (unsigned long long)by_reason[r],
                         obs_lost_reason_name(r));
