@@ -106,6 +106,11 @@ struct obs_trace *cli_open_trace(const char *path)
                 "read up to the last complete record\n",
                 path, (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset,
                 t->ignored_reason);
+    if (obs_trace_meta(t, "buffer_records") != NULL && obs_trace_meta(t, "end") == NULL)
+        fprintf(stderr,
+                "obs-report: %s: warning: no end mark (the process died before the shim could close the "
+                "trace: SIGKILL?); each thread's last %s records at most are missing\n",
+                path, obs_trace_meta(t, "buffer_records"));
     return t;
 }
 
