@@ -1,0 +1,609 @@
+/* Crash and kill safety: every hard way a process can end, with and without
+ * the shim (tests/apps/crash_app on the simulated CUDA runtime, small
+ * buffers so that records are both flushed and still buffered when the end
+ * comes). For each: the app's own exit status or signal and its stdout are
+ * unchanged, the trace reads back (and obs-report reads it) up to its last
+ * complete record, and what is missing is accounted for. Ground truth is
+ * the simulator's OBS_SIM_LOG (with the calling thread's id) where the
+ * process can write it:
+ *   - SIGKILL: the trace holds every call up to the last flush, in order,
+ *     and has no end mark (obs-report says so); cut inside a chunk, it still
+ *     reads up to the last complete record;
+ *   - SIGSEGV in the app, abort(), _exit(): every call is in the trace,
+ *     which is marked ended by that signal or call;
+ *   - exit() from a thread while four others launch: every thread's records
+ *     are the first calls the runtime saw from it, at least those made
+ *     before exit was called, none lost;
+ *   - a thread cancelled mid-launch (pthread_cancel): the launch it was
+ *     cancelled in is counted lost ("unfinished"), every other call is
+ *     recorded in the log's order; cancelled inside the shim's own flush, the
+ *     app neither hangs nor loses a record;
+ *   - a file size limit with SIGXFSZ at its default, and a full file system
+ *     (a small tmpfs in a user namespace; skipped where none can be made):
+ *     the app runs on, records kept + LOST records + those reported lost on
+ *     stderr = every call;
+ *   - the output directory removed during the run: one warning saying so,
+ *     no "wrote" line, nothing re-created. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/api_list.h"
+#include "shim_test.h"
+#include "tap/basic.h"
+#include "tap/process.h"
+
+#define BUFFER_RECORDS "64"
+#define BUFFER_LIMIT 64 /* at most this many records of a thread still buffered */
+
+static const char *app;
+static char tmp[4096], libpath[4300];
+
+static const char *path_in(const char *dir, const char *name)
+{
+    return test_path(dir, name);
+}
+
+static const char *new_dir(const char *name)
+{
+    static char slots[4][4200];
+    static unsigned next;
+    char *p = slots[next++ % 4];
+    snprintf(p, sizeof slots[0], "%s/%s", tmp, name);
+    if (mkdir(p, 0755) != 0 && errno != EEXIST)
+        bail("mkdir %s: %s", p, strerror(errno));
+    dir_clear(p);
+    return p;
+}
+
+static char *env_var(const char *name, const char *dir, const char *file)
+{
+    static char slots[8][4400];
+    static unsigned next;
+    char *p = slots[next++ % 8];
+    snprintf(p, sizeof slots[0], "%s=%s/%s", name, dir, file);
+    return p;
+}
+
+/* crash_app MODE N [ARG], without the shim (plain) and with it. */
+static void run_both(const char *const args[], const char *const shim_env[], int timeout_s,
+                     struct run_result *plain, struct run_result *shim)
+{
+    const char *argv[6];
+    const char *plain_env[] = {libpath, NULL};
+    size_t n = 0, i;
+    argv[n++] = app;
+    for (i = 0; args[i] != NULL && n < 5; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    shim_run(argv, plain_env, 0, timeout_s, plain);
+    shim_run(argv, shim_env, 1, timeout_s, shim);
+}
+
+/* Same ending (status or signal) and same stdout with and without the shim. */
+static void same_as_plain(const char *label, const struct run_result *plain, const struct run_result *shim,
+                          int want_signal, int want_status)
+{
+    if (want_signal)
+        ok(!plain->exited && plain->signal == want_signal && !shim->exited && shim->signal == want_signal,
+           "%s: dies of signal %d, without the shim (%d) and under it (%d)", label, want_signal, plain->signal,
+           shim->signal);
+    else
+        ok(plain->exited && plain->status == want_status && shim->exited && shim->status == want_status,
+           "%s: exit %d, without the shim (%d) and under it (%d, signal %d)", label, want_status, plain->status,
+           shim->status, shim->signal);
+    is_string(plain->out, shim->out, "%s: same stdout", label);
+}
+
+/* ---- the simulator's log, with thread ids ----------------------------------- */
+
+struct logged {
+    int api;      /* enum obs_api; only recorded APIs are kept */
+    unsigned tid;
+};
+
+static size_t read_log(const char *path, struct logged **out)
+{
+    char *text = test_read_file(path, NULL), *line, *save = NULL;
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    if (text == NULL)
+        return 0;
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char api[64];
+        const char *tab = strchr(line, '\t'), *last = strrchr(line, '\t');
+        size_t len = tab ? (size_t)(tab - line) : 0;
+        int index;
+        if (tab == NULL || len >= sizeof api)
+            continue;
+        memcpy(api, line, len);
+        api[len] = '\0';
+        if ((index = shim_api_index(api)) < 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 1024;
+            *out = realloc(*out, cap * sizeof **out);
+            if (*out == NULL)
+                bail("out of memory");
+        }
+        (*out)[n].api = index;
+        (*out)[n].tid = (unsigned)strtoul(last + 1, NULL, 10);
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+/* Per thread of the log: are the trace's records of that thread the first
+ * calls the log shows from it, in order? Returns the calls of the log not in
+ * the trace (the largest per thread in *worst), or -1 on a mismatch. */
+static long trace_is_prefix(const struct obs_trace *t, const struct logged *log, size_t nlog, long *worst)
+{
+    size_t th, i, j;
+    long missing = 0;
+    *worst = 0;
+    for (th = 0; th < t->nthreads; th++) {
+        unsigned tid = t->threads[th].tid;
+        size_t in_log = 0;
+        for (i = 0, j = 0; i < t->ncalls; i++) {
+            if (t->calls[i].thread != th)
+                continue;
+            while (j < nlog && log[j].tid != tid)
+                j++;
+            if (j == nlog || log[j].api != t->calls[i].api) {
+                diag("thread %u: record %zu (api %u) is not the log's next call of that thread", tid, i,
+                     t->calls[i].api);
+                return -1;
+            }
+            j++;
+        }
+        for (i = 0; i < nlog; i++)
+            in_log += log[i].tid == tid;
+        missing += (long)(in_log - t->threads[th].calls);
+        if ((long)(in_log - t->threads[th].calls) > *worst)
+            *worst = (long)(in_log - t->threads[th].calls);
+    }
+    /* A thread of the log with no record at all. */
+    for (i = 0; i < nlog; i++) {
+        for (th = 0; th < t->nthreads && t->threads[th].tid != log[i].tid; th++)
+            ;
+        if (th == t->nthreads)
+            missing++;
+    }
+    return missing;
+}
+
+static const char *meta_or(const struct obs_trace *t, const char *key, const char *fallback)
+{
+    const char *v = obs_trace_meta(t, key);
+    return v ? v : fallback;
+}
+
+/* obs-report summary FILE: exit 0; *err_out gets its stderr (malloc'ed). */
+static int report_reads(const char *trace, char **err_out)
+{
+    const char *argv[] = {shim_build_path("obs-report"), "summary", trace, NULL};
+    struct run_result r;
+    int good;
+    if (run_program(argv, NULL, 60, &r) != 0)
+        bail("cannot run obs-report");
+    good = r.exited && r.status == 0 && strstr(r.out, " records, ") != NULL;
+    if (err_out)
+        *err_out = strdup(r.err ? r.err : "");
+    run_result_free(&r);
+    return good;
+}
+
+/* ---- the endings ------------------------------------------------------------------ */
+
+/* SEGV, abort, _exit: every call in the trace, marked ended by how. */
+static void test_caught(const char *label, const char *mode, int want_signal, int want_status, const char *how)
+{
+    const char *dir = new_dir(mode);
+    const char *args[] = {mode, "1000", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
+                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, NULL};
+    struct run_result plain, shim;
+    struct logged *log = NULL;
+    size_t nlog;
+    struct obs_trace *t;
+    long worst;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain(label, &plain, &shim, want_signal, want_status);
+    nlog = read_log(path_in(dir, "sim.log"), &log);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    if (!ok(t != NULL && t->ignored_bytes == 0, "%s: the trace reads back whole", label)) {
+        skip_block(3, "no trace");
+    } else {
+        is_int(0, trace_is_prefix(t, log, nlog, &worst),
+               "%s: every one of the %zu calls the runtime saw is recorded, in order", label, nlog);
+        is_int(0, (long long)t->records_lost, "%s: 0 records lost", label);
+        is_string(how, meta_or(t, "end", "(none)"), "%s: the trace is marked ended by %s", label, how);
+    }
+    {
+        char *err = NULL;
+        ok(report_reads(path_in(dir, "t.obs"), &err) && strstr(err, "warning") == NULL,
+           "%s: obs-report summary reads it, no warning", label);
+        free(err);
+    }
+    if (t)
+        obs_trace_free(t);
+    free(log);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+
+/* SIGKILL: nothing runs. What was flushed is there, in order; the rest of
+ * each thread's buffer is missing, and the trace says it was not closed. */
+static void test_sigkill(void)
+{
+    const char *dir = new_dir("sigkill");
+    /* 1010: the kill comes with records still buffered (1000 would end on
+     * a flush with this buffer size and the phase engine's records). */
+    const char *args[] = {"sigkill", "1010", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
+                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, NULL};
+    struct run_result plain, shim;
+    struct logged *log = NULL;
+    size_t nlog, whole_calls = 0;
+    struct obs_trace *t;
+    long worst = 0, missing = -1;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain("SIGKILL", &plain, &shim, SIGKILL, 0);
+    nlog = read_log(path_in(dir, "sim.log"), &log);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    if (!ok(t != NULL && t->ignored_bytes == 0, "SIGKILL: the trace reads back")) {
+        skip_block(4, "no trace");
+    } else {
+        whole_calls = t->ncalls;
+        missing = trace_is_prefix(t, log, nlog, &worst);
+        ok(missing >= 0, "SIGKILL: the %zu records are the first calls the runtime saw, in order", t->ncalls);
+        ok(missing > 0 && worst <= BUFFER_LIMIT,
+           "SIGKILL: only the last buffer's calls are missing (%ld of %zu, at most %d)", missing, nlog,
+           BUFFER_LIMIT);
+        ok(obs_trace_meta(t, "end") == NULL, "SIGKILL: no end mark");
+        is_int(0, (long long)t->records_lost, "SIGKILL: no LOST record claims to count them");
+        obs_trace_free(t);
+    }
+    {
+        char *err = NULL;
+        ok(report_reads(path_in(dir, "t.obs"), &err) && strstr(err, "no end mark") != NULL,
+           "SIGKILL: obs-report reads it and says it has no end mark");
+        free(err);
+    }
+    /* Killed inside a chunk's write: cut the file 100 bytes short. */
+    {
+        char cut[4400];
+        size_t len = 0;
+        char *data = test_read_file(path_in(dir, "t.obs"), &len);
+        FILE *f;
+        snprintf(cut, sizeof cut, "%s", path_in(dir, "cut.obs"));
+        if (data == NULL || len < 200 || (f = fopen(cut, "wb")) == NULL)
+            bail("cannot copy the trace");
+        fwrite(data, 1, len - 100, f);
+        fclose(f);
+        free(data);
+        t = shim_trace_open(cut);
+        ok(t != NULL && t->ignored_bytes > 0 && t->ncalls > 0 && t->ncalls < whole_calls,
+           "SIGKILL in a write: read up to the last complete record (%zu of %zu records, %llu bytes ignored)",
+           t ? t->ncalls : 0, whole_calls, t ? (unsigned long long)t->ignored_bytes : 0ULL);
+        if (t)
+            obs_trace_free(t);
+        ok(report_reads(cut, NULL), "SIGKILL in a write: obs-report reads it");
+    }
+    free(log);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+/* exit(7) from a thread while four others launch without end. */
+static void test_thread_exit(void)
+{
+    const char *dir = new_dir("thread-exit");
+    const char *args[] = {"thread-exit", "2000", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
+                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, "OBS_SUMMARY=0", NULL};
+    struct run_result plain, shim;
+    struct logged *log = NULL;
+    size_t nlog, th, busy = 0;
+    struct obs_trace *t;
+    long worst;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain("exit() from a thread", &plain, &shim, 0, 7);
+    nlog = read_log(path_in(dir, "sim.log"), &log);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    if (!ok(t != NULL && t->ignored_bytes == 0, "exit() from a thread: the trace reads back whole")) {
+        skip_block(4, "no trace");
+    } else {
+        ok(trace_is_prefix(t, log, nlog, &worst) >= 0,
+           "exit() from a thread: each thread's records (%zu in all) are the first calls the runtime saw from it",
+           t->ncalls);
+        for (th = 0; th < t->nthreads; th++)
+            busy += t->threads[th].calls >= 2000;
+        is_int(4, (long long)busy, "exit() from a thread: the 4 launching threads each have their 2000 calls "
+                                   "made before exit() was called");
+        is_int(0, (long long)t->records_lost, "exit() from a thread: 0 records lost");
+        is_string("exit", meta_or(t, "end", "(none)"), "exit() from a thread: ended by exit");
+        obs_trace_free(t);
+    }
+    free(log);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+static uint64_t lost_for(const struct obs_trace *t, unsigned reason)
+{
+    uint64_t n = 0;
+    size_t i;
+    for (i = 0; i < t->nlost; i++)
+        if (t->lost[i].reason == reason)
+            n += t->lost[i].count;
+    return n;
+}
+
+/* pthread_cancel of a thread inside a launch. */
+static void test_cancel(void)
+{
+    const char *dir = new_dir("cancel");
+    const char *args[] = {"cancel", "3000", NULL};
+    struct run_result plain, shim;
+    struct logged *log = NULL;
+    size_t nlog;
+    struct obs_trace *t;
+    long worst;
+
+    /* With the log: the worker's next cancellation point is the simulator's
+     * log write inside a launch. */
+    {
+        const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
+                             "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, "OBS_SUMMARY=0", NULL};
+        run_both(args, env, 30, &plain, &shim);
+    }
+    same_as_plain("cancelled mid-launch", &plain, &shim, 0, 0);
+    nlog = read_log(path_in(dir, "sim.log"), &log);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    if (!ok(t != NULL && t->ignored_bytes == 0, "cancelled mid-launch: the trace reads back whole")) {
+        skip_block(2, "no trace");
+    } else {
+        /* The cancelled launch was made and never returned: counted
+         * "unfinished". Its runtime logged it, or was cancelled in the
+         * log's write first. */
+        long missing = trace_is_prefix(t, log, nlog, &worst);
+        uint64_t unfinished = lost_for(t, OBS_LOST_UNFINISHED);
+        ok(unfinished == 1 && t->records_lost == 1,
+           "cancelled mid-launch: the launch it was cancelled in is counted lost, unfinished (%llu of %llu lost)",
+           (unsigned long long)unfinished, (unsigned long long)t->records_lost);
+        ok(missing >= 0 && (uint64_t)missing <= unfinished,
+           "cancelled mid-launch: every other call the runtime saw is recorded, in order (%zu records, %ld "
+           "more in its log)",
+           t->ncalls, missing);
+        obs_trace_free(t);
+    }
+    free(log);
+    run_result_free(&plain);
+    run_result_free(&shim);
+
+    /* No log: the worker's likeliest cancellation point is the shim's own
+     * flush (a write(2), every 60 launches), which must not be one. */
+    dir = new_dir("cancel-flush");
+    {
+        const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), "OBS_BUFFER_RECORDS=" BUFFER_RECORDS,
+                             "OBS_SUMMARY=0", NULL};
+        run_both(args, env, 30, &plain, &shim);
+    }
+    same_as_plain("cancelled in the shim's flush", &plain, &shim, 0, 0);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    {
+        const char *p = strstr(shim.err, "worker launches ");
+        long made = p ? strtol(p + strlen("worker launches "), NULL, 10) : -1;
+        /* the worker's launches, then main's one launch and its sync */
+        is_int(made + 1, t ? (long long)trace_api_count(t, OBS_API_cudaLaunchKernel) : -1,
+               "cancelled in the shim's flush: every launch that returned is recorded (%ld + 1)", made);
+    }
+    if (t)
+        obs_trace_free(t);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+/* Records kept + LOST records + "N records were lost" on stderr. */
+static long accounted(const struct obs_trace *t, const char *err)
+{
+    const char *p = strstr(err, " records were lost");
+    long unreported = 0;
+    if (p != NULL) {
+        while (p > err && p[-1] >= '0' && p[-1] <= '9')
+            p--;
+        unreported = strtol(p, NULL, 10);
+    }
+    return (long)t->ncalls + (long)t->records_lost + unreported;
+}
+
+/* The calls crash_app run N makes, as the shim records them. */
+static long calls_of_run(const char *n)
+{
+    const char *dir = new_dir("count");
+    const char *argv[] = {app, "run", n, NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), "OBS_SUMMARY=0", "OBS_JSON=0",
+                         "OBS_PHASES=off", NULL};
+    struct run_result r;
+    struct obs_trace *t;
+    long calls = -1;
+    shim_run(argv, env, 1, 60, &r);
+    if ((t = shim_trace_open(path_in(dir, "t.obs"))) != NULL) {
+        calls = (long)t->ncalls;
+        obs_trace_free(t);
+    }
+    run_result_free(&r);
+    return calls;
+}
+
+/* A file size limit, SIGXFSZ left at its default (it kills the writer). */
+static void test_file_size_limit(long total)
+{
+    const char *dir = new_dir("fsize");
+    const char *args[] = {"fsize", "20000", "150000", NULL};
+    /* OBS_PHASES=off: LOST counts records, and PHASE records would count. */
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), "OBS_BUFFER_RECORDS=1024", "OBS_SUMMARY=0",
+                         "OBS_PHASES=off", NULL};
+    struct run_result plain, shim;
+    struct obs_trace *t;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain("file size limit", &plain, &shim, 0, 0);
+    ok(strstr(shim.err, "File too large") != NULL, "file size limit: the shim says why");
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    if (!ok(t != NULL && t->ignored_bytes == 0, "file size limit: what was written reads back whole")) {
+        skip_block(2, "no trace");
+    } else {
+        ok(t->ncalls < (size_t)total, "file size limit: the limit was hit (%zu of %ld calls kept)", t->ncalls,
+           total);
+        is_int(total, accounted(t, shim.err), "file size limit: kept %zu + lost %llu + reported lost = %ld calls",
+               t->ncalls, (unsigned long long)t->records_lost, total);
+        obs_trace_free(t);
+    }
+    ok(report_reads(path_in(dir, "t.obs"), NULL), "file size limit: obs-report reads it");
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+/* name's full path on $PATH, or NULL. */
+static const char *on_path(const char *name)
+{
+    static char found[4200];
+    const char *path = getenv("PATH");
+    while (path != NULL && *path != '\0') {
+        size_t len = strcspn(path, ":");
+        snprintf(found, sizeof found, "%.*s/%s", (int)len, path, name);
+        if (len > 0 && access(found, X_OK) == 0)
+            return found;
+        path += len + (path[len] == ':');
+    }
+    return NULL;
+}
+
+/* A full file system: a 128 KiB tmpfs mounted in a user and mount
+ * namespace (unshare -Urm), where unprivileged namespaces are allowed. */
+static void test_full_fs(long total)
+{
+    const char *dir = new_dir("fullfs"), *keep = new_dir("fullfs-copy");
+    const char *found = on_path("unshare");
+    char unshare[4200], preload[4400], script[512];
+    struct run_result r, plain, shim;
+    struct obs_trace *t;
+
+    if (found == NULL) {
+        skip_block(6, "no unshare(1)");
+        return;
+    }
+    snprintf(unshare, sizeof unshare, "%s", found);
+    {
+        const char *probe[] = {unshare, "-Urm", "true", NULL};
+        if (run_program(probe, NULL, 30, &r) != 0)
+            bail("cannot run %s", unshare);
+    }
+    if (!r.exited || r.status != 0) {
+        run_result_free(&r);
+        skip_block(6, "no user namespace with a mount of our own here (unshare -Urm failed)");
+        return;
+    }
+    run_result_free(&r);
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", shim_lib());
+    /* $1 the mount point, $2 where to copy the trace to before the mount
+     * goes away with the namespace; the rest is the command. */
+    snprintf(script, sizeof script,
+             "d=$1; k=$2; shift 2; mount -t tmpfs -o size=128k tmpfs \"$d\" || exit 99; "
+             "\"$@\"; st=$?; cp \"$d\"/t.obs \"$k\"/ 2>/dev/null; exit $st");
+    {
+        const char *argv[] = {app, "run", "20000", NULL};
+        const char *env[] = {libpath, NULL};
+        shim_run(argv, env, 0, 60, &plain);
+    }
+    {
+        const char *argv[] = {unshare, "-Urm", "sh", "-c", script, "sh", dir, keep, "env", preload, app, "run",
+                              "20000", NULL};
+        const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), "OBS_BUFFER_RECORDS=1024",
+                             "OBS_SUMMARY=0", "OBS_JSON=0", "OBS_PHASES=off", NULL};
+        shim_run(argv, env, 0, 60, &shim);
+    }
+    if (shim.exited && shim.status == 99) {
+        skip_block(6, "cannot mount a tmpfs in the namespace");
+    } else {
+        same_as_plain("full file system", &plain, &shim, 0, 0);
+        ok(strstr(shim.err, "No space left on device") != NULL, "full file system: the shim says why");
+        t = shim_trace_open(path_in(keep, "t.obs"));
+        if (!ok(t != NULL && t->ignored_bytes == 0, "full file system: what was written reads back whole")) {
+            skip_block(2, "no trace");
+        } else {
+            ok(t->ncalls < (size_t)total, "full file system: it filled up (%zu of %ld calls kept)", t->ncalls,
+               total);
+            is_int(total, accounted(t, shim.err),
+                   "full file system: kept %zu + lost %llu + reported lost = %ld calls", t->ncalls,
+                   (unsigned long long)t->records_lost, total);
+            obs_trace_free(t);
+        }
+    }
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+/* The output directory removed (rm -rf) while the app runs. */
+static void test_dir_removed(void)
+{
+    const char *dir = new_dir("removed");
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), "OBS_BUFFER_RECORDS=1024", NULL};
+    struct run_result plain, shim;
+    struct stat st;
+
+    /* the plain run removes the directory too: make it again between */
+    {
+        const char *argv[] = {app, "rmdir", "5000", dir, NULL};
+        const char *plain_env[] = {libpath, NULL};
+        shim_run(argv, plain_env, 0, 60, &plain);
+        if (mkdir(dir, 0755) != 0)
+            bail("mkdir %s: %s", dir, strerror(errno));
+        shim_run(argv, env, 1, 60, &shim);
+    }
+    same_as_plain("output directory removed", &plain, &shim, 0, 0);
+    is_int(1, (long long)warning_lines(shim.err), "output directory removed: one warning");
+    ok(strstr(shim.err, "was deleted while the program ran") != NULL, "output directory removed: it says so");
+    ok(strstr(shim.err, "obsshim: wrote") == NULL, "output directory removed: no claim to have written it");
+    ok(stat(dir, &st) != 0 && errno == ENOENT, "output directory removed: the shim did not make it again");
+    if (mkdir(dir, 0755) != 0)
+        bail("mkdir %s: %s", dir, strerror(errno));
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+int main(void)
+{
+    long total;
+
+    app = shim_build_path("tests/apps/crash_app");
+    if (!test_executable(app))
+        skip_all("%s not built", app);
+    shim_lib();
+    snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    plan_lazy();
+
+    test_sigkill();
+    test_caught("SIGSEGV", "segv", SIGSEGV, 0, "SIGSEGV");
+    test_caught("abort()", "abort", SIGABRT, 0, "SIGABRT");
+    test_caught("_exit()", "_exit", 0, 5, "_exit");
+    test_thread_exit();
+    test_cancel();
+    total = calls_of_run("20000");
+    test_file_size_limit(total);
+    test_full_fs(total);
+    test_dir_removed();
+    return 0;
+}
