@@ -23,7 +23,9 @@
  *     the app runs on, records kept + LOST records + those reported lost on
  *     stderr = every call;
  *   - the output directory removed during the run: one warning saying so,
- *     no "wrote" line, nothing re-created. */
+ *     no "wrote" line, nothing re-created;
+ *   - stderr a pipe whose reader has quit: the shim's exit-time summary
+ *     does not kill the app with SIGPIPE. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -555,6 +557,28 @@ static void test_full_fs(long total)
     run_result_free(&shim);
 }
 
+/* Its stderr a pipe nobody reads any more: the shim's exit-time lines and
+ * summary must not kill the app with SIGPIPE. */
+static void test_closed_stderr(void)
+{
+    const char *dir = new_dir("closed-stderr");
+    const char *args[] = {"closed-stderr", "1000", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), NULL};
+    struct run_result plain, shim;
+    struct obs_trace *t;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain("stderr a closed pipe", &plain, &shim, 0, 0);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    is_int(1000, t ? (long long)trace_api_count(t, OBS_API_cudaLaunchKernel) : -1,
+           "stderr a closed pipe: the trace is complete");
+    ok(t != NULL && strcmp(meta_or(t, "end", ""), "exit") == 0, "stderr a closed pipe: ended by exit");
+    if (t)
+        obs_trace_free(t);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
 /* The output directory removed (rm -rf) while the app runs. */
 static void test_dir_removed(void)
 {
@@ -605,5 +629,6 @@ int main(void)
     test_file_size_limit(total);
     test_full_fs(total);
     test_dir_removed();
+    test_closed_stderr();
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,17 +10,59 @@
 
 #define OBS_LOG_PREFIX "obsshim: "
 
+static void guarded_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGPIPE);
+    sigaddset(set, SIGXFSZ);
+}
+
+void obs_write_guard_begin(struct obs_write_guard *g)
+{
+    sigset_t set, pending;
+    guarded_signals(&set);
+    pthread_sigmask(SIG_BLOCK, &set, &g->old);
+    if (sigpending(&pending) != 0)
+        sigemptyset(&pending);
+    g->pipe_was_pending = sigismember(&pending, SIGPIPE) == 1;
+    g->xfsz_was_pending = sigismember(&pending, SIGXFSZ) == 1;
+}
+
+static void take_back(int sig)
+{
+    sigset_t one;
+    const struct timespec now = {0, 0};
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigtimedwait(&one, NULL, &now);
+}
+
+void obs_write_guard_end(struct obs_write_guard *g)
+{
+    sigset_t pending;
+    if (sigpending(&pending) == 0) {
+        if (!g->pipe_was_pending && sigismember(&pending, SIGPIPE) == 1)
+            take_back(SIGPIPE);
+        if (!g->xfsz_was_pending && sigismember(&pending, SIGXFSZ) == 1)
+            take_back(SIGXFSZ);
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 static void write_all_stderr(const char *text, size_t len)
 {
+    struct obs_write_guard g;
+    obs_write_guard_begin(&g);
     while (len > 0) {
         ssize_t n = write(STDERR_FILENO, text, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return; /* stderr closed or full: nothing better to do */
+            break; /* stderr closed or full: nothing better to do */
         text += n;
         len -= (size_t)n;
     }
+    obs_write_guard_end(&g);
 }
 
 /* One line, one write(2), so that lines of concurrent processes do not mix. */

@@ -3,7 +3,9 @@
 #ifndef OBS_LOG_H
 #define OBS_LOG_H
 
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #if defined(__GNUC__)
 #define OBS_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -22,5 +24,19 @@ void obs_log_warn_once(atomic_int *once, const char *fmt, ...) OBS_PRINTF(2, 3);
 void obs_log_signal_safe(const char *first, ...);
 /* Decimal text of v into buf (at least 21 bytes); returns buf. Signal-safe. */
 char *obs_log_u64(char *buf, unsigned long long v);
+
+/* The shim's own writes must not raise a signal in the app: SIGPIPE (its
+ * stderr a closed pipe: `app 2>&1 | head`) or SIGXFSZ (the trace past
+ * RLIMIT_FSIZE), whose default actions kill it and whose handlers are the
+ * app's. Between begin and end both are blocked on the calling thread; one
+ * that a write in between raised is taken back before they are unblocked
+ * (the write fails with EPIPE or EFBIG instead); one already pending stays.
+ * Async-signal-safe. */
+struct obs_write_guard {
+    sigset_t old;
+    bool pipe_was_pending, xfsz_was_pending;
+};
+void obs_write_guard_begin(struct obs_write_guard *g);
+void obs_write_guard_end(struct obs_write_guard *g);
 
 #endif

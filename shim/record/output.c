@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,35 +77,9 @@ static bool fd_is_ours(void)
 }
 
 /* A write past RLIMIT_FSIZE raises SIGXFSZ, whose default action kills the
- * process (and a handler of the app's would run for our write). It is
- * blocked around each of our writes, and one that our write raised is taken
- * back before it is unblocked; the write fails with EFBIG, as on a full
- * disk. A SIGXFSZ already pending stays pending. Async-signal-safe. */
-struct xfsz_guard {
-    sigset_t old;
-    bool was_pending;
-};
-
-static void xfsz_block(struct xfsz_guard *g)
-{
-    sigset_t set, pending;
-    sigemptyset(&set);
-    sigaddset(&set, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &set, &g->old);
-    g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
-}
-
-static void xfsz_unblock(struct xfsz_guard *g)
-{
-    sigset_t set, pending;
-    sigemptyset(&set);
-    sigaddset(&set, SIGXFSZ);
-    if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1) {
-        const struct timespec now = {0, 0};
-        sigtimedwait(&set, NULL, &now);
-    }
-    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
+ * process: each of our writes (and the exit-time JSON and summary, which
+ * may also meet a closed stderr pipe) runs under obs_write_guard (log.h),
+ * so that it fails with EFBIG (EPIPE) instead, as on a full disk. */
 
 void obs_output_set_pattern(const char *prepared)
 {
@@ -250,10 +223,10 @@ bool obs_output_ensure_open_locked(void)
         obs_log_warn("%s%s exists; writing %s%s instead", wanted, OBS_TRACE_SUFFIX, obs_out.prefix,
                      OBS_TRACE_SUFFIX);
     {
-        struct xfsz_guard g;
-        xfsz_block(&g);
+        struct obs_write_guard g;
+        obs_write_guard_begin(&g);
         rc = write_preamble(fd);
-        xfsz_unblock(&g);
+        obs_write_guard_end(&g);
     }
     if (rc != 0) {
         char path[sizeof obs_out.prefix + 8];
@@ -300,15 +273,15 @@ static void undo_partial_write(off_t before, int err)
 int obs_output_write_records_locked(uint32_t tid, uint64_t first_index, const union obs_record *recs,
                                     uint32_t n)
 {
-    struct xfsz_guard g;
+    struct obs_write_guard g;
     off_t before;
     int rc;
     if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
         return -EBADF;
     before = lseek(obs_out.fd, 0, SEEK_CUR);
-    xfsz_block(&g);
+    obs_write_guard_begin(&g);
     rc = obs_trace_write_records(obs_out.fd, tid, first_index, recs, n);
-    xfsz_unblock(&g);
+    obs_write_guard_end(&g);
     if (rc != 0)
         undo_partial_write(before, rc);
     return rc;
@@ -316,7 +289,7 @@ int obs_output_write_records_locked(uint32_t tid, uint64_t first_index, const un
 
 int obs_output_write_string_locked(uint32_t id, uint32_t kind, const char *text, size_t len)
 {
-    struct xfsz_guard g;
+    struct obs_write_guard g;
     off_t before;
     int rc;
     if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
@@ -324,9 +297,9 @@ int obs_output_write_string_locked(uint32_t id, uint32_t kind, const char *text,
     if (len > UINT32_MAX)
         return -EINVAL;
     before = lseek(obs_out.fd, 0, SEEK_CUR);
-    xfsz_block(&g);
+    obs_write_guard_begin(&g);
     rc = obs_trace_write_string(obs_out.fd, id, kind, text, (uint32_t)len);
-    xfsz_unblock(&g);
+    obs_write_guard_end(&g);
     if (rc != 0)
         undo_partial_write(before, rc);
     return rc;
@@ -334,15 +307,15 @@ int obs_output_write_string_locked(uint32_t id, uint32_t kind, const char *text,
 
 int obs_output_write_strings_locked(const void *entries, uint32_t bytes)
 {
-    struct xfsz_guard g;
+    struct obs_write_guard g;
     off_t before;
     int rc;
     if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
         return -EBADF;
     before = lseek(obs_out.fd, 0, SEEK_CUR);
-    xfsz_block(&g);
+    obs_write_guard_begin(&g);
     rc = obs_trace_write_strings(obs_out.fd, entries, bytes);
-    xfsz_unblock(&g);
+    obs_write_guard_end(&g);
     if (rc != 0)
         undo_partial_write(before, rc);
     return rc;
@@ -350,15 +323,15 @@ int obs_output_write_strings_locked(const void *entries, uint32_t bytes)
 
 int obs_output_write_meta_locked(const char *text, size_t len)
 {
-    struct xfsz_guard g;
+    struct obs_write_guard g;
     off_t before;
     int rc;
     if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
         return -EBADF;
     before = lseek(obs_out.fd, 0, SEEK_CUR);
-    xfsz_block(&g);
+    obs_write_guard_begin(&g);
     rc = obs_trace_write_meta(obs_out.fd, text, len);
-    xfsz_unblock(&g);
+    obs_write_guard_end(&g);
     if (rc != 0)
         undo_partial_write(before, rc);
     return rc;
@@ -388,11 +361,11 @@ void obs_output_postprocess(void)
     }
     err[0] = '\0';
     {
-        struct xfsz_guard g; /* the JSON past a file size limit fails; it does not kill the app */
-        xfsz_block(&g);
+        struct obs_write_guard g; /* the JSON past a file size limit, the summary to a closed pipe: they fail */
+        obs_write_guard_begin(&g);
         rc = obs_trace_postprocess(obs_path, obs_cfg.json ? json_path : NULL,
                                    obs_cfg.summary ? STDERR_FILENO : -1, err, sizeof err);
-        xfsz_unblock(&g);
+        obs_write_guard_end(&g);
     }
     if (rc != 0) {
         /* err already names the file it is about (the trace or the JSON). */

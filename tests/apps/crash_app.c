@@ -21,6 +21,10 @@
  *                   (RLIMIT_FSIZE, SIGXFSZ left at its default: a write
  *                   past the limit kills the writer), then N launches;
  *                   returns 0
+ *   closed-stderr N  stderr made a pipe whose reader is gone (as under
+ *                   `app 2>&1 | head` once head has quit), then N
+ *                   launches; returns 0 (the app itself writes nothing
+ *                   there: a write would raise SIGPIPE)
  *   run N           N launches; returns 0
  * Stdout (unbuffered, the same with and without the shim): "launches N"
  * before the ending, "done" on the paths that return. Numbers that depend
@@ -197,6 +201,13 @@ int main(int argc, char **argv)
         return 1;
     if (strcmp(mode, "cancel") == 0)
         return cancel(n, s);
+    if (strcmp(mode, "closed-stderr") == 0) {
+        int p[2];
+        if (pipe(p) != 0 || dup2(p[1], STDERR_FILENO) < 0)
+            return 1;
+        close(p[0]);
+        close(p[1]);
+    }
     launch_n(n, s);
     say("launches %ld\n", n);
     if (strcmp(mode, "sigkill") == 0)
@@ -212,7 +223,7 @@ int main(int argc, char **argv)
     else if (strcmp(mode, "rmdir") == 0) {
         remove_tree(argv[3]);
         launch_n(n, s);
-    } else if (strcmp(mode, "run") != 0 && strcmp(mode, "fsize") != 0) {
+    } else if (strcmp(mode, "run") != 0 && strcmp(mode, "fsize") != 0 && strcmp(mode, "closed-stderr") != 0) {
         fprintf(stderr, "crash_app: unknown mode %s\n", mode);
         return 2;
     }
