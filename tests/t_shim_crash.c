@@ -10,7 +10,8 @@
  *     and has no end mark (obs-report says so); cut inside a chunk, it still
  *     reads up to the last complete record;
  *   - SIGSEGV in the app, abort(), _exit(): every call is in the trace,
- *     which is marked ended by that signal or call;
+ *     which is marked ended by that signal or call; _exit() in a vfork
+ *     child leaves the parent's trace alone;
  *   - exit() from a thread while four others launch: every thread's records
  *     are the first calls the runtime saw from it, at least those made
  *     before exit was called, none lost;
@@ -557,6 +558,31 @@ static void test_full_fs(long total)
     run_result_free(&shim);
 }
 
+/* A vfork child calling _exit shares the parent's memory: it must neither
+ * write the parent's buffers nor close its trace. */
+static void test_vfork_exit(void)
+{
+    const char *dir = new_dir("vfork");
+    const char *args[] = {"vfork", "500", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, NULL};
+    struct run_result plain, shim;
+    struct obs_trace *t;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain("_exit() in a vfork child", &plain, &shim, 0, 0);
+    ok(strstr(shim.err, "_exit: wrote") == NULL, "_exit() in a vfork child: the child wrote nothing");
+    is_int(1, (long long)dir_count_suffix(dir, ".obs", NULL, 0), "_exit() in a vfork child: one trace");
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    is_int(1000, t ? (long long)trace_api_count(t, OBS_API_cudaLaunchKernel) : -1,
+           "_exit() in a vfork child: the parent's launches before and after it are all recorded");
+    ok(t != NULL && strcmp(meta_or(t, "end", ""), "exit") == 0 && t->records_lost == 0,
+       "_exit() in a vfork child: the parent's trace ended by its exit, nothing lost");
+    if (t)
+        obs_trace_free(t);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
 /* Its stderr a pipe nobody reads any more: the shim's exit-time lines and
  * summary must not kill the app with SIGPIPE. */
 static void test_closed_stderr(void)
@@ -623,6 +649,7 @@ int main(void)
     test_caught("SIGSEGV", "segv", SIGSEGV, 0, "SIGSEGV");
     test_caught("abort()", "abort", SIGABRT, 0, "SIGABRT");
     test_caught("_exit()", "_exit", 0, 5, "_exit");
+    test_vfork_exit();
     test_thread_exit();
     test_cancel();
     total = calls_of_run("20000");

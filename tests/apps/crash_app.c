@@ -25,6 +25,8 @@
  *                   `app 2>&1 | head` once head has quit), then N
  *                   launches; returns 0 (the app itself writes nothing
  *                   there: a write would raise SIGPIPE)
+ *   vfork N         N launches, then a vfork child that calls _exit(0) at
+ *                   once (as a failed exec does), then N more; returns 0
  *   run N           N launches; returns 0
  * Stdout (unbuffered, the same with and without the shim): "launches N"
  * before the ending, "done" on the paths that return. Numbers that depend
@@ -40,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "abi/cuda_abi.h"
@@ -210,17 +213,23 @@ int main(int argc, char **argv)
     }
     launch_n(n, s);
     say("launches %ld\n", n);
-    if (strcmp(mode, "sigkill") == 0)
+    if (strcmp(mode, "sigkill") == 0) {
         kill(getpid(), SIGKILL);
-    else if (strcmp(mode, "segv") == 0) {
+    } else if (strcmp(mode, "segv") == 0) {
         volatile uintptr_t null_address = 0; /* opaque to the compiler: a real store, not a trap */
         *(volatile int *)null_address = 1;
-    }
-    else if (strcmp(mode, "abort") == 0)
+    } else if (strcmp(mode, "abort") == 0) {
         abort();
-    else if (strcmp(mode, "_exit") == 0)
+    } else if (strcmp(mode, "_exit") == 0) {
         _exit(5);
-    else if (strcmp(mode, "rmdir") == 0) {
+    } else if (strcmp(mode, "vfork") == 0) {
+        pid_t child = vfork();
+        if (child == 0)
+            _exit(0); /* shares our memory: the shim must not write or close our trace */
+        if (child < 0 || waitpid(child, NULL, 0) != child)
+            return 1;
+        launch_n(n, s);
+    } else if (strcmp(mode, "rmdir") == 0) {
         remove_tree(argv[3]);
         launch_n(n, s);
     } else if (strcmp(mode, "run") != 0 && strcmp(mode, "fsize") != 0 && strcmp(mode, "closed-stderr") != 0) {
