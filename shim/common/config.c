@@ -43,6 +43,26 @@ static int load_switch(obs_env_lookup lookup, const char *name, int fallback, in
     return 0;
 }
 
+static int load_summary(obs_env_lookup lookup, enum obs_summary_mode *out)
+{
+    const char *text = lookup("OBS_SUMMARY");
+    int value;
+    *out = OBS_SUMMARY_BRIEF;
+    if (text == NULL)
+        return 0;
+    if (strcasecmp(text, "full") == 0) {
+        *out = OBS_SUMMARY_FULL;
+        return 0;
+    }
+    value = parse_switch(text);
+    if (value < 0) {
+        obs_log_warn("OBS_SUMMARY=%s: expected 0, 1 or full; using the default 1", text);
+        return 1;
+    }
+    *out = value ? OBS_SUMMARY_BRIEF : OBS_SUMMARY_OFF;
+    return 0;
+}
+
 static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time_mode *out)
 {
     const char *text = lookup("OBS_GPU_TIME");
@@ -182,7 +202,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     bad += load_switch(lookup, "OBS_ENABLE", 1, &cfg->enable);
     bad += load_output(lookup, cfg->output, sizeof cfg->output);
     bad += load_switch(lookup, "OBS_JSON", 1, &cfg->json);
-    bad += load_switch(lookup, "OBS_SUMMARY", 1, &cfg->summary);
+    bad += load_summary(lookup, &cfg->summary);
     bad += load_gpu_time(lookup, &cfg->gpu_time);
     bad += load_clock(lookup, &cfg->clock);
     bad += load_buffer_records(lookup, &cfg->buffer_records);

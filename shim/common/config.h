@@ -21,6 +21,9 @@
 #define OBS_GEN_GAP_MS_MAX 3600000u
 
 enum obs_gpu_time_mode { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1 };
+/* OBS_SUMMARY: 0 = none, 1 = the brief summary that fits a screen, full =
+ * every table (per generation too), as `obs-report summary` prints it. */
+enum obs_summary_mode { OBS_SUMMARY_OFF = 0, OBS_SUMMARY_BRIEF = 1, OBS_SUMMARY_FULL = 2 };
 /* OBS_CLOCK: auto = the TSC where the kernel keeps time with it (clock.h);
  * tsc = the same, with a warning where it cannot be used; monotonic =
  * clock_gettime always. */
@@ -30,7 +33,7 @@ struct obs_config {
     int enable;                  /* OBS_ENABLE: 0 = loaded but records nothing */
     char output[OBS_OUTPUT_MAX]; /* OBS_OUTPUT: file prefix pattern (output_path.h) */
     int json;                    /* OBS_JSON: write <prefix>.json at exit */
-    int summary;                 /* OBS_SUMMARY: print the summary to stderr at exit */
+    enum obs_summary_mode summary; /* OBS_SUMMARY: which summary to print on stderr at exit */
     enum obs_gpu_time_mode gpu_time;  /* OBS_GPU_TIME: off | events */
     enum obs_clock_want clock;   /* OBS_CLOCK: auto | tsc | monotonic */
     uint32_t buffer_records;     /* OBS_BUFFER_RECORDS: records per thread buffer */

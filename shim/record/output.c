@@ -364,7 +364,8 @@ void obs_output_postprocess(void)
         struct obs_write_guard g; /* the JSON past a file size limit, the summary to a closed pipe: they fail */
         obs_write_guard_begin(&g);
         rc = obs_trace_postprocess(obs_path, obs_cfg.json ? json_path : NULL,
-                                   obs_cfg.summary ? STDERR_FILENO : -1, err, sizeof err);
+                                   obs_cfg.summary != OBS_SUMMARY_OFF ? STDERR_FILENO : -1,
+                                   obs_cfg.summary != OBS_SUMMARY_FULL, err, sizeof err);
         obs_write_guard_end(&g);
     }
     if (rc != 0) {

@@ -426,6 +426,63 @@ out:
     return rc;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* v[0..n) sorted ascending, n > 0. */
+static double sorted_median(const double *v, size_t n)
+{
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* Nearest rank of the 90th percentile: ceil(0.9 n), 1-based, in integers. */
+static size_t rank_p90(size_t n)
+{
+    return (9 * n + 9) / 10;
+}
+
+int obs_generation_spread_compute(const struct obs_phase_stats *s, struct obs_generation_spread *out)
+{
+    double *ttft, *tokens;
+    size_t i;
+
+    memset(out, 0, sizeof *out);
+    ttft = malloc((s->ngens ? s->ngens : 1) * sizeof *ttft);
+    tokens = malloc((s->ngens ? s->ngens : 1) * sizeof *tokens);
+    if (ttft == NULL || tokens == NULL) {
+        free(ttft);
+        free(tokens);
+        return -1;
+    }
+    for (i = 0; i < s->ngens; i++) {
+        const struct obs_generation_row *g = &s->gens[i];
+        if (!g->in_best)
+            continue;
+        if (g->ttft_defined)
+            ttft[out->ttft_n++] = g->ttft_ms;
+        if (g->tokens_defined)
+            tokens[out->tokens_n++] = g->tokens_per_s;
+    }
+    qsort(ttft, out->ttft_n, sizeof *ttft, cmp_double);
+    qsort(tokens, out->tokens_n, sizeof *tokens, cmp_double);
+    if (out->ttft_n) {
+        out->ttft_best_ms = ttft[0];
+        out->ttft_median_ms = sorted_median(ttft, out->ttft_n);
+        out->ttft_p90_ms = ttft[rank_p90(out->ttft_n) - 1];
+    }
+    if (out->tokens_n) {
+        out->tokens_best = tokens[out->tokens_n - 1];
+        out->tokens_median = sorted_median(tokens, out->tokens_n);
+        out->tokens_p90 = tokens[out->tokens_n - rank_p90(out->tokens_n)];
+    }
+    free(ttft);
+    free(tokens);
+    return 0;
+}
+
 int obs_report_phases_csv(const struct obs_trace *t, FILE *out)
 {
     struct obs_phase_stats s;

@@ -82,6 +82,20 @@ struct obs_phase_stats {
 int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s);
 void obs_phase_stats_free(struct obs_phase_stats *s);
 
+/* How TTFT and tokens/s spread over the generations counted for the bests
+ * (in_best), for the brief summary: the best (as best_*), the median (the
+ * mean of the two middle values for an even count) and p90, the value that
+ * 9 in 10 of them do at least as well as: the 90th percentile of TTFT
+ * (lower is better) and the 10th of tokens/s (higher is better), by
+ * nearest rank. n = 0: nothing defined. */
+struct obs_generation_spread {
+    size_t ttft_n, tokens_n;
+    double ttft_best_ms, ttft_median_ms, ttft_p90_ms;
+    double tokens_best, tokens_median, tokens_p90;
+};
+/* Returns 0, or -1 (out of memory). */
+int obs_generation_spread_compute(const struct obs_phase_stats *s, struct obs_generation_spread *out);
+
 /* The name a phase row shows: its phase name or "(phase id N)". buf: 32 bytes. */
 const char *obs_phase_row_name(const struct obs_phase_row *r, char *buf, size_t len);
 

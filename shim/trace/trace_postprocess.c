@@ -48,8 +48,9 @@ static int write_json(const struct obs_trace *t, const char *json_path, char *er
     return rc;
 }
 
-static int write_summary(const struct obs_trace *t, int fd, char *err, size_t errlen)
+static int write_summary(const struct obs_trace *t, int fd, int brief, char *err, size_t errlen)
 {
+    struct obs_summary_options opt = {0, brief};
     int copy = dup(fd);
     FILE *f;
     int rc;
@@ -61,7 +62,7 @@ static int write_summary(const struct obs_trace *t, int fd, char *err, size_t er
         return -1;
     }
     setvbuf(f, NULL, _IOFBF, 1 << 16); /* few writes, not one per line */
-    rc = obs_report_summary(t, f, NULL);
+    rc = obs_report_summary(t, f, &opt);
     if (fclose(f) != 0 && rc == 0)
         rc = -1;
     if (rc != 0)
@@ -69,8 +70,8 @@ static int write_summary(const struct obs_trace *t, int fd, char *err, size_t er
     return rc;
 }
 
-int obs_trace_postprocess(const char *obs_path, const char *json_path, int summary_fd, char *err,
-                          size_t errlen)
+int obs_trace_postprocess(const char *obs_path, const char *json_path, int summary_fd, int summary_brief,
+                          char *err, size_t errlen)
 {
     struct obs_trace *t;
     char reason[256];
@@ -84,7 +85,7 @@ int obs_trace_postprocess(const char *obs_path, const char *json_path, int summa
     }
     if (json_path)
         rc = write_json(t, json_path, err, errlen);
-    if (summary_fd >= 0 && write_summary(t, summary_fd, rc ? reason : err, rc ? sizeof reason : errlen) != 0)
+    if (summary_fd >= 0 && write_summary(t, summary_fd, summary_brief, rc ? reason : err, rc ? sizeof reason : errlen) != 0)
         rc = -1;
     obs_trace_free(t);
     return rc;

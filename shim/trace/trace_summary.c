@@ -205,30 +205,57 @@ static void print_header(const struct obs_trace *t, FILE *out)
                                      : "");
 }
 
-static int print_kernels(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
+/* Brief: the OBS_SUMMARY_BRIEF_KERNELS names with the most time (the stats
+ * come sorted by total time) and the rest in one row, the launches left out
+ * said in the title; a fold of one row would save nothing, so it is shown. */
+static int print_kernels(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f, int brief)
 {
     static const char *const head[] = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)",
                                        "Min (ns)", "Max (ns)",        "StdDev (ns)", "Name"};
     struct obs_kernel_stats ks;
     struct table tb;
-    size_t i;
+    size_t i, shown;
 
     if (obs_kernel_stats_compute(t, f, &ks) != 0)
         return -1;
-    fprintf(out, "\nKernels (%s)\n", ks.gpu_time ? "GPU time" : "host API time: the trace has no GPU time for kernels");
+    shown = brief && ks.nrows > OBS_SUMMARY_BRIEF_KERNELS + 1 ? OBS_SUMMARY_BRIEF_KERNELS : ks.nrows;
+    fprintf(out, "\nKernels (%s", ks.gpu_time ? "GPU time" : "host API time: the trace has no GPU time for kernels");
+    if (shown < ks.nrows)
+        fprintf(out, "; the %zu of %zu names with the most time, the rest in one row", shown, ks.nrows);
+    if (brief && ks.skipped)
+        fprintf(out, "; launches without GPU time, not counted: %llu", (unsigned long long)ks.skipped);
+    fprintf(out, ")\n");
     if (ks.nrows == 0) {
         fprintf(out, " no kernel launches recorded\n");
     } else {
         table_init(&tb, 9, head, 0);
-        for (i = 0; i < ks.nrows; i++) {
+        for (i = 0; i < shown; i++) {
             const struct obs_duration_stats *s = &ks.rows[i].st;
             table_row(&tb, f1s(ks.rows[i].pct), u64s(s->total), u64s(s->count), f1s(s->avg), f1s(s->median),
                       u64s(s->min), u64s(s->max), f1s(s->stddev), ks.rows[i].name);
         }
+        if (shown < ks.nrows) {
+            uint64_t total = 0, count = 0, min = UINT64_MAX, max = 0;
+            double pct = 0;
+            char name[64];
+            for (i = shown; i < ks.nrows; i++) {
+                const struct obs_duration_stats *s = &ks.rows[i].st;
+                pct += ks.rows[i].pct;
+                total += s->total;
+                count += s->count;
+                if (s->min < min)
+                    min = s->min;
+                if (s->max > max)
+                    max = s->max;
+            }
+            snprintf(name, sizeof name, "(%zu other kernels)", ks.nrows - shown);
+            table_row(&tb, f1s(pct), u64s(total), u64s(count), f1s(count ? (double)total / (double)count : 0.0),
+                      "-", u64s(count ? min : 0), u64s(max), "-", name);
+        }
         table_print(&tb, out);
         table_free(&tb);
     }
-    if (ks.skipped)
+    if (!brief && ks.skipped)
         fprintf(out, " (launches without GPU time, not counted: %llu)\n", (unsigned long long)ks.skipped);
     obs_kernel_stats_free(&ks);
     return 0;
@@ -239,85 +266,134 @@ static const char *gbps(uint64_t bytes, uint64_t ns)
     return ns ? f2s((double)bytes / (double)ns) : "-";
 }
 
+/* Copies (by direction; a direction this reader does not know counts as
+ * OBS_DIR_COUNT) or memsets (all in [0]) that a filter keeps, with the time
+ * base the tables use for that kind. */
+struct transfer_sums {
+    int gpu_mode;
+    uint64_t count[OBS_DIR_COUNT + 1], bytes[OBS_DIR_COUNT + 1], ns[OBS_DIR_COUNT + 1];
+    uint64_t counted, skipped; /* skipped: no GPU span in GPU mode */
+};
+
+static void sum_transfers(const struct obs_trace *t, const struct obs_call_filter *f, unsigned kind,
+                          struct transfer_sums *s)
+{
+    size_t i;
+    memset(s, 0, sizeof *s);
+    s->gpu_mode = kind_has_gpu_time(t, kind);
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        unsigned d = kind == OBS_KIND_MEMCPY ? obs_call_direction(c) : 0;
+        uint64_t x;
+        if (c->kind != kind || !obs_call_filter_match(t, c, f))
+            continue;
+        if (d >= OBS_DIR_COUNT)
+            d = OBS_DIR_COUNT;
+        if (!call_time(t, c, s->gpu_mode, &x)) {
+            s->skipped++;
+            continue;
+        }
+        s->count[d]++;
+        s->bytes[d] += c->u.bytes;
+        s->ns[d] += x;
+        s->counted++;
+    }
+}
+
+static const char *direction_label(size_t d)
+{
+    return d == OBS_DIR_NONE ? "unknown" : d == OBS_DIR_COUNT ? "other" : obs_direction_name((unsigned)d);
+}
+
 static int print_copies(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
 {
     static const char *const head[] = {"Count", "Total Bytes", "Total Time (ns)", "Avg (ns)", "GB/s",
                                        "Direction"};
-    int gpu_mode = kind_has_gpu_time(t, OBS_KIND_MEMCPY);
-    uint64_t count[OBS_DIR_COUNT + 1] = {0}, bytes[OBS_DIR_COUNT + 1] = {0}, ns[OBS_DIR_COUNT + 1] = {0};
-    size_t i, skipped = 0, any = 0;
+    struct transfer_sums cs;
+    size_t i;
     struct table tb;
 
-    for (i = 0; i < t->ncalls; i++) {
-        const struct obs_call *c = &t->calls[i];
-        unsigned d = obs_call_direction(c);
-        uint64_t x;
-        if (c->kind != OBS_KIND_MEMCPY || !obs_call_filter_match(t, c, f))
-            continue;
-        if (d >= OBS_DIR_COUNT)
-            d = OBS_DIR_COUNT;
-        if (!call_time(t, c, gpu_mode, &x)) {
-            skipped++;
-            continue;
-        }
-        count[d]++;
-        bytes[d] += c->u.bytes;
-        ns[d] += x;
-        any++;
-    }
-    fprintf(out, "\nCopies by direction (%s)\n", gpu_mode ? "GPU time" : "host API time");
-    if (!any) {
+    sum_transfers(t, f, OBS_KIND_MEMCPY, &cs);
+    fprintf(out, "\nCopies by direction (%s)\n", cs.gpu_mode ? "GPU time" : "host API time");
+    if (!cs.counted) {
         fprintf(out, " no copies recorded\n");
     } else {
         table_init(&tb, 6, head, 0);
         for (i = 0; i <= OBS_DIR_COUNT; i++) {
-            const char *name = i == OBS_DIR_NONE ? "unknown" : i == OBS_DIR_COUNT ? "other" : obs_direction_name((unsigned)i);
-            if (!count[i])
+            if (!cs.count[i])
                 continue;
-            table_row(&tb, u64s(count[i]), u64s(bytes[i]), u64s(ns[i]), f1s((double)ns[i] / (double)count[i]),
-                      gbps(bytes[i], ns[i]), name);
+            table_row(&tb, u64s(cs.count[i]), u64s(cs.bytes[i]), u64s(cs.ns[i]),
+                      f1s((double)cs.ns[i] / (double)cs.count[i]), gbps(cs.bytes[i], cs.ns[i]), direction_label(i));
         }
         table_print(&tb, out);
         table_free(&tb);
     }
-    if (skipped)
-        fprintf(out, " (copies without GPU time, not counted: %llu)\n", (unsigned long long)skipped);
+    if (cs.skipped)
+        fprintf(out, " (copies without GPU time, not counted: %llu)\n", (unsigned long long)cs.skipped);
     return 0;
 }
 
 static int print_memsets(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
 {
     static const char *const head[] = {"Count", "Total Bytes", "Total Time (ns)", "Avg (ns)", "GB/s", "Name"};
-    int gpu_mode = kind_has_gpu_time(t, OBS_KIND_MEMSET);
-    uint64_t count = 0, bytes = 0, ns = 0;
-    size_t i, skipped = 0;
+    struct transfer_sums ms;
     struct table tb;
 
-    for (i = 0; i < t->ncalls; i++) {
-        const struct obs_call *c = &t->calls[i];
-        uint64_t x;
-        if (c->kind != OBS_KIND_MEMSET || !obs_call_filter_match(t, c, f))
-            continue;
-        if (!call_time(t, c, gpu_mode, &x)) {
-            skipped++;
-            continue;
-        }
-        count++;
-        bytes += c->u.bytes;
-        ns += x;
-    }
-    fprintf(out, "\nMemsets (%s)\n", gpu_mode ? "GPU time" : "host API time");
-    if (!count) {
+    sum_transfers(t, f, OBS_KIND_MEMSET, &ms);
+    fprintf(out, "\nMemsets (%s)\n", ms.gpu_mode ? "GPU time" : "host API time");
+    if (!ms.counted) {
         fprintf(out, " no memsets recorded\n");
     } else {
         table_init(&tb, 6, head, 0);
-        table_row(&tb, u64s(count), u64s(bytes), u64s(ns), f1s((double)ns / (double)count), gbps(bytes, ns),
-                  "memset");
+        table_row(&tb, u64s(ms.count[0]), u64s(ms.bytes[0]), u64s(ms.ns[0]),
+                  f1s((double)ms.ns[0] / (double)ms.count[0]), gbps(ms.bytes[0], ms.ns[0]), "memset");
         table_print(&tb, out);
         table_free(&tb);
     }
-    if (skipped)
-        fprintf(out, " (memsets without GPU time, not counted: %llu)\n", (unsigned long long)skipped);
+    if (ms.skipped)
+        fprintf(out, " (memsets without GPU time, not counted: %llu)\n", (unsigned long long)ms.skipped);
+    return 0;
+}
+
+/* Brief: copies by direction and memsets in one table (unknown and other
+ * directions in one row), what was left out said in the title. */
+static int print_transfers_brief(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
+{
+    static const char *const head[] = {"Count", "Total Bytes", "Total Time (ns)", "Avg (ns)", "GB/s",
+                                       "Direction"};
+    struct transfer_sums cs, ms;
+    int gpu_mode;
+    size_t i;
+    struct table tb;
+
+    sum_transfers(t, f, OBS_KIND_MEMCPY, &cs);
+    sum_transfers(t, f, OBS_KIND_MEMSET, &ms);
+    cs.count[OBS_DIR_NONE] += cs.count[OBS_DIR_COUNT];
+    cs.bytes[OBS_DIR_NONE] += cs.bytes[OBS_DIR_COUNT];
+    cs.ns[OBS_DIR_NONE] += cs.ns[OBS_DIR_COUNT];
+    gpu_mode = cs.counted || cs.skipped ? cs.gpu_mode : ms.gpu_mode;
+    fprintf(out, "\nCopies by direction and memsets (%s", gpu_mode ? "GPU time" : "host API time");
+    if (cs.skipped || ms.skipped)
+        fprintf(out, "; without GPU time, not counted: %llu cop%s, %llu memset%s", (unsigned long long)cs.skipped,
+                cs.skipped == 1 ? "y" : "ies", (unsigned long long)ms.skipped, ms.skipped == 1 ? "" : "s");
+    fprintf(out, ")\n");
+    if (!cs.counted && !ms.counted) {
+        fprintf(out, " no copies or memsets recorded\n");
+        return 0;
+    }
+    table_init(&tb, 6, head, 0);
+    for (i = 0; i < OBS_DIR_COUNT; i++) {
+        if (!cs.count[i])
+            continue;
+        table_row(&tb, u64s(cs.count[i]), u64s(cs.bytes[i]), u64s(cs.ns[i]),
+                  f1s((double)cs.ns[i] / (double)cs.count[i]), gbps(cs.bytes[i], cs.ns[i]), direction_label(i));
+    }
+    if (ms.counted)
+        table_row(&tb, u64s(ms.count[0]), u64s(ms.bytes[0]), u64s(ms.ns[0]),
+                  f1s((double)ms.ns[0] / (double)ms.count[0]), gbps(ms.bytes[0], ms.ns[0]),
+                  ms.gpu_mode == gpu_mode ? "memset" : ms.gpu_mode ? "memset (GPU time)" : "memset (host API time)");
+    table_print(&tb, out);
+    table_free(&tb);
     return 0;
 }
 
@@ -334,11 +410,12 @@ static int cmp_api_row(const void *a, const void *b)
     return strcmp(obs_api_name(x->api), obs_api_name(y->api));
 }
 
-static int print_apis(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
+/* Brief: the OBS_SUMMARY_BRIEF_APIS most called and the rest in one row. */
+static int print_apis(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f, int brief)
 {
     static const char *const head[] = {"Calls", "Total Time (ns)", "Avg (ns)", "Kind", "Name"};
     struct api_row rows[OBS_API_COUNT + 1];
-    size_t i, n = 0;
+    size_t i, n = 0, shown;
     struct table tb;
 
     memset(rows, 0, sizeof rows);
@@ -355,15 +432,29 @@ static int print_apis(const struct obs_trace *t, FILE *out, const struct obs_cal
         if (rows[i].calls)
             rows[n++] = rows[i];
     qsort(rows, n, sizeof *rows, cmp_api_row);
-    fprintf(out, "\nAPI calls (host time)\n");
+    shown = brief && n > OBS_SUMMARY_BRIEF_APIS + 1 ? OBS_SUMMARY_BRIEF_APIS : n;
+    fprintf(out, "\nAPI calls (host time");
+    if (shown < n)
+        fprintf(out, "; the %zu of %zu most called, the rest in one row", shown, n);
+    fprintf(out, ")\n");
     if (n == 0) {
         fprintf(out, " no calls recorded\n");
         return 0;
     }
     table_init(&tb, 5, head, 1u << 3);
-    for (i = 0; i < n; i++)
+    for (i = 0; i < shown; i++)
         table_row(&tb, u64s(rows[i].calls), u64s(rows[i].ns), f1s((double)rows[i].ns / (double)rows[i].calls),
                   obs_call_kind_name(obs_api_kind(rows[i].api)), obs_api_name(rows[i].api));
+    if (shown < n) {
+        uint64_t calls = 0, ns = 0;
+        char name[64];
+        for (i = shown; i < n; i++) {
+            calls += rows[i].calls;
+            ns += rows[i].ns;
+        }
+        snprintf(name, sizeof name, "(%zu other APIs)", n - shown);
+        table_row(&tb, u64s(calls), u64s(ns), f1s((double)ns / (double)calls), "-", name);
+    }
     table_print(&tb, out);
     table_free(&tb);
     return 0;
@@ -465,6 +556,52 @@ static int print_graphs(const struct obs_trace *t, FILE *out, const struct obs_c
     table_free(&tb);
     free(rows);
     return rc;
+}
+
+/* Brief: the graph launches in one line under the API table. */
+static int print_graphs_brief(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
+{
+    int gpu_mode = kind_has_gpu_time(t, OBS_KIND_GRAPH);
+    uint32_t *ids = NULL;
+    size_t i, j, nids = 0, launches = 0, skipped = 0;
+    uint64_t ns = 0;
+
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        const struct obs_graph *g;
+        uint64_t x;
+        uint32_t id;
+        if (c->kind != OBS_KIND_GRAPH || !obs_call_filter_match(t, c, f))
+            continue;
+        if (!call_time(t, c, gpu_mode, &x)) {
+            skipped++;
+            continue;
+        }
+        launches++;
+        ns += x;
+        g = obs_call_graph(t, c);
+        id = g ? g->id : 0;
+        for (j = 0; j < nids && ids[j] != id; j++)
+            ;
+        if (j == nids) {
+            uint32_t *grown = realloc(ids, (nids + 1) * sizeof *ids);
+            if (grown == NULL) {
+                free(ids);
+                return -1;
+            }
+            ids = grown;
+            ids[nids++] = id;
+        }
+    }
+    free(ids);
+    if (launches == 0 && skipped == 0)
+        return 0;
+    fprintf(out, "Graph launches (%s): %zu of %zu exec%s, %llu ns, avg %.1f ns", gpu_mode ? "GPU time" : "host API time",
+            launches, nids, nids == 1 ? "" : "s", (unsigned long long)ns, launches ? (double)ns / (double)launches : 0.0);
+    if (skipped)
+        fprintf(out, "; without GPU time, not counted: %zu", skipped);
+    fprintf(out, " (per exec: obs-report summary)\n");
+    return 0;
 }
 
 static const char *ms3(uint64_t ns)
@@ -590,6 +727,103 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     return 0;
 }
 
+/* Brief: the phases over all generations (the OBS_SUMMARY_BRIEF_PHASES
+ * with the most time, in order of first call, and the rest in one row),
+ * then one block for all generations: their count and the best, median and
+ * p90 of TTFT and tokens/s (trace_phases.h, obs_generation_spread). */
+static int print_phases_brief(const struct obs_trace *t, FILE *out)
+{
+    static const char *const head[] = {"Time (ns)", "Ranges", "Calls", "Launches", "Kernels", "Bytes", "Phase"};
+    struct obs_phase_stats s;
+    struct obs_generation_spread sp;
+    struct obs_phase_row rest;
+    unsigned char *keep;
+    struct table tb;
+    size_t i, k, shown;
+
+    if (obs_phase_stats_compute(t, &s) != 0)
+        return -1;
+    keep = calloc(s.nphases ? s.nphases : 1, 1);
+    if (keep == NULL || obs_generation_spread_compute(&s, &sp) != 0) {
+        free(keep);
+        obs_phase_stats_free(&s);
+        return -1;
+    }
+    shown = s.nphases > OBS_SUMMARY_BRIEF_PHASES + 1 ? OBS_SUMMARY_BRIEF_PHASES : s.nphases;
+    for (k = 0; k < shown; k++) { /* pick the next with the most time (timed first), then calls */
+        size_t best = s.nphases;
+        for (i = 0; i < s.nphases; i++) {
+            const struct obs_phase_row *r = &s.phases[i], *b = best < s.nphases ? &s.phases[best] : NULL;
+            if (keep[i])
+                continue;
+            if (b == NULL || r->timed > b->timed || (r->timed == b->timed && r->time_ns > b->time_ns) ||
+                (r->timed == b->timed && r->time_ns == b->time_ns && r->calls > b->calls))
+                best = i;
+        }
+        keep[best] = 1;
+    }
+    fprintf(out, "\nPhases over all generations (%s", s.gpu_time ? "GPU time" : "host API time");
+    if (shown < s.nphases)
+        fprintf(out, "; the %zu of %zu with the most time, the rest in one row", shown, s.nphases);
+    if (s.unlabelled_calls)
+        fprintf(out, "; calls outside any phase: %llu", (unsigned long long)s.unlabelled_calls);
+    if (t->bad_phase_records)
+        fprintf(out, "; PHASE records not used: %llu", (unsigned long long)t->bad_phase_records);
+    fprintf(out, ")\n");
+    if (s.nphases == 0) {
+        fprintf(out, " no calls inside phases\n");
+    } else {
+        memset(&rest, 0, sizeof rest);
+        table_init(&tb, 7, head, 0);
+        for (i = 0; i < s.nphases; i++) {
+            char buf[32];
+            const struct obs_phase_row *r = &s.phases[i];
+            if (!keep[i]) {
+                rest.time_ns += r->timed ? r->time_ns : 0;
+                rest.timed |= r->timed;
+                rest.ranges += r->ranges;
+                rest.calls += r->calls;
+                rest.launches += r->launches;
+                rest.kernels += r->kernels;
+                rest.bytes += r->bytes;
+                continue;
+            }
+            table_row(&tb, phase_time(r), u64s(r->ranges), u64s(r->calls), u64s(r->launches), u64s(r->kernels),
+                      u64s(r->bytes), obs_phase_row_name(r, buf, sizeof buf));
+        }
+        if (shown < s.nphases) {
+            char name[64];
+            snprintf(name, sizeof name, "(%zu other phases)", s.nphases - shown);
+            table_row(&tb, phase_time(&rest), u64s(rest.ranges), u64s(rest.calls), u64s(rest.launches),
+                      u64s(rest.kernels), u64s(rest.bytes), name);
+        }
+        table_print(&tb, out);
+        table_free(&tb);
+    }
+    if (s.ngens) {
+        fprintf(out, "\nGenerations (%s): %zu; best / median / p90 over ", s.gpu_time ? "GPU time" : "host API time",
+                s.ngens);
+        if (s.best_over < s.ngens)
+            fprintf(out, "the %zu with at least two decode steps", s.best_over);
+        else
+            fprintf(out, "all");
+        fprintf(out, " (per generation: obs-report phases)\n");
+        if (sp.ttft_n)
+            fprintf(out, " TTFT (ms): best %.3f (generation %u), median %.3f, p90 %.3f\n", sp.ttft_best_ms,
+                    s.best_ttft_generation, sp.ttft_median_ms, sp.ttft_p90_ms);
+        else
+            fprintf(out, " TTFT (ms): n/a\n");
+        if (sp.tokens_n)
+            fprintf(out, " tokens/s: best %.2f (generation %u), median %.2f, p90 %.2f\n", sp.tokens_best,
+                    s.best_tokens_generation, sp.tokens_median, sp.tokens_p90);
+        else
+            fprintf(out, " tokens/s: n/a (no generation with at least two decode steps)\n");
+    }
+    free(keep);
+    obs_phase_stats_free(&s);
+    return 0;
+}
+
 int obs_report_phase_tables(const struct obs_trace *t, FILE *out)
 {
     if (print_phases(t, out) != 0) {
@@ -604,13 +838,16 @@ int obs_report_phase_tables(const struct obs_trace *t, FILE *out)
     return 0;
 }
 
-static void print_self_cost(const struct obs_trace *t, FILE *out)
+/* Full: a section at the end; brief: a line of the header. */
+static void print_self_cost(const struct obs_trace *t, FILE *out, int brief)
 {
+    if (!brief)
+        fputc('\n', out);
     if (t->self_calls == 0) {
-        fprintf(out, "\nShim cost: not measured\n");
+        fprintf(out, "Shim cost: not measured\n");
         return;
     }
-    fprintf(out, "\nShim cost: %.1f ns per recorded call (%llu calls on %zu thread%s)\n",
+    fprintf(out, "Shim cost: %.1f ns per recorded call (%llu calls on %zu thread%s)\n",
             (double)t->self_ns / (double)t->self_calls, (unsigned long long)t->self_calls, t->nself_cost,
             t->nself_cost == 1 ? "" : "s");
 }
@@ -637,6 +874,7 @@ int obs_report_summary_filtered(const struct obs_trace *t, FILE *out, const stru
                                 const struct obs_call_filter *f)
 {
     unsigned want = opt && opt->sections ? opt->sections : ~0u;
+    int brief = opt && opt->brief;
     int rc = 0;
 
     if (want & OBS_SUMMARY_HEADER) {
@@ -644,20 +882,24 @@ int obs_report_summary_filtered(const struct obs_trace *t, FILE *out, const stru
         if (obs_call_filter_active(f))
             print_selection(t, out, f);
     }
+    if (brief && (want & OBS_SUMMARY_SELF_COST))
+        print_self_cost(t, out, 1);
     if (rc == 0 && (want & OBS_SUMMARY_KERNELS))
-        rc = print_kernels(t, out, f);
-    if (rc == 0 && (want & OBS_SUMMARY_COPIES))
+        rc = print_kernels(t, out, f, brief);
+    if (rc == 0 && brief && (want & (OBS_SUMMARY_COPIES | OBS_SUMMARY_MEMSETS)))
+        rc = print_transfers_brief(t, out, f);
+    if (rc == 0 && !brief && (want & OBS_SUMMARY_COPIES))
         rc = print_copies(t, out, f);
-    if (rc == 0 && (want & OBS_SUMMARY_MEMSETS))
+    if (rc == 0 && !brief && (want & OBS_SUMMARY_MEMSETS))
         rc = print_memsets(t, out, f);
     if (rc == 0 && (want & OBS_SUMMARY_APIS))
-        rc = print_apis(t, out, f);
+        rc = print_apis(t, out, f, brief);
     if (rc == 0 && (want & OBS_SUMMARY_GRAPHS))
-        rc = print_graphs(t, out, f);
+        rc = brief ? print_graphs_brief(t, out, f) : print_graphs(t, out, f);
     if (rc == 0 && (want & OBS_SUMMARY_PHASES) && t->nphases)
-        rc = print_phases(t, out);
-    if (rc == 0 && (want & OBS_SUMMARY_SELF_COST))
-        print_self_cost(t, out);
+        rc = brief ? print_phases_brief(t, out) : print_phases(t, out);
+    if (rc == 0 && !brief && (want & OBS_SUMMARY_SELF_COST))
+        print_self_cost(t, out, 0);
     if (rc != 0) {
         errno = ENOMEM;
         return -1;

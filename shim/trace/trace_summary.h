@@ -1,5 +1,7 @@
 /* The text summary of a trace: what the shim prints at exit and what
- * `obs-report summary` prints.
+ * `obs-report summary` prints. The full summary (below) grows with the run;
+ * the brief one (obs_summary_options.brief, what the shim prints at exit
+ * unless OBS_SUMMARY=full) fits a screen: see OBS_SUMMARY_BRIEF_MAX_LINES.
  *
  *   obsshim: FILE: pid P, duration D ms, N records, L records lost
  *   Kernels (GPU time | host API time ...)   nsys cuda_gpu_kern_sum columns
@@ -31,8 +33,22 @@
 #define OBS_SUMMARY_PHASES 0x40u
 #define OBS_SUMMARY_GRAPHS 0x80u
 
+/* The brief summary never prints more lines than this (the shim's
+ * "obsshim: wrote" line after it included), whatever the run: the header
+ * with records lost and the shim's cost; the 10 kernels with the most time
+ * and the rest in one row; copies by direction and memsets in one table;
+ * the 5 most called APIs and the rest in one row, graph launches in one
+ * line; the 5 phases with the most time (over all generations) and the
+ * rest in one row; the generations' count with best / median / p90 TTFT
+ * and tokens/s. The detail stays with `obs-report summary` and `phases`. */
+#define OBS_SUMMARY_BRIEF_MAX_LINES 60
+#define OBS_SUMMARY_BRIEF_KERNELS 10
+#define OBS_SUMMARY_BRIEF_APIS 5
+#define OBS_SUMMARY_BRIEF_PHASES 5
+
 struct obs_summary_options {
     unsigned sections;
+    int brief; /* 1: the screen-sized summary above; 0: the full tables */
 };
 
 /* opt may be NULL. Returns 0, or -1 with errno set when writing failed. */
