@@ -79,6 +79,20 @@ static void test_config(void)
         is_int(1, load(&cfg, env2), "config: 16777217 records is too many");
         is_int(0, load(&cfg, env3), "config: 64 records is the minimum");
     }
+    {
+        const char *const none[] = {NULL};
+        const char *const full[] = {"OBS_SUMMARY=Full", NULL};
+        const char *const one[] = {"OBS_SUMMARY=1", NULL};
+        const char *const bad[] = {"OBS_SUMMARY=brief", NULL};
+        load(&cfg, none);
+        is_int(OBS_SUMMARY_BRIEF, cfg.summary, "config: OBS_SUMMARY defaults to the brief summary");
+        is_int(0, load(&cfg, full), "config: OBS_SUMMARY=Full accepted");
+        is_int(OBS_SUMMARY_FULL, cfg.summary, "config: OBS_SUMMARY=Full: the full tables (any case)");
+        load(&cfg, one);
+        is_int(OBS_SUMMARY_BRIEF, cfg.summary, "config: OBS_SUMMARY=1: brief");
+        is_int(1, load(&cfg, bad), "config: OBS_SUMMARY=brief is a bad value");
+        is_int(OBS_SUMMARY_BRIEF, cfg.summary, "config: bad OBS_SUMMARY gives the default");
+    }
 }
 
 /* ---- output names ------------------------------------------------------------ */

@@ -1,6 +1,8 @@
 /* The text summary: header line, the nsys-style kernel table (GPU time and
  * host time), copies by direction, memsets, API counts, records lost, the
- * shim's own cost; and the duration statistics behind the tables. */
+ * shim's own cost; the duration statistics behind the tables; and the brief
+ * summary (the shim's default at exit): its folded rows, its generations
+ * block, and its length on a trace made to fill every section. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,25 +12,33 @@
 #include "apps/trace_fixture.h"
 #include "tap/basic.h"
 #include "tap/process.h"
+#include "trace/api_list.h"
+#include "trace/trace_phases.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_summary.h"
 #include "trace/trace_writer.h"
 
-static char *summary_of(const char *obs, const char *txt)
+static char *summary_as(const char *obs, const char *txt, int brief)
 {
+    struct obs_summary_options opt = {0, brief};
     struct obs_trace *t;
     char err[256], *text;
     FILE *f;
     if (obs_trace_open(obs, &t, err, sizeof err) != 0)
         bail("%s: %s", obs, err);
     f = fopen(txt, "w");
-    if (f == NULL || obs_report_summary(t, f, NULL) != 0 || fclose(f) != 0)
+    if (f == NULL || obs_report_summary(t, f, &opt) != 0 || fclose(f) != 0)
         bail("cannot write %s", txt);
     obs_trace_free(t);
     text = test_read_file(txt, NULL);
     if (text == NULL)
         bail("cannot read %s", txt);
     return text;
+}
+
+static char *summary_of(const char *obs, const char *txt)
+{
+    return summary_as(obs, txt, 0);
 }
 
 /* The line that holds needle (static copy), or "". */
@@ -228,14 +238,281 @@ static void test_stats(void)
     free(sorted);
 }
 
+/* The brief summary of the fixture: nothing to fold (3 kernels, 12 APIs
+ * fold into 5 + 1), copies and memsets in one table, the shim's cost at the
+ * top, none of the full summary's own tables. */
+static void test_brief_fixture(const char *dir)
+{
+    const char *obs = test_path(dir, "fixture.obs");
+    char *text, *full;
+
+    if (fixture_write(obs, 0) != 0)
+        bail("cannot write the fixture");
+    text = summary_as(obs, test_path(dir, "brief.txt"), 1);
+    full = summary_of(obs, test_path(dir, "full.txt"));
+    is_string(line_with(full, "obsshim: "), line_with(text, "obsshim: "), "brief: the same header line");
+    is_string("records lost: 7 buffer full, 3 write failed", line_with(text, "records lost:"), "brief: lost by reason");
+    ok(where(text, "Shim cost: 28.3 ns per recorded call") < where(text, "Kernels ("),
+       "brief: the shim's cost comes before the tables");
+    is_string("Kernels (GPU time; launches without GPU time, not counted: 1)", line_with(text, "Kernels ("),
+              "brief: kernels' title, what was not counted in it");
+    is_string(row(full, "prefill_kernel(float const*, float*, int)"), row(text, "prefill_kernel(float const*, float*, int)"),
+              "brief: a kernel row as in the full summary");
+    is_string("Copies by direction and memsets (GPU time; without GPU time, not counted: 3 copies, 0 memsets)",
+              line_with(text, "Copies by direction"), "brief: copies and memsets in one table");
+    ok(strcmp(row(text, "HtoD"), row(full, "HtoD")) == 0 && strcmp(row(text, "memset"), row(full, "memset")) == 0,
+       "brief: HtoD and memset rows as in the full summary");
+    is_string("API calls (host time; the 5 of 13 most called, the rest in one row)", line_with(text, "API calls"),
+              "brief: the API table says what it folds");
+    /* the full table's last 8 rows: 400 + 400 + 170 + 180 + 500 + 2000 + 100 + 90000 ns */
+    is_string("8 93750 11718.8 - (8 other APIs)", row(text, "(8 other APIs)"), "brief: the folded APIs' calls and time");
+    ok(strstr(text, "Memsets (") == NULL && strstr(text, "Phases by generation") == NULL &&
+           strstr(text, "Kernel nodes") == NULL,
+       "brief: no memset table, no per-generation phases, no graph table");
+    free(text);
+    free(full);
+}
+
+/* A trace that fills every section of the brief summary: 30 kernels over 40
+ * generations of 13 phases, copies in every direction (and one this reader
+ * does not know), memsets, every API that is not a launch, a graph launch,
+ * lost records, an orphan GPU span and bytes at the end that are ignored. */
+#define CROWD_KERNELS 30u
+#define CROWD_GENS 40u
+#define CROWD_PHASES 13u /* PREFILL, DECODE, PH_0 .. PH_10 */
+
+struct recs {
+    union obs_record *r;
+    size_t n, cap;
+    uint64_t t;
+};
+
+static union obs_record *rec_add(struct recs *v, uint8_t type)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 1024;
+        v->r = realloc(v->r, v->cap * sizeof *v->r);
+        if (v->r == NULL)
+            bail("out of memory");
+    }
+    memset(&v->r[v->n], 0, sizeof v->r[v->n]);
+    v->r[v->n].type = type;
+    return &v->r[v->n++];
+}
+
+static void add_call(struct recs *v, unsigned api, uint32_t name, uint32_t dur, uint64_t bytes, unsigned dir)
+{
+    union obs_record *r = rec_add(v, OBS_REC_CALL);
+    r->call.api = (uint16_t)api;
+    r->call.t_begin = v->t;
+    r->call.t_dur = dur;
+    r->call.name = name;
+    r->call.flags = (uint8_t)(dir & OBS_CALL_DIR_MASK);
+    r->call.u.bytes = bytes;
+    v->t += dur + 100;
+}
+
+static void add_phase(struct recs *v, unsigned event, uint16_t phase, uint32_t name, uint32_t step, uint32_t gen)
+{
+    union obs_record *r = rec_add(v, OBS_REC_PHASE);
+    r->phase.event = (uint8_t)event;
+    r->phase.phase = phase;
+    r->phase.name = name;
+    r->phase.step = step;
+    r->phase.generation = gen;
+    r->phase.t = v->t++;
+}
+
+/* Kernel k lasts longer the larger k is: the top ten are 29 .. 20. */
+static uint32_t crowd_dur(unsigned k)
+{
+    return 1000u + 10u * k;
+}
+
+static void write_crowded(const char *path)
+{
+    struct recs v = {NULL, 0, 0, 1000};
+    struct obs_file_header h;
+    static const char meta[] = "cmdline=crowded --all\n";
+    char name[64];
+    unsigned g, k, p, api, d;
+    int fd, rc = 0;
+
+    for (g = 0; g < CROWD_GENS; g++) {
+        /* PREFILL (phase 200): kernels 0-4; DECODE/STEP_0 and _1 (phase
+         * 201): 5-9 and 10-14; PH_p (phases 202..): one kernel each. */
+        add_phase(&v, OBS_PHASE_BEGIN, 200, 200, OBS_NO_STEP, g);
+        for (k = 0; k < 5; k++)
+            add_call(&v, OBS_API_cudaLaunchKernel, k + 1, crowd_dur(k), 0, 0);
+        add_phase(&v, OBS_PHASE_END, 200, 200, OBS_NO_STEP, g);
+        for (p = 0; p < 2; p++) {
+            add_phase(&v, OBS_PHASE_BEGIN, 201, 210 + p, p, g);
+            for (k = 5 + 5 * p; k < 10 + 5 * p; k++)
+                add_call(&v, OBS_API_cudaLaunchKernel, k + 1, crowd_dur(k), 0, 0);
+            add_phase(&v, OBS_PHASE_END, 201, 210 + p, p, g);
+        }
+        for (p = 0; p < CROWD_PHASES - 2; p++) {
+            add_phase(&v, OBS_PHASE_BEGIN, (uint16_t)(202 + p), 202 + p, OBS_NO_STEP, g);
+            k = 15 + p;
+            add_call(&v, OBS_API_cudaLaunchKernel, k + 1, crowd_dur(k), 0, 0);
+            if (p < 4) /* kernels 26-29 too */
+                add_call(&v, OBS_API_cudaLaunchKernel, k + 12, crowd_dur(k + 11), 0, 0);
+            add_phase(&v, OBS_PHASE_END, (uint16_t)(202 + p), 202 + p, OBS_NO_STEP, g);
+        }
+        v.t += 2000000;
+    }
+    for (d = 0; d < OBS_DIR_COUNT + 1; d++)
+        add_call(&v, OBS_API_cudaMemcpy, 0, 500, 4096, d);
+    add_call(&v, OBS_API_cudaMemset, 0, 300, 1024, 0);
+    for (api = 1; api < OBS_API_COUNT; api++) {
+        unsigned kind = obs_api_kind(api);
+        if (kind != OBS_KIND_KERNEL && kind != OBS_KIND_MEMCPY && kind != OBS_KIND_MEMSET && kind != OBS_KIND_GRAPH)
+            add_call(&v, api, 0, 100, 0, 0);
+    }
+    add_call(&v, OBS_API_cudaGraphLaunch, 0, 700, 3, 0);
+    {
+        union obs_record *r = rec_add(&v, OBS_REC_LOST);
+        r->lost.reason = OBS_LOST_BUFFER_FULL;
+        r->lost.tid = 1;
+        r->lost.count = 5;
+        r = rec_add(&v, OBS_REC_GPU_SPAN); /* names no call: a warning line */
+        r->gpu_span.tid = 99;
+        r->gpu_span.gpu_begin = 1;
+        r->gpu_span.gpu_end = 2;
+        r = rec_add(&v, OBS_REC_SELF_COST);
+        r->self_cost.tid = 1;
+        r->self_cost.calls = v.n;
+        r->self_cost.shim_ns = 30 * v.n;
+    }
+
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        bail("cannot create %s", path);
+    obs_trace_init_header(&h, 99, OBS_FILE_GPU_TIME, 0, 0);
+    rc |= obs_trace_write_header(fd, &h);
+    rc |= obs_trace_write_meta(fd, meta, sizeof meta - 1);
+    for (k = 0; k < CROWD_KERNELS; k++) {
+        snprintf(name, sizeof name, "kernel_%02u(int)", k);
+        rc |= obs_trace_write_string(fd, k + 1, OBS_STR_KERNEL_DEMANGLED, name, (uint32_t)strlen(name));
+    }
+    rc |= obs_trace_write_string(fd, 200, OBS_STR_RANGE_NAME, "PREFILL", 7);
+    rc |= obs_trace_write_string(fd, 201, OBS_STR_RANGE_NAME, "DECODE", 6);
+    rc |= obs_trace_write_string(fd, 210, OBS_STR_RANGE_NAME, "DECODE/STEP_0", 13);
+    rc |= obs_trace_write_string(fd, 211, OBS_STR_RANGE_NAME, "DECODE/STEP_1", 13);
+    for (p = 0; p < CROWD_PHASES - 2; p++) {
+        snprintf(name, sizeof name, "PH_%u", p);
+        rc |= obs_trace_write_string(fd, 202 + p, OBS_STR_RANGE_NAME, name, (uint32_t)strlen(name));
+    }
+    rc |= obs_trace_write_records(fd, 1, 0, v.r, (uint32_t)v.n);
+    if (rc != 0 || write(fd, "half a chunk", 12) != 12 || close(fd) != 0)
+        bail("cannot write %s", path);
+    free(v.r);
+}
+
+static void test_brief_crowded(const char *dir)
+{
+    const char *obs = test_path(dir, "crowded.obs");
+    char *text, *full, want[256];
+    size_t lines, full_lines;
+
+    write_crowded(obs);
+    text = summary_as(obs, test_path(dir, "crowded-brief.txt"), 1);
+    full = summary_of(obs, test_path(dir, "crowded-full.txt"));
+    lines = count_lines_with(text, "");
+    full_lines = count_lines_with(full, "");
+    diag("crowded trace: brief summary %zu lines, full %zu", lines, full_lines);
+    ok(lines + 1 <= OBS_SUMMARY_BRIEF_MAX_LINES,
+       "brief: %zu lines, with the shim's \"wrote\" line at most %d", lines, OBS_SUMMARY_BRIEF_MAX_LINES);
+    ok(full_lines > 2 * lines, "full: many more lines (%zu)", full_lines);
+    ok(strstr(text, "records lost: 5 buffer full") != NULL && strstr(text, "bytes at offset") != NULL &&
+           strstr(text, "warning: 1 GPU time records name calls missing") != NULL &&
+           strstr(text, "Shim cost: 30.0 ns per recorded call") != NULL,
+       "brief: records lost, the reader's warnings and the shim's cost");
+    is_string("Kernels (host API time: the trace has no GPU time for kernels; the 10 of 30 names with the most "
+              "time, the rest in one row)",
+              line_with(text, "Kernels ("), "brief: the kernel table says what it folds");
+    ok(where(text, "kernel_29(int)") < where(text, "kernel_20(int)") && strstr(text, "kernel_19(int)") == NULL &&
+           strstr(full, "kernel_00(int)") != NULL,
+       "brief: the ten kernels with the most time, in order; full: all");
+    /* kernels 0..19: 40 launches each, 1000 + 10 k ns */
+    snprintf(want, sizeof want, "%.1f %u %u %.1f - %u %u - (20 other kernels)", 0.0, 40u * (20u * 1000u + 1900u),
+             40u * 20u, (20.0 * 1000 + 1900) / 20, 1000u, 1190u);
+    {
+        const char *got = row(text, "(20 other kernels)");
+        ok(strstr(got, want + 4) != NULL, "brief: the other 20 kernels in one row: %s", got);
+    }
+    is_string("Copies by direction and memsets (host API time)", line_with(text, "Copies by direction"),
+              "brief: copies and memsets");
+    is_string("2 8192 1000 500.0 8.19 unknown", row(text, "unknown"),
+              "brief: no direction and a direction this reader does not know, in one row");
+    ok(*row(text, "peer") && *row(text, "default") && *row(text, "HtoH") && *row(text, "memset"),
+       "brief: every direction and the memsets");
+    ok(strstr(text, "API calls (host time; the 5 of ") != NULL && strstr(text, " other APIs)") != NULL,
+       "brief: the API table folded");
+    is_string("Graph launches (host API time): 1 launch of 1 exec, 700 ns, avg 700.0 ns (per exec: obs-report summary)",
+              line_with(text, "Graph launches"), "brief: graph launches in one line");
+    is_string("Phases over all generations (host API time; the 5 of 13 with the most time, the rest in one row; calls "
+              "outside any phase: 39)",
+              line_with(text, "Phases over all generations"), "brief: the phase table says what it folds");
+    ok(*row(text, "PREFILL") && *row(text, "DECODE") && *row(text, "(8 other phases)"),
+       "brief: PREFILL, DECODE and 8 other phases in one row");
+    snprintf(want, sizeof want, "Generations (host API time): %u; best / median / p90 over all (per generation: "
+                                "obs-report phases)", CROWD_GENS);
+    is_string(want, line_with(text, "Generations ("), "brief: one generations block, its count");
+    ok(strstr(line_with(text, " TTFT (ms): "), "best ") != NULL && strstr(line_with(text, " tokens/s: "), "p90 ") != NULL,
+       "brief: TTFT and tokens/s lines");
+    ok(strstr(text, "Phases by generation") == NULL && count_lines_with(full, "PH_3") > CROWD_GENS,
+       "brief: no row per generation; full: one per generation and phase");
+    free(text);
+    free(full);
+}
+
+/* Best, median and p90 over the generations counted for the bests. */
+static void test_spread(void)
+{
+    struct obs_generation_row gens[12];
+    struct obs_phase_stats s;
+    struct obs_generation_spread sp;
+    static const double ttft[10] = {5, 1, 4, 2, 3, 9, 7, 8, 6, 10};
+    size_t i;
+
+    memset(gens, 0, sizeof gens);
+    memset(&s, 0, sizeof s);
+    for (i = 0; i < 10; i++) {
+        gens[i].in_best = gens[i].ttft_defined = gens[i].tokens_defined = 1;
+        gens[i].ttft_ms = ttft[i];
+        gens[i].tokens_per_s = 10.0 * (double)(i + 1); /* 10 .. 100 */
+    }
+    gens[10].ttft_defined = 1; /* not in_best: left out */
+    gens[10].ttft_ms = 0.5;
+    gens[11].in_best = gens[11].ttft_defined = 1; /* no tokens/s */
+    gens[11].ttft_ms = 11;
+    s.gens = gens;
+    s.ngens = 12;
+    if (obs_generation_spread_compute(&s, &sp) != 0)
+        bail("obs_generation_spread_compute failed");
+    ok(sp.ttft_n == 11 && sp.tokens_n == 10, "spread: 11 TTFTs and 10 tokens/s counted (in_best, defined)");
+    ok(sp.ttft_best_ms == 1 && sp.ttft_median_ms == 6 && sp.ttft_p90_ms == 10,
+       "spread: TTFT best 1, median 6 (odd count), p90 10 (nearest rank 10 of 11): %g %g %g", sp.ttft_best_ms,
+       sp.ttft_median_ms, sp.ttft_p90_ms);
+    ok(sp.tokens_best == 100 && sp.tokens_median == 55 && sp.tokens_p90 == 20,
+       "spread: tokens/s best 100, median 55 (even count), p90 20 (9 in 10 do as well): %g %g %g", sp.tokens_best,
+       sp.tokens_median, sp.tokens_p90);
+    s.ngens = 0;
+    ok(obs_generation_spread_compute(&s, &sp) == 0 && sp.ttft_n == 0 && sp.tokens_n == 0, "spread: no generations");
+}
+
 int main(void)
 {
     const char *dir;
-    plan(41);
+    plan(41 + 10 + 16 + 4);
     dir = test_tmpdir();
     test_gpu_summary(dir);
     test_host_summary(dir);
     test_minimal(dir);
     test_stats();
+    test_brief_fixture(dir);
+    test_brief_crowded(dir);
+    test_spread();
     return 0;
 }

@@ -596,8 +596,9 @@ static int print_graphs_brief(const struct obs_trace *t, FILE *out, const struct
     free(ids);
     if (launches == 0 && skipped == 0)
         return 0;
-    fprintf(out, "Graph launches (%s): %zu of %zu exec%s, %llu ns, avg %.1f ns", gpu_mode ? "GPU time" : "host API time",
-            launches, nids, nids == 1 ? "" : "s", (unsigned long long)ns, launches ? (double)ns / (double)launches : 0.0);
+    fprintf(out, "Graph launches (%s): %zu launch%s of %zu exec%s, %llu ns, avg %.1f ns",
+            gpu_mode ? "GPU time" : "host API time", launches, launches == 1 ? "" : "es", nids, nids == 1 ? "" : "s",
+            (unsigned long long)ns, launches ? (double)ns / (double)launches : 0.0);
     if (skipped)
         fprintf(out, "; without GPU time, not counted: %zu", skipped);
     fprintf(out, " (per exec: obs-report summary)\n");
