@@ -83,7 +83,8 @@ static void check_brief(const char *label, const char *bin, int gpu_time)
            strstr(r.err, "\nKernels (") && strstr(r.err, "\nCopies by direction and memsets (") &&
            strstr(r.err, "\nAPI calls (host time") && strstr(r.err, "\nPhases over all generations ("),
        "%s: records lost, shim cost, kernels, copies, API calls, phases", tag);
-    snprintf(want, sizeof want, "\nGenerations (%s): %d; ", gpu_time ? "GPU time" : "host API time", GENERATIONS);
+    snprintf(want, sizeof want, "\nGenerations (%s): %d; ",
+             gpu_time ? "GPU time" : "host wall-clock between host syncs", GENERATIONS);
     ok(r.err && strstr(r.err, want) != NULL, "%s: one generations block: %d generations", tag, GENERATIONS);
     ok(r.err && strstr(r.err, "Phases by generation") == NULL && count_lines_with(r.err, "TTFT (ms)") == 1,
        "%s: no row per generation", tag);
@@ -147,7 +148,7 @@ static void check_bad_value(const char *label, const char *bin)
     ok(run_exited_with(&r, 0), "%s: OBS_SUMMARY=brief!: exit 0", tag);
     is_int(1, (long long)warning_lines(r.err), "%s: one warning", tag);
     ok(r.err && strstr(r.err, "obsshim: warning: OBS_SUMMARY=brief!: expected 0, 1 or full; using the default 1") &&
-           strstr(r.err, "\nGenerations (host API time): ") && lines(r.err) <= OBS_SUMMARY_BRIEF_MAX_LINES + 1,
+           strstr(r.err, "\nGenerations (host wall-clock between host syncs): ") && lines(r.err) <= OBS_SUMMARY_BRIEF_MAX_LINES + 1,
        "%s: it names the variable, and the brief summary follows", tag);
     run_result_free(&r);
 }

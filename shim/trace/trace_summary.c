@@ -802,8 +802,12 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
         table_free(&tb);
     }
     if (s.ngens) {
-        fprintf(out, "\nGenerations (%s): %zu; best / median / p90 over ", s.gpu_time ? "GPU time" : "host API time",
-                s.ngens);
+        /* host time: n/a where no delimiter bounds the steps (trace_phases.h) */
+        const char *why_na = s.unbounded_steps ? " (no host sync or token copy bounds the decode steps; "
+                                                 "OBS_GPU_TIME=events measures them on the GPU)"
+                                               : "";
+        fprintf(out, "\nGenerations (%s): %zu; best / median / p90 over ",
+                s.gpu_time ? "GPU time" : "host wall-clock between host syncs", s.ngens);
         if (s.best_over < s.ngens)
             fprintf(out, "the %zu with at least two decode steps", s.best_over);
         else
@@ -813,12 +817,13 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
             fprintf(out, " TTFT (ms): best %.3f (generation %u), median %.3f, p90 %.3f\n", sp.ttft_best_ms,
                     s.best_ttft_generation, sp.ttft_median_ms, sp.ttft_p90_ms);
         else
-            fprintf(out, " TTFT (ms): n/a\n");
+            fprintf(out, " TTFT (ms): n/a%s\n", why_na);
         if (sp.tokens_n)
             fprintf(out, " tokens/s: best %.2f (generation %u), median %.2f, p90 %.2f\n", sp.tokens_best,
                     s.best_tokens_generation, sp.tokens_median, sp.tokens_p90);
         else
-            fprintf(out, " tokens/s: n/a (no generation with at least two decode steps)\n");
+            fprintf(out, " tokens/s: n/a%s\n",
+                    s.unbounded_steps ? why_na : " (no generation with at least two decode steps)");
     }
     free(keep);
     obs_phase_stats_free(&s);
