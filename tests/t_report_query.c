@@ -321,7 +321,7 @@ static void check_json_doc(const char *label, const char *text, const char *cons
 
 static const char *const summary_sections[] = {"trace", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum",
                                                "cuda_gpu_mem_size_sum", "nvtx_kern_sum", "generations", "bests",
-                                               NULL};
+                                               "api_calls", "phases", "generation_spread", NULL};
 static const char *const gaps_sections[] = {"trace", "device_gaps", "launch_gaps", "sync_share",
                                             "launches_per_step", NULL};
 static const char *const top_sections[] = {"trace", "top_kernels", "slowest_launches", NULL};

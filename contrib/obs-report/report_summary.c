@@ -56,6 +56,8 @@ void report_trace_table(struct rtable *tb, const struct obs_trace *t, const stru
         {"Kernel time", "kernel_time_base", RT_TEXT, 0},
         {"Copy time", "copy_time_base", RT_TEXT, 0},
         {"Selection", "selection", RT_TEXT, 0},
+        {"Records lost", "records_lost", RT_UINT, 0},
+        {"Shim cost (ns/call)", "shim_ns_per_call", RT_REAL, 1},
     };
     char sel[512];
     size_t i, kept = 0;
@@ -75,6 +77,11 @@ void report_trace_table(struct rtable *tb, const struct obs_trace *t, const stru
                     ? "gpu"
                     : "host");
     rt_text(tb, sel);
+    rt_uint(tb, t->records_lost);
+    if (t->self_calls)
+        rt_real(tb, (double)t->self_ns / (double)t->self_calls);
+    else
+        rt_null(tb);
 }
 
 static const char *time_base_title(int gpu)
@@ -328,7 +335,103 @@ static int nvtx_kern_table(const struct obs_trace *t, const struct obs_call_filt
 
 /* ---- generations (TTFT, tokens/s) ------------------------------------------------------ */
 
-static int generation_tables(const struct obs_trace *t, struct rtable *gens, struct rtable *bests)
+/* phases: the phase table over all generations (trace_phases.h), in order
+ * of first call; time_ns undefined for a phase with no timed call. */
+static void phases_table(struct rtable *tb, const struct obs_phase_stats *s)
+{
+    static const struct rt_col cols[] = {
+        {"Time (ns)", "time_ns", RT_UINT, 0}, {"Ranges", "ranges", RT_UINT, 0},
+        {"Calls", "calls", RT_UINT, 0},       {"Launches", "launches", RT_UINT, 0},
+        {"Kernels", "kernels", RT_UINT, 0},   {"Bytes", "bytes", RT_UINT, 0},
+        {"Phase", "phase", RT_TEXT, 0},       {"Time base", "time_base", RT_TEXT, 0},
+    };
+    size_t i;
+    char buf[32];
+    rt_init(tb, "phases", cols, sizeof cols / sizeof cols[0],
+            "Phases over all generations (%s; a phase's time is the sum over its ranges of first call begin to "
+            "last call end)",
+            s->gpu_time ? "GPU time" : "host API time");
+    tb->empty = " none: the trace has no phases";
+    for (i = 0; i < s->nphases; i++) {
+        const struct obs_phase_row *r = &s->phases[i];
+        rt_row(tb);
+        if (r->timed)
+            rt_uint(tb, r->time_ns);
+        else
+            rt_null(tb);
+        rt_uint(tb, r->ranges);
+        rt_uint(tb, r->calls);
+        rt_uint(tb, r->launches);
+        rt_uint(tb, r->kernels);
+        rt_uint(tb, r->bytes);
+        rt_text(tb, obs_phase_row_name(r, buf, sizeof buf));
+        rt_text(tb, s->time_base);
+    }
+    if (s->unlabelled_calls)
+        rt_note(tb, "calls outside any phase: %llu", (unsigned long long)s->unlabelled_calls);
+}
+
+/* generation_spread: the brief exit summary's generations block (best,
+ * median and p90 of TTFT and tokens/s over the generations the bests count:
+ * obs_generation_spread_compute); one row when the trace has generations. */
+static int spread_table(struct rtable *tb, const struct obs_phase_stats *s)
+{
+    static const struct rt_col cols[] = {
+        {"Generations", "generations", RT_UINT, 0},
+        {"Counted", "generations_counted", RT_UINT, 0},
+        {"Best TTFT (ms)", "ttft_best_ms", RT_REAL, 6},
+        {"Generation", "ttft_best_generation", RT_UINT, 0},
+        {"Median TTFT (ms)", "ttft_median_ms", RT_REAL, 6},
+        {"P90 TTFT (ms)", "ttft_p90_ms", RT_REAL, 6},
+        {"Best tokens/s", "tokens_best_per_s", RT_REAL, 3},
+        {"Generation", "tokens_best_generation", RT_UINT, 0},
+        {"Median tokens/s", "tokens_median_per_s", RT_REAL, 3},
+        {"P90 tokens/s", "tokens_p90_per_s", RT_REAL, 3},
+        {"Time base", "time_base", RT_TEXT, 0},
+    };
+    struct obs_generation_spread sp;
+    rt_init(tb, "generation_spread", cols, sizeof cols / sizeof cols[0],
+            "Generations: best / median / p90 of TTFT and tokens/s (p90: the value 9 in 10 do at least as well as)");
+    tb->empty = " none: the trace has no phases";
+    if (obs_generation_spread_compute(s, &sp) != 0)
+        return -1;
+    if (s->ngens == 0)
+        return 0;
+    rt_row(tb);
+    rt_uint(tb, s->ngens);
+    rt_uint(tb, s->best_over);
+    if (sp.ttft_n) {
+        rt_real(tb, sp.ttft_best_ms);
+        rt_uint(tb, s->best_ttft_generation);
+        rt_real(tb, sp.ttft_median_ms);
+        rt_real(tb, sp.ttft_p90_ms);
+    } else {
+        rt_null(tb);
+        rt_null(tb);
+        rt_null(tb);
+        rt_null(tb);
+    }
+    if (sp.tokens_n) {
+        rt_real(tb, sp.tokens_best);
+        rt_uint(tb, s->best_tokens_generation);
+        rt_real(tb, sp.tokens_median);
+        rt_real(tb, sp.tokens_p90);
+    } else {
+        rt_null(tb);
+        rt_null(tb);
+        rt_null(tb);
+        rt_null(tb);
+    }
+    rt_text(tb, s->time_base);
+    if (s->unbounded_steps)
+        rt_note(tb, "TTFT and tokens/s n/a in %zu generation%s: no host sync or token copy bounds the decode steps "
+                    "(OBS_GPU_TIME=events measures them on the GPU)",
+                s->unbounded_steps, s->unbounded_steps == 1 ? "" : "s");
+    return 0;
+}
+
+static int generation_tables(const struct obs_trace *t, struct rtable *gens, struct rtable *bests,
+                             struct rtable *phases, struct rtable *spread)
 {
     static const struct rt_col gcols[] = {
         {"Generation", "generation", RT_UINT, 0},   {"TTFT (ms)", "ttft_ms", RT_REAL, 6},
@@ -336,6 +439,7 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
         {"Prefill (ms)", "prefill_ms", RT_REAL, 6},  {"First decode (ms)", "first_decode_ms", RT_REAL, 6},
         {"Steady (ms)", "steady_ms", RT_REAL, 6},    {"Kernels", "kernels", RT_UINT, 0},
         {"In best", "in_best", RT_UINT, 0},          {"Time base", "time_base", RT_TEXT, 0},
+        {"TID", "tid", RT_UINT, 0},
     };
     static const struct rt_col bcols[] = {
         {"Best TTFT (ms)", "best_ttft_ms", RT_REAL, 6}, {"Generation", "best_ttft_generation", RT_UINT, 0},
@@ -380,6 +484,7 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
         rt_uint(gens, g->kernels);
         rt_uint(gens, (uint64_t)g->in_best);
         rt_text(gens, s.time_base);
+        rt_uint(gens, g->thread);
     }
     rt_init(bests, "bests", bcols, sizeof bcols / sizeof bcols[0], "Bests");
     bests->empty = " none: the trace has no phases";
@@ -402,15 +507,74 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
         rt_uint(bests, s.best_over);
         rt_text(bests, s.time_base);
     }
+    phases_table(phases, &s);
+    if (spread_table(spread, &s) != 0) {
+        obs_phase_stats_free(&s);
+        return -1;
+    }
     obs_phase_stats_free(&s);
     return 0;
+}
+
+/* ---- api_calls ------------------------------------------------------------------------ */
+
+struct api_sum {
+    unsigned api;
+    uint64_t calls, ns;
+};
+
+static int cmp_api_sum(const void *a, const void *b)
+{
+    const struct api_sum *x = a, *y = b;
+    if (x->calls != y->calls)
+        return x->calls > y->calls ? -1 : 1;
+    return strcmp(obs_api_name(x->api), obs_api_name(y->api));
+}
+
+/* Every API the selected calls used: calls and host time, most called
+ * first (the summary's "API calls" table). */
+static void api_table(const struct obs_trace *t, const struct obs_call_filter *f, struct rtable *tb)
+{
+    static const struct rt_col cols[] = {
+        {"Calls", "calls", RT_UINT, 0}, {"Total Time (ns)", "total_ns", RT_UINT, 0},
+        {"Avg (ns)", "avg_ns", RT_REAL, 1}, {"Kind", "kind", RT_TEXT, 0},
+        {"Name", "api", RT_TEXT, 0},
+    };
+    struct api_sum rows[OBS_API_COUNT + 1];
+    size_t i, n = 0;
+
+    memset(rows, 0, sizeof rows);
+    for (i = 0; i <= OBS_API_COUNT; i++)
+        rows[i].api = (unsigned)i;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        unsigned api = c->api < OBS_API_COUNT ? c->api : OBS_API_COUNT;
+        if (!obs_call_filter_match(t, c, f))
+            continue;
+        rows[api].calls++;
+        rows[api].ns += c->host_end - c->host_begin;
+    }
+    for (i = 0; i <= OBS_API_COUNT; i++)
+        if (rows[i].calls)
+            rows[n++] = rows[i];
+    qsort(rows, n, sizeof *rows, cmp_api_sum);
+    rt_init(tb, "api_calls", cols, sizeof cols / sizeof cols[0], "API calls (host time)");
+    tb->empty = " no calls recorded";
+    for (i = 0; i < n; i++) {
+        rt_row(tb);
+        rt_uint(tb, rows[i].calls);
+        rt_uint(tb, rows[i].ns);
+        rt_real(tb, (double)rows[i].ns / (double)rows[i].calls);
+        rt_text(tb, obs_call_kind_name(obs_api_kind(rows[i].api)));
+        rt_text(tb, obs_api_name(rows[i].api));
+    }
 }
 
 /* ---- the summary ------------------------------------------------------------------------ */
 
 int report_summary(const struct obs_trace *t, const struct obs_call_filter *f, struct report_doc *d)
 {
-    struct rtable trace, kern, mtime, msize, nvtx, gens, bests;
+    struct rtable trace, kern, mtime, msize, nvtx, gens, bests, apis, phases, spread;
     struct obs_kernel_stats ks;
     int rc = 0;
 
@@ -421,6 +585,9 @@ int report_summary(const struct obs_trace *t, const struct obs_call_filter *f, s
     memset(&nvtx, 0, sizeof nvtx);
     memset(&gens, 0, sizeof gens);
     memset(&bests, 0, sizeof bests);
+    memset(&apis, 0, sizeof apis);
+    memset(&phases, 0, sizeof phases);
+    memset(&spread, 0, sizeof spread);
     if (d->format == REPORT_TABLE) {
         /* today's summary text, then the tables it does not have */
         if (obs_report_summary_filtered(t, d->f, NULL, f) != 0)
@@ -446,13 +613,18 @@ int report_summary(const struct obs_trace *t, const struct obs_call_filter *f, s
         rdoc_table(d, &nvtx);
     if (rc == 0 && d->format != REPORT_TABLE) {
         /* the text summary already has the phase tables */
-        if (generation_tables(t, &gens, &bests) != 0)
+        if (generation_tables(t, &gens, &bests, &phases, &spread) != 0)
             rc = -1;
         else {
+            api_table(t, f, &apis);
             rdoc_table(d, &gens);
             rdoc_table(d, &bests);
+            rdoc_table(d, &apis);
+            rdoc_table(d, &phases);
+            rdoc_table(d, &spread);
             if (obs_call_filter_active(f))
-                rdoc_note(d, "generations and bests are those of the whole trace (the selection does not apply)");
+                rdoc_note(d, "generations, bests, phases and generation_spread are those of the whole trace (the "
+                             "selection does not apply)");
         }
     }
     rt_free(&trace);
@@ -462,6 +634,9 @@ int report_summary(const struct obs_trace *t, const struct obs_call_filter *f, s
     rt_free(&nvtx);
     rt_free(&gens);
     rt_free(&bests);
+    rt_free(&apis);
+    rt_free(&phases);
+    rt_free(&spread);
     if (rc != 0)
         errno = ENOMEM;
     return rc;

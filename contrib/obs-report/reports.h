@@ -11,9 +11,9 @@
 #include "trace/trace.h"
 
 /* summary: cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,
- * nvtx_kern_sum, generations and bests. In table format the summary's text
- * (obs_report_summary_filtered) comes first, then the copy and per-phase
- * kernel tables. */
+ * nvtx_kern_sum, generations, bests, api_calls, phases, generation_spread.
+ * In table format the summary's text (obs_report_summary_filtered) comes
+ * first, then the copy and per-phase kernel tables. */
 int report_summary(const struct obs_trace *t, const struct obs_call_filter *f, struct report_doc *d);
 
 /* gaps: device_gaps, launch_gaps, sync_share, launches_per_step. */
