@@ -145,8 +145,7 @@ void rt_note(struct rtable *tb, const char *fmt, ...)
 
 /* ---- cells as text --------------------------------------------------------------- */
 
-/* The cell's text for the table and CSV formats ("" when undefined). */
-static const char *cell_text(const struct rtable *tb, size_t r, size_t c, char *buf, size_t len)
+const char *rt_cell_text(const struct rtable *tb, size_t r, size_t c, char *buf, size_t len)
 {
     const struct rt_cell *cell = &tb->cells[r * tb->ncols + c];
     if (!cell->set)
@@ -175,6 +174,15 @@ static const char *cell_text(const struct rtable *tb, size_t r, size_t c, char *
     }
 }
 
+int rt_col_of(const struct rtable *tb, const char *key)
+{
+    size_t c;
+    for (c = 0; c < tb->ncols; c++)
+        if (strcmp(tb->cols[c].key, key) == 0)
+            return (int)c;
+    return -1;
+}
+
 static void print_text_table(FILE *f, const struct rtable *tb)
 {
     size_t w[RT_MAX_COLS], r, c, k;
@@ -187,7 +195,7 @@ static void print_text_table(FILE *f, const struct rtable *tb)
         for (c = 0; c < tb->ncols; c++) {
             w[c] = strlen(tb->cols[c].head);
             for (r = 0; r < tb->nrows; r++) {
-                const char *s = cell_text(tb, r, c, buf, sizeof buf);
+                const char *s = rt_cell_text(tb, r, c, buf, sizeof buf);
                 size_t n = strlen(s[0] || tb->cols[c].type == RT_TEXT ? s : "-");
                 if (n > w[c])
                     w[c] = n;
@@ -209,7 +217,7 @@ static void print_text_table(FILE *f, const struct rtable *tb)
         }
         for (r = 0; r < tb->nrows; r++)
             for (c = 0; c < tb->ncols; c++) {
-                const char *s = cell_text(tb, r, c, buf, sizeof buf);
+                const char *s = rt_cell_text(tb, r, c, buf, sizeof buf);
                 if (s[0] == '\0' && tb->cols[c].type != RT_TEXT)
                     s = "-";
                 if (c + 1 < tb->ncols)
@@ -254,7 +262,7 @@ static void print_csv_table(FILE *f, const struct rtable *tb, int first)
         for (c = 0; c < tb->ncols; c++) {
             if (c)
                 fputc(',', f);
-            csv_field(f, cell_text(tb, r, c, buf, sizeof buf));
+            csv_field(f, rt_cell_text(tb, r, c, buf, sizeof buf));
         }
         fputc('\n', f);
     }
@@ -299,11 +307,79 @@ static void print_json_table(FILE *f, const struct rtable *tb, int first)
             else if (tb->cols[c].type == RT_TEXT)
                 json_string(f, cell->v.s);
             else
-                fputs(cell_text(tb, r, c, buf, sizeof buf), f);
+                fputs(rt_cell_text(tb, r, c, buf, sizeof buf), f);
         }
         fputc('}', f);
     }
     fputs(tb->nrows ? "\n]" : "]", f);
+}
+
+/* A deep copy of tb into out (KEEP documents); -1 when out of memory. */
+static int rt_copy(struct rtable *out, const struct rtable *tb)
+{
+    size_t i;
+    *out = *tb;
+    out->title = NULL;
+    out->cells = NULL;
+    out->notes = NULL;
+    out->nrows = out->cap = out->nnotes = 0;
+    out->title = strdup(tb->title ? tb->title : "");
+    out->cells = calloc(tb->nrows * tb->ncols + 1, sizeof *out->cells);
+    out->notes = calloc(tb->nnotes + 1, sizeof *out->notes);
+    if (out->title == NULL || out->cells == NULL || out->notes == NULL)
+        return -1;
+    out->nrows = out->cap = tb->nrows;
+    for (i = 0; i < tb->nrows * tb->ncols; i++) {
+        out->cells[i] = tb->cells[i];
+        if (tb->cols[i % tb->ncols].type == RT_TEXT && tb->cells[i].set &&
+            (out->cells[i].v.s = strdup(tb->cells[i].v.s)) == NULL) {
+            out->cells[i].set = 0;
+            return -1;
+        }
+    }
+    for (i = 0; i < tb->nnotes; i++) {
+        if ((out->notes[i] = strdup(tb->notes[i])) == NULL)
+            return -1;
+        out->nnotes++;
+    }
+    return 0;
+}
+
+static void keep_table(struct report_doc *d, const struct rtable *tb)
+{
+    struct rtable *p = realloc(d->kept, (d->nkept + 1) * sizeof *p);
+    if (p == NULL) {
+        d->failed = 1;
+        return;
+    }
+    d->kept = p;
+    if (rt_copy(&d->kept[d->nkept], tb) != 0)
+        d->failed = 1;
+    d->nkept++; /* rt_free undoes a partial copy too */
+}
+
+const struct rtable *rdoc_kept(const struct report_doc *d, const char *report)
+{
+    size_t i;
+    for (i = 0; i < d->nkept; i++)
+        if (strcmp(d->kept[i].report, report) == 0)
+            return &d->kept[i];
+    return NULL;
+}
+
+void rdoc_free(struct report_doc *d)
+{
+    size_t i;
+    for (i = 0; i < d->nkept; i++)
+        rt_free(&d->kept[i]);
+    free(d->kept);
+    d->kept = NULL;
+    d->nkept = 0;
+    for (i = 0; i < d->nnotes; i++)
+        free(d->notes[i]);
+    free(d->notes);
+    d->notes = NULL;
+    d->nnotes = 0;
 }
 
 void rdoc_begin(struct report_doc *d, FILE *f, enum report_format format)
@@ -330,7 +406,10 @@ void rdoc_table(struct report_doc *d, const struct rtable *tb)
         print_csv_table(d->f, tb, d->sections == 0);
         break;
     default:
-        print_json_table(d->f, tb, d->sections == 0);
+        if (d->format == REPORT_KEEP)
+            keep_table(d, tb);
+        else
+            print_json_table(d->f, tb, d->sections == 0);
         for (i = 0; i < tb->nnotes && !d->failed; i++) {
             char *s = NULL;
             if (asprintf(&s, "%s: %s", tb->report, tb->notes[i]) < 0 || push_note(&d->notes, &d->nnotes, s) != 0)
@@ -355,7 +434,7 @@ void rdoc_note(struct report_doc *d, const char *fmt, ...)
     if (d->format == REPORT_TABLE) {
         fprintf(d->f, "%s\n", s);
         free(s);
-    } else if (d->format == REPORT_JSON) {
+    } else if (d->format == REPORT_JSON || d->format == REPORT_KEEP) {
         if (push_note(&d->notes, &d->nnotes, s) != 0)
             d->failed = 1;
     } else {
@@ -373,6 +452,13 @@ int rdoc_end(struct report_doc *d)
             json_string(d->f, d->notes[i]);
         }
         fputs("]}\n", d->f);
+    }
+    if (d->format == REPORT_KEEP) {
+        if (d->failed) {
+            errno = ENOMEM;
+            return -1;
+        }
+        return 0;
     }
     for (i = 0; i < d->nnotes; i++)
         free(d->notes[i]);

@@ -16,7 +16,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum report_format { REPORT_TABLE, REPORT_CSV, REPORT_JSON };
+/* REPORT_KEEP prints nothing: the document keeps a copy of each table (and
+ * its notes, as JSON would) for a caller that lays them out itself (the
+ * HTML page, report_html.h). */
+enum report_format { REPORT_TABLE, REPORT_CSV, REPORT_JSON, REPORT_KEEP };
 
 /* Column types. RT_REAL prints with the column's decimals in every format. */
 enum rt_type { RT_TEXT, RT_UINT, RT_INT, RT_REAL };
@@ -66,13 +69,21 @@ void rt_real(struct rtable *tb, double v);
 void rt_null(struct rtable *tb);
 void rt_note(struct rtable *tb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The cell's text as CSV and JSON print it ("" when undefined): a number
+ * with its column's decimals, or the text. buf: 64 bytes do. */
+const char *rt_cell_text(const struct rtable *tb, size_t r, size_t c, char *buf, size_t len);
+/* The column of key, or -1. */
+int rt_col_of(const struct rtable *tb, const char *key);
+
 /* A document: several tables in one format. */
 struct report_doc {
     FILE *f;
     enum report_format format;
     size_t sections;
-    char **notes; /* JSON: the "notes" array */
+    char **notes; /* JSON and KEEP: the "notes" array */
     size_t nnotes;
+    struct rtable *kept; /* KEEP: copies of the tables, in order */
+    size_t nkept;
     int failed;
 };
 
@@ -82,8 +93,13 @@ void rdoc_table(struct report_doc *d, const struct rtable *tb);
 /* A line of text: printed as is in table format; a JSON note; a "# note:"
  * comment is never written into CSV (it stays parseable), so CSV drops it. */
 void rdoc_note(struct report_doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Finish; returns 0, or -1 (out of memory or a write error; errno set). */
+/* Finish; returns 0, or -1 (out of memory or a write error; errno set).
+ * A KEEP document keeps its tables and notes until rdoc_free. */
 int rdoc_end(struct report_doc *d);
+/* KEEP: the kept table of that report name, or NULL. */
+const struct rtable *rdoc_kept(const struct report_doc *d, const char *report);
+/* KEEP: free the kept tables and notes. */
+void rdoc_free(struct report_doc *d);
 
 /* "table" | "csv" | "json" -> format; -1 if none of them. */
 int report_format_parse(const char *name);
