@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report_cli.h"
+#include "report_html.h"
 #include "report_opts.h"
 #include "reports.h"
 
@@ -96,12 +97,20 @@ static int run_top(const struct report_command *cmd, int argc, char **argv)
 static int run_compare(const struct report_command *cmd, int argc, char **argv)
 {
     struct report_opts o;
+    int html = cli_take_flag(&argc, argv, "--html", NULL); /* the page of `html A B` */
     int rc = report_opts_parse(cmd, 0, argc, argv, &o);
     const char *paths[2];
     if (rc >= 0)
         return rc;
     paths[0] = o.args[0];
     paths[1] = o.args[1];
+    if (html) {
+        int given = o.format != REPORT_TABLE;
+        report_opts_free(&o);
+        if (given)
+            return cli_usage_error(cmd, "%s: --html writes a page: no --format with it", cmd->name);
+        return report_html_run(paths, 2, o.output, NULL);
+    }
     return run_report(&o, paths, 2, 0, do_compare);
 }
 
@@ -151,7 +160,7 @@ const struct report_command report_cmd_top = {
 const struct report_command report_cmd_compare = {
     "compare",
     "Compare two traces: per-kernel and per-phase deltas, TTFT and tokens/s, kernels in one only.",
-    "compare [--format table|csv|json] [-o OUT] A.obs B.obs",
+    "compare [--format table|csv|json | --html] [-o OUT] A.obs B.obs",
     "metrics: duration, calls, kernel launches, kernel time, best TTFT and best\n"
     "tokens/s of each run, B - A, B / A and the change in %.\n"
     "kernels: per demangled kernel name, count, total and average time in A and\n"
@@ -159,7 +168,9 @@ const struct report_command report_cmd_compare = {
     "by the size of the change. only_in_a, only_in_b: kernels one run lacks.\n"
     "phases: per phase, ranges, kernels, time and time per range in A and B, the\n"
     "difference and the ratio. Times are GPU times where a trace has them.\n"
-    "\n" REPORT_FORMAT_HELP,
+    "\n" REPORT_FORMAT_HELP
+    "  --html             write the two runs' HTML page side by side instead\n"
+    "                     (as `obs-report html A.obs B.obs`)\n",
     CLI_OPT_OUTPUT,
     2,
     2,

@@ -17,6 +17,7 @@ extern const struct report_command report_cmd_summary, report_cmd_csv, report_cm
 extern const struct report_command report_cmd_merge;
 extern const struct report_command report_cmd_sqlite;
 extern const struct report_command report_cmd_gaps, report_cmd_top, report_cmd_compare;
+extern const struct report_command report_cmd_html;
 
 const struct report_command *const report_commands[] = {
     &report_cmd_summary,
@@ -29,6 +30,7 @@ const struct report_command *const report_commands[] = {
     &report_cmd_gaps,
     &report_cmd_top,
     &report_cmd_compare,
+    &report_cmd_html,
     NULL,
 };
 

@@ -1,0 +1,984 @@
+/* obs-report html: the page (see report_html.h). Each section is drawn
+ * for every run, in columns; in a comparison the runs share each chart's
+ * scale, so equal lengths mean equal amounts. */
+#include "report_html.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "html_charts.h"
+#include "html_out.h"
+#include "html_timeline.h"
+#include "reports.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+#define TOP_ROWS 10          /* kernels, APIs: the rest folded into one bar */
+#define MAX_PHASE_BARS 20
+#define MAX_TABLE_ROWS 2000  /* rows of a table under <details> */
+
+struct run {
+    const struct obs_trace *t;
+    struct report_doc sum, gaps; /* REPORT_KEEP: summary's and gaps' reports */
+    const char *run;             /* data-run: "a", "b"; NULL for one run */
+    const char *name;            /* "A", "B" */
+};
+
+static const struct rtable *tab(const struct run *r, const char *report)
+{
+    const struct rtable *tb = rdoc_kept(&r->sum, report);
+    return tb ? tb : rdoc_kept(&r->gaps, report);
+}
+
+static double num(const struct rtable *tb, size_t row, const char *key)
+{
+    double v = 0;
+    html_cell_num(tb, row, key, &v);
+    return v;
+}
+
+static const char *str(const struct rtable *tb, size_t row, const char *key)
+{
+    const char *s = html_cell_str(tb, row, key);
+    return s ? s : "";
+}
+
+/* Rows drawn of a long table: all when one more would do, else TOP_ROWS. */
+static size_t shown_rows(size_t n)
+{
+    return n > TOP_ROWS + 1 ? TOP_ROWS : n;
+}
+
+/* The largest value of key over the first limit rows of report, over the runs. */
+static double runs_max(const struct run *runs, size_t nruns, const char *report, const char *key, size_t limit)
+{
+    double mx = 0, v;
+    size_t i, r;
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *tb = tab(&runs[i], report);
+        for (r = 0; tb && r < tb->nrows && r < limit; r++)
+            if (html_cell_num(tb, r, key, &v) && v > mx)
+                mx = v;
+    }
+    return mx;
+}
+
+static void section_begin(FILE *f, const char *id, const char *title, size_t nruns)
+{
+    fprintf(f, "<section id=\"%s\">\n<h2>", id);
+    html_esc(f, title);
+    fprintf(f, "</h2>\n<div class=\"runs\" style=\"--runs:%zu\">\n", nruns);
+}
+
+static void section_end(FILE *f)
+{
+    fputs("</div>\n</section>\n", f);
+}
+
+static void run_begin(FILE *f, const struct run *r, size_t nruns)
+{
+    fputs("<div class=\"run\">\n", f);
+    if (nruns > 1) {
+        fprintf(f, "<div class=\"run-head\">%s: <span class=\"mono\">", r->name);
+        html_esc(f, r->t->path);
+        fputs("</span></div>\n", f);
+    }
+}
+
+static void note(FILE *f, const char *text)
+{
+    fputs("<p class=\"note\">", f);
+    html_esc(f, text);
+    fputs("</p>\n", f);
+}
+
+/* An rtable as an HTML table under <details> (the numbers as CSV has them). */
+static void details_table(FILE *f, const struct rtable *tb, const char *what)
+{
+    size_t r, c, rows = tb->nrows < MAX_TABLE_ROWS ? tb->nrows : MAX_TABLE_ROWS;
+    char buf[64];
+    if (tb->nrows == 0)
+        return;
+    fprintf(f, "<details><summary>%s: %zu row%s</summary>\n<table><tr>", what, tb->nrows, tb->nrows == 1 ? "" : "s");
+    for (c = 0; c < tb->ncols; c++) {
+        fprintf(f, "<th%s>", tb->cols[c].type == RT_TEXT ? " class=\"t\"" : "");
+        html_esc(f, tb->cols[c].head);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+    for (r = 0; r < rows; r++) {
+        fputs("<tr>", f);
+        for (c = 0; c < tb->ncols; c++) {
+            const char *s = rt_cell_text(tb, r, c, buf, sizeof buf);
+            fprintf(f, "<td%s>", tb->cols[c].type == RT_TEXT ? " class=\"t\"" : "");
+            html_esc(f, s[0] || tb->cols[c].type == RT_TEXT ? s : "-");
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    if (rows < tb->nrows)
+        fprintf(f, "<p class=\"note\">The first %zu rows; <code>obs-report summary --format csv</code> has them "
+                   "all.</p>\n",
+                rows);
+    fputs("</details>\n", f);
+}
+
+/* ---- overview ------------------------------------------------------------------------- */
+
+static void card(FILE *f, const char *key, const char *value, int warn)
+{
+    fprintf(f, "<div class=\"card%s\"><div class=\"v\">", warn ? " warn" : "");
+    html_esc(f, value);
+    fputs("</div><div class=\"k\">", f);
+    html_esc(f, key);
+    fputs("</div></div>\n", f);
+}
+
+static void overview(FILE *f, const struct run *runs, size_t nruns)
+{
+    size_t i, r;
+    char buf[160], b2[64];
+    section_begin(f, "overview", "Overview", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct run *rn = &runs[i];
+        const struct rtable *tr = tab(rn, "trace"), *ks = tab(rn, "cuda_gpu_kern_sum"),
+                            *sp = tab(rn, "generation_spread");
+        const char *cmd = obs_trace_meta(rn->t, "cmdline");
+        double launches = 0, kns = 0, v;
+        run_begin(f, rn, nruns);
+        if (cmd && cmd[0]) {
+            fputs("<p class=\"mono\">", f);
+            html_esc(f, cmd);
+            fputs("</p>\n", f);
+        }
+        for (r = 0; ks && r < ks->nrows; r++) {
+            launches += num(ks, r, "instances");
+            kns += num(ks, r, "total_ns");
+        }
+        fputs("<div class=\"cards\"", f);
+        if (tr && tr->nrows)
+            html_row_data(f, tr, 0, rn->run);
+        fputs(">\n", f);
+        card(f, "duration", html_ms(num(tr, 0, "duration_ms"), buf, sizeof buf), 0);
+        snprintf(buf, sizeof buf, "%.0f", num(tr, 0, "calls"));
+        card(f, "calls recorded", buf, 0);
+        snprintf(buf, sizeof buf, "%.0f", launches);
+        card(f, "kernel launches", buf, 0);
+        snprintf(buf, sizeof buf, "%s", html_ns(kns, b2, sizeof b2));
+        card(f, strcmp(str(tr, 0, "kernel_time_base"), "gpu") == 0 ? "kernel time (GPU)" : "kernel time (host API)",
+             buf, 0);
+        snprintf(buf, sizeof buf, "%.0f", num(tr, 0, "records_lost"));
+        card(f, "records lost", buf, num(tr, 0, "records_lost") > 0);
+        if (html_cell_num(tr, 0, "shim_ns_per_call", &v))
+            snprintf(buf, sizeof buf, "%.1f ns", v);
+        else
+            snprintf(buf, sizeof buf, "not measured");
+        card(f, "shim cost per call", buf, 0);
+        fputs("</div>\n", f);
+        if (sp && sp->nrows) {
+            fputs("<div class=\"cards\"", f);
+            html_row_data(f, sp, 0, rn->run);
+            fputs(">\n", f);
+            snprintf(buf, sizeof buf, "%.0f", num(sp, 0, "generations"));
+            card(f, "generations", buf, 0);
+            if (html_cell_num(sp, 0, "ttft_median_ms", &v)) {
+                card(f, "TTFT, median", html_ms(v, buf, sizeof buf), 0);
+                card(f, "TTFT, best", html_ms(num(sp, 0, "ttft_best_ms"), buf, sizeof buf), 0);
+            } else {
+                card(f, "TTFT", "n/a", 0);
+            }
+            if (html_cell_num(sp, 0, "tokens_median_per_s", &v)) {
+                snprintf(buf, sizeof buf, "%.1f", v);
+                card(f, "tokens/s, median", buf, 0);
+                snprintf(buf, sizeof buf, "%.1f", num(sp, 0, "tokens_best_per_s"));
+                card(f, "tokens/s, best", buf, 0);
+            } else {
+                card(f, "tokens/s", "n/a", 0);
+            }
+            fputs("</div>\n", f);
+        }
+        snprintf(buf, sizeof buf, "Times: kernels on the %s clock, copies on the %s clock (%s).",
+                 strcmp(str(tr, 0, "kernel_time_base"), "gpu") == 0 ? "GPU" : "host API",
+                 strcmp(str(tr, 0, "copy_time_base"), "gpu") == 0 ? "GPU" : "host API",
+                 strcmp(str(tr, 0, "kernel_time_base"), "gpu") == 0 ? "OBS_GPU_TIME=events"
+                                                                    : "record with OBS_GPU_TIME=events for GPU time");
+        note(f, buf);
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+}
+
+/* ---- comparison ------------------------------------------------------------------------ */
+
+static void compare_section(FILE *f, const struct report_doc *cmp)
+{
+    const struct rtable *m = rdoc_kept(cmp, "metrics"), *k = rdoc_kept(cmp, "kernels");
+    size_t r, c;
+    char buf[64];
+    fputs("<section id=\"changes\">\n<h2>What changed from A to B</h2>\n", f);
+    if (m) {
+        fputs("<table><tr><th class=\"t\">Metric</th><th>A</th><th>B</th><th>B &#8722; A</th><th>B / A</th>"
+              "<th>Change (%)</th></tr>\n",
+              f);
+        for (r = 0; r < m->nrows; r++) {
+            double ch = 0;
+            int has = html_cell_num(m, r, "change_pct", &ch);
+            const char *name = str(m, r, "metric");
+            /* lower is better for times, higher for rates; counts are neither */
+            int judged = strstr(name, "_ms") != NULL || strstr(name, "_ns") != NULL || strstr(name, "tokens") != NULL;
+            int good = has && ch != 0 && ((strstr(name, "tokens") != NULL) == (ch > 0));
+            fputs("<tr", f);
+            html_row_data(f, m, r, NULL);
+            fputs(">", f);
+            for (c = 0; c < m->ncols; c++) {
+                const char *s = rt_cell_text(m, r, c, buf, sizeof buf);
+                const char *cls = m->cols[c].type == RT_TEXT ? " class=\"t\""
+                                  : strcmp(m->cols[c].key, "change_pct") == 0 && has && ch != 0 && judged
+                                      ? (good ? " class=\"down\"" : " class=\"up\"")
+                                      : "";
+                fprintf(f, "<td%s>", cls);
+                html_esc(f, s[0] ? s : "-");
+                fputs("</td>", f);
+            }
+            fputs("</tr>\n", f);
+        }
+        fputs("</table>\n", f);
+        note(f, "Green: better in B (shorter times, more tokens/s); red: worse; counts are not judged. Ratios and "
+                "changes: B / A.");
+    }
+    if (k && k->nrows) {
+        size_t n = shown_rows(k->nrows);
+        fprintf(f, "<h3>Kernels whose total time changed most (%zu of %zu)</h3>\n", n, k->nrows);
+        fputs("<table><tr><th>Total A</th><th>Total B</th><th>B &#8722; A</th><th>B / A</th><th>Count A</th>"
+              "<th>Count B</th><th class=\"t\">Name</th></tr>\n",
+              f);
+        for (r = 0; r < n; r++) {
+            double ra;
+            fputs("<tr", f);
+            html_row_data(f, k, r, NULL);
+            fputs(">", f);
+            fprintf(f, "<td>%s</td>", html_ns(num(k, r, "total_a_ns"), buf, sizeof buf));
+            fprintf(f, "<td>%s</td>", html_ns(num(k, r, "total_b_ns"), buf, sizeof buf));
+            fprintf(f, "<td class=\"%s\">%s%s</td>", num(k, r, "total_delta_ns") > 0 ? "up" : "down",
+                    num(k, r, "total_delta_ns") < 0 ? "&#8722;" : "+",
+                    html_ns(fabs(num(k, r, "total_delta_ns")), buf, sizeof buf));
+            if (html_cell_num(k, r, "ratio", &ra))
+                fprintf(f, "<td>%.4f</td>", ra);
+            else
+                fputs("<td>-</td>", f);
+            fprintf(f, "<td>%.0f</td><td>%.0f</td><td class=\"t mono\">", num(k, r, "count_a"),
+                    num(k, r, "count_b"));
+            html_esc(f, str(k, r, "name"));
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    fputs("</section>\n", f);
+}
+
+/* ---- phases ------------------------------------------------------------------------------ */
+
+static int phases_section(FILE *f, const struct run *runs, size_t nruns, int width)
+{
+    double max = runs_max(runs, nruns, "phases", "time_ns", MAX_PHASE_BARS);
+    size_t i, r;
+    char buf[64], text[192];
+    section_begin(f, "phases", "Time per phase", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *tb = tab(&runs[i], "phases");
+        struct html_bar *bars;
+        struct html_chart_opts o = {width, max, 0, runs[i].run, "chart-phases"};
+        double total = 0, v;
+        size_t n = tb ? (tb->nrows < MAX_PHASE_BARS ? tb->nrows : MAX_PHASE_BARS) : 0;
+        run_begin(f, &runs[i], nruns);
+        if (n == 0) {
+            note(f, "No phases: the trace has no PHASE records (the phase engine found no generation, or "
+                    "OBS_PHASES=0).");
+            fputs("</div>\n", f);
+            continue;
+        }
+        bars = calloc(n, sizeof *bars);
+        if (bars == NULL)
+            return -1;
+        for (r = 0; r < tb->nrows; r++)
+            total += num(tb, r, "time_ns");
+        for (r = 0; r < n; r++) {
+            int timed = html_cell_num(tb, r, "time_ns", &v);
+            bars[r].label = str(tb, r, "phase");
+            bars[r].value = timed ? v : 0;
+            if (timed)
+                snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%% \xc2\xb7 %.0f range%s", html_ns(v, buf, sizeof buf),
+                         total > 0 ? 100.0 * v / total : 0.0, num(tb, r, "ranges"),
+                         num(tb, r, "ranges") == 1 ? "" : "s");
+            else
+                snprintf(text, sizeof text, "untimed \xc2\xb7 %.0f calls", num(tb, r, "calls"));
+            bars[r].value_text = strdup(text);
+            bars[r].fill = html_phase_fill(bars[r].label);
+            bars[r].tb = tb;
+            bars[r].row = r;
+        }
+        fprintf(f, "<p class=\"note\">%s; a phase's time is the sum over its ranges of first call begin to last call "
+                   "end, calls of ranges nested in it not counted.</p>\n",
+                strcmp(str(tb, 0, "time_base"), "gpu") == 0 ? "GPU time" : "Host API time");
+        html_bar_chart(f, bars, n, &o);
+        if (n < tb->nrows)
+            fprintf(f, "<p class=\"note\">%zu more phases in the table.</p>\n", tb->nrows - n);
+        for (r = 0; r < tb->nnotes; r++)
+            note(f, tb->notes[r]);
+        details_table(f, tb, "Phases");
+        for (r = 0; r < n; r++)
+            free((char *)bars[r].value_text);
+        free(bars);
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
+/* ---- generations ----------------------------------------------------------------------------- */
+
+static double gen_ymax(const struct run *runs, size_t nruns, const char *key, const char *ref1, const char *ref2,
+                       const char *ref3)
+{
+    double m = runs_max(runs, nruns, "generations", key, (size_t)-1), v;
+    size_t i;
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *sp = tab(&runs[i], "generation_spread");
+        if (html_cell_num(sp, 0, ref1, &v) && v > m)
+            m = v;
+        if (html_cell_num(sp, 0, ref2, &v) && v > m)
+            m = v;
+        if (html_cell_num(sp, 0, ref3, &v) && v > m)
+            m = v;
+    }
+    return html_nice_ceil(m * 1.1);
+}
+
+static int gen_chart(FILE *f, const struct run *rn, const char *key, const char *title, double ymax, int width,
+                     const char *stroke, int is_ttft)
+{
+    const struct rtable *g = tab(rn, "generations"), *sp = tab(rn, "generation_spread");
+    struct html_point *p;
+    struct html_ref refs[3];
+    struct html_line_opts o;
+    char labels[3][96], buf[64];
+    size_t r, nrefs = 0;
+    double v;
+    char(*xl)[16];
+
+    p = calloc(g->nrows ? g->nrows : 1, sizeof *p);
+    xl = calloc(g->nrows ? g->nrows : 1, sizeof *xl);
+    if (p == NULL || xl == NULL) {
+        free(p);
+        free(xl);
+        return -1;
+    }
+    for (r = 0; r < g->nrows; r++) {
+        snprintf(xl[r], sizeof xl[r], "%.0f", num(g, r, "generation"));
+        p[r].x_label = xl[r];
+        p[r].defined = html_cell_num(g, r, key, &p[r].y);
+        p[r].hollow = num(g, r, "in_best") == 0;
+        p[r].tb = g;
+        p[r].row = r;
+    }
+    {
+        static const char *const ttft_keys[] = {"ttft_best_ms", "ttft_median_ms", "ttft_p90_ms"};
+        static const char *const tok_keys[] = {"tokens_best_per_s", "tokens_median_per_s", "tokens_p90_per_s"};
+        static const char *const names[] = {"best", "median", "p90"};
+        static const char *const strokes[] = {"#59a14f", "#4e79a7", "#e15759"};
+        size_t k;
+        for (k = 0; k < 3; k++)
+            if (sp && sp->nrows && html_cell_num(sp, 0, is_ttft ? ttft_keys[k] : tok_keys[k], &v)) {
+                snprintf(labels[nrefs], sizeof labels[nrefs], "%s %s%s", names[k], html_num(v, buf, sizeof buf),
+                         is_ttft ? " ms" : "/s");
+                refs[nrefs].label = labels[nrefs];
+                refs[nrefs].y = v;
+                refs[nrefs].stroke = strokes[k];
+                nrefs++;
+            }
+    }
+    memset(&o, 0, sizeof o);
+    o.width = width;
+    o.height = 220;
+    o.ymax = ymax;
+    o.y_title = title;
+    o.stroke = stroke;
+    o.run = rn->run;
+    o.cls = is_ttft ? "chart-ttft" : "chart-tokens";
+    html_line_chart(f, p, g->nrows, refs, nrefs, &o);
+    free(p);
+    free(xl);
+    return 0;
+}
+
+static int generations_section(FILE *f, const struct run *runs, size_t nruns, int width)
+{
+    double ymax_ttft = gen_ymax(runs, nruns, "ttft_ms", "ttft_best_ms", "ttft_median_ms", "ttft_p90_ms");
+    double ymax_tok = gen_ymax(runs, nruns, "tokens_per_s", "tokens_best_per_s", "tokens_median_per_s",
+                               "tokens_p90_per_s");
+    size_t i, k;
+    char buf[64], b2[64], b3[64];
+    section_begin(f, "generations", "TTFT and tokens/s per generation", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *g = tab(&runs[i], "generations"), *sp = tab(&runs[i], "generation_spread");
+        double v;
+        run_begin(f, &runs[i], nruns);
+        if (g == NULL || g->nrows == 0) {
+            note(f, "No generations: the trace has no phases.");
+            fputs("</div>\n", f);
+            continue;
+        }
+        if (sp && sp->nrows) {
+            fputs("<p class=\"spread\"", f);
+            html_row_data(f, sp, 0, runs[i].run);
+            fprintf(f, ">%.0f generations (%s); best / median / p90 over the %.0f ", num(sp, 0, "generations"),
+                    strcmp(str(sp, 0, "time_base"), "gpu") == 0 ? "GPU time" : "host wall-clock between host syncs",
+                    num(sp, 0, "generations_counted"));
+            fputs(num(sp, 0, "generations_counted") < num(sp, 0, "generations") ? "with at least two decode steps"
+                                                                               : "counted",
+                  f);
+            if (html_cell_num(sp, 0, "ttft_best_ms", &v))
+                fprintf(f, ": TTFT %s / %s / %s", html_ms(v, buf, sizeof buf),
+                        html_ms(num(sp, 0, "ttft_median_ms"), b2, sizeof b2),
+                        html_ms(num(sp, 0, "ttft_p90_ms"), b3, sizeof b3));
+            if (html_cell_num(sp, 0, "tokens_best_per_s", &v))
+                fprintf(f, "; tokens/s %.1f / %.1f / %.1f", v, num(sp, 0, "tokens_median_per_s"),
+                        num(sp, 0, "tokens_p90_per_s"));
+            fputs(".</p>\n", f);
+            for (k = 0; k < sp->nnotes; k++)
+                note(f, sp->notes[k]);
+        }
+        fputs("<h3>TTFT</h3>\n", f);
+        if (gen_chart(f, &runs[i], "ttft_ms", "TTFT (ms)", ymax_ttft, width, "#4e79a7", 1) != 0)
+            return -1;
+        fputs("<h3>Tokens per second (steady decode)</h3>\n", f);
+        if (gen_chart(f, &runs[i], "tokens_per_s", "tokens/s", ymax_tok, width, "#f28e2b", 0) != 0)
+            return -1;
+        note(f, "Rings: generations not counted in the bests (fewer than two decode steps, like a warm-up). "
+                "Dashed: best, median and p90 (p90: the value 9 in 10 counted generations do at least as well as).");
+        if (g->nrows > HTML_MAX_POINTS)
+            fprintf(f, "<p class=\"note\">%zu generations: the line has no marker per generation.</p>\n", g->nrows);
+        details_table(f, g, "Generations");
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
+/* ---- kernels ------------------------------------------------------------------------------------ */
+
+static int kernels_section(FILE *f, const struct run *runs, size_t nruns, int width)
+{
+    double max = runs_max(runs, nruns, "cuda_gpu_kern_sum", "total_ns", TOP_ROWS + 1);
+    size_t i, r;
+    char text[192], b1[64], b2[64], rest[64];
+    section_begin(f, "kernels", "Top kernels", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *tb = tab(&runs[i], "cuda_gpu_kern_sum");
+        struct html_chart_opts o = {width, max, 0, runs[i].run, "chart-kernels"};
+        struct html_bar *bars;
+        size_t n, shown;
+        run_begin(f, &runs[i], nruns);
+        if (tb == NULL || tb->nrows == 0) {
+            note(f, "No kernel launches recorded.");
+            fputs("</div>\n", f);
+            continue;
+        }
+        shown = shown_rows(tb->nrows);
+        n = shown + (shown < tb->nrows);
+        bars = calloc(n, sizeof *bars);
+        if (bars == NULL)
+            return -1;
+        for (r = 0; r < shown; r++) {
+            snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%% \xc2\xb7 %.0f\xc3\x97 avg %s",
+                     html_ns(num(tb, r, "total_ns"), b1, sizeof b1), num(tb, r, "time_pct"),
+                     num(tb, r, "instances"), html_ns(num(tb, r, "avg_ns"), b2, sizeof b2));
+            bars[r].label = str(tb, r, "name");
+            bars[r].value = num(tb, r, "total_ns");
+            bars[r].value_text = strdup(text);
+            bars[r].fill = html_palette(0);
+            bars[r].tb = tb;
+            bars[r].row = r;
+        }
+        if (shown < tb->nrows) {
+            double total = 0, pct = 0, count = 0;
+            for (r = shown; r < tb->nrows; r++) {
+                total += num(tb, r, "total_ns");
+                pct += num(tb, r, "time_pct");
+                count += num(tb, r, "instances");
+            }
+            snprintf(rest, sizeof rest, "(%zu other kernels)", tb->nrows - shown);
+            snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%% \xc2\xb7 %.0f\xc3\x97", html_ns(total, b1, sizeof b1), pct,
+                     count);
+            bars[shown].label = rest;
+            bars[shown].value = total;
+            bars[shown].value_text = strdup(text);
+            bars[shown].fill = html_palette(9);
+        }
+        fputs("<p class=\"note\">", f);
+        html_esc(f, tb->title);
+        fputs("; by total time.</p>\n", f);
+        html_bar_chart(f, bars, n, &o);
+        for (r = 0; r < tb->nnotes; r++)
+            note(f, tb->notes[r]);
+        details_table(f, tb, "All kernels");
+        for (r = 0; r < n; r++)
+            free((char *)bars[r].value_text);
+        free(bars);
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
+/* ---- gaps ------------------------------------------------------------------------------------------ */
+
+static int gaps_section(FILE *f, const struct run *runs, size_t nruns, int width)
+{
+    double lmax = runs_max(runs, nruns, "launch_gaps", "max_ns", (size_t)-1);
+    size_t i, r;
+    char text[192], b1[64], b2[64], b3[64], label[96];
+    section_begin(f, "gaps", "Where the GPU waits: device idle gaps, launch gaps, synchronisation", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *dg = tab(&runs[i], "device_gaps"), *lg = tab(&runs[i], "launch_gaps"),
+                            *ss = tab(&runs[i], "sync_share");
+        struct html_chart_opts share = {width, 100.0, 1, runs[i].run, "chart-device-gaps"};
+        struct html_chart_opts lopt = {width, lmax, 0, runs[i].run, "chart-launch-gaps"};
+        run_begin(f, &runs[i], nruns);
+
+        fputs("<h3>Device idle time per stream (share of the stream's span, first begin to last end)</h3>\n", f);
+        if (dg == NULL || dg->nrows == 0) {
+            note(f, dg && dg->empty ? dg->empty : "none");
+        } else {
+            struct html_bar *bars = calloc(dg->nrows, sizeof *bars);
+            char **labels = calloc(dg->nrows, sizeof *labels);
+            if (bars == NULL || labels == NULL) {
+                free(bars);
+                free(labels);
+                return -1;
+            }
+            for (r = 0; r < dg->nrows; r++) {
+                snprintf(label, sizeof label, "GPU %.0f stream %.0f \xc2\xb7 %.0f items", num(dg, r, "device"),
+                         num(dg, r, "stream"), num(dg, r, "work_items"));
+                snprintf(text, sizeof text, "%.1f%% idle \xc2\xb7 %.0f/%.0f gaps > 0 \xc2\xb7 max %s",
+                         num(dg, r, "gap_pct"), num(dg, r, "idle_gaps"), num(dg, r, "gaps"),
+                         html_ns(num(dg, r, "max_ns"), b1, sizeof b1));
+                labels[r] = strdup(label);
+                bars[r].label = labels[r] ? labels[r] : "";
+                bars[r].value = num(dg, r, "gap_pct");
+                bars[r].value_text = strdup(text);
+                bars[r].fill = html_palette(3);
+                bars[r].tb = dg;
+                bars[r].row = r;
+            }
+            html_bar_chart(f, bars, dg->nrows, &share);
+            for (r = 0; r < dg->nrows; r++) {
+                free(labels[r]);
+                free((char *)bars[r].value_text);
+            }
+            free(labels);
+            free(bars);
+        }
+
+        fputs("<h3>Host time between launches, per thread (end of one launch call to the next's begin)</h3>\n", f);
+        if (lg == NULL || lg->nrows == 0) {
+            note(f, lg && lg->empty ? lg->empty : "none");
+        } else {
+            struct html_range *rg = calloc(lg->nrows, sizeof *rg);
+            char **labels = calloc(lg->nrows, sizeof *labels), **texts = calloc(lg->nrows, sizeof *texts);
+            if (rg == NULL || labels == NULL || texts == NULL) {
+                free(rg);
+                free(labels);
+                free(texts);
+                return -1;
+            }
+            for (r = 0; r < lg->nrows; r++) {
+                double med = 0, p90 = 0;
+                snprintf(label, sizeof label, "tid %.0f \xc2\xb7 %.0f launches", num(lg, r, "tid"),
+                         num(lg, r, "launches"));
+                rg[r].has_quantiles = html_cell_num(lg, r, "med_ns", &med) && html_cell_num(lg, r, "p90_ns", &p90);
+                rg[r].median = med;
+                rg[r].p90 = p90;
+                rg[r].avg = num(lg, r, "avg_ns");
+                rg[r].max = num(lg, r, "max_ns");
+                if (rg[r].has_quantiles)
+                    snprintf(text, sizeof text, "median %s \xc2\xb7 p90 %s \xc2\xb7 max %s", html_ns(med, b1, sizeof b1),
+                             html_ns(p90, b2, sizeof b2), html_ns(rg[r].max, b3, sizeof b3));
+                else
+                    snprintf(text, sizeof text, "no gap");
+                labels[r] = strdup(label);
+                texts[r] = strdup(text);
+                rg[r].label = labels[r] ? labels[r] : "";
+                rg[r].value_text = texts[r];
+                rg[r].tb = lg;
+                rg[r].row = r;
+            }
+            html_range_chart(f, rg, lg->nrows, &lopt);
+            note(f, "Line: 0 to the longest gap; box: median to p90; diamond: the average. CUDA graphs remove "
+                    "this time.");
+            for (r = 0; r < lg->nrows; r++) {
+                free(labels[r]);
+                free(texts[r]);
+            }
+            free(labels);
+            free(texts);
+            free(rg);
+        }
+
+        fputs("<h3>Synchronisation share of wall time (host time in the *Synchronize APIs)</h3>\n", f);
+        if (ss == NULL || ss->nrows == 0) {
+            note(f, "No calls.");
+        } else {
+            struct html_chart_opts so = {width, 100.0, 1, runs[i].run, "chart-sync"};
+            struct html_bar *bars = calloc(ss->nrows, sizeof *bars);
+            char **texts = calloc(ss->nrows, sizeof *texts);
+            if (bars == NULL || texts == NULL) {
+                free(bars);
+                free(texts);
+                return -1;
+            }
+            for (r = 0; r < ss->nrows; r++) {
+                snprintf(text, sizeof text, "%.3f%% \xc2\xb7 %.0f calls \xc2\xb7 %s", num(ss, r, "wall_pct"),
+                         num(ss, r, "calls"), html_ns(num(ss, r, "total_ns"), b1, sizeof b1));
+                texts[r] = strdup(text);
+                bars[r].label = str(ss, r, "api");
+                bars[r].value = num(ss, r, "wall_pct");
+                bars[r].value_text = texts[r];
+                bars[r].fill = html_palette(3);
+                bars[r].tb = ss;
+                bars[r].row = r;
+            }
+            html_bar_chart(f, bars, ss->nrows, &so);
+            for (r = 0; r < ss->nnotes; r++)
+                note(f, ss->notes[r]);
+            for (r = 0; r < ss->nrows; r++)
+                free(texts[r]);
+            free(texts);
+            free(bars);
+        }
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
+/* ---- copies --------------------------------------------------------------------------------------- */
+
+static int copies_section(FILE *f, const struct run *runs, size_t nruns, int width)
+{
+    double smax = runs_max(runs, nruns, "cuda_gpu_mem_size_sum", "total_mb", (size_t)-1);
+    double tmax = runs_max(runs, nruns, "cuda_gpu_mem_time_sum", "total_ns", (size_t)-1);
+    size_t i, r, k;
+    char text[192], b1[64], b2[64];
+    section_begin(f, "copies", "Copies by direction, and memsets", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *sz = tab(&runs[i], "cuda_gpu_mem_size_sum"), *tm = tab(&runs[i], "cuda_gpu_mem_time_sum");
+        struct html_chart_opts so = {width, smax, 0, runs[i].run, "chart-copy-bytes"};
+        struct html_chart_opts to = {width, tmax, 0, runs[i].run, "chart-copy-time"};
+        struct html_bar *bars;
+        size_t n = (sz ? sz->nrows : 0) + (tm ? tm->nrows : 0);
+        run_begin(f, &runs[i], nruns);
+        if (n == 0) {
+            note(f, "No copies or memsets recorded.");
+            fputs("</div>\n", f);
+            continue;
+        }
+        bars = calloc(n, sizeof *bars);
+        if (bars == NULL)
+            return -1;
+        fputs("<h3>Bytes by operation</h3>\n", f);
+        for (r = 0; sz && r < sz->nrows; r++) {
+            snprintf(text, sizeof text, "%s \xc2\xb7 %.0f op%s", html_bytes(num(sz, r, "total_mb") * 1e6, b1, sizeof b1),
+                     num(sz, r, "count"), num(sz, r, "count") == 1 ? "" : "s");
+            bars[r].label = str(sz, r, "operation");
+            bars[r].value = num(sz, r, "total_mb");
+            bars[r].value_text = strdup(text);
+            bars[r].fill = html_palette(html_name_colour(bars[r].label));
+            bars[r].tb = sz;
+            bars[r].row = r;
+        }
+        if (sz && sz->nrows)
+            html_bar_chart(f, bars, sz->nrows, &so);
+        fputs("<h3>Time by operation</h3>\n", f);
+        if (tm)
+            for (r = 0, k = sz ? sz->nrows : 0; r < tm->nrows; r++, k++) {
+                const char *op = str(tm, r, "operation");
+                double bytes = 0, ns = num(tm, r, "total_ns");
+                size_t j;
+                for (j = 0; sz && j < sz->nrows; j++)
+                    if (strcmp(str(sz, j, "operation"), op) == 0)
+                        bytes = num(sz, j, "total_mb") * 1e6;
+                if (ns > 0 && bytes > 0)
+                    snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%% \xc2\xb7 %.2f GB/s", html_ns(ns, b1, sizeof b1),
+                             num(tm, r, "time_pct"), bytes / ns);
+                else
+                    snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%%", html_ns(ns, b2, sizeof b2), num(tm, r, "time_pct"));
+                bars[k].label = op;
+                bars[k].value = ns;
+                bars[k].value_text = strdup(text);
+                bars[k].fill = html_palette(html_name_colour(op));
+                bars[k].tb = tm;
+                bars[k].row = r;
+            }
+        if (tm && tm->nrows) {
+            fputs("<p class=\"note\">", f);
+            html_esc(f, tm->title);
+            fputs("</p>\n", f);
+            html_bar_chart(f, bars + (sz ? sz->nrows : 0), tm->nrows, &to);
+            for (r = 0; r < tm->nnotes; r++)
+                note(f, tm->notes[r]);
+        } else {
+            note(f, tm && tm->empty ? tm->empty : "none");
+        }
+        for (r = 0; r < n; r++)
+            free((char *)bars[r].value_text);
+        free(bars);
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
+/* ---- API calls ------------------------------------------------------------------------------------ */
+
+static unsigned kind_of(const char *name)
+{
+    unsigned k;
+    for (k = 0; k < OBS_KIND_COUNT; k++)
+        if (strcmp(obs_call_kind_name(k), name) == 0)
+            return k;
+    return OBS_KIND_NONE;
+}
+
+static int apis_section(FILE *f, const struct run *runs, size_t nruns, int width)
+{
+    double max = runs_max(runs, nruns, "api_calls", "calls", TOP_ROWS + 1);
+    size_t i, r;
+    char text[192], b1[64], rest[64];
+    static const unsigned fills[OBS_KIND_COUNT] = {9, 0, 1, 5, 3, 6, 4};
+    section_begin(f, "apis", "API calls", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *tb = tab(&runs[i], "api_calls");
+        struct html_chart_opts o = {width, max, 0, runs[i].run, "chart-apis"};
+        struct html_bar *bars;
+        size_t shown, n;
+        run_begin(f, &runs[i], nruns);
+        if (tb == NULL || tb->nrows == 0) {
+            note(f, "No calls recorded.");
+            fputs("</div>\n", f);
+            continue;
+        }
+        shown = shown_rows(tb->nrows);
+        n = shown + (shown < tb->nrows);
+        bars = calloc(n, sizeof *bars);
+        if (bars == NULL)
+            return -1;
+        for (r = 0; r < shown; r++) {
+            unsigned k = kind_of(str(tb, r, "kind"));
+            snprintf(text, sizeof text, "%.0f call%s \xc2\xb7 %s in all", num(tb, r, "calls"),
+                     num(tb, r, "calls") == 1 ? "" : "s", html_ns(num(tb, r, "total_ns"), b1, sizeof b1));
+            bars[r].label = str(tb, r, "api");
+            bars[r].value = num(tb, r, "calls");
+            bars[r].value_text = strdup(text);
+            bars[r].fill = html_palette(fills[k < OBS_KIND_COUNT ? k : 0]);
+            bars[r].tb = tb;
+            bars[r].row = r;
+        }
+        if (shown < tb->nrows) {
+            double calls = 0, ns = 0;
+            for (r = shown; r < tb->nrows; r++) {
+                calls += num(tb, r, "calls");
+                ns += num(tb, r, "total_ns");
+            }
+            snprintf(rest, sizeof rest, "(%zu other APIs)", tb->nrows - shown);
+            snprintf(text, sizeof text, "%.0f calls \xc2\xb7 %s in all", calls, html_ns(ns, b1, sizeof b1));
+            bars[shown].label = rest;
+            bars[shown].value = calls;
+            bars[shown].value_text = strdup(text);
+            bars[shown].fill = html_palette(9);
+        }
+        note(f, "Most called first; host time (from the call's begin to its return).");
+        html_bar_chart(f, bars, n, &o);
+        details_table(f, tb, "All APIs");
+        for (r = 0; r < n; r++)
+            free((char *)bars[r].value_text);
+        free(bars);
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
+/* ---- timeline -------------------------------------------------------------------------------------- */
+
+/* The generation to draw: o's, else the counted one with the median TTFT
+ * (the lower middle one), else the last. Returns its row, or -1. */
+static long pick_generation(const struct rtable *g, const struct html_options *o)
+{
+    size_t r, n = 0, k;
+    long best = -1;
+    double *v;
+    if (g == NULL || g->nrows == 0)
+        return -1;
+    if (o && o->has_generation) {
+        for (r = 0; r < g->nrows; r++)
+            if (num(g, r, "generation") == (double)o->generation)
+                return (long)r;
+        return -1;
+    }
+    v = malloc(g->nrows * sizeof *v);
+    if (v == NULL)
+        return (long)g->nrows - 1;
+    for (r = 0; r < g->nrows; r++) {
+        double x;
+        if (num(g, r, "in_best") != 0 && html_cell_num(g, r, "ttft_ms", &x)) {
+            for (k = n; k > 0 && v[k - 1] > x; k--)
+                v[k] = v[k - 1];
+            v[k] = x;
+            n++;
+        }
+    }
+    if (n) {
+        double med = v[(n - 1) / 2], x;
+        for (r = 0; r < g->nrows && best < 0; r++)
+            if (num(g, r, "in_best") != 0 && html_cell_num(g, r, "ttft_ms", &x) && x == med)
+                best = (long)r;
+    }
+    free(v);
+    return best >= 0 ? best : (long)g->nrows - 1;
+}
+
+static int timeline_section(FILE *f, const struct run *runs, size_t nruns, int width, const struct html_options *o)
+{
+    struct html_timeline tl[2];
+    long row[2];
+    uint64_t hscale = 0, dscale = 0;
+    size_t i;
+    char buf[64], b2[64];
+
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *g = tab(&runs[i], "generations");
+        row[i] = pick_generation(g, o);
+        if (row[i] >= 0 && html_timeline_find(runs[i].t, (uint32_t)num(g, (size_t)row[i], "tid"),
+                                              (uint32_t)num(g, (size_t)row[i], "generation"), &tl[i]) != 0)
+            row[i] = -1;
+        if (row[i] >= 0 && tl[i].host_end - tl[i].host_begin > hscale)
+            hscale = tl[i].host_end - tl[i].host_begin;
+        if (row[i] >= 0 && tl[i].dev_end - tl[i].dev_begin > dscale)
+            dscale = tl[i].dev_end - tl[i].dev_begin;
+    }
+    section_begin(f, "timeline", "Timeline of one generation", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *g = tab(&runs[i], "generations");
+        double v;
+        run_begin(f, &runs[i], nruns);
+        if (row[i] < 0) {
+            if (o && o->has_generation)
+                fprintf(f, "<p class=\"note\">No generation %u in this run.</p>\n", o->generation);
+            else
+                note(f, "No generations: the trace has no phases.");
+            fputs("</div>\n", f);
+            continue;
+        }
+        fputs("<p class=\"tl-head\"", f);
+        html_row_data(f, g, (size_t)row[i], runs[i].run);
+        fprintf(f, ">Generation %u of thread %u%s: ", tl[i].generation, runs[i].t->threads[tl[i].thread].tid,
+                o && o->has_generation ? "" : " (the median TTFT)");
+        if (html_cell_num(g, (size_t)row[i], "ttft_ms", &v))
+            fprintf(f, "TTFT %s", html_ms(v, buf, sizeof buf));
+        else
+            fputs("TTFT n/a", f);
+        if (html_cell_num(g, (size_t)row[i], "tokens_per_s", &v))
+            fprintf(f, ", %.1f tokens/s", v);
+        fprintf(f, ", %.0f decode steps, %llu calls, %llu kernel launches; first call to last end %s.</p>\n",
+                num(g, (size_t)row[i], "decode_steps"), (unsigned long long)tl[i].calls,
+                (unsigned long long)tl[i].kernels,
+                html_ns((double)(tl[i].host_end - tl[i].host_begin), b2, sizeof b2));
+        if (tl[i].own_device_axis)
+            note(f, "The device clock does not line up with the host's in this trace (most GPU work begins before "
+                    "the call that launched it: a simulated or unsynchronised clock), so the GPU lanes have an axis "
+                    "of their own.");
+        if (html_timeline_draw(f, runs[i].t, &tl[i], width, hscale, dscale, runs[i].run) != 0)
+            return -1;
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
+/* ---- the page ---------------------------------------------------------------------------------------- */
+
+int report_html(FILE *f, struct obs_trace *const *t, size_t nruns, const struct html_options *o)
+{
+    struct run runs[2];
+    struct report_doc cmp;
+    int width = nruns > 1 ? 560 : 1100, rc = -1;
+    size_t i;
+    char title[512];
+
+    if (nruns < 1 || nruns > 2) {
+        errno = EINVAL;
+        return -1;
+    }
+    memset(runs, 0, sizeof runs);
+    memset(&cmp, 0, sizeof cmp);
+    rdoc_begin(&cmp, NULL, REPORT_KEEP);
+    for (i = 0; i < nruns; i++) {
+        runs[i].t = t[i];
+        runs[i].run = nruns > 1 ? (i ? "b" : "a") : NULL;
+        runs[i].name = i ? "B" : "A";
+        rdoc_begin(&runs[i].sum, NULL, REPORT_KEEP);
+        rdoc_begin(&runs[i].gaps, NULL, REPORT_KEEP);
+        if (report_summary(t[i], NULL, &runs[i].sum) != 0 || rdoc_end(&runs[i].sum) != 0 ||
+            report_gaps(t[i], NULL, &runs[i].gaps) != 0 || rdoc_end(&runs[i].gaps) != 0)
+            goto done;
+    }
+    if (nruns > 1 && (report_compare(t[0], t[1], &cmp) != 0 || rdoc_end(&cmp) != 0))
+        goto done;
+
+    if (nruns > 1)
+        snprintf(title, sizeof title, "obs-report: %s vs %s", t[0]->path, t[1]->path);
+    else
+        snprintf(title, sizeof title, "obs-report: %s", t[0]->path);
+    html_page_begin(f, title);
+    fputs("<header>\n<h1>", f);
+    html_esc(f, title);
+    fputs("</h1>\n", f);
+    for (i = 0; i < nruns; i++) {
+        fprintf(f, "<p class=\"muted\">%s<span class=\"mono\">", nruns > 1 ? (i ? "B: " : "A: ") : "");
+        html_esc(f, t[i]->path);
+        fprintf(f, "</span>: pid %u, %zu calls, %zu thread%s</p>\n", t[i]->pid, t[i]->ncalls, t[i]->nthreads,
+                t[i]->nthreads == 1 ? "" : "s");
+    }
+    fputs("</header>\n", f);
+    overview(f, runs, nruns);
+    if (nruns > 1)
+        compare_section(f, &cmp);
+    if (phases_section(f, runs, nruns, width) != 0 || generations_section(f, runs, nruns, width) != 0 ||
+        kernels_section(f, runs, nruns, width) != 0 || gaps_section(f, runs, nruns, width) != 0 ||
+        copies_section(f, runs, nruns, width) != 0 || apis_section(f, runs, nruns, width) != 0 ||
+        timeline_section(f, runs, nruns, width, o) != 0)
+        goto done;
+    fprintf(f,
+            "<footer>Written by obs-report %s (obsshim). A single page with no script and nothing loaded from elsewhere. "
+            "The numbers are those of <code>obs-report summary --format json</code> and <code>obs-report gaps "
+            "--format json</code> of the same trace%s; each chart item carries its report row as data- "
+            "attributes.</footer>\n",
+            PACKAGE_VERSION, nruns > 1 ? "s (and <code>compare --format json</code>)" : "");
+    html_page_end(f);
+    rc = 0;
+done:
+    for (i = 0; i < nruns; i++) {
+        rdoc_free(&runs[i].sum);
+        rdoc_free(&runs[i].gaps);
+    }
+    rdoc_free(&cmp);
+    if (rc != 0 && errno == 0)
+        errno = ENOMEM;
+    return rc;
+}
