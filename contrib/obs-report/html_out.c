@@ -216,7 +216,14 @@ static const char *const phase_palette[] = {"#a0cbe8", "#ffbe7d", "#8cd17d", "#f
 
 const char *html_phase_fill(const char *phase)
 {
-    return phase_palette[html_name_colour(phase)];
+    /* the phase engine's names get tones of their own, so that they differ on every page */
+    if (phase && strcmp(phase, "PREFILL") == 0)
+        return phase_palette[1];
+    if (phase && strcmp(phase, "DECODE") == 0)
+        return phase_palette[0];
+    if (phase && strcmp(phase, "KV_GATHER") == 0)
+        return phase_palette[2];
+    return phase_palette[3 + html_name_colour(phase) % 7];
 }
 
 const char *html_palette(size_t i)
