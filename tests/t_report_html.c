@@ -27,6 +27,7 @@
 
 #include "apps/trace_fixture.h"
 #include "html_check.h"
+#include "html_out.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
@@ -449,6 +450,48 @@ static void check_summary_json(const char *obs)
     json_doc_free(&sum);
 }
 
+/* html_esc on random bytes: the output is well-formed text, and decoding
+ * it gives the input with invalid UTF-8 and controls as U+FFFD. */
+static void check_escaper(void)
+{
+    static const char alphabet[] = "<>&\"'; #x\x01\x7f\xc3\xa9\xe2\x80\xa6\xf0\x9f\x98\x80\xff\xc0\xed\xa0";
+    size_t i, k, bad = 0;
+    unsigned seed = 12345;
+    for (i = 0; i < 20000; i++) {
+        char in[40], *out = NULL, *wrapped = NULL, *dec, *want;
+        size_t len = 0, n = (seed = seed * 1103515245u + 12345u) >> 16 & 31;
+        struct html_doc doc;
+        FILE *f;
+        for (k = 0; k < n; k++) {
+            seed = seed * 1103515245u + 12345u;
+            in[k] = (seed >> 16) & 1 ? alphabet[(seed >> 17) % (sizeof alphabet - 1)] : (char)((seed >> 17) & 0xff);
+            if (in[k] == '\0')
+                in[k] = 'a';
+        }
+        in[n] = '\0';
+        f = open_memstream(&out, &len);
+        if (f == NULL)
+            bail("open_memstream");
+        html_esc(f, in);
+        fclose(f);
+        if (asprintf(&wrapped, "<p title=\"%s\">%s</p>", out, out) < 0)
+            bail("out of memory");
+        html_parse(wrapped, &doc);
+        dec = html_unescape(out, strlen(out));
+        want = utf8_replace(in);
+        if ((doc.problem[0] || strcmp(dec, want) != 0 || strpbrk(out, "<>\"'") != NULL) && bad++ < 3)
+            diag("escaping %zu bytes: %s; decoded %s, want %s", n, doc.problem[0] ? doc.problem : "round trip", dec,
+                 want);
+        html_doc_free(&doc);
+        free(dec);
+        free(want);
+        free(out);
+        free(wrapped);
+    }
+    ok(bad == 0, "html_esc: 20000 random byte strings come out as well-formed text that decodes to the input "
+                 "(invalid UTF-8 and controls as U+FFFD)");
+}
+
 /* ---- compare ------------------------------------------------------------------------------------- */
 
 static void check_compare(const char *label, const char *a, const char *b)
@@ -663,6 +706,7 @@ int main(void)
         bail("%s was not built", report);
     plan_lazy();
     dir = test_tmpdir();
+    check_escaper();
 
     snprintf(hostile, sizeof hostile, "%s/hostile.obs", dir);
     if (hostile_trace_write(hostile) != 0)

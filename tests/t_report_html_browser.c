@@ -194,6 +194,8 @@ int main(void)
     size_t i;
 
     chromium = getenv("OBS_CHROMIUM");
+    if (chromium && *chromium && !test_executable(chromium))
+        skip_all("OBS_CHROMIUM=%s is not an executable", chromium);
     for (i = 0; (chromium == NULL || *chromium == '\0') && names[i]; i++)
         chromium = test_on_path(names[i], found, sizeof found);
     if (chromium == NULL || *chromium == '\0')
