@@ -739,6 +739,26 @@ int main(void)
     snprintf(page, sizeof page, "%s/fixture.html", dir);
     if (write_page("fixture", fixture, page, NULL, NULL))
         check_single_page("fixture", fixture, page);
+    {
+        /* a trace of a header and nothing else: every section says it has nothing */
+        char empty[4200], *data = test_read_file(fixture, NULL);
+        snprintf(empty, sizeof empty, "%s/empty.obs", dir);
+        if (data == NULL)
+            bail("cannot read %s", fixture);
+        test_write_file(empty, data, 64);
+        free(data);
+        snprintf(page, sizeof page, "%s/empty.html", dir);
+        if (write_page("header only", empty, page, NULL, NULL)) {
+            struct html_doc doc;
+            char *text = read_page(page);
+            check_page_form("header only", text, &doc);
+            ok(strstr(text, "No kernel launches recorded.") && strstr(text, "No generations: the trace has no phases.") &&
+                   strstr(text, "class=\"timeline\"") == NULL,
+               "header only: the sections say there is nothing to draw");
+            html_doc_free(&doc);
+            free(text);
+        }
+    }
     check_damaged(fixture);
     check_usage(fixture);
     check_compare("hostile-fixture", hostile, fixture);
