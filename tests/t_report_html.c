@@ -752,7 +752,8 @@ int main(void)
             struct html_doc doc;
             char *text = read_page(page);
             check_page_form("header only", text, &doc);
-            ok(strstr(text, "No kernel launches recorded.") && strstr(text, "No generations: the trace has no phases.") &&
+            ok(strstr(text, "No kernel launches recorded.") &&
+                   strstr(text, "No generations: the trace has no phases.") &&
                    strstr(text, "class=\"timeline\"") == NULL,
                "header only: the sections say there is nothing to draw");
             html_doc_free(&doc);

@@ -20,6 +20,7 @@
 #define TOP_ROWS 10          /* kernels, APIs: the rest folded into one bar */
 #define MAX_PHASE_BARS 20
 #define MAX_TABLE_ROWS 2000  /* rows of a table under <details> */
+#define DOT " \xc2\xb7 "       /* " · " between the figures of a value text */
 
 struct run {
     const struct obs_trace *t;
@@ -312,11 +313,11 @@ static int phases_section(FILE *f, const struct run *runs, size_t nruns, int wid
             bars[r].label = str(tb, r, "phase");
             bars[r].value = timed ? v : 0;
             if (timed)
-                snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%% \xc2\xb7 %.0f range%s", html_ns(v, buf, sizeof buf),
+                snprintf(text, sizeof text, "%s" DOT "%.1f%%" DOT "%.0f range%s", html_ns(v, buf, sizeof buf),
                          total > 0 ? 100.0 * v / total : 0.0, num(tb, r, "ranges"),
                          num(tb, r, "ranges") == 1 ? "" : "s");
             else
-                snprintf(text, sizeof text, "untimed \xc2\xb7 %.0f calls", num(tb, r, "calls"));
+                snprintf(text, sizeof text, "untimed" DOT "%.0f calls", num(tb, r, "calls"));
             bars[r].value_text = strdup(text);
             bars[r].fill = html_phase_fill(bars[r].label);
             bars[r].tb = tb;
@@ -495,7 +496,7 @@ static int kernels_section(FILE *f, const struct run *runs, size_t nruns, int wi
         if (bars == NULL)
             return -1;
         for (r = 0; r < shown; r++) {
-            snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%% \xc2\xb7 %.0f\xc3\x97 avg %s",
+            snprintf(text, sizeof text, "%s" DOT "%.1f%%" DOT "%.0f\xc3\x97 avg %s",
                      html_ns(num(tb, r, "total_ns"), b1, sizeof b1), num(tb, r, "time_pct"),
                      num(tb, r, "instances"), html_ns(num(tb, r, "avg_ns"), b2, sizeof b2));
             bars[r].label = str(tb, r, "name");
@@ -513,7 +514,7 @@ static int kernels_section(FILE *f, const struct run *runs, size_t nruns, int wi
                 count += num(tb, r, "instances");
             }
             snprintf(rest, sizeof rest, "(%zu other kernels)", tb->nrows - shown);
-            snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%% \xc2\xb7 %.0f\xc3\x97", html_ns(total, b1, sizeof b1), pct,
+            snprintf(text, sizeof text, "%s" DOT "%.1f%%" DOT "%.0f\xc3\x97", html_ns(total, b1, sizeof b1), pct,
                      count);
             bars[shown].label = rest;
             bars[shown].value = total;
@@ -563,9 +564,9 @@ static int gaps_section(FILE *f, const struct run *runs, size_t nruns, int width
                 return -1;
             }
             for (r = 0; r < dg->nrows; r++) {
-                snprintf(label, sizeof label, "GPU %.0f stream %.0f \xc2\xb7 %.0f items", num(dg, r, "device"),
+                snprintf(label, sizeof label, "GPU %.0f stream %.0f" DOT "%.0f items", num(dg, r, "device"),
                          num(dg, r, "stream"), num(dg, r, "work_items"));
-                snprintf(text, sizeof text, "%.1f%% idle \xc2\xb7 %.0f/%.0f gaps > 0 \xc2\xb7 max %s",
+                snprintf(text, sizeof text, "%.1f%% idle" DOT "%.0f/%.0f gaps > 0" DOT "max %s",
                          num(dg, r, "gap_pct"), num(dg, r, "idle_gaps"), num(dg, r, "gaps"),
                          html_ns(num(dg, r, "max_ns"), b1, sizeof b1));
                 labels[r] = strdup(label);
@@ -599,7 +600,7 @@ static int gaps_section(FILE *f, const struct run *runs, size_t nruns, int width
             }
             for (r = 0; r < lg->nrows; r++) {
                 double med = 0, p90 = 0;
-                snprintf(label, sizeof label, "tid %.0f \xc2\xb7 %.0f launches", num(lg, r, "tid"),
+                snprintf(label, sizeof label, "tid %.0f" DOT "%.0f launches", num(lg, r, "tid"),
                          num(lg, r, "launches"));
                 rg[r].has_quantiles = html_cell_num(lg, r, "med_ns", &med) && html_cell_num(lg, r, "p90_ns", &p90);
                 rg[r].median = med;
@@ -607,7 +608,7 @@ static int gaps_section(FILE *f, const struct run *runs, size_t nruns, int width
                 rg[r].avg = num(lg, r, "avg_ns");
                 rg[r].max = num(lg, r, "max_ns");
                 if (rg[r].has_quantiles)
-                    snprintf(text, sizeof text, "median %s \xc2\xb7 p90 %s \xc2\xb7 max %s", html_ns(med, b1, sizeof b1),
+                    snprintf(text, sizeof text, "median %s" DOT "p90 %s" DOT "max %s", html_ns(med, b1, sizeof b1),
                              html_ns(p90, b2, sizeof b2), html_ns(rg[r].max, b3, sizeof b3));
                 else
                     snprintf(text, sizeof text, "no gap");
@@ -643,7 +644,7 @@ static int gaps_section(FILE *f, const struct run *runs, size_t nruns, int width
                 return -1;
             }
             for (r = 0; r < ss->nrows; r++) {
-                snprintf(text, sizeof text, "%.3f%% \xc2\xb7 %.0f calls \xc2\xb7 %s", num(ss, r, "wall_pct"),
+                snprintf(text, sizeof text, "%.3f%%" DOT "%.0f calls" DOT "%s", num(ss, r, "wall_pct"),
                          num(ss, r, "calls"), html_ns(num(ss, r, "total_ns"), b1, sizeof b1));
                 texts[r] = strdup(text);
                 bars[r].label = str(ss, r, "api");
@@ -693,7 +694,7 @@ static int copies_section(FILE *f, const struct run *runs, size_t nruns, int wid
             return -1;
         fputs("<h3>Bytes by operation</h3>\n", f);
         for (r = 0; sz && r < sz->nrows; r++) {
-            snprintf(text, sizeof text, "%s \xc2\xb7 %.0f op%s", html_bytes(num(sz, r, "total_mb") * 1e6, b1, sizeof b1),
+            snprintf(text, sizeof text, "%s" DOT "%.0f op%s", html_bytes(num(sz, r, "total_mb") * 1e6, b1, sizeof b1),
                      num(sz, r, "count"), num(sz, r, "count") == 1 ? "" : "s");
             bars[r].label = str(sz, r, "operation");
             bars[r].value = num(sz, r, "total_mb");
@@ -714,10 +715,10 @@ static int copies_section(FILE *f, const struct run *runs, size_t nruns, int wid
                     if (strcmp(str(sz, j, "operation"), op) == 0)
                         bytes = num(sz, j, "total_mb") * 1e6;
                 if (ns > 0 && bytes > 0)
-                    snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%% \xc2\xb7 %.2f GB/s", html_ns(ns, b1, sizeof b1),
+                    snprintf(text, sizeof text, "%s" DOT "%.1f%%" DOT "%.2f GB/s", html_ns(ns, b1, sizeof b1),
                              num(tm, r, "time_pct"), bytes / ns);
                 else
-                    snprintf(text, sizeof text, "%s \xc2\xb7 %.1f%%", html_ns(ns, b2, sizeof b2), num(tm, r, "time_pct"));
+                    snprintf(text, sizeof text, "%s" DOT "%.1f%%", html_ns(ns, b2, sizeof b2), num(tm, r, "time_pct"));
                 bars[k].label = op;
                 bars[k].value = ns;
                 bars[k].value_text = strdup(text);
@@ -780,7 +781,7 @@ static int apis_section(FILE *f, const struct run *runs, size_t nruns, int width
             return -1;
         for (r = 0; r < shown; r++) {
             unsigned k = kind_of(str(tb, r, "kind"));
-            snprintf(text, sizeof text, "%.0f call%s \xc2\xb7 %s in all", num(tb, r, "calls"),
+            snprintf(text, sizeof text, "%.0f call%s" DOT "%s in all", num(tb, r, "calls"),
                      num(tb, r, "calls") == 1 ? "" : "s", html_ns(num(tb, r, "total_ns"), b1, sizeof b1));
             bars[r].label = str(tb, r, "api");
             bars[r].value = num(tb, r, "calls");
@@ -796,7 +797,7 @@ static int apis_section(FILE *f, const struct run *runs, size_t nruns, int width
                 ns += num(tb, r, "total_ns");
             }
             snprintf(rest, sizeof rest, "(%zu other APIs)", tb->nrows - shown);
-            snprintf(text, sizeof text, "%.0f calls \xc2\xb7 %s in all", calls, html_ns(ns, b1, sizeof b1));
+            snprintf(text, sizeof text, "%.0f calls" DOT "%s in all", calls, html_ns(ns, b1, sizeof b1));
             bars[shown].label = rest;
             bars[shown].value = calls;
             bars[shown].value_text = strdup(text);
@@ -965,7 +966,8 @@ int report_html(FILE *f, struct obs_trace *const *t, size_t nruns, const struct 
         timeline_section(f, runs, nruns, width, o) != 0)
         goto done;
     fprintf(f,
-            "<footer>Written by obs-report %s (obsshim). A single page with no script and nothing loaded from elsewhere. "
+            "<footer>Written by obs-report %s (obsshim). A single page with no script and nothing loaded from "
+            "elsewhere. "
             "The numbers are those of <code>obs-report summary --format json</code> and <code>obs-report gaps "
             "--format json</code> of the same trace%s; each chart item carries its report row as data- "
             "attributes.</footer>\n",
