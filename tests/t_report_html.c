@@ -247,27 +247,38 @@ static void check_coverage(const char *label, const struct html_doc *doc, const 
     is_int(1, (long long)count_of(c, nc, "trace"), "%s: the trace row in the cards", label);
 }
 
-/* Kernel bars: lengths in proportion to total_ns (within a unit). */
-static void check_bar_lengths(const char *label, const struct html_doc *doc, const char *page, const char *run)
+/* Lengths in proportion to their values (within a unit), over the items
+ * of run, or of both runs when any_run (a comparison's shared scale): the
+ * items of report rep, their value key, their length the number in attr
+ * of the first tag beginning with mark after the item's start, less 4 (the
+ * charts' left edge). */
+struct lengths {
+    const char *rep, *key, *mark, *attr;
+};
+static const struct lengths kernel_bars = {"cuda_gpu_kern_sum", "data-total_ns", "<rect x=", "width=\""};
+static const struct lengths gap_ranges = {"launch_gaps", "data-max_ns", "<line class=\"axis\" x1=\"4\"", "x2=\""};
+
+static void check_lengths(const char *label, const struct html_doc *doc, const char *page, const char *run,
+                          int any_run, const struct lengths *L)
 {
     size_t i;
     double w0 = -1, t0 = 0, worst = 0;
     size_t n = 0;
     for (i = 0; i < doc->n; i++) {
         const struct html_elem *e = &doc->e[i];
-        const char *rep = html_attr(e, "data-report"), *r = html_attr(e, "data-run"), *tot, *rect, *w;
+        const char *rep = html_attr(e, "data-report"), *r = html_attr(e, "data-run"), *tot, *tag, *w;
         double width, total;
-        if (rep == NULL || strcmp(rep, "cuda_gpu_kern_sum") != 0 || (run == NULL) != (r == NULL) ||
-            (run && strcmp(run, r) != 0))
+        if (rep == NULL || strcmp(rep, L->rep) != 0 ||
+            (!any_run && ((run == NULL) != (r == NULL) || (run && strcmp(run, r) != 0))))
             continue;
-        tot = html_attr(e, "data-total_ns");
-        rect = strstr(page + e->end, "<rect x=");
-        w = rect ? strstr(rect, "width=\"") : NULL;
+        tot = html_attr(e, L->key);
+        tag = strstr(page + e->end, L->mark);
+        w = tag ? strstr(tag, L->attr) : NULL;
         if (tot == NULL || w == NULL)
             continue;
-        width = strtod(w + 7, NULL);
+        width = strtod(w + strlen(L->attr), NULL) - (strcmp(L->attr, "x2=\"") == 0 ? 4.0 : 0.0);
         total = strtod(tot, NULL);
-        if (w0 < 0) {
+        if (w0 < 0 && total > 0) {
             w0 = width;
             t0 = total;
         } else if (t0 > 0) {
@@ -277,8 +288,8 @@ static void check_bar_lengths(const char *label, const struct html_doc *doc, con
         }
         n++;
     }
-    ok(n > 0 && worst <= 1.0, "%s: %zu kernel bars long in proportion to their total time (worst %.2f units off)",
-       label, n, worst);
+    ok(n > 0 && worst <= 1.0, "%s: %zu %s items long in proportion to %s (worst %.2f units off)", label, n, L->rep,
+       L->key + 5, worst);
 }
 
 /* The timeline's kernels equal its generation's row. */
@@ -330,7 +341,7 @@ static void check_single_page(const char *label, const char *obs, const char *pa
     check_numbers(label, &doc, NULL, docs, 2, counts, &nc);
     check_coverage(label, &doc, page, NULL, &sum, &gaps, counts, nc);
     if (rows_of(&sum, "cuda_gpu_kern_sum") > 1)
-        check_bar_lengths(label, &doc, page, NULL);
+        check_lengths(label, &doc, page, NULL, 0, &kernel_bars);
     check_timeline(label, &doc, NULL, &sum);
     html_doc_free(&doc);
     json_doc_free(&sum);
@@ -540,6 +551,8 @@ static void check_compare(const char *label, const char *a, const char *b)
     check_numbers("compare: what changed", &doc, NULL, docs, 1, counts, &nc);
     is_int((long long)rows_of(&cmp, "metrics"), (long long)count_of(counts, nc, "metrics"),
            "compare: a row per metric");
+    check_lengths("compare: both runs on one scale", &doc, page, NULL, 1, &kernel_bars);
+    check_lengths("compare: both runs on one scale", &doc, page, NULL, 1, &gap_ranges);
     in_chart(&doc, page, "chart-kernels", "a", "cuda_gpu_kern_sum", &charts);
     ok(charts == 1 && strstr(page, "--runs:2") != NULL, "compare: two columns, each with its charts");
     html_doc_free(&doc);

@@ -21,10 +21,13 @@ static size_t text_chars(const char *s)
 }
 
 /* Room right of the longest bar for the longest value text: between 90
- * units and half the chart. */
-static double value_room(int width, size_t max_chars)
+ * units and half the chart. In a comparison (run set) a fixed share, so
+ * that both runs' bars have the same span and their lengths compare. */
+static double value_room(int width, size_t max_chars, const char *run)
 {
     double room = (double)max_chars * CHAR_W + 14;
+    if (run)
+        return width * 0.5;
     if (room < 90)
         room = 90;
     return room > width * 0.5 ? width * 0.5 : room;
@@ -77,7 +80,7 @@ void html_bar_chart(FILE *f, const struct html_bar *bars, size_t n, const struct
         if (text_chars(bars[i].value_text) > room)
             room = text_chars(bars[i].value_text);
     }
-    span = w - value_room(w, room) - 8;
+    span = w - value_room(w, room, o->run) - 8;
     if (!(max > 0))
         max = 1.0;
     svg_begin(f, w, h, o->cls, o->run);
@@ -248,7 +251,7 @@ void html_range_chart(FILE *f, const struct html_range *r, size_t n, const struc
         if (text_chars(r[i].value_text) > room)
             room = text_chars(r[i].value_text);
     }
-    span = w - value_room(w, room) - 8;
+    span = w - value_room(w, room, o->run) - 8;
     if (!(max > 0))
         max = 1.0;
     svg_begin(f, w, h, o->cls, o->run);

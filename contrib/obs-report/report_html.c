@@ -608,7 +608,7 @@ static int gaps_section(FILE *f, const struct run *runs, size_t nruns, int width
                 rg[r].avg = num(lg, r, "avg_ns");
                 rg[r].max = num(lg, r, "max_ns");
                 if (rg[r].has_quantiles)
-                    snprintf(text, sizeof text, "median %s" DOT "p90 %s" DOT "max %s", html_ns(med, b1, sizeof b1),
+                    snprintf(text, sizeof text, "med %s" DOT "p90 %s" DOT "max %s", html_ns(med, b1, sizeof b1),
                              html_ns(p90, b2, sizeof b2), html_ns(rg[r].max, b3, sizeof b3));
                 else
                     snprintf(text, sizeof text, "no gap");
