@@ -817,11 +817,17 @@ static int apis_section(FILE *f, const struct run *runs, size_t nruns, int width
 
 /* ---- timeline -------------------------------------------------------------------------------------- */
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* The generation to draw: o's, else the counted one with the median TTFT
  * (the lower middle one), else the last. Returns its row, or -1. */
 static long pick_generation(const struct rtable *g, const struct html_options *o)
 {
-    size_t r, n = 0, k;
+    size_t r, n = 0;
     long best = -1;
     double *v;
     if (g == NULL || g->nrows == 0)
@@ -837,13 +843,10 @@ static long pick_generation(const struct rtable *g, const struct html_options *o
         return (long)g->nrows - 1;
     for (r = 0; r < g->nrows; r++) {
         double x;
-        if (num(g, r, "in_best") != 0 && html_cell_num(g, r, "ttft_ms", &x)) {
-            for (k = n; k > 0 && v[k - 1] > x; k--)
-                v[k] = v[k - 1];
-            v[k] = x;
-            n++;
-        }
+        if (num(g, r, "in_best") != 0 && html_cell_num(g, r, "ttft_ms", &x))
+            v[n++] = x;
     }
+    qsort(v, n, sizeof *v, cmp_double);
     if (n) {
         double med = v[(n - 1) / 2], x;
         for (r = 0; r < g->nrows && best < 0; r++)
