@@ -2,7 +2,8 @@
  * writes it, shared by the shim's exit path and obs-report. The recorded
  * APIs (api_list.h) and the file layout (trace_format.h); the writer
  * (trace_writer.h) and the reader (trace_reader.h); the exports (CSV, Chrome
- * JSON: trace_csv.h, trace_json.h, with trace_outbuf.h); the reports
+ * JSON, Perfetto protobuf: trace_csv.h, trace_json.h, trace_perfetto.h,
+ * with trace_outbuf.h, trace_phase_slices.h, protobuf_wire.h); the reports
  * (summary, phases and TTFT, queries and statistics, suggested phase rules:
  * trace_summary.h, trace_phases.h, trace_query.h, trace_stats.h,
  * trace_suggest.h); what the shim does with a finished trace
@@ -17,6 +18,8 @@
 #include "trace_format.h"
 #include "trace_json.h"
 #include "trace_outbuf.h"
+#include "trace_perfetto.h"
+#include "trace_phase_slices.h"
 #include "trace_phases.h"
 #include "trace_postprocess.h"
 #include "trace_query.h"

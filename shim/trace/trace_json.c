@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "trace_outbuf.h"
+#include "trace_phase_slices.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -142,7 +143,6 @@ struct json_ctx {
     size_t pid_len;
 };
 
-static uint32_t *phase_order(const struct obs_trace *t, size_t *n);
 
 static char *put_ts(char *p, const struct json_ctx *x, uint64_t t)
 {
@@ -208,7 +208,7 @@ static int put_metadata_events(struct json_ctx *x, const uint32_t *stream_ids, s
     }
     if (t->nphases) { /* a phase track beside each thread that has shown ranges */
         size_t k, n = 0;
-        uint32_t *order = phase_order(t, &n), last = OBS_NONE;
+        uint32_t *order = obs_phase_ranges_shown(t, &n), last = OBS_NONE;
         if (order == NULL)
             return -1;
         for (k = 0; k < n; k++) {
@@ -572,155 +572,17 @@ static int put_gpu_slices(struct json_ctx *x, const uint32_t *ids, size_t nstrea
     return rc;
 }
 
-/* Whether a phase range gets a slice: RELABEL ranges that label calls;
- * BEGIN/END ranges unless a RELABEL took every call they held. */
-static int phase_shown(const struct obs_phase *ph)
-{
-    return ph->relabel ? ph->calls > 0 : !(ph->calls == 0 && ph->calls_taken > 0);
-}
-
-static const struct obs_phase *sort_phases; /* qsort has no context argument */
-
-static int cmp_phase_order(const void *a, const void *b)
-{
-    const struct obs_phase *x = &sort_phases[*(const uint32_t *)a], *y = &sort_phases[*(const uint32_t *)b];
-    if (x->thread != y->thread)
-        return x->thread < y->thread ? -1 : 1;
-    if (x->begin != y->begin)
-        return x->begin < y->begin ? -1 : 1;
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-/* Ranges in track order: by thread, then begin, outer before inner. */
-static uint32_t *phase_order(const struct obs_trace *t, size_t *n)
-{
-    uint32_t *order = malloc((t->nphases ? t->nphases : 1) * sizeof *order);
-    size_t i, k = 0;
-    if (order == NULL)
-        return NULL;
-    for (i = 0; i < t->nphases; i++)
-        if (phase_shown(&t->phases[i]))
-            order[k++] = (uint32_t)i;
-    sort_phases = t->phases;
-    qsort(order, k, sizeof *order, cmp_phase_order);
-    *n = k;
-    return order;
-}
-
-/* A slice of a phase track: a range, or one derived from RELABEL ranges. */
-enum { SLICE_RANGE, SLICE_STEP, SLICE_STEADY };
-
-struct phase_slice {
-    uint64_t b, e;
-    uint32_t thread, range; /* SLICE_RANGE: the range */
-    uint32_t step, generation, level;
-    uint8_t kind;
-};
-
-static int cmp_phase_slice(const void *a, const void *b)
-{
-    const struct phase_slice *x = a, *y = b;
-    if (x->thread != y->thread)
-        return x->thread < y->thread ? -1 : 1;
-    if (x->b != y->b)
-        return x->b < y->b ? -1 : 1;
-    if (x->e != y->e) /* the longer one encloses the other */
-        return x->e > y->e ? -1 : 1;
-    return x->level < y->level ? -1 : x->level > y->level;
-}
-
-/* Whether r is the DECODE/STEP_<step> range itself. */
-static int is_step_range(const struct obs_phase *r, uint32_t step)
-{
-    char want[32];
-    snprintf(want, sizeof want, "DECODE/STEP_%u", step);
-    return r->step == step && strcmp(r->name, want) == 0;
-}
-
-/* The slices of the phase tracks. A phase engine may label calls after the
- * fact with one RELABEL per run of calls (KV_GATHER of step 3, then
- * DECODE/STEP_3, ...), not nested: consecutive outermost RELABEL ranges of
- * one generation and step get a DECODE/STEP_k slice around them (a member
- * that is that step's own range becomes it), and consecutive steps from 1
- * on a DECODE/STEADY slice around those, so that the tracks nest like the
- * live ranges: DECODE/STEADY > DECODE/STEP_k > KV_GATHER. */
-static struct phase_slice *phase_slices(const struct obs_trace *t, size_t *count)
-{
-    size_t n = 0, i, k, cap;
-    uint32_t *order = phase_order(t, &n);
-    struct phase_slice *sl;
-    size_t nsl = 0, group = SIZE_MAX, steady = SIZE_MAX;
-
-    if (order == NULL)
-        return NULL;
-    cap = 3 * n + 1;
-    sl = calloc(cap, sizeof *sl);
-    if (sl == NULL) {
-        free(order);
-        return NULL;
-    }
-    for (k = 0; k < n; k++) {
-        const struct obs_phase *r = &t->phases[order[k]];
-        uint32_t step = obs_phase_step(t, order[k]);
-        struct phase_slice *g = group != SIZE_MAX ? &sl[group] : NULL;
-        struct phase_slice *st = steady != SIZE_MAX ? &sl[steady] : NULL;
-        int top_relabel = r->relabel && r->parent == OBS_NONE;
-        if (g && (!top_relabel || r->thread != g->thread || r->generation != g->generation || step != g->step))
-            g = NULL, group = SIZE_MAX;
-        if (st && (!top_relabel || r->thread != st->thread || r->generation != st->generation || step == UINT32_MAX ||
-                   step == 0))
-            st = NULL, steady = SIZE_MAX;
-        if (top_relabel && step != UINT32_MAX) {
-            if (step >= 1 && st == NULL) {
-                steady = nsl++;
-                st = &sl[steady];
-                *st = (struct phase_slice){r->begin, r->end, r->thread, OBS_NONE, UINT32_MAX, r->generation, 0,
-                                           SLICE_STEADY};
-            }
-            if (g == NULL) {
-                group = nsl++;
-                g = &sl[group];
-                *g = (struct phase_slice){r->begin, r->end, r->thread, OBS_NONE, step, r->generation, 1, SLICE_STEP};
-            }
-            if (r->begin < g->b)
-                g->b = r->begin;
-            if (r->end > g->e)
-                g->e = r->end;
-            if (st) {
-                if (g->b < st->b)
-                    st->b = g->b;
-                if (g->e > st->e)
-                    st->e = g->e;
-            }
-            if (is_step_range(r, step))
-                continue; /* the step's own range: the slice around the group shows it */
-        }
-        sl[nsl++] = (struct phase_slice){r->begin, r->end, r->thread, order[k], step, r->generation,
-                                         2 + r->depth, SLICE_RANGE};
-    }
-    /* A lone step whose own range was the only member: keep that range's slice. */
-    for (i = 0; i < nsl; i++)
-        if (sl[i].kind == SLICE_STEADY)
-            sl[i].level = 0;
-    qsort(sl, nsl, sizeof *sl, cmp_phase_slice);
-    free(order);
-    *count = nsl;
-    return sl;
-}
-
 static int put_phase_slices(struct json_ctx *x)
 {
     const struct obs_trace *t = x->t;
     struct nest nest = {0};
     size_t i, n = 0;
-    struct phase_slice *sl = phase_slices(t, &n);
+    struct obs_phase_slice *sl = obs_phase_slices(t, &n);
     uint32_t last_thread = OBS_NONE;
     int rc = sl ? 0 : -1;
     for (i = 0; i < n && rc == 0; i++) {
-        const struct phase_slice *s = &sl[i];
-        const struct obs_phase *ph = s->kind == SLICE_RANGE ? &t->phases[s->range] : NULL;
+        const struct obs_phase_slice *s = &sl[i];
+        const struct obs_phase *ph = s->kind == OBS_PHASE_SLICE_RANGE ? &t->phases[s->range] : NULL;
         const struct json_text *name = ph ? &x->phase_name[s->range] : NULL;
         struct json_text full = {NULL, 0};
         char derived[48];
@@ -731,7 +593,7 @@ static int put_phase_slices(struct json_ctx *x)
             last_thread = s->thread;
         }
         if (ph == NULL) {
-            if (s->kind == SLICE_STEP)
+            if (s->kind == OBS_PHASE_SLICE_STEP)
                 snprintf(derived, sizeof derived, "DECODE/STEP_%u", s->step);
             else
                 snprintf(derived, sizeof derived, "DECODE/STEADY");

@@ -1,0 +1,36 @@
+/* The slices of a trace's phase tracks (one track beside each host thread
+ * with phase ranges), as the JSON and Perfetto writers draw them: each
+ * shown range (a RELABEL range that labels calls; a BEGIN/END range unless
+ * a RELABEL took every call it held), plus, around consecutive outermost
+ * RELABEL ranges of one generation and step, a derived DECODE/STEP_k slice,
+ * and around steps 1.. of a generation a DECODE/STEADY slice, so that the
+ * tracks nest like the live ranges: DECODE/STEADY > DECODE/STEP_k >
+ * KV_GATHER. */
+#ifndef OBS_TRACE_PHASE_SLICES_H
+#define OBS_TRACE_PHASE_SLICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_reader.h"
+
+/* A slice of a phase track: a range, or one derived from RELABEL ranges. */
+enum obs_phase_slice_kind { OBS_PHASE_SLICE_RANGE, OBS_PHASE_SLICE_STEP, OBS_PHASE_SLICE_STEADY };
+
+struct obs_phase_slice {
+    uint64_t b, e;
+    uint32_t thread, range; /* OBS_PHASE_SLICE_RANGE: the range */
+    uint32_t step, generation, level;
+    uint8_t kind;
+};
+
+/* The shown ranges (indexes into t->phases) in track order: by thread,
+ * then begin, outer before inner; *n gets their count. malloc'ed, NULL
+ * when out of memory. */
+uint32_t *obs_phase_ranges_shown(const struct obs_trace *t, size_t *n);
+
+/* The slices, sorted by thread, then begin, enclosing before enclosed;
+ * *count gets their count. malloc'ed, NULL when out of memory. */
+struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *count);
+
+#endif

@@ -1,0 +1,184 @@
+/* obs-report perfetto: the .pftrace is read back only through protoc
+ * --decode with Perfetto's own messages (tests/perfetto/perfetto_trace.proto,
+ * by tests/perfetto_check.py) and checked against obs-report csv of the same
+ * trace: a slice per call on its thread's track, a device slice per call
+ * with GPU time on its stream's track, a flow from each launch to its device
+ * slice, nesting, phase slices around the labelled calls. On the fixture
+ * (nested calls, overlapping device slices, RELABEL phases, lost records),
+ * a big synthetic trace, and the reference workload run under the shim on
+ * the simulator; the workload's file is at most 40 bytes per recorded call.
+ * Skipped, saying why, without python3 or protoc. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "apps/trace_fixture.h"
+#include "tap/basic.h"
+#include "tap/process.h"
+#include "workload_bins.h"
+
+static const char *python, *protoc, *report, *dir;
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* key=value of the checker's output, or -1. */
+static long long value_of(const char *out, const char *key)
+{
+    char want[64];
+    const char *p;
+    snprintf(want, sizeof want, "%s=", key);
+    for (p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, want, strlen(want)) == 0)
+            return atoll(p + strlen(want));
+    return -1;
+}
+
+static int run_report(const char *cmd, const char *obs, const char *out_path)
+{
+    const char *argv[] = {report, cmd, obs, "-o", out_path, NULL};
+    struct run_result r;
+    int ok;
+    if (run_program(argv, NULL, 300, &r) != 0)
+        bail("cannot run %s", report);
+    ok = run_exited_with(&r, 0);
+    if (!ok)
+        diag_text("obs-report stderr", r.err);
+    run_result_free(&r);
+    return ok;
+}
+
+/* Convert obs, check it with perfetto_check.py. 4 checks; *calls and
+ * *bytes get the rows and the .pftrace size. */
+static void check_trace(const char *label, const char *obs, long long *calls, long long *bytes, long long want_counters)
+{
+    char pf[4300], csvp[4300], checker[4300], protodir[4300];
+    const char *argv[7];
+    struct run_result r;
+
+    snprintf(pf, sizeof pf, "%s.pftrace", obs);
+    snprintf(csvp, sizeof csvp, "%s.csv", obs);
+    snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
+    snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
+    ok(run_report("perfetto", obs, pf) && run_report("csv", obs, csvp), "%s: obs-report perfetto and csv exit 0",
+       label);
+    argv[0] = python;
+    argv[1] = checker;
+    argv[2] = protoc;
+    argv[3] = protodir;
+    argv[4] = pf;
+    argv[5] = csvp;
+    argv[6] = NULL;
+    if (run_program(argv, NULL, 600, &r) != 0)
+        bail("cannot run %s", python);
+    if (!ok(run_exited_with(&r, 0), "%s: protoc decodes it; slices, nesting, flows and phases match the csv",
+            label)) {
+        diag_text("checker stderr", r.err);
+        diag_text("checker stdout", r.out);
+    }
+    *calls = value_of(r.out, "rows");
+    *bytes = file_size(pf);
+    ok(*calls > 0 && value_of(r.out, "host_slices") == *calls && value_of(r.out, "gpu_slices") == value_of(r.out, "flows"),
+       "%s: %lld host slices for %lld rows, %lld device slices and %lld flows, %lld phase slices", label,
+       value_of(r.out, "host_slices"), *calls, value_of(r.out, "gpu_slices"), value_of(r.out, "flows"),
+       value_of(r.out, "phase_slices"));
+    is_int(want_counters, value_of(r.out, "counters"), "%s: records-lost counter events", label);
+    diag("%s: %lld bytes for %lld calls (%.1f bytes per call), %lld packets in %lld compressed runs", label, *bytes,
+         *calls, *calls > 0 ? (double)*bytes / (double)*calls : 0.0, value_of(r.out, "packets"),
+         value_of(r.out, "compressed_runs"));
+    run_result_free(&r);
+}
+
+static void test_fixture(void)
+{
+    const char *obs = test_path(dir, "fixture.obs");
+    long long calls, bytes;
+    if (fixture_write(obs, 0) != 0)
+        bail("cannot write the fixture");
+    check_trace("fixture", obs, &calls, &bytes, 2);
+}
+
+static void test_big(void)
+{
+    const char *obs = test_path(dir, "big.obs");
+    long long calls, bytes;
+    if (fixture_write_big(obs, 20000, 3, 1) != 0)
+        bail("cannot write the big trace");
+    check_trace("20000 calls, 3 threads, GPU time", obs, &calls, &bytes, 0);
+}
+
+/* The reference workload under the shim with GPU time on the simulator. */
+static void test_workload(void)
+{
+    const char *why = NULL;
+    const char *bin = workload_path(&workload_bins[0], &why);
+    char libpath[4200], shim[4200], out_env[4300], obs[4300];
+    const char *argv[] = {NULL, "--repeat=20", NULL};
+    const char *env[7];
+    struct run_result r;
+    long long calls, bytes;
+
+    if (bin == NULL) {
+        skip_block(6, "obs_cuda: %s", why);
+        return;
+    }
+    argv[0] = bin;
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/tests/sim/.libs", test_builddir());
+    snprintf(shim, sizeof shim, "LD_PRELOAD=%s/shim/.libs/libobsshim.so", test_builddir());
+    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s/workload", dir);
+    snprintf(obs, sizeof obs, "%s/workload.obs", dir);
+    env[0] = libpath;
+    env[1] = shim;
+    env[2] = out_env;
+    env[3] = "OBS_GPU_TIME=events";
+    env[4] = "OBS_SIM_QUIET=1";
+    env[5] = "OBS_JSON=0";
+    env[6] = NULL;
+    if (run_program(argv, env, 300, &r) != 0)
+        bail("cannot run %s", bin);
+    ok(run_exited_with(&r, 0), "obs_cuda --repeat=20 under the shim with GPU time: exit 0");
+    run_result_free(&r);
+    check_trace("obs_cuda --repeat=20", obs, &calls, &bytes, 0);
+    ok(calls > 0 && bytes <= 40 * calls, "obs_cuda: %.1f bytes per recorded call, at most 40",
+       calls > 0 ? (double)bytes / (double)calls : 0.0);
+}
+
+static void test_errors(void)
+{
+    const char *argv1[] = {report, "perfetto", "/nonexistent/x.obs", "-o", test_path(dir, "x.pftrace"), NULL};
+    const char *argv2[] = {report, "perfetto", test_path(dir, "fixture.obs"), "-o", "/nonexistent/dir/x.pftrace",
+                           NULL};
+    struct run_result r;
+    run_program(argv1, NULL, 60, &r);
+    ok(run_exited_with(&r, 1) && strstr(r.err, "obs-report: /nonexistent/x.obs") != NULL,
+       "a missing trace: one message, exit 1");
+    run_result_free(&r);
+    run_program(argv2, NULL, 60, &r);
+    ok(run_exited_with(&r, 1) && strstr(r.err, "/nonexistent/dir/x.pftrace") != NULL,
+       "an output that cannot be written: said, exit 1");
+    run_result_free(&r);
+}
+
+int main(void)
+{
+    static char report_path[4200];
+    python = getenv("OBS_PYTHON3");
+    protoc = getenv("OBS_PROTOC");
+    if (python == NULL || *python == '\0')
+        skip_all("python3 not found by configure: cannot run tests/perfetto_check.py");
+    if (protoc == NULL || *protoc == '\0')
+        skip_all("protoc not found by configure (Debian: protobuf-compiler): cannot decode the .pftrace");
+    snprintf(report_path, sizeof report_path, "%s/obs-report", test_builddir());
+    report = report_path;
+    dir = test_tmpdir();
+    plan(4 + 4 + 6 + 2);
+    test_fixture();
+    test_big();
+    test_workload();
+    test_errors();
+    return 0;
+}
