@@ -3,9 +3,7 @@
  * JSON, or Perfetto's own protobuf format). */
 #include <errno.h>
 #include <stdlib.h>
-#ifdef HAVE_ZLIB
-#include <zlib.h>
-#endif
+#include <string.h>
 
 #include "report_cli.h"
 #include "report_opts.h"
@@ -14,20 +12,12 @@
 
 enum export_kind { EXPORT_CSV, EXPORT_JSON, EXPORT_PERFETTO };
 
-#ifdef HAVE_ZLIB
-/* Level 1: most of the size for a fraction of the time of the default 6. */
-static int deflate_run(uint8_t *dst, size_t *dst_len, const uint8_t *src, size_t src_len)
+/* OUT ends in .gz: the output goes through gzip (json only). */
+static int gz_name(const char *path)
 {
-    uLongf n = (uLongf)*dst_len;
-    if (compress2(dst, &n, src, (uLong)src_len, 1) != Z_OK)
-        return -1;
-    *dst_len = (size_t)n;
-    return 0;
+    size_t n = path ? strlen(path) : 0;
+    return n > 3 && strcmp(path + n - 3, ".gz") == 0;
 }
-static const struct obs_perfetto_options perfetto_options = {deflate_run};
-#else
-static const struct obs_perfetto_options perfetto_options = {NULL};
-#endif
 
 static int run_export(const struct report_command *cmd, int argc, char **argv, enum export_kind kind)
 {
@@ -38,20 +28,43 @@ static int run_export(const struct report_command *cmd, int argc, char **argv, e
 
     if (rc >= 0)
         return rc;
-    t = cli_open_trace(a.args[0]);
-    if (t == NULL)
+    if (kind == EXPORT_JSON && gz_name(a.output) && !obs_deflate_available()) {
+        fprintf(stderr, "obs-report: %s: cannot write .gz: this obs-report was built without zlib "
+                        "(configure found no zlib.h; Debian: zlib1g-dev); write the .json and gzip it\n",
+                a.output);
         return EXIT_TRACE_ERROR;
+    }
+    cli_progress_begin(cmd->name, a.args[0]);
+    t = cli_open_trace(a.args[0]);
+    if (t == NULL) {
+        cli_progress_end();
+        return EXIT_TRACE_ERROR;
+    }
+    cli_progress_calls(t->ncalls);
     if (cli_open_output(&out, a.output) != 0) {
+        cli_progress_end();
         obs_trace_free(t);
         return EXIT_TRACE_ERROR;
     }
+    if (kind == EXPORT_JSON && gz_name(a.output)) {
+        FILE *gz = obs_gzip_fopen(out.f); /* closing it closes out.f */
+        if (gz == NULL) {
+            cli_progress_end();
+            obs_trace_free(t);
+            return cli_close_output(&out, 0);
+        }
+        out.f = gz;
+    }
     errno = 0;
-    if (kind == EXPORT_CSV)
+    if (kind == EXPORT_CSV) {
         ok = obs_report_csv(t, out.f) == 0;
-    else if (kind == EXPORT_JSON)
+    } else if (kind == EXPORT_JSON) {
         ok = obs_report_json(t, out.f, NULL) == 0;
-    else
-        ok = obs_report_perfetto(t, out.f, &perfetto_options, NULL) == 0;
+    } else {
+        struct obs_perfetto_options opt = {obs_deflate_available() ? obs_deflate : NULL};
+        ok = obs_report_perfetto(t, out.f, &opt, NULL) == 0;
+    }
+    cli_progress_end();
     obs_trace_free(t);
     return cli_close_output(&out, ok);
 }
@@ -123,12 +136,13 @@ const struct report_command report_cmd_summary = {
 const struct report_command report_cmd_csv = {
     "csv",
     "Write one CSV row per recorded call, in sequence order.",
-    "csv [-o OUT] FILE.obs",
+    "csv [-o OUT] [-q] FILE.obs",
     "Columns: seq,tid,api,kind,name,stream,grid_x,grid_y,grid_z,block_x,block_y,\n"
     "block_z,shmem,bytes,direction,host_begin_ns,host_end_ns,gpu_begin_ns,gpu_end_ns,\n"
     "status,phase,step. Fields that do not apply to a call are empty; name is the\n"
-    "demangled kernel name; times are CLOCK_MONOTONIC nanoseconds.\n",
-    CLI_OPT_OUTPUT,
+    "demangled kernel name; times are CLOCK_MONOTONIC nanoseconds. On a terminal,\n"
+    "a progress line on stderr (-q, --quiet: none).\n",
+    CLI_OPT_OUTPUT | CLI_OPT_PROGRESS,
     1,
     1,
     run_csv,
@@ -137,11 +151,13 @@ const struct report_command report_cmd_csv = {
 const struct report_command report_cmd_json = {
     "json",
     "Write a Chrome trace JSON that Perfetto (ui.perfetto.dev) and chrome://tracing open.",
-    "json [-o OUT] FILE.obs",
+    "json [-o OUT[.gz]] [-q] FILE.obs",
     "One track per host thread with a slice per API call; with GPU time, one track\n"
     "per GPU stream and a flow arrow from each launch to its kernel; phase ranges\n"
-    "and a records-lost counter when the trace has them.\n",
-    CLI_OPT_OUTPUT,
+    "and a records-lost counter when the trace has them. OUT ending in .gz is\n"
+    "written gzip-compressed (zlib). On a terminal, a progress line on stderr\n"
+    "(-q, --quiet: none).\n",
+    CLI_OPT_OUTPUT | CLI_OPT_PROGRESS,
     1,
     1,
     run_json,
@@ -150,12 +166,14 @@ const struct report_command report_cmd_json = {
 const struct report_command report_cmd_perfetto = {
     "perfetto",
     "Write a native Perfetto trace (.pftrace) that ui.perfetto.dev opens at any size.",
-    "perfetto [-o OUT.pftrace] FILE.obs",
+    "perfetto [-o OUT.pftrace] [-q] FILE.obs",
     "The timeline of json in Perfetto's protobuf format, a tenth of the size or\n"
     "less: a track per host thread with a slice per API call; with GPU time, a\n"
     "track per GPU stream and a flow from each launch to its device slice; phase\n"
-    "tracks; a records-lost counter. Names are interned, timestamps delta-encoded.\n",
-    CLI_OPT_OUTPUT,
+    "tracks; a records-lost counter. Names are interned, timestamps delta-encoded,\n"
+    "packets deflated (zlib) in runs. On a terminal, a progress line on stderr\n"
+    "(-q, --quiet: none).\n",
+    CLI_OPT_OUTPUT | CLI_OPT_PROGRESS,
     1,
     1,
     run_perfetto,

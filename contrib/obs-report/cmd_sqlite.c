@@ -112,10 +112,16 @@ static int run_sqlite(const struct report_command *cmd, int argc, char **argv)
         return cli_usage_error(cmd, "sqlite: OUT must be a file name (a database cannot go to standard output)");
 #ifdef HAVE_SQLITE
     {
-        struct obs_trace *t = cli_open_trace(a.args[0]);
-        if (t == NULL)
+        struct obs_trace *t;
+        cli_progress_begin(cmd->name, a.args[0]);
+        t = cli_open_trace(a.args[0]);
+        if (t == NULL) {
+            cli_progress_end();
             return EXIT_TRACE_ERROR;
+        }
+        cli_progress_calls(t->ncalls);
         rc = write_database(t, a.args[1], verbose);
+        cli_progress_end();
         obs_trace_free(t);
         return rc;
     }
@@ -129,7 +135,7 @@ static int run_sqlite(const struct report_command *cmd, int argc, char **argv)
 const struct report_command report_cmd_sqlite = {
     "sqlite",
     "Write an SQLite database of the trace: nsys export tables and a trace_processor slices view.",
-    "sqlite [-v] FILE.obs OUT.sqlite",
+    "sqlite [-v] [-q] FILE.obs OUT.sqlite",
     "Tables as in nsys's SQLite export, start/end in ns (CLOCK_MONOTONIC):\n"
     "StringIds, CUPTI_ACTIVITY_KIND_RUNTIME (every API call), CUPTI_ACTIVITY_KIND_KERNEL,\n"
     "CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, NVTX_EVENTS (the phase\n"
@@ -144,8 +150,9 @@ const struct report_command report_cmd_sqlite = {
     "Tables and columns: docs/sqlite.md. An existing OUT is replaced only when the\n"
     "database was written completely; OUT must be a file name, not '-'.\n"
     "Needs obs-report built with SQLite (libsqlite3-dev; configure --with-sqlite).\n"
+    "On a terminal, a progress line on stderr while the calls are written.\n"
     "  -v, --verbose      print the row counts and the time taken to standard error\n",
-    0,
+    CLI_OPT_PROGRESS,
     2,
     2,
     run_sqlite,

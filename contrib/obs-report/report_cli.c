@@ -17,6 +17,8 @@ void cli_print_command_help(const struct report_command *cmd, FILE *out)
     fprintf(out, "\nOptions:\n");
     if (cmd->options & CLI_OPT_OUTPUT)
         fprintf(out, "  -o, --output FILE  write to FILE instead of standard output\n");
+    if (cmd->options & CLI_OPT_PROGRESS)
+        fprintf(out, "  -q, --quiet        no progress line (shown only when stderr is a terminal)\n");
     fprintf(out, "  -h, --help         show this help\n");
     fprintf(out, "\nExit status: 0 success, 1 the trace could not be read or the output not written,\n"
                  "2 usage error.\n");
@@ -60,6 +62,7 @@ int cli_parse(const struct report_command *cmd, int argc, char **argv, struct cl
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
         {"output", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -67,8 +70,13 @@ int cli_parse(const struct report_command *cmd, int argc, char **argv, struct cl
     memset(a, 0, sizeof *a);
     opterr = 0;
     optind = 0; /* full reset: main already ran getopt */
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:q", longopts, NULL)) != -1) {
         switch (c) {
+        case 'q':
+            if (!(cmd->options & CLI_OPT_PROGRESS))
+                return cli_usage_error(cmd, "%s: unknown option '%s'", cmd->name, argv[optind - 1]);
+            cli_quiet = 1;
+            break;
         case 'h':
             cli_print_command_help(cmd, stdout);
             return fflush(stdout) == 0 ? 0 : EXIT_TRACE_ERROR;

@@ -6,6 +6,7 @@
 #ifndef OBS_REPORT_CLI_H
 #define OBS_REPORT_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "trace/trace.h"
@@ -14,7 +15,8 @@
 #define EXIT_USAGE 2
 
 /* Options a command accepts besides --help (bits for report_command.options). */
-#define CLI_OPT_OUTPUT 0x1u /* -o/--output FILE */
+#define CLI_OPT_OUTPUT 0x1u   /* -o/--output FILE */
+#define CLI_OPT_PROGRESS 0x2u /* -q/--quiet: a conversion with a progress line */
 
 struct report_command {
     const char *name;
@@ -25,6 +27,19 @@ struct report_command {
     int min_args, max_args;  /* positional arguments */
     int (*run)(const struct report_command *cmd, int argc, char **argv);
 };
+
+/* -q/--quiet (cli_parse): no progress line. */
+extern int cli_quiet;
+
+/* The progress line of a long conversion (cli_progress.c): on stderr when
+ * it is a terminal and not --quiet, one line rewritten in place ("perfetto:
+ * big.obs: 42% of 10.0 M calls, 2.1 M calls/s, ETA 3 s"), at most a few
+ * times a second, fed by the writers (trace_progress.h); cli_progress_end
+ * erases it. Nothing at all otherwise. */
+void cli_progress_begin(const char *command, const char *trace_path);
+/* Once the trace is read: its calls, the unit the line counts in. */
+void cli_progress_calls(uint64_t calls);
+void cli_progress_end(void);
 
 /* Parsed command line of one command. */
 struct cli_args {

@@ -1066,7 +1066,7 @@ int obs_sqlite_export(const struct obs_trace *t, const char *path, struct obs_sq
     if (intern_names(&x) != 0 || write_enums(&x) != 0 || write_process(&x) != 0 || write_meta(&x) != 0 ||
         write_graphs(&x) != 0 || write_phases(&x) != 0)
         goto out;
-    for (i = 0; i < t->ncalls; i++)
+    for (i = 0; i < t->ncalls; obs_progress_tick(++i, t->ncalls))
         if (write_call(&x, i) != 0)
             goto out;
     if (exec(&x, "COMMIT") != 0)

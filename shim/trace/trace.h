@@ -3,7 +3,8 @@
  * APIs (api_list.h) and the file layout (trace_format.h); the writer
  * (trace_writer.h) and the reader (trace_reader.h); the exports (CSV, Chrome
  * JSON, Perfetto protobuf: trace_csv.h, trace_json.h, trace_perfetto.h,
- * with trace_outbuf.h, trace_phase_slices.h, protobuf_wire.h); the reports
+ * with trace_outbuf.h, trace_phase_slices.h, protobuf_wire.h; zlib:
+ * trace_deflate.h; progress for a watcher: trace_progress.h); the reports
  * (summary, phases and TTFT, queries and statistics, suggested phase rules:
  * trace_summary.h, trace_phases.h, trace_query.h, trace_stats.h,
  * trace_suggest.h); what the shim does with a finished trace
@@ -15,6 +16,7 @@
 #include "api_list.h"
 #include "kernel_base_name.h"
 #include "trace_csv.h"
+#include "trace_deflate.h"
 #include "trace_format.h"
 #include "trace_json.h"
 #include "trace_outbuf.h"
@@ -22,6 +24,7 @@
 #include "trace_phase_slices.h"
 #include "trace_phases.h"
 #include "trace_postprocess.h"
+#include "trace_progress.h"
 #include "trace_query.h"
 #include "trace_reader.h"
 #include "trace_stats.h"

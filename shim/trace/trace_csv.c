@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "trace_outbuf.h"
+#include "trace_progress.h"
 
 struct csv_text {
     char *s;
@@ -101,7 +102,7 @@ int obs_report_csv(const struct obs_trace *t, FILE *out)
         goto out;
 
     obs_outbuf_puts(&ob, OBS_CSV_HEADER "\n");
-    for (i = 0; i < t->ncalls; i++) {
+    for (i = 0; i < t->ncalls; obs_progress_tick(++i, t->ncalls)) {
         const struct obs_call *c = &t->calls[i];
         const struct csv_text *api = &api_prefix[c->api < OBS_API_COUNT ? c->api : OBS_API_COUNT];
         const struct csv_text *name = &names[c->kernel];

@@ -9,6 +9,7 @@
 
 #include "trace_outbuf.h"
 #include "trace_phase_slices.h"
+#include "trace_progress.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -386,7 +387,8 @@ static int put_host_slices(struct json_ctx *x)
 
     if (nests == NULL)
         return -1;
-    for (i = 0; i < t->ncalls && rc == 0; i++) {
+    /* progress: the host slices, then the device slices */
+    for (i = 0; i < t->ncalls && rc == 0; obs_progress_tick(++i, t->ncalls + t->ngpu)) {
         const struct obs_call *c = &t->calls[i];
         const struct json_text *name = call_name(x, c);
         const struct json_text *cat = &x->kind_name[c->kind < OBS_KIND_COUNT ? c->kind : OBS_KIND_COUNT];
@@ -535,7 +537,7 @@ static int put_gpu_slices(struct json_ctx *x, const uint32_t *ids, size_t nstrea
                         (void *)t);
                 break;
             }
-        for (i = start[s]; i < start[s + 1]; i++) {
+        for (i = start[s]; i < start[s + 1]; obs_progress_tick(t->ncalls + ++i, t->ncalls + t->ngpu)) {
             uint32_t seq = order[i];
             const struct obs_call *c = &t->calls[seq];
             const struct json_text *name = call_name(x, c);

@@ -10,6 +10,7 @@
 #include "protobuf_wire.h"
 #include "trace_outbuf.h"
 #include "trace_phase_slices.h"
+#include "trace_progress.h"
 
 /* Field numbers (protos/perfetto/trace/...). */
 enum {
@@ -64,7 +65,7 @@ enum {
 };
 
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
-enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 enum { CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6, CLOCK_SEQ_INCREMENTAL = 64 };
 
 /* Track uuids: the process, then one range per kind of track. */
@@ -203,6 +204,7 @@ static void seq_start(struct pf *w, struct pf_seq *s, uint64_t ts)
 
     p = w->pkt;
     p = pb_uint(p, F_PKT_SEQ_ID, s->id);
+    p = pb_uint(p, F_PKT_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     q = pb_uint(w->sub, F_CL_ID, CLOCK_SEQ_INCREMENTAL);
     q = pb_uint(q, F_CL_TIMESTAMP, ts);
     q = pb_uint(q, F_CL_INCREMENTAL, 1);
@@ -229,6 +231,9 @@ static void put_event(struct pf *w, struct pf_seq *s, uint64_t ts, size_t name_k
     p = pb_uint(w->pkt, F_PKT_TIMESTAMP, ts - s->last_ts);
     s->last_ts = ts;
     p = pb_uint(p, F_PKT_SEQ_ID, s->id);
+    /* the defaults, clock and names of the sequence apply (trace_packet.proto
+     * asks for the flag on every packet after TracePacketDefaults) */
+    p = pb_uint(p, F_PKT_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     m = pb_uint(w->msg, F_TE_TYPE, name_key != SIZE_MAX ? TYPE_SLICE_BEGIN : TYPE_SLICE_END);
     if (name_key != SIZE_MAX)
         m = pb_uint(m, F_TE_NAME_IID, name_key + 1);
@@ -442,7 +447,8 @@ static int put_host_slices(struct pf *w)
                 break;
             }
         nest.depth = 0;
-        for (i = start[th]; rc == 0 && i < start[th + 1]; i++) {
+        /* progress: the host slices, then the device slices */
+        for (i = start[th]; rc == 0 && i < start[th + 1]; obs_progress_tick(++i, t->ncalls + t->ngpu)) {
             const struct obs_call *c = &t->calls[order[i]];
             uint64_t b = c->host_begin, e = c->host_end;
             rc = nest_open(w, &s, &nest, b, &e);
@@ -474,7 +480,7 @@ static int put_gpu_slices(struct pf *w, size_t nstreams)
                 qsort_r(order + start[st], start[st + 1] - start[st], sizeof *order, cmp_by_gpu_begin, (void *)t);
                 break;
             }
-        for (i = start[st]; i < start[st + 1]; i++) {
+        for (i = start[st]; i < start[st + 1]; obs_progress_tick(t->ncalls + ++i, t->ncalls + t->ngpu)) {
             const struct obs_call *c = &t->calls[order[i]];
             uint64_t b = t->gpu[c->gpu].begin, e = t->gpu[c->gpu].end;
             if (b < prev_end) /* a stream runs one thing at a time: clamp, as the JSON */

@@ -43,8 +43,8 @@ struct obs_perfetto_counts {
  * into one TracePacket.compressed_packets, as Perfetto's own service does:
  * compress(dst, &dst_len, src, src_len) with dst_len the room in dst
  * (OBS_PERFETTO_RUN_BYTES + 1024) returns 0 and sets dst_len, or -1 (the
- * run is then written uncompressed). libobstrace does not link zlib: the
- * caller brings it (obs-report does). */
+ * run is then written uncompressed). obs_deflate (trace_deflate.h) is the
+ * one to give where obs_deflate_available(). */
 #define OBS_PERFETTO_RUN_BYTES (448u * 1024u)
 struct obs_perfetto_options {
     int (*compress)(uint8_t *dst, size_t *dst_len, const uint8_t *src, size_t src_len);
