@@ -184,7 +184,7 @@ static void run_mode(const char *mode_flag, unsigned long hooked_calls)
 
     {
         const char *env_plain[] = {log_env1, NULL};
-        const char *env_shim[] = {log_env2, out_env, "OBS_SUMMARY=0", NULL};
+        const char *env_shim[] = {log_env2, out_env, "OBS_SUMMARY=0", "OBS_TRACE=json", NULL};
         shim_run(argv, env_plain, 0, 60, &plain);
         shim_run(argv, env_shim, 1, 60, &shimmed);
     }

@@ -83,6 +83,7 @@ static void run_tagged(const char *tag, const char *const argv[], int mode, cons
     env[n++] = log_env;
     env[n++] = out_env;
     env[n++] = mode == GPU ? "OBS_GPU_TIME=events" : "OBS_GPU_TIME=off";
+    env[n++] = "OBS_TRACE=json"; /* the checks read the JSON */
     if (extra != NULL)
         env[n++] = extra;
     env[n] = NULL;

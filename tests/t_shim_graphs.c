@@ -139,6 +139,7 @@ static void run_and_check(const struct run_spec *r, const struct want_graph *w)
         env_plain[np++] = env_shim[ns++] = fail_env;
     env_shim[ns++] = out_env;
     env_shim[ns++] = "OBS_SUMMARY=full"; /* the graph table per exec */
+    env_shim[ns++] = "OBS_TRACE=json";   /* the graph slices' args */
     if (r->gpu_time)
         env_shim[ns++] = "OBS_GPU_TIME=events";
     env_plain[np] = env_shim[ns] = NULL;

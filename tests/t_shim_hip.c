@@ -268,7 +268,7 @@ static void run_mode(const char *mode_flag, unsigned long hooked_calls, size_t n
     snprintf(json, sizeof json, "%s/hip-%s.json", test_tmpdir(), mode);
     {
         const char *env_plain[] = {log_env1, NULL};
-        const char *env_shim[] = {log_env2, out_env, "OBS_SUMMARY=0", NULL};
+        const char *env_shim[] = {log_env2, out_env, "OBS_SUMMARY=0", "OBS_TRACE=json", NULL};
         shim_run(argv, env_plain, 0, 60, &plain);
         shim_run(argv, env_shim, 1, 60, &shimmed);
     }

@@ -110,10 +110,10 @@ static void test_return_and_exit(void)
         ok(shim.exited && shim.status == 0, "return from main: exit status 0");
         is_string(plain.out, shim.out, "return from main: same stdout as without the shim");
         is_int(10, launches_in(path_in(dir, "ret.obs"), NULL), "return from main: 10 launches recorded");
-        ok(file_exists(path_in(dir, "ret.json")), "return from main: JSON written");
+        ok(file_exists(path_in(dir, "ret.pftrace")), "return from main: Perfetto trace written (the default timeline)");
         ok(strstr(shim.err, "Kernels") != NULL, "return from main: summary printed to stderr");
         ok(count_lines_with(shim.err, "obsshim: wrote") == 1 && strstr(shim.err, "ret.obs") &&
-               strstr(shim.err, "ret.json"),
+               strstr(shim.err, "ret.pftrace"),
            "return from main: one line names both files");
         run_result_free(&plain);
         run_result_free(&shim);
@@ -126,7 +126,7 @@ static void test_return_and_exit(void)
         ok(shim.exited && shim.status == 7 && plain.status == 7, "exit(7): status 7 with and without the shim");
         is_string(plain.out, shim.out, "exit(7): same stdout");
         is_int(50, launches_in(path_in(dir, "exit.obs"), NULL), "exit(7): 50 launches recorded");
-        ok(file_exists(path_in(dir, "exit.json")), "exit(7): JSON written");
+        ok(file_exists(path_in(dir, "exit.pftrace")), "exit(7): Perfetto trace written");
         run_result_free(&plain);
         run_result_free(&shim);
     }
@@ -146,7 +146,7 @@ static void test_signal(const char *name, int sig)
     ok(!shim.exited && shim.signal == sig, "SIG%s, no handler: still dies of it under the shim", name);
     is_string(plain.out, shim.out, "SIG%s: same stdout", name);
     is_int(50, launches_in(path_in(dir, "sig.obs"), NULL), "SIG%s: the trace holds all 50 launches", name);
-    ok(!file_exists(path_in(dir, "sig.json")), "SIG%s: no JSON from a signal handler", name);
+    ok(!file_exists(path_in(dir, "sig.pftrace")), "SIG%s: no timeline from a signal handler", name);
     snprintf(line, sizeof line, "obsshim: SIG%s: wrote", name);
     ok(strstr(shim.err, line) != NULL, "SIG%s: says what it wrote", name);
     run_result_free(&plain);
@@ -165,7 +165,7 @@ static void test_own_handler(void)
     ok(shim.exited && shim.status == 3 && plain.status == 3, "own SIGTERM handler: it runs (exit 3) under the shim");
     is_string(plain.out, shim.out, "own SIGTERM handler: same stdout");
     is_int(50, launches_in(path_in(dir, "own.obs"), NULL), "own SIGTERM handler: trace complete");
-    ok(file_exists(path_in(dir, "own.json")), "own SIGTERM handler: JSON written by the exit path");
+    ok(file_exists(path_in(dir, "own.pftrace")), "own SIGTERM handler: timeline written by the exit path");
     run_result_free(&plain);
     run_result_free(&shim);
 }
@@ -199,7 +199,7 @@ static void test_fork(void)
     is_int(40, launches_in(parent_obs, &tp), "fork: the parent's trace has its 40 launches");
     is_int(20, launches_in(child_obs, &tc), "fork: the child's own trace has its 20 launches");
     ok(tp && tc && tp->pid == (uint32_t)parent && tc->pid == (uint32_t)child, "fork: each file says whose it is");
-    is_int(2, (long long)dir_count_suffix(dir, ".json", NULL, 0), "fork: two JSON files");
+    is_int(2, (long long)dir_count_suffix(dir, ".pftrace", NULL, 0), "fork: two Perfetto traces");
     if (tp)
         obs_trace_free(tp);
     if (tc)
@@ -538,16 +538,42 @@ static void test_names(void)
         run_app(args, env, 1, &shim);
     }
     ok(file_exists(path_in(dir, "nojson.obs")) && !file_exists(path_in(dir, "nojson.json")) &&
-           strstr(shim.err, "Kernels") != NULL,
-       "OBS_JSON=0: trace and summary, no JSON");
+           !file_exists(path_in(dir, "nojson.pftrace")) && strstr(shim.err, "Kernels") != NULL,
+       "OBS_JSON=0 (the older switch): trace and summary, no timeline");
+    run_result_free(&shim);
+    {
+        const char *env[] = {env_var("OBS_OUTPUT", "%s/json", dir), "OBS_TRACE=json", "OBS_SUMMARY=0", NULL};
+        run_app(args, env, 1, &shim);
+    }
+    ok(file_exists(path_in(dir, "json.json")) && !file_exists(path_in(dir, "json.pftrace")) &&
+           strstr(shim.err, "json.json") != NULL && warning_lines(shim.err) == 0,
+       "OBS_TRACE=json: the JSON, named on the wrote line, no .pftrace");
+    run_result_free(&shim);
+    {
+        const char *env[] = {env_var("OBS_OUTPUT", "%s/none", dir), "OBS_TRACE=none", "OBS_SUMMARY=0", NULL};
+        run_app(args, env, 1, &shim);
+    }
+    ok(file_exists(path_in(dir, "none.obs")) && !file_exists(path_in(dir, "none.json")) &&
+           !file_exists(path_in(dir, "none.pftrace")) && warning_lines(shim.err) == 0,
+       "OBS_TRACE=none: the .obs only");
+    run_result_free(&shim);
+    {
+        const char *env[] = {env_var("OBS_OUTPUT", "%s/bad", dir), "OBS_TRACE=chrome", "OBS_SUMMARY=0", NULL};
+        run_app(args, env, 1, &shim);
+    }
+    ok(file_exists(path_in(dir, "bad.pftrace")) && !file_exists(path_in(dir, "bad.json")) &&
+           warning_lines(shim.err) == 1 && strstr(shim.err, "obsshim: warning: OBS_TRACE=chrome") != NULL,
+       "OBS_TRACE=chrome: one obsshim: warning, the default (perfetto)");
+    if (warning_lines(shim.err) != 1)
+        diag_text("stderr", shim.err);
     run_result_free(&shim);
     {
         const char *env[] = {env_var("OBS_OUTPUT", "%s/nosum", dir), "OBS_SUMMARY=0", NULL};
         run_app(args, env, 1, &shim);
     }
-    ok(file_exists(path_in(dir, "nosum.json")) && strstr(shim.err, "Kernels") == NULL &&
+    ok(file_exists(path_in(dir, "nosum.pftrace")) && strstr(shim.err, "Kernels") == NULL &&
            count_lines_with(shim.err, "obsshim:") == 1,
-       "OBS_SUMMARY=0: JSON, and only the line naming the files");
+       "OBS_SUMMARY=0: the timeline, and only the line naming the files");
     run_result_free(&shim);
 }
 

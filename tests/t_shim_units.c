@@ -38,7 +38,8 @@ static void test_config(void)
     {
         const char *const env[] = {NULL};
         is_int(0, load(&cfg, env), "config: no variables, no complaint");
-        ok(cfg.enable && cfg.json && cfg.summary && cfg.gpu_time == OBS_GPU_TIME_OFF, "config: defaults on, GPU time off");
+        ok(cfg.enable && cfg.trace_export == OBS_TRACE_PERFETTO && cfg.summary && cfg.gpu_time == OBS_GPU_TIME_OFF,
+           "config: defaults on (timeline: perfetto), GPU time off");
         is_string(OBS_OUTPUT_DEFAULT, cfg.output, "config: default prefix obs-%%p");
         is_int(OBS_BUFFER_RECORDS_DEFAULT, cfg.buffer_records, "config: default buffer size");
         is_int(OBS_CLOCK_WANT_AUTO, cfg.clock, "config: OBS_CLOCK defaults to auto");
@@ -58,7 +59,7 @@ static void test_config(void)
         const char *const env[] = {"OBS_ENABLE=0", "OBS_JSON=off", "OBS_SUMMARY=No", "OBS_GPU_TIME=events",
                                    "OBS_BUFFER_RECORDS=1000", "OBS_OUTPUT=run-%h-%p", NULL};
         is_int(0, load(&cfg, env), "config: good values accepted");
-        ok(!cfg.enable && !cfg.json && !cfg.summary, "config: switches off (0, off, No)");
+        ok(!cfg.enable && cfg.trace_export == OBS_TRACE_NONE && !cfg.summary, "config: switches off (0, off, No)");
         ok(cfg.gpu_time == OBS_GPU_TIME_EVENTS, "config: OBS_GPU_TIME=events");
         is_int(1000, cfg.buffer_records, "config: OBS_BUFFER_RECORDS=1000");
         is_string("run-%h-%p", cfg.output, "config: OBS_OUTPUT kept as a pattern");
@@ -67,9 +68,27 @@ static void test_config(void)
         const char *const env[] = {"OBS_ENABLE=2", "OBS_JSON=", "OBS_GPU_TIME=always", "OBS_BUFFER_RECORDS=-5",
                                    "OBS_OUTPUT=a%zb", NULL};
         is_int(5, load(&cfg, env), "config: five bad values, five complaints");
-        ok(cfg.enable && cfg.json && cfg.gpu_time == OBS_GPU_TIME_OFF, "config: bad values give the defaults");
+        ok(cfg.enable && cfg.trace_export == OBS_TRACE_PERFETTO && cfg.gpu_time == OBS_GPU_TIME_OFF,
+           "config: bad values give the defaults");
         is_int(OBS_BUFFER_RECORDS_DEFAULT, cfg.buffer_records, "config: bad buffer size gives the default");
         is_string(OBS_OUTPUT_DEFAULT, cfg.output, "config: bad prefix gives the default");
+    }
+    {
+        const char *const json[] = {"OBS_TRACE=json", NULL};
+        const char *const none[] = {"OBS_TRACE=None", "OBS_JSON=1", NULL};
+        const char *const perfetto[] = {"OBS_TRACE=perfetto", "OBS_JSON=0", NULL};
+        const char *const old_json[] = {"OBS_JSON=1", NULL};
+        const char *const bad[] = {"OBS_TRACE=chrome", NULL};
+        is_int(0, load(&cfg, json), "config: OBS_TRACE=json accepted");
+        is_int(OBS_TRACE_JSON, cfg.trace_export, "config: OBS_TRACE=json");
+        is_int(0, load(&cfg, none), "config: OBS_TRACE=None accepted");
+        is_int(OBS_TRACE_NONE, cfg.trace_export, "config: OBS_TRACE=None (any case) wins over OBS_JSON=1");
+        is_int(0, load(&cfg, perfetto), "config: OBS_TRACE=perfetto accepted");
+        is_int(OBS_TRACE_PERFETTO, cfg.trace_export, "config: OBS_TRACE=perfetto wins over OBS_JSON=0");
+        is_int(0, load(&cfg, old_json), "config: OBS_JSON=1 alone accepted");
+        is_int(OBS_TRACE_JSON, cfg.trace_export, "config: OBS_JSON=1 alone is OBS_TRACE=json");
+        is_int(1, load(&cfg, bad), "config: OBS_TRACE=chrome is a bad value");
+        is_int(OBS_TRACE_PERFETTO, cfg.trace_export, "config: a bad OBS_TRACE gives perfetto");
     }
     {
         const char *const env[] = {"OBS_BUFFER_RECORDS=63", NULL};

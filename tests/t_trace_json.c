@@ -201,7 +201,7 @@ static void test_postprocess(const char *dir)
     if (fixture_write(obs, 0) != 0)
         bail("cannot write the fixture");
     fd = open(summary, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    rc = obs_trace_postprocess(obs, json, fd, 0, err, sizeof err);
+    rc = obs_trace_postprocess(obs, json, OBS_TIMELINE_JSON, fd, 0, err, sizeof err);
     close(fd);
     is_int(0, rc, "postprocess: JSON and summary written (%s)", err);
     is_int(0, run_checker(json, &out), "postprocess: the JSON is valid");
@@ -222,14 +222,14 @@ static void test_postprocess(const char *dir)
         is_int(0, temps, "no temporary file left");
     }
 
-    rc = obs_trace_postprocess(obs, test_path(dir, "no/such/dir/x.json"), -1, 0, err, sizeof err);
+    rc = obs_trace_postprocess(obs, test_path(dir, "no/such/dir/x.json"), OBS_TIMELINE_JSON, -1, 0, err, sizeof err);
     ok(rc == -1 && strstr(err, "no/such/dir/x.json: No such file or directory") != NULL,
        "postprocess: an unwritable JSON path is reported (%s)", err);
     fd = open(test_path(dir, "foreign.obs"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (write(fd, "not a trace, not at all", 23) != 23)
         bail("write failed");
     close(fd);
-    rc = obs_trace_postprocess(test_path(dir, "foreign.obs"), NULL, -1, 0, err, sizeof err);
+    rc = obs_trace_postprocess(test_path(dir, "foreign.obs"), NULL, OBS_TIMELINE_JSON, -1, 0, err, sizeof err);
     ok(rc == -1 && strstr(err, "foreign.obs: not an obsshim trace") != NULL, "postprocess: a foreign file (%s)",
        err);
     {
@@ -239,7 +239,7 @@ static void test_postprocess(const char *dir)
         struct stat st;
         if (symlink(target, link) != 0)
             bail("symlink failed");
-        rc = obs_trace_postprocess(obs, link, -1, 0, err, sizeof err);
+        rc = obs_trace_postprocess(obs, link, OBS_TIMELINE_JSON, -1, 0, err, sizeof err);
         ok(rc == 0 && lstat(link, &st) == 0 && S_ISLNK(st.st_mode) && stat(target, &st) == 0 && st.st_size > 1000,
            "postprocess: a symlinked JSON path is written through, not replaced");
     }

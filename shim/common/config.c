@@ -63,6 +63,37 @@ static int load_summary(obs_env_lookup lookup, enum obs_summary_mode *out)
     return 0;
 }
 
+static int load_trace_export(obs_env_lookup lookup, enum obs_trace_export *out)
+{
+    const char *text = lookup("OBS_TRACE");
+    int json;
+    *out = OBS_TRACE_PERFETTO;
+    if (text == NULL) { /* the older switch: OBS_JSON=0 none, 1 the JSON */
+        text = lookup("OBS_JSON");
+        if (text == NULL)
+            return 0;
+        json = parse_switch(text);
+        if (json < 0) {
+            obs_log_warn("OBS_JSON=%s: expected 0 or 1; using the default OBS_TRACE=perfetto", text);
+            return 1;
+        }
+        *out = json ? OBS_TRACE_JSON : OBS_TRACE_NONE;
+        return 0;
+    }
+    if (strcasecmp(text, "perfetto") == 0)
+        return 0;
+    if (strcasecmp(text, "json") == 0) {
+        *out = OBS_TRACE_JSON;
+        return 0;
+    }
+    if (strcasecmp(text, "none") == 0) {
+        *out = OBS_TRACE_NONE;
+        return 0;
+    }
+    obs_log_warn("OBS_TRACE=%s: expected json, perfetto or none; using the default perfetto", text);
+    return 1;
+}
+
 static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time_mode *out)
 {
     const char *text = lookup("OBS_GPU_TIME");
@@ -201,7 +232,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     memset(cfg, 0, sizeof *cfg);
     bad += load_switch(lookup, "OBS_ENABLE", 1, &cfg->enable);
     bad += load_output(lookup, cfg->output, sizeof cfg->output);
-    bad += load_switch(lookup, "OBS_JSON", 1, &cfg->json);
+    bad += load_trace_export(lookup, &cfg->trace_export);
     bad += load_summary(lookup, &cfg->summary);
     bad += load_gpu_time(lookup, &cfg->gpu_time);
     bad += load_clock(lookup, &cfg->clock);

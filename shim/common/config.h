@@ -24,6 +24,11 @@ enum obs_gpu_time_mode { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1 };
 /* OBS_SUMMARY: 0 = none, 1 = the brief summary that fits a screen, full =
  * every table (per generation too), as `obs-report summary` prints it. */
 enum obs_summary_mode { OBS_SUMMARY_OFF = 0, OBS_SUMMARY_BRIEF = 1, OBS_SUMMARY_FULL = 2 };
+/* OBS_TRACE: the timeline written beside the .obs at exit: none, the Chrome
+ * JSON (<prefix>.json), or Perfetto's protobuf (<prefix>.pftrace, the
+ * default: a few bytes per call where the JSON takes hundreds). OBS_JSON=0|1
+ * is its older spelling of none|json, read when OBS_TRACE is not set. */
+enum obs_trace_export { OBS_TRACE_NONE = 0, OBS_TRACE_JSON = 1, OBS_TRACE_PERFETTO = 2 };
 /* OBS_CLOCK: auto = the TSC where the kernel keeps time with it (clock.h);
  * tsc = the same, with a warning where it cannot be used; monotonic =
  * clock_gettime always. */
@@ -32,7 +37,7 @@ enum obs_clock_want { OBS_CLOCK_WANT_AUTO = 0, OBS_CLOCK_WANT_TSC, OBS_CLOCK_WAN
 struct obs_config {
     int enable;                  /* OBS_ENABLE: 0 = loaded but records nothing */
     char output[OBS_OUTPUT_MAX]; /* OBS_OUTPUT: file prefix pattern (output_path.h) */
-    int json;                    /* OBS_JSON: write <prefix>.json at exit */
+    enum obs_trace_export trace_export; /* OBS_TRACE (or OBS_JSON): the timeline written at exit */
     enum obs_summary_mode summary; /* OBS_SUMMARY: which summary to print on stderr at exit */
     enum obs_gpu_time_mode gpu_time;  /* OBS_GPU_TIME: off | events */
     enum obs_clock_want clock;   /* OBS_CLOCK: auto | tsc | monotonic */

@@ -1,5 +1,6 @@
 /* Output file names: OBS_OUTPUT is a prefix pattern (default obs-%p) and the
- * shim writes <prefix>.obs and <prefix>.json. Escapes, as in nsys:
+ * shim writes <prefix>.obs and <prefix>.pftrace (or .json: OBS_TRACE).
+ * Escapes, as in nsys:
  *   %p  process id          %h  host name
  *   %q{VAR}  value of VAR   %n  a number making the name unique (1, 2, ...)
  *   %%  a literal %
@@ -13,6 +14,7 @@
 #define OBS_OUTPUT_MAX 4096 /* a pattern or an expanded prefix, NUL included */
 #define OBS_TRACE_SUFFIX ".obs"
 #define OBS_JSON_SUFFIX ".json"
+#define OBS_PFTRACE_SUFFIX ".pftrace"
 
 /* 0 when pattern is usable; else -1 with a reason in why. */
 int obs_output_pattern_check(const char *pattern, char *why, size_t whylen);

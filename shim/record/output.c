@@ -350,26 +350,28 @@ bool obs_output_close_locked(void)
 
 void obs_output_postprocess(void)
 {
-    char obs_path[sizeof obs_out.prefix + 8], json_path[sizeof obs_out.prefix + 8], err[512];
-    int rc;
+    char obs_path[sizeof obs_out.prefix + 8], timeline_path[sizeof obs_out.prefix + 16], err[512];
+    int perfetto = obs_cfg.trace_export == OBS_TRACE_PERFETTO, rc;
 
     snprintf(obs_path, sizeof obs_path, "%s%s", obs_out.prefix, OBS_TRACE_SUFFIX);
-    snprintf(json_path, sizeof json_path, "%s%s", obs_out.prefix, OBS_JSON_SUFFIX);
-    if (!obs_cfg.json && !obs_cfg.summary) { /* nothing to read the trace back for */
+    snprintf(timeline_path, sizeof timeline_path, "%s%s", obs_out.prefix,
+             perfetto ? OBS_PFTRACE_SUFFIX : OBS_JSON_SUFFIX);
+    if (obs_cfg.trace_export == OBS_TRACE_NONE && !obs_cfg.summary) { /* nothing to read the trace back for */
         obs_log_info("wrote %s", obs_path);
         return;
     }
     err[0] = '\0';
     {
-        struct obs_write_guard g; /* the JSON past a file size limit, the summary to a closed pipe: they fail */
+        struct obs_write_guard g; /* the timeline past a file size limit, the summary to a closed pipe: they fail */
         obs_write_guard_begin(&g);
-        rc = obs_trace_postprocess(obs_path, obs_cfg.json ? json_path : NULL,
+        rc = obs_trace_postprocess(obs_path, obs_cfg.trace_export != OBS_TRACE_NONE ? timeline_path : NULL,
+                                   perfetto ? OBS_TIMELINE_PERFETTO : OBS_TIMELINE_JSON,
                                    obs_cfg.summary != OBS_SUMMARY_OFF ? STDERR_FILENO : -1,
                                    obs_cfg.summary != OBS_SUMMARY_FULL, err, sizeof err);
         obs_write_guard_end(&g);
     }
     if (rc != 0) {
-        /* err already names the file it is about (the trace or the JSON). */
+        /* err already names the file it is about (the trace or the timeline). */
         if (err[0])
             obs_log_warn("%s", err);
         else
@@ -377,8 +379,8 @@ void obs_output_postprocess(void)
         obs_log_info("wrote %s", obs_path);
         return;
     }
-    if (obs_cfg.json)
-        obs_log_info("wrote %s %s", obs_path, json_path);
+    if (obs_cfg.trace_export != OBS_TRACE_NONE)
+        obs_log_info("wrote %s %s", obs_path, timeline_path);
     else
         obs_log_info("wrote %s", obs_path);
 }
@@ -386,7 +388,7 @@ void obs_output_postprocess(void)
 void obs_output_report_ending(const char *how)
 {
     obs_log_signal_safe(how, ": wrote ", obs_out.prefix, OBS_TRACE_SUFFIX,
-                        " (no JSON or summary on this path; run obs-report on it)", (char *)NULL);
+                        " (no timeline or summary on this path; run obs-report on it)", (char *)NULL);
 }
 
 bool obs_output_open_here(void)

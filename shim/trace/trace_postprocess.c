@@ -8,39 +8,47 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trace_deflate.h"
 #include "trace_json.h"
+#include "trace_perfetto.h"
 #include "trace_reader.h"
 #include "trace_summary.h"
 
-static int write_json(const struct obs_trace *t, const char *json_path, char *err, size_t errlen)
+static int write_timeline(const struct obs_trace *t, const char *path, enum obs_timeline kind, char *err,
+                          size_t errlen)
 {
-    size_t n = strlen(json_path) + 32;
+    size_t n = strlen(path) + 32;
     char *tmp = malloc(n);
     FILE *f;
     struct stat st;
     int rc, direct;
 
     if (tmp == NULL) {
-        snprintf(err, errlen, "%s: %s", json_path, strerror(ENOMEM));
+        snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
         return -1;
     }
     /* A temporary file renamed into place, unless the path is something a
      * rename would replace (/dev/null, a FIFO, a symlink). */
-    direct = lstat(json_path, &st) == 0 && !S_ISREG(st.st_mode);
-    snprintf(tmp, n, "%s.tmp.%ld", json_path, (long)getpid());
-    f = fopen(direct ? json_path : tmp, "w");
+    direct = lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    f = fopen(direct ? path : tmp, "w");
     if (f == NULL) {
-        snprintf(err, errlen, "%s: %s", json_path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
         free(tmp);
         return -1;
     }
-    rc = obs_report_json(t, f, NULL);
+    if (kind == OBS_TIMELINE_PERFETTO) {
+        struct obs_perfetto_options opt = {obs_deflate_available() ? obs_deflate : NULL};
+        rc = obs_report_perfetto(t, f, &opt, NULL);
+    } else {
+        rc = obs_report_json(t, f, NULL);
+    }
     if (fclose(f) != 0 && rc == 0)
         rc = -1;
-    if (rc == 0 && !direct && rename(tmp, json_path) != 0)
+    if (rc == 0 && !direct && rename(tmp, path) != 0)
         rc = -1;
     if (rc != 0) {
-        snprintf(err, errlen, "%s: %s", json_path, strerror(errno ? errno : EIO));
+        snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
         if (!direct)
             unlink(tmp);
     }
@@ -70,8 +78,8 @@ static int write_summary(const struct obs_trace *t, int fd, int brief, char *err
     return rc;
 }
 
-int obs_trace_postprocess(const char *obs_path, const char *json_path, int summary_fd, int summary_brief,
-                          char *err, size_t errlen)
+int obs_trace_postprocess(const char *obs_path, const char *path, enum obs_timeline kind, int summary_fd,
+                          int summary_brief, char *err, size_t errlen)
 {
     struct obs_trace *t;
     char reason[256];
@@ -83,8 +91,8 @@ int obs_trace_postprocess(const char *obs_path, const char *json_path, int summa
         snprintf(err, errlen, "%s: %s", obs_path, reason);
         return -1;
     }
-    if (json_path)
-        rc = write_json(t, json_path, err, errlen);
+    if (path)
+        rc = write_timeline(t, path, kind, err, errlen);
     if (summary_fd >= 0 && write_summary(t, summary_fd, summary_brief, rc ? reason : err, rc ? sizeof reason : errlen) != 0)
         rc = -1;
     obs_trace_free(t);

@@ -1,18 +1,22 @@
 /* What the shim does with its trace at exit: read back the .obs file it just
- * wrote, write the Chrome trace JSON beside it and print the summary. */
+ * wrote, write a timeline beside it (Perfetto's .pftrace or the Chrome trace
+ * JSON) and print the summary. */
 #ifndef OBS_TRACE_POSTPROCESS_H
 #define OBS_TRACE_POSTPROCESS_H
 
 #include <stddef.h>
 
-/* json_path: where to write the JSON (through a temporary file renamed into
- * place, so a reader never sees half of it), or NULL for none.
+enum obs_timeline { OBS_TIMELINE_JSON, OBS_TIMELINE_PERFETTO };
+
+/* path: where to write the timeline of that kind (through a temporary file
+ * renamed into place, so a reader never sees half of it), or NULL for none;
+ * the .pftrace is deflated where libobstrace has zlib (trace_deflate.h).
  * summary_fd: where to print the summary (e.g. 2), or -1 for none; the
  * descriptor stays open. summary_brief: 1 for the brief summary that fits
  * a screen (the shim's default), 0 for the full tables (OBS_SUMMARY=full;
  * trace_summary.h). Returns 0, or -1 with a one-line reason in err
- * ("obs-1234.json: No space left on device"). */
-int obs_trace_postprocess(const char *obs_path, const char *json_path, int summary_fd, int summary_brief,
-                          char *err, size_t errlen);
+ * ("obs-1234.pftrace: No space left on device"). */
+int obs_trace_postprocess(const char *obs_path, const char *path, enum obs_timeline kind, int summary_fd,
+                          int summary_brief, char *err, size_t errlen);
 
 #endif
