@@ -6,12 +6,16 @@
  * slice, nesting, phase slices around the labelled calls. On the fixture
  * (nested calls, overlapping device slices, RELABEL phases, lost records),
  * a big synthetic trace, and the reference workload run under the shim on
- * the simulator; the workload's file is at most 40 bytes per recorded call.
- * Skipped, saying why, without python3 or protoc. */
+ * the simulator; the workload's file is at most 40 bytes per recorded call,
+ * and the .pftrace the shim wrote at exit (OBS_TRACE's default) is the same
+ * file. Also: json -o X.json.gz is the JSON gzip'ed (python's gzip reads
+ * it back); the progress line on a terminal (script(1) fakes one), none
+ * with --quiet or on a pipe. Skipped, saying why, without python3 or protoc. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "apps/trace_fixture.h"
 #include "tap/basic.h"
@@ -123,7 +127,7 @@ static void test_workload(void)
     long long calls, bytes;
 
     if (bin == NULL) {
-        skip_block(6, "obs_cuda: %s", why);
+        skip_block(7, "obs_cuda: %s", why);
         return;
     }
     argv[0] = bin;
@@ -136,15 +140,96 @@ static void test_workload(void)
     env[2] = out_env;
     env[3] = "OBS_GPU_TIME=events";
     env[4] = "OBS_SIM_QUIET=1";
-    env[5] = "OBS_JSON=0";
+    env[5] = "OBS_SUMMARY=0"; /* OBS_TRACE unset: the default timeline */
     env[6] = NULL;
     if (run_program(argv, env, 300, &r) != 0)
         bail("cannot run %s", bin);
-    ok(run_exited_with(&r, 0), "obs_cuda --repeat=20 under the shim with GPU time: exit 0");
+    ok(run_exited_with(&r, 0) && strstr(r.err, "workload.pftrace") != NULL,
+       "obs_cuda --repeat=20 under the shim with GPU time: exit 0, workload.pftrace written at exit");
     run_result_free(&r);
-    check_trace("obs_cuda --repeat=20", obs, &calls, &bytes, 0);
+    {
+        char at_exit[4300];
+        size_t la = 0, lb = 0;
+        char *a, *b;
+        snprintf(at_exit, sizeof at_exit, "%s/workload.pftrace", dir);
+        a = test_read_file(at_exit, &la);
+        check_trace("obs_cuda --repeat=20", obs, &calls, &bytes, 0); /* writes workload.obs.pftrace */
+        b = test_read_file(test_path(dir, "workload.obs.pftrace"), &lb);
+        ok(a && b && la == lb && memcmp(a, b, la) == 0,
+           "the .pftrace written at exit is obs-report perfetto's, byte for byte (%zu bytes)", la);
+        free(a);
+        free(b);
+    }
     ok(calls > 0 && bytes <= 40 * calls, "obs_cuda: %.1f bytes per recorded call, at most 40",
        calls > 0 ? (double)bytes / (double)calls : 0.0);
+}
+
+/* json -o X.json.gz: the same JSON, gzip'ed, read back by python's gzip. */
+static void test_json_gz(void)
+{
+    const char *obs = test_path(dir, "fixture.obs");
+    char plain[4300], gz[4300], code[300];
+    const char *argv[] = {NULL, "-c", code, NULL};
+    struct run_result r;
+
+    snprintf(plain, sizeof plain, "%s/fixture.json", dir);
+    snprintf(gz, sizeof gz, "%s/fixture.json.gz", dir);
+    ok(run_report("json", obs, plain) && run_report("json", obs, gz), "json -o .json and -o .json.gz: exit 0");
+    snprintf(code, sizeof code,
+             "import gzip, os; a=gzip.open(os.environ['GZ']).read(); b=open(os.environ['PLAIN'],'rb').read(); "
+             "print('same' if a == b and len(a) > 0 else 'differ', len(a), len(b))");
+    argv[0] = python;
+    {
+        char e1[4400], e2[4400];
+        const char *env[3];
+        snprintf(e1, sizeof e1, "GZ=%s", gz);
+        snprintf(e2, sizeof e2, "PLAIN=%s", plain);
+        env[0] = e1;
+        env[1] = e2;
+        env[2] = NULL;
+        if (run_program(argv, env, 60, &r) != 0)
+            bail("cannot run %s", python);
+    }
+    ok(run_exited_with(&r, 0) && strncmp(r.out, "same", 4) == 0 && file_size(gz) < file_size(plain),
+       "the .json.gz is the JSON gzip'ed (%lld bytes for %lld): %s", file_size(gz), file_size(plain), r.out);
+    run_result_free(&r);
+}
+
+/* The progress line: on a terminal (script(1)), not with --quiet, not on
+ * a pipe. A trace of 300 000 calls gives several reports (one each 64 Ki). */
+static void test_progress(void)
+{
+    const char *obs = test_path(dir, "progress.obs");
+    char script[4200], cmd[9000], out[4300];
+    const char *argv[] = {NULL, "-qec", cmd, "/dev/null", NULL};
+    const char *plain[] = {report, "perfetto", obs, "-o", out, NULL};
+    struct run_result r;
+
+    snprintf(out, sizeof out, "%s/progress.pftrace", dir);
+    if (fixture_write_big(obs, 300000, 2, 1) != 0)
+        bail("cannot write the progress trace");
+    run_program(plain, NULL, 120, &r);
+    ok(run_exited_with(&r, 0) && r.err_len == 0, "perfetto with stderr on a pipe: no progress, nothing on stderr");
+    run_result_free(&r);
+    if (test_on_path("script", script, sizeof script) == NULL) {
+        skip_block(2, "script(1) not found (Debian: bsdutils): cannot fake a terminal");
+        return;
+    }
+    argv[0] = script;
+    snprintf(cmd, sizeof cmd, "'%s' perfetto '%s' -o '%s'", report, obs, out);
+    run_program(argv, NULL, 120, &r);
+    /* script puts the terminal's output (stdout and stderr) on its stdout */
+    ok(run_exited_with(&r, 0) && strstr(r.out, "obs-report perfetto: progress.obs: reading") != NULL &&
+           strstr(r.out, "% of 300.0 k calls") != NULL && strstr(r.out, "calls/s, ETA ") != NULL &&
+           r.out_len >= 4 && memcmp(r.out + r.out_len - 4, "\r\033[K", 4) == 0,
+       "perfetto on a terminal: reading, percent of calls, rate, ETA, then the line erased");
+    if (strstr(r.out, "calls/s, ETA ") == NULL)
+        diag_text("what the terminal got", r.out);
+    run_result_free(&r);
+    snprintf(cmd, sizeof cmd, "'%s' perfetto --quiet '%s' -o '%s'", report, obs, out);
+    run_program(argv, NULL, 120, &r);
+    ok(run_exited_with(&r, 0) && r.out_len == 0, "perfetto --quiet on a terminal: nothing");
+    run_result_free(&r);
 }
 
 static void test_errors(void)
@@ -175,10 +260,12 @@ int main(void)
     snprintf(report_path, sizeof report_path, "%s/obs-report", test_builddir());
     report = report_path;
     dir = test_tmpdir();
-    plan(4 + 4 + 6 + 2);
+    plan(4 + 4 + 7 + 2 + 3 + 2);
     test_fixture();
     test_big();
     test_workload();
+    test_json_gz();
+    test_progress();
     test_errors();
     return 0;
 }

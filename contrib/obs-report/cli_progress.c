@@ -15,9 +15,9 @@
 int cli_quiet;
 
 static struct {
-    int on, drawn, started;
+    int on, drawn; /* drawn: 1 the reading line, 2 a progress line */
     char label[96];
-    uint64_t t0, done0, last; /* rate: from the first report, after the reading */
+    uint64_t t0, last; /* t0: the trace read, the writing starts */
     uint64_t calls;           /* of the trace: the writers' units may be more (device slices) */
 } progress;
 
@@ -47,18 +47,13 @@ static void progress_draw(uint64_t done, uint64_t total)
     char line[256], a[32], b[32];
     int n;
 
-    if (!progress.started) {
-        progress.started = 1;
-        progress.t0 = t;
-        progress.done0 = done;
-    } else if (t - progress.last < PROGRESS_INTERVAL_NS) {
-        return;
-    }
+    if (progress.drawn > 1 && t - progress.last < PROGRESS_INTERVAL_NS)
+        return; /* the first report draws at once */
     progress.last = t;
     if (total == 0 || done > total)
         done = total;
     secs = (double)(t - progress.t0) / 1e9;
-    rate = secs > 0 ? (double)(done - progress.done0) / secs : 0;
+    rate = secs > 0 ? (double)done / secs : 0;
     n = snprintf(line, sizeof line, "\r%s: %3.0f%% of %s calls", progress.label,
                  total ? 100.0 * (double)done / (double)total : 100.0, human(a, sizeof a, (double)progress.calls));
     if (rate > 0 && n > 0 && (size_t)n < sizeof line)
@@ -66,7 +61,7 @@ static void progress_draw(uint64_t done, uint64_t total)
                  human(b, sizeof b, rate * (double)progress.calls / (double)total), (double)(total - done) / rate);
     fprintf(stderr, "%s\033[K", line);
     fflush(stderr);
-    progress.drawn = 1;
+    progress.drawn = 2;
 }
 
 void cli_progress_begin(const char *command, const char *trace_path)
@@ -88,6 +83,7 @@ void cli_progress_begin(const char *command, const char *trace_path)
 void cli_progress_calls(uint64_t calls)
 {
     progress.calls = calls;
+    progress.t0 = now_ns(); /* the rate counts the writing only */
 }
 
 void cli_progress_end(void)
