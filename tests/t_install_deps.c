@@ -103,7 +103,9 @@ static const char *after(const char *text, const char *prefix)
     return buf;
 }
 
-#define ALL_BUT_GCC "make autoconf automake libtool pkg-config libsqlite3-dev python3 sqlite3 groff-base man-db"
+#define ALL_BUT_GCC \
+    "make autoconf automake libtool pkg-config libsqlite3-dev zlib1g-dev python3 sqlite3 groff-base man-db " \
+    "protobuf-compiler"
 
 static void test_dry_runs(void)
 {

@@ -61,7 +61,7 @@ static int run_export(const struct report_command *cmd, int argc, char **argv, e
     } else if (kind == EXPORT_JSON) {
         ok = obs_report_json(t, out.f, NULL) == 0;
     } else {
-        struct obs_perfetto_options opt = {obs_deflate_available() ? obs_deflate : NULL};
+        struct obs_perfetto_options opt = {obs_deflate_available() ? obs_deflate : NULL, 1};
         ok = obs_report_perfetto(t, out.f, &opt, NULL) == 0;
     }
     cli_progress_end();

@@ -11,6 +11,7 @@
 #include "trace_outbuf.h"
 #include "trace_phase_slices.h"
 #include "trace_progress.h"
+#include "trace_run_pipe.h"
 
 /* Field numbers (protos/perfetto/trace/...). */
 enum {
@@ -101,6 +102,7 @@ struct pf {
     const struct obs_perfetto_options *opt;
     uint8_t *run, *zrun;       /* compress: packets not yet written, and room to deflate them */
     size_t run_len;
+    struct obs_run_pipe *pipe; /* opt->threaded: runs deflated and written on a thread (owns run) */
 };
 
 /* Name keys: 1 .. nkernels-1 kernels, then the APIs, then phase names. */
@@ -131,14 +133,13 @@ static void write_out(struct pf *w, const uint8_t *data, size_t len)
     w->n.bytes += len;
 }
 
-/* Write the pending run: one compressed_packets packet, or as it is when
- * it does not compress. */
-static void flush_run(struct pf *w)
+/* Write a run of packets: one compressed_packets packet, or as it is when
+ * it does not compress. On the pipe's thread when there is one (which then
+ * alone touches w->ob, w->zrun and the byte counts until it is finished). */
+static void write_run(struct pf *w, const uint8_t *run, size_t run_len)
 {
     size_t zlen = OBS_PERFETTO_RUN_BYTES + 1024;
-    if (w->run_len == 0)
-        return;
-    if (w->opt->compress(w->zrun, &zlen, w->run, w->run_len) == 0 && zlen < w->run_len) {
+    if (w->opt->compress(w->zrun, &zlen, run, run_len) == 0 && zlen < run_len) {
         uint8_t head[1 + PB_VARINT_MAX + 2 + PB_VARINT_MAX], *p = head;
         size_t inner = 2 + pb_varint_len(zlen) + zlen; /* field 50: a 2-byte tag */
         p = pb_tag(p, F_TRACE_PACKET, PB_LEN);
@@ -149,8 +150,24 @@ static void flush_run(struct pf *w)
         write_out(w, w->zrun, zlen);
         w->n.compressed_runs++;
     } else {
-        write_out(w, w->run, w->run_len);
+        write_out(w, run, run_len);
     }
+}
+
+static void consume_run(void *arg, const uint8_t *run, size_t len)
+{
+    write_run(arg, run, len);
+}
+
+/* The pending run: to the pipe (w->run becomes the next buffer), or written. */
+static void flush_run(struct pf *w)
+{
+    if (w->run_len == 0)
+        return;
+    if (w->pipe)
+        w->run = obs_run_pipe_submit(w->pipe, w->run_len);
+    else
+        write_run(w, w->run, w->run_len);
     w->run_len = 0;
 }
 
@@ -680,10 +697,14 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
         w.phase_names == NULL || w.phase_name_owned == NULL)
         goto out;
     if (w.opt->compress) {
-        w.run = malloc(2 * OBS_PERFETTO_RUN_BYTES + 1024);
+        w.zrun = malloc(OBS_PERFETTO_RUN_BYTES + 1024);
+        if (w.zrun == NULL)
+            goto out;
+        if (w.opt->threaded)
+            w.pipe = obs_run_pipe_start(OBS_PERFETTO_RUN_BYTES, consume_run, &w);
+        w.run = w.pipe ? obs_run_pipe_buffer(w.pipe) : malloc(OBS_PERFETTO_RUN_BYTES);
         if (w.run == NULL)
             goto out;
-        w.zrun = w.run + OBS_PERFETTO_RUN_BYTES;
     }
     w.msg = w.pkt + PACKET_MAX;
     w.sub = w.msg + PACKET_MAX;
@@ -724,6 +745,10 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
     rc = 0;
 out:
     saved = rc != 0 ? (errno ? errno : ENOMEM) : 0;
+    if (w.pipe) { /* every run submitted is written */
+        obs_run_pipe_finish(w.pipe);
+        w.run = NULL;
+    }
     if (obs_outbuf_finish(&w.ob) != 0) /* a write error since init */
         rc = -1;
     else if (rc != 0)
@@ -737,6 +762,7 @@ out:
     free(w.phase_name_owned);
     free(w.interned);
     free(w.run);
+    free(w.zrun);
     free(w.pkt);
     free(keys);
     free(has_phases);

@@ -48,6 +48,10 @@ struct obs_perfetto_counts {
 #define OBS_PERFETTO_RUN_BYTES (448u * 1024u)
 struct obs_perfetto_options {
     int (*compress)(uint8_t *dst, size_t *dst_len, const uint8_t *src, size_t src_len);
+    /* 1: compress and write on a thread of its own while the packets are
+     * built (trace_run_pipe.h; obs-report). 0: all on the caller's thread
+     * (the shim at exit starts no thread in the program). Same bytes. */
+    int threaded;
 };
 
 /* opt and counts may be NULL. Returns 0, or -1 with errno set when writing

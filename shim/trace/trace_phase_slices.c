@@ -38,7 +38,11 @@ uint32_t *obs_phase_ranges_shown(const struct obs_trace *t, size_t *n)
         if (phase_shown(&t->phases[i]))
             order[k++] = (uint32_t)i;
     sort_phases = t->phases;
-    qsort(order, k, sizeof *order, cmp_phase_order);
+    for (i = 1; i < k; i++) /* mostly in order already: sort only when not (a long trace has millions) */
+        if (cmp_phase_order(&order[i - 1], &order[i]) > 0) {
+            qsort(order, k, sizeof *order, cmp_phase_order);
+            break;
+        }
     *n = k;
     return order;
 }
@@ -128,7 +132,11 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
     for (i = 0; i < nsl; i++)
         if (sl[i].kind == OBS_PHASE_SLICE_STEADY)
             sl[i].level = 0;
-    qsort(sl, nsl, sizeof *sl, cmp_phase_slice);
+    for (i = 1; i < nsl; i++)
+        if (cmp_phase_slice(&sl[i - 1], &sl[i]) > 0) {
+            qsort(sl, nsl, sizeof *sl, cmp_phase_slice);
+            break;
+        }
     free(order);
     *count = nsl;
     return sl;

@@ -38,7 +38,7 @@ static int write_timeline(const struct obs_trace *t, const char *path, enum obs_
         return -1;
     }
     if (kind == OBS_TIMELINE_PERFETTO) {
-        struct obs_perfetto_options opt = {obs_deflate_available() ? obs_deflate : NULL};
+        struct obs_perfetto_options opt = {obs_deflate_available() ? obs_deflate : NULL, 0};
         rc = obs_report_perfetto(t, f, &opt, NULL);
     } else {
         rc = obs_report_json(t, f, NULL);
