@@ -4,7 +4,9 @@
 Perfetto's own messages (tests/perfetto/perfetto_trace.proto): nothing of
 our writer is used to read it back.
 
-usage: perfetto_check.py PROTOC PROTO_DIR FILE.pftrace FILE.csv
+usage: perfetto_check.py [--stream] PROTOC PROTO_DIR FILE.pftrace FILE.csv
+(--stream: for millions of calls, in bounded memory, fewer checks: see
+main_stream)
 
 compressed_packets (zlib) are inflated and decoded with protoc again. Then:
   - every packet sequence: its defaults (track, incremental clock), its
@@ -297,5 +299,215 @@ def main():
     return 1 if errors else 0
 
 
+def top_level(data):
+    """(field, payload) of each Trace.packet, without decoding it: only to
+    find the compressed_packets runs (a 2-byte tag 0x92 0x03 + length)."""
+    def varint(b, i):
+        r = s = 0
+        while True:
+            c = b[i]
+            i += 1
+            r |= (c & 0x7F) << s
+            s += 7
+            if c < 0x80:
+                return r, i
+    i = 0
+    while i < len(data):
+        start = i
+        _, i = varint(data, i)
+        n, i = varint(data, i)
+        yield data[start:i + n], data[i:i + n]
+        i += n
+
+
+def main_stream(protoc, proto_dir, pf_path, csv_path):
+    """--stream: for traces of millions of calls, in bounded memory: every
+    packet still goes through protoc --decode (a run at a time); checked:
+    per track BEGIN/END balanced, nested, times never going back; slice
+    counts per thread and per stream against the CSV; each flow id leaves
+    one host slice and ends on one device slice, exactly for the rows with
+    GPU time (id = seq + 1). Names and times per slice: the full check."""
+    per_tid, per_stream, labelled = {}, {}, 0
+    with open(csv_path, newline="") as f:
+        rows = csv.reader(f)
+        head = next(rows)
+        col = {k: i for i, k in enumerate(head)}
+        gpu = bytearray()
+        for r in rows:
+            seq = int(r[col["seq"]])
+            tid = int(r[col["tid"]])
+            per_tid[tid] = per_tid.get(tid, 0) + 1
+            if r[col["gpu_begin_ns"]]:
+                st = int(r[col["stream"]])
+                per_stream[st] = per_stream.get(st, 0) + 1
+                if seq + 2 > len(gpu):
+                    gpu.extend(bytes(seq + 2 - len(gpu) + (1 << 20)))
+                gpu[seq + 1] = 1
+            if r[col["phase"]]:
+                labelled += 1
+    started, ended = bytearray(len(gpu)), bytearray(len(gpu))
+    seqs = {}  # id -> [default track, ts]
+    tracks = {}  # uuid -> ("thread", tid) | ("stream", id) | ("phases", name) | ("other", name)
+    state = {}  # track uuid -> [stack of begin ts, last ts, slices]
+    counts = {"packets": 0, "compressed_runs": 0, "counters": 0}
+
+    def flush(pk):
+        counts["packets"] += 1
+        sid = pk.get("trusted_packet_sequence_id", 0)
+        sq = seqs.setdefault(sid, [None, None])
+        if "default_track" in pk:
+            sq[0] = pk["default_track"]
+        if "clock64" in pk:
+            sq[1] = pk["clock64"]
+        if "uuid" in pk:
+            if "tid" in pk:
+                tracks[pk["uuid"]] = ("thread", pk["tid"])
+            elif pk.get("name", "").startswith("GPU stream "):
+                tracks[pk["uuid"]] = ("stream", int(pk["name"][11:]))
+            elif pk.get("name", "").startswith("phases: "):
+                tracks[pk["uuid"]] = ("phases", pk["name"])
+            else:
+                tracks[pk["uuid"]] = ("other", pk.get("name", ""))
+        kind = pk.get("type")
+        if kind is None:
+            return
+        if kind == "TYPE_COUNTER":
+            counts["counters"] += 1
+            return
+        if sq[1] is None:
+            error("sequence %d: a track event before its clock" % sid)
+            return
+        sq[1] += pk.get("timestamp", 0)
+        ts = sq[1]
+        track = pk.get("track_uuid", sq[0])
+        t = state.setdefault(track, [[], 0, 0])
+        if ts < t[1]:
+            error("track %d: time goes back at %d" % (track, ts))
+        t[1] = ts
+        if kind == "TYPE_SLICE_BEGIN":
+            t[0].append(ts)
+            if "name_iid" not in pk:
+                error("track %d: a slice without a name at %d" % (track, ts))
+            for fid in pk.get("flows", ()):
+                if fid >= len(started) or started[fid]:
+                    error("flow %d leaves twice or is out of range" % fid)
+                else:
+                    started[fid] = 1
+            for fid in pk.get("terms", ()):
+                if fid >= len(ended) or ended[fid] or not started[fid]:
+                    error("flow %d ends twice, before it leaves, or is out of range" % fid)
+                else:
+                    ended[fid] = 1
+        elif kind == "TYPE_SLICE_END":
+            if not t[0]:
+                error("track %d: END with nothing open at %d" % (track, ts))
+            else:
+                t[0].pop()
+                t[2] += 1
+        else:
+            error("track %d: unexpected event type %s" % (track, kind))
+
+    def scan(text):
+        pk, path = None, []
+        for line in text.splitlines():
+            line = line.strip()
+            if line.endswith("{"):
+                name = line[:-1].strip()
+                if not path and name == "packet":
+                    pk = {}
+                path.append(name)
+                continue
+            if line == "}":
+                path.pop()
+                if not path:
+                    flush(pk)
+                continue
+            key, _, value = line.partition(": ")
+            where = path[-1] if path else ""
+            if where == "packet":
+                if key in ("timestamp", "trusted_packet_sequence_id"):
+                    pk[key] = int(value)
+            elif where == "track_event":
+                if key == "type":
+                    pk["type"] = value
+                elif key == "name_iid":
+                    pk["name_iid"] = int(value)
+                elif key == "track_uuid":
+                    pk["track_uuid"] = int(value)
+                elif key in ("flow_ids_old", "flow_ids"):
+                    pk.setdefault("flows", []).append(int(value))
+                elif key in ("terminating_flow_ids_old", "terminating_flow_ids"):
+                    pk.setdefault("terms", []).append(int(value))
+            elif where == "track_event_defaults" and key == "track_uuid":
+                pk["default_track"] = int(value)
+            elif where == "clocks":
+                if key == "clock_id":
+                    pk["_clock"] = int(value)
+                elif key == "timestamp" and pk.get("_clock") == 64:
+                    pk["clock64"] = int(value)
+            elif where == "track_descriptor":
+                if key == "uuid":
+                    pk["uuid"] = int(value)
+                elif key == "name":
+                    pk["name"] = unquote(value).decode()
+            elif where == "thread" and key == "tid":
+                pk["tid"] = int(value)
+
+    with open(pf_path, "rb") as f:
+        data = f.read()
+    plain = bytearray()
+    for whole, payload in top_level(data):
+        if payload[:2] == b"\x92\x03":  # field 50, bytes: decode it with protoc, to be sure
+            if plain:
+                scan(decode(protoc, proto_dir, bytes(plain)))
+                plain = bytearray()
+            packet = parse_text(decode(protoc, proto_dir, whole))["packet"][0]
+            if "compressed_packets" not in packet:
+                error("a packet starting like compressed_packets is not one")
+                continue
+            counts["compressed_runs"] += 1
+            scan(decode(protoc, proto_dir, zlib.decompress(unquote(one(packet, "compressed_packets")))))
+        else:
+            plain += whole
+    if plain:
+        scan(decode(protoc, proto_dir, bytes(plain)))
+
+    got_tid, got_stream, phase_slices = {}, {}, 0
+    for uuid, (kind, what) in tracks.items():
+        t = state.get(uuid, [[], 0, 0])
+        if t[0]:
+            error("track %d: %d slices never end" % (uuid, len(t[0])))
+        if kind == "thread":
+            got_tid[what] = t[2]
+        elif kind == "stream":
+            got_stream[what] = t[2]
+        elif kind == "phases":
+            phase_slices += t[2]
+    for tid, n in per_tid.items():
+        if got_tid.get(tid, 0) != n:
+            error("tid %d: %d host slices, %d rows" % (tid, got_tid.get(tid, 0), n))
+    for st, n in per_stream.items():
+        if got_stream.get(st, 0) != n:
+            error("stream %d: %d device slices, %d rows with GPU time" % (st, got_stream.get(st, 0), n))
+    if started != gpu[:len(started)] or ended != gpu[:len(ended)]:
+        error("flows: %d leave and %d end, %d rows have GPU time" % (sum(started), sum(ended), sum(gpu)))
+    if labelled and not phase_slices:
+        error("%d labelled calls and no phase slice" % labelled)
+    for e in errors:
+        print("error: " + e, file=sys.stderr)
+    print("packets=%d" % counts["packets"])
+    print("compressed_runs=%d" % counts["compressed_runs"])
+    print("tracks=%d" % len(tracks))
+    print("host_slices=%d" % sum(got_tid.values()))
+    print("gpu_slices=%d" % sum(got_stream.values()))
+    print("flows=%d" % sum(ended))
+    print("phase_slices=%d" % phase_slices)
+    print("counters=%d" % counts["counters"])
+    print("rows=%d" % sum(per_tid.values()))
+    return 1 if errors else 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[1] == "--stream":
+        sys.exit(main_stream(*sys.argv[2:]))
     sys.exit(main())

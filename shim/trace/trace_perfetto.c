@@ -37,8 +37,9 @@ enum {
     F_TE_NAME_IID = 10,
     F_TE_TRACK_UUID = 11,
     F_TE_COUNTER_VALUE = 30,
-    /* the varint forms of flow_ids and terminating_flow_ids: a small id takes
-     * 3 bytes where the fixed64 forms (47, 48) take 8; trace processor reads both */
+    /* the varint forms of flow_ids and terminating_flow_ids: 4 to 6 bytes
+     * with the tag where the fixed64 forms (47, 48) take 10; trace
+     * processor reads both */
     F_TE_FLOW_IDS_OLD = 36,
     F_TE_TERMINATING_FLOW_IDS_OLD = 42,
     /* InternedData, EventName */
