@@ -516,20 +516,6 @@ static int put_gpu_slices(struct pf *w, size_t nstreams)
     return 0;
 }
 
-/* The name a phase slice shows, as the JSON's. */
-static const char *phase_slice_name(const struct obs_trace *t, const struct obs_phase_slice *s, char *buf, size_t len)
-{
-    const struct obs_phase *ph;
-    if (s->kind == OBS_PHASE_SLICE_STEP) {
-        snprintf(buf, len, "DECODE/STEP_%u", s->step);
-        return buf;
-    }
-    if (s->kind == OBS_PHASE_SLICE_STEADY)
-        return "DECODE/STEADY";
-    ph = &t->phases[s->range];
-    return ph->name[0] ? ph->name : ph->phase[0] ? ph->phase : "(phase)";
-}
-
 /* Distinct phase slice names: an open-addressing hash of their indexes
  * (in w->phase_names), 2^k slots, at most half full. */
 struct name_set {
@@ -723,7 +709,7 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
             goto out;
         for (i = 0; i < nsl; i++) {
             char buf[32];
-            const char *name = phase_slice_name(t, &sl[i], buf, sizeof buf);
+            const char *name = obs_phase_slice_name(t, &sl[i], buf, sizeof buf);
             has_phases[sl[i].thread] = 1;
             keys[i] = phase_name_key(&w, &set, name, name == buf);
             if (keys[i] == SIZE_MAX)

@@ -67,6 +67,54 @@ static int is_step_range(const struct obs_phase *r, uint32_t step)
     return r->step == step && strcmp(r->name, want) == 0;
 }
 
+const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_phase_slice *s, char *buf, size_t len)
+{
+    const struct obs_phase *ph;
+    if (s->kind == OBS_PHASE_SLICE_STEP) {
+        snprintf(buf, len, "DECODE/STEP_%u", s->step);
+        return buf;
+    }
+    if (s->kind == OBS_PHASE_SLICE_STEADY)
+        return "DECODE/STEADY";
+    ph = &t->phases[s->range];
+    return ph->name[0] ? ph->name : ph->phase[0] ? ph->phase : "(phase)";
+}
+
+/* Slices of one name that overlap without nesting become one, from the
+ * first's begin to the last's end: a live range opened during the launch
+ * that a RELABEL of the same phase labels (PREFILL) would otherwise be cut
+ * at the RELABEL slice's end by the writers (a track's slices must nest),
+ * and the calls it labels after that end would lie in no slice of their
+ * phase. sl is sorted; returns the new count. */
+static size_t merge_overlaps(const struct obs_trace *t, struct obs_phase_slice *sl, size_t n)
+{
+    size_t *open = malloc((n ? n : 1) * sizeof *open), depth = 0, out = 0, i;
+    uint32_t thread = OBS_NONE;
+    if (open == NULL)
+        return n; /* left as they are: the writers clamp */
+    for (i = 0; i < n; i++) {
+        struct obs_phase_slice s = sl[i];
+        if (s.thread != thread) {
+            depth = 0;
+            thread = s.thread;
+        }
+        while (depth > 0 && sl[open[depth - 1]].e <= s.b)
+            depth--;
+        if (depth > 0 && s.e > sl[open[depth - 1]].e) {
+            struct obs_phase_slice *top = &sl[open[depth - 1]];
+            char a[32], b[32];
+            if (strcmp(obs_phase_slice_name(t, top, a, sizeof a), obs_phase_slice_name(t, &s, b, sizeof b)) == 0) {
+                top->e = s.e;
+                continue;
+            }
+        }
+        sl[out] = s;
+        open[depth++] = out++;
+    }
+    free(open);
+    return out;
+}
+
 /* The slices of the phase tracks. A phase engine may label calls after the
  * fact with one RELABEL per run of calls (KV_GATHER of step 3, then
  * DECODE/STEP_3, ...), not nested: consecutive outermost RELABEL ranges of
@@ -137,6 +185,7 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
             qsort(sl, nsl, sizeof *sl, cmp_phase_slice);
             break;
         }
+    nsl = merge_overlaps(t, sl, nsl);
     free(order);
     *count = nsl;
     return sl;

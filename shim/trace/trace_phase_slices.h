@@ -5,7 +5,7 @@
  * RELABEL ranges of one generation and step, a derived DECODE/STEP_k slice,
  * and around steps 1.. of a generation a DECODE/STEADY slice, so that the
  * tracks nest like the live ranges: DECODE/STEADY > DECODE/STEP_k >
- * KV_GATHER. */
+ * KV_GATHER; same-name slices that overlap without nesting merged. */
 #ifndef OBS_TRACE_PHASE_SLICES_H
 #define OBS_TRACE_PHASE_SLICES_H
 
@@ -30,7 +30,13 @@ struct obs_phase_slice {
 uint32_t *obs_phase_ranges_shown(const struct obs_trace *t, size_t *n);
 
 /* The slices, sorted by thread, then begin, enclosing before enclosed;
- * *count gets their count. malloc'ed, NULL when out of memory. */
+ * slices of one name that overlap without nesting merged into one; *count
+ * gets their count. malloc'ed, NULL when out of memory. */
 struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *count);
+
+/* The name a slice shows: the range's full name ("DECODE/STEP_3", else its
+ * phase, else "(phase)"), or the derived DECODE/STEP_k or DECODE/STEADY
+ * (written into buf, at least 32 bytes). */
+const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_phase_slice *s, char *buf, size_t len);
 
 #endif
