@@ -16,7 +16,7 @@ int obs_deflate_available(void)
 int obs_deflate(uint8_t *dst, size_t *dst_len, const uint8_t *src, size_t src_len)
 {
     uLongf n = (uLongf)*dst_len;
-    if (compress2(dst, &n, src, (uLong)src_len, 3) != Z_OK)
+    if (compress2(dst, &n, src, (uLong)src_len, 1) != Z_OK)
         return -1;
     *dst_len = (size_t)n;
     return 0;

@@ -13,8 +13,10 @@
 int obs_deflate_available(void);
 
 /* src deflated in the zlib format into dst (*dst_len: its room, then the
- * length written). Returns 0, or -1 (no zlib, no room). Level 3: on these
- * packets it is as fast as level 1 and a third smaller. */
+ * length written). Returns 0, or -1 (no zlib, no room). Level 1: on the
+ * packets of a 10 M-call trace it takes a fifth less CPU than level 3 for a
+ * file 15 % larger (11.1 bytes per call instead of 9.6): time is what a
+ * large trace runs short of. */
 int obs_deflate(uint8_t *dst, size_t *dst_len, const uint8_t *src, size_t src_len);
 
 /* A FILE that writes what it is given gzip-compressed into raw; closing it
