@@ -476,21 +476,26 @@ static int cmp_graph_row(const void *a, const void *b)
 }
 
 /* "name x127, name2 x127" (malloc'ed), "" when the exec's kernels are unknown. */
+static const char *graph_kernel_name(const struct obs_trace *t, const struct obs_graph_kernel *k)
+{
+    const char *name = k->kernel ? t->kernels[k->kernel].demangled : "";
+    return name[0] ? name : "(unnamed)";
+}
+
 static char *graph_kernels_text(const struct obs_trace *t, const struct obs_graph *g)
 {
     size_t i, len = 1;
     char *text, *p;
+    /* the same name as printed below: ", " + name + " x" + up to 10 digits */
     for (i = 0; g && i < g->nkernels; i++)
-        len += strlen(g->kernels[i].kernel ? t->kernels[g->kernels[i].kernel].demangled : "(unnamed)") + 16;
+        len += strlen(graph_kernel_name(t, &g->kernels[i])) + 16;
     text = malloc(len);
     if (text == NULL)
         return NULL;
     p = text;
     *p = '\0';
-    for (i = 0; g && i < g->nkernels; i++) {
-        const char *name = g->kernels[i].kernel ? t->kernels[g->kernels[i].kernel].demangled : "(unnamed)";
-        p += sprintf(p, "%s%s x%u", i ? ", " : "", name[0] ? name : "(unnamed)", g->kernels[i].count);
-    }
+    for (i = 0; g && i < g->nkernels; i++)
+        p += sprintf(p, "%s%s x%u", i ? ", " : "", graph_kernel_name(t, &g->kernels[i]), g->kernels[i].count);
     return text;
 }
 
