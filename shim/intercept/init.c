@@ -123,6 +123,21 @@ void obs_init(void)
     pthread_once(&init_once, init_body);
 }
 
+/* wrapper.h's start-up case: obs_call_begin said no; if that is because
+ * the constructor has not run yet (and this is not a nested call), start the
+ * library and ask again. errno stays the app's. */
+bool obs_hook_begin_slow(struct obs_hooked_call *c)
+{
+    int saved_errno;
+
+    if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_UNINIT || obs_tls.depth != 0)
+        return false;
+    saved_errno = errno;
+    obs_init();
+    errno = saved_errno;
+    return obs_call_begin(c);
+}
+
 __attribute__((constructor)) static void obs_constructor(void)
 {
     obs_init();
