@@ -19,6 +19,8 @@
  *   - a launch of a function no registration named gets a fallback name;
  *   - a runtime loaded only by a dlopen(RTLD_LOCAL)ed library (out of
  *     dlsym(RTLD_NEXT)'s reach) is still found and its calls recorded;
+ *   - a library's constructor calling the runtime before the shim's own
+ *     constructor has run: recorded (the wrapper starts the library);
  *   - output names: %p %h %q{VAR} %n %%, OBS_JSON=0, OBS_SUMMARY=0. */
 #include <errno.h>
 #include <signal.h>
@@ -502,6 +504,59 @@ static void test_local_runtime(void)
     run_result_free(&shim);
 }
 
+/* The LD_DEBUG=files line "calling init: ...LIB..." in err, or NULL. */
+static const char *init_line(const char *err, const char *lib)
+{
+    const char *p = err, *q;
+    while ((q = strstr(p, "calling init: ")) != NULL) {
+        const char *eol = strchr(q, '\n');
+        size_t len = eol ? (size_t)(eol - q) : strlen(q);
+        if (memmem(q, len, lib, strlen(lib)) != NULL)
+            return q;
+        p = q + 1;
+    }
+    return NULL;
+}
+
+/* A library linked by the program calls the runtime from its constructor,
+ * which the dynamic linker runs before the preloaded shim's (LD_DEBUG=files
+ * shows the order): the wrapper starts the library itself and records. */
+static void test_early_constructor(void)
+{
+    const char *dir = new_dir("early");
+    const char *argv[] = {shim_build_path("tests/apps/early_app"), NULL};
+    char libpath[4300];
+    struct run_result plain, shim;
+    struct obs_trace *t = NULL;
+    const char *early_init, *shim_init;
+
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    {
+        const char *env[] = {libpath, NULL};
+        shim_run(argv, env, 0, 30, &plain);
+    }
+    {
+        const char *env[] = {libpath, env_var("OBS_OUTPUT", "%s/e", dir), "OBS_SUMMARY=0", "LD_DEBUG=files", NULL};
+        shim_run(argv, env, 1, 30, &shim);
+    }
+    ok(shim.exited && shim.status == 0 && plain.exited && plain.status == 0,
+       "constructor before the shim's: exit 0 with and without the shim");
+    is_string("early constructor status 0\n", shim.out, "constructor before the shim's: its calls succeed");
+    is_string(plain.out, shim.out, "constructor before the shim's: same stdout as without the shim");
+    early_init = init_line(shim.err, "libearly_ctor.so");
+    shim_init = init_line(shim.err, "libobsshim.so");
+    ok(early_init != NULL && shim_init != NULL && early_init < shim_init,
+       "constructor before the shim's: the dynamic linker ran libearly_ctor's init first");
+    launches_in(path_in(dir, "e.obs"), &t);
+    ok(t != NULL && trace_api_count(t, OBS_API_cudaMalloc) == 1 && trace_api_count(t, OBS_API_cudaMemset) == 1 &&
+           trace_api_count(t, OBS_API_cudaDeviceSynchronize) == 2,
+       "constructor before the shim's: its cudaMalloc, cudaMemset and cudaDeviceSynchronize recorded, and main's");
+    if (t)
+        obs_trace_free(t);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
 static void test_names(void)
 {
     const char *dir = new_dir("names");
@@ -600,6 +655,7 @@ int main(void)
     test_missing_runtime();
     test_unregistered_kernel();
     test_local_runtime();
+    test_early_constructor();
     test_names();
     return 0;
 }
