@@ -41,6 +41,13 @@
 
 #define MIN_OK_PERCENT 99.9
 #define TIMING_TOLERANCE 0.01
+/* The replay reads its clock outside the runtime call, the shim inside
+ * it: TTFT differs by the cost of entering and leaving one call (about
+ * 5 us on the VM, more when a shared CI machine is busy), over 1 % of
+ * tiny_loop's 0.7 ms; two threads on two cores add up to 20 us. TTFT may
+ * differ by 1 % or this much, whichever is larger; tokens/s (tens of ms
+ * of steps) keeps the plain 1 %. */
+#define TTFT_FLOOR_MS 0.050
 
 /* ---- the expected failures: empty (every scenario passes); a new scenario the engine does not
  * get right yet goes here until it does ---------------------------------------------------- */
@@ -249,13 +256,25 @@ static size_t report_rows(const char *trace_path, struct gen_numbers **rows)
     return n;
 }
 
-static int close_enough(double want, double seen)
+static int close_within(double want, double seen, double floor)
 {
+    double slack;
     if (isnan(want) && isnan(seen))
         return 1;
     if (isnan(want) || isnan(seen))
         return 0;
-    return fabs(seen - want) <= TIMING_TOLERANCE * fabs(want);
+    slack = TIMING_TOLERANCE * fabs(want);
+    return fabs(seen - want) <= (slack > floor ? slack : floor);
+}
+
+static int close_enough(double want, double seen)
+{
+    return close_within(want, seen, 0);
+}
+
+static int ttft_close_enough(double want_ms, double seen_ms)
+{
+    return close_within(want_ms, seen_ms, TTFT_FLOOR_MS);
 }
 
 /* TTFT and tokens/s against obs-report phases. quiet: print and check
@@ -291,7 +310,7 @@ static int check_timing(const char *name, unsigned threads, const struct pc_run 
         for (j = 0; j < nrows; j++)
             if (rows[j].gen == own[i].gen && (rows[j].tid == own[i].tid || (rows[j].tid < 0 && threads == 1)))
                 break;
-        if (j < nrows && close_enough(own[i].ttft_ms, rows[j].ttft_ms) && close_enough(own[i].tps, rows[j].tps))
+        if (j < nrows && ttft_close_enough(own[i].ttft_ms, rows[j].ttft_ms) && close_enough(own[i].tps, rows[j].tps))
             gen_close++;
         else if (!quiet && shown_gen++ < 3)
             diag("%s threads=%u: thread %ld generation %ld: own TTFT %.3f ms, %.1f tokens/s; obs-report %.3f ms, "
@@ -299,7 +318,7 @@ static int check_timing(const char *name, unsigned threads, const struct pc_run 
                  name, threads, own[i].tid, own[i].gen, own[i].ttft_ms, own[i].tps, j < nrows ? rows[j].ttft_ms : NAN,
                  j < nrows ? rows[j].tps : NAN, j < nrows ? "" : " (no such row)");
     }
-    best_ttft_ok = nrows > 0 && close_enough(own_ttft, rep_ttft);
+    best_ttft_ok = nrows > 0 && ttft_close_enough(own_ttft, rep_ttft);
     best_tps_ok = nrows > 0 && close_enough(own_tps, rep_tps);
     gens_ok = threads != 1 || (nrows == nown && gen_close == nown);
     if (quiet) {
@@ -311,7 +330,7 @@ static int check_timing(const char *name, unsigned threads, const struct pc_run 
          "obs-report rows=%zu best_ttft_ms=%.3f best_tokens_per_s=%.1f; generations within 1%%: %zu",
          name, threads, nown, own_ttft, own_tps, nrows, rep_ttft, rep_tps, gen_close);
     note_passing(ok_todo(best_ttft_ok, todo,
-            "%s threads=%u: best TTFT of obs-report phases within 1%% of the replay's own", name, threads),
+            "%s threads=%u: best TTFT of obs-report phases within 1%% (or 50 us) of the replay's own", name, threads),
                  todo, name, threads, "best TTFT");
     note_passing(ok_todo(best_tps_ok, todo,
             "%s threads=%u: best tokens/s of obs-report phases within 1%% of the replay's own", name, threads),
@@ -321,7 +340,7 @@ static int check_timing(const char *name, unsigned threads, const struct pc_run 
      * launch makes one generation differ now and then (the bests stand). */
     if (threads == 1)
         note_passing(ok_todo(gens_ok, todo,
-                             "%s threads=1: each generation's TTFT and tokens/s within 1%% (%zu of %zu, %zu rows)",
+                             "%s threads=1: each generation's TTFT (1%% or 50 us) and tokens/s (1%%) close (%zu of %zu, %zu rows)",
                              name, gen_close, nown, nrows),
                      todo, name, threads, "TTFT and tokens/s per generation");
     free(own);
