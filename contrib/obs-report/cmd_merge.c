@@ -461,8 +461,7 @@ static int run_merge(const struct report_command *cmd, int argc, char **argv)
     for (i = 0; ok && i < n; i++) {
         int w = write_input(&in[order[i]], out.f, show_host, i, i + 1 == n, &opt);
         if (w == EXIT_TRACE_ERROR) { /* reported: no output file */
-            errno = 0;
-            cli_close_output(&out, 0);
+            cli_discard_output(&out);
             rc = EXIT_TRACE_ERROR;
             goto out;
         }
