@@ -183,9 +183,10 @@ static void print_header(const struct obs_trace *t, FILE *out)
     }
     if (t->ignored_bytes)
         fprintf(out,
-                "warning: %s: %llu bytes at offset %llu ignored (%s); the records before them were read\n",
+                "warning: %s: %llu bytes at offset %llu ignored (%s); the records before them were read%s\n",
                 t->path, (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset,
-                t->ignored_reason);
+                t->ignored_reason,
+                t->ignored_offset + t->ignored_bytes < t->file_bytes ? ", and the chunks after them" : "");
     if (obs_trace_meta(t, "buffer_records") != NULL && obs_trace_meta(t, "end") == NULL)
         /* Written by the shim, never closed by it: SIGKILL, or a crash it
          * could not catch. What was still buffered is gone, uncounted. */
