@@ -1223,6 +1223,19 @@ static uint32_t open_range_at(const struct phase_ev *ev, struct phase_cursor *pc
             return OBS_NONE;
         pos = pc->ev_begin;
     }
+    if (ev[pos].index + 64 < index || ev[pos].index > index + 64) {
+        /* a far jump (calls out of time order, damaged times): binary
+         * search, so that the walk costs O(log n), not O(events), per call */
+        size_t lo = pc->ev_begin, hi = pc->ev_end;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ev[mid].index < index)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        pos = lo > pc->ev_begin ? lo - 1 : pc->ev_begin;
+    }
     while (pos + 1 < pc->ev_end && ev[pos + 1].index < index)
         pos++;
     while (pos > pc->ev_begin && ev[pos].index > index)
@@ -1237,6 +1250,13 @@ static uint32_t open_range_at(const struct phase_ev *ev, struct phase_cursor *pc
 
 /* The paint of a RELABEL of phase 0: its calls lose their label. */
 #define UNLABELLED (OBS_NONE - 1)
+
+/* Ranges nest at most this deep in a thread (BEGIN/END and RELABEL
+ * alike); deeper ones are damage, skipped and counted. Readers walk a
+ * range's parents per call and per range (obs_phase_step), so an unbounded
+ * depth from a damaged file would cost O(records x depth). Real traces
+ * nest a few deep (DECODE/STEADY > DECODE/STEP_k > KV_GATHER). */
+#define PHASE_MAX_DEPTH 256
 
 static uint32_t relabel_at(const struct relabel_seg *seg, struct phase_cursor *pc, uint64_t index)
 {
@@ -1279,7 +1299,9 @@ static int build_phases(struct loader *L)
             pc[e->thread].ev_begin = i;
         }
         pc[e->thread].ev_end = i + 1;
-        if (e->event == OBS_PHASE_BEGIN) {
+        if (e->event == OBS_PHASE_BEGIN && depth >= PHASE_MAX_DEPTH) {
+            t->bad_phase_records++;
+        } else if (e->event == OBS_PHASE_BEGIN) {
             init_range(L, &t->phases[nranges], e, e->thread, depth ? stack[depth - 1] : OBS_NONE,
                        (uint32_t)depth);
             t->phases[nranges].end = UINT64_MAX;
@@ -1345,6 +1367,10 @@ static int build_phases(struct loader *L)
             if (outer->first <= e->first && e->last <= outer->last)
                 break;
             depth--;
+        }
+        if (depth >= PHASE_MAX_DEPTH) {
+            t->bad_phase_records++;
+            continue;
         }
         r = &t->phases[nranges];
         init_range(L, r, e, e->thread, OBS_NONE, (uint32_t)depth);
