@@ -13,7 +13,10 @@
  * temporary) left; on 0 nothing but "obs-report: " lines on stderr (no sanitizer
  * report). Then, under RLIMIT_AS of 512 MB, each count and length field
  * set to its maximum: still exit 0 or 1, and never "out of memory" (memory
- * is bounded by the file, not by what a damaged field says).
+ * is bounded by the file, not by what a damaged field says). Last, three
+ * damaged traces that were cheap to write and costly to read (100 000
+ * nested BEGINs; 20 000 generations of 20 000 phases; calls at random
+ * times among BEGIN/END): every command within the 30 s timeout.
  *
  * OBS_REPORT=PATH runs another obs-report (a sanitizer build);
  * OBS_MUTATE_RLIMIT=0 skips the RLIMIT_AS part (sanitizers reserve
@@ -628,6 +631,112 @@ static void test_bounded_memory(const struct source *s)
     free(d);
 }
 
+/* ---- worst cases for time and memory ------------------------------------------------ */
+
+/* A trace of one thread's records built in memory: header (the fixture's),
+ * one RECORDS chunk. */
+struct synth {
+    uint8_t *d;
+    size_t len, cap;
+};
+
+static void synth_add(struct synth *w, const void *p, size_t n)
+{
+    if (w->len + n > w->cap) {
+        w->cap = (w->len + n) * 2;
+        w->d = realloc(w->d, w->cap);
+        if (w->d == NULL)
+            bail("out of memory");
+    }
+    memcpy(w->d + w->len, p, n);
+    w->len += n;
+}
+
+static void synth_phase(struct synth *w, unsigned event, unsigned phase, uint32_t generation, uint64_t t,
+                        uint64_t first, uint64_t last)
+{
+    struct obs_rec_phase r;
+    memset(&r, 0, sizeof r);
+    r.type = OBS_REC_PHASE;
+    r.event = (uint8_t)event;
+    r.phase = (uint16_t)phase;
+    r.step = UINT32_MAX;
+    r.t = t;
+    r.generation = generation;
+    r.first_index = first;
+    r.last_index = last;
+    synth_add(w, &r, sizeof r);
+}
+
+static void synth_call(struct synth *w, uint64_t t)
+{
+    struct obs_rec_call r;
+    memset(&r, 0, sizeof r);
+    r.type = OBS_REC_CALL;
+    r.api = 1;
+    r.t_begin = t;
+    r.t_dur = 100;
+    synth_add(w, &r, sizeof r);
+}
+
+/* Damage that is cheap to write and was expensive to read: deep nesting,
+ * as many generations and phases as ranges, calls at random times among
+ * phase records. Each: every command within 30 s and RLIMIT_AS. */
+static void test_worst_cases(const char *fixture, int limit_memory)
+{
+    static const char *const names[] = {"100 000 nested BEGINs", "20 000 generations x 20 000 phases",
+                                        "50 000 calls at random times among 50 000 BEGIN/END"};
+    size_t flen, k;
+    char *fx = test_read_file(fixture, &flen);
+    char path[4300];
+    struct rlimit old, lim;
+
+    if (fx == NULL || flen < sizeof(struct obs_file_header))
+        bail("cannot read %s", fixture);
+    getrlimit(RLIMIT_AS, &old);
+    lim = old;
+    lim.rlim_cur = old.rlim_max != RLIM_INFINITY && old.rlim_max < (512ull << 20) ? old.rlim_max : 512ull << 20;
+    snprintf(path, sizeof path, "%s/worst.obs", workdir);
+    for (k = 0; k < 3; k++) {
+        struct synth w = {NULL, 0, 0};
+        struct obs_chunk_header ch;
+        size_t i, payload;
+        unsigned crashes = 0;
+        char label[128];
+        synth_add(&w, fx, sizeof(struct obs_file_header));
+        memset(&ch, 0, sizeof ch);
+        synth_add(&w, &ch, sizeof ch); /* filled in below */
+        rng_state = 0x5eed0000u + k;
+        for (i = 0; i < (k == 0 ? 100000u : k == 1 ? 20000u : 50000u); i++) {
+            if (k == 0) {
+                synth_phase(&w, OBS_PHASE_BEGIN, 1, 0, 1000 + i, 0, 0);
+            } else if (k == 1) {
+                synth_phase(&w, OBS_PHASE_BEGIN, 1 + i % 65000, (uint32_t)i, 1000 + 3 * i, 0, 0);
+                synth_call(&w, 1001 + 3 * i);
+                synth_phase(&w, OBS_PHASE_END, 1 + i % 65000, (uint32_t)i, 1002 + 3 * i, 0, 0);
+            } else {
+                synth_call(&w, rng() >> 24);
+                synth_phase(&w, i % 2 ? OBS_PHASE_END : OBS_PHASE_BEGIN, 1, 0, 1000 + i, 0, 0);
+            }
+        }
+        payload = w.len - sizeof(struct obs_file_header) - sizeof ch;
+        ch.magic = OBS_CHUNK_MAGIC;
+        ch.type = OBS_CHUNK_RECORDS;
+        ch.tid = 7;
+        ch.payload_bytes = (uint32_t)payload;
+        memcpy(w.d + sizeof(struct obs_file_header), &ch, sizeof ch);
+        test_write_file(path, w.d, w.len);
+        free(w.d);
+        snprintf(label, sizeof label, "%s (%zu bytes)%s", names[k], w.len, limit_memory ? ", RLIMIT_AS 512 MB" : "");
+        if (limit_memory && setrlimit(RLIMIT_AS, &lim) != 0)
+            bail("setrlimit");
+        check_all(label, path, fixture, limit_memory, &crashes);
+        if (limit_memory)
+            setrlimit(RLIMIT_AS, &old);
+    }
+    free(fx);
+}
+
 int main(void)
 {
     struct source sources[3];
@@ -683,5 +792,6 @@ int main(void)
     else
         for (i = 0; i < nsources; i++)
             test_bounded_memory(&sources[i]);
+    test_worst_cases(sources[nsources - 1].path, !(rlimit_env && strcmp(rlimit_env, "0") == 0));
     return 0;
 }
