@@ -273,16 +273,18 @@ static int check_header(struct loader *L, const uint8_t *d, size_t len, struct o
         if (h->byte_order == bswap32(OBS_BYTE_ORDER_MARK))
             return fail(L, OBS_TRACE_ERR_BYTE_ORDER, "%s",
                         "trace written on a machine of the other byte order (not supported)", 0, 0);
-        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (byte-order mark 0x%08llx)", NULL,
-                    h->byte_order, 0);
+        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (byte-order mark 0x%08llx at offset %llu)", NULL,
+                    h->byte_order, (unsigned long long)offsetof(struct obs_file_header, byte_order));
     }
     if (h->version > OBS_TRACE_VERSION)
         return fail(L, OBS_TRACE_ERR_VERSION, "trace version %llu is newer than this reader (%llu)", NULL,
                     h->version, OBS_TRACE_VERSION);
     if (h->version == 0)
-        return fail(L, OBS_TRACE_ERR_HEADER, "%s", "damaged header (version 0)", 0, 0);
+        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (version 0 at offset %llu)", NULL,
+                    (unsigned long long)offsetof(struct obs_file_header, version), 0);
     if (h->header_size < sizeof *h || h->header_size > (1u << 20))
-        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (header size %llu)", NULL, h->header_size, 0);
+        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (header size %llu at offset %llu)", NULL,
+                    h->header_size, (unsigned long long)offsetof(struct obs_file_header, header_size));
     if (len < h->header_size)
         return fail(L, OBS_TRACE_ERR_TRUNCATED, "%s", "truncated header", 0, 0);
     if (h->record_size != OBS_RECORD_SIZE)
