@@ -52,7 +52,7 @@ static int run_suggest(const struct report_command *cmd, int argc, char **argv)
     if (got == 1) {
         fprintf(stderr, "obs-report: %s: the trace has no phases (no PHASE records label its calls)\n", t->path);
         obs_trace_free(t);
-        cli_close_output(&out, 1);
+        cli_discard_output(&out); /* exit 1: no output file */
         return EXIT_TRACE_ERROR;
     }
     obs_trace_free(t);

@@ -109,11 +109,10 @@ struct obs_trace *cli_open_trace(const char *path)
         return NULL;
     }
     if (t->ignored_bytes)
-        fprintf(stderr,
-                "obs-report: %s: warning: %llu bytes at offset %llu ignored (%s); "
-                "read up to the last complete record\n",
-                path, (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset,
-                t->ignored_reason);
+        fprintf(stderr, "obs-report: %s: warning: %llu bytes at offset %llu ignored (%s); %s\n", path,
+                (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset, t->ignored_reason,
+                t->ignored_offset + t->ignored_bytes < t->file_bytes ? "the chunks after them were read"
+                                                                     : "read up to the last complete record");
     if (obs_trace_meta(t, "buffer_records") != NULL && obs_trace_meta(t, "end") == NULL)
         fprintf(stderr,
                 "obs-report: %s: warning: no end mark (the process died before the shim could close the "
@@ -158,6 +157,19 @@ int cli_open_output(struct cli_output *o, const char *path)
         return EXIT_TRACE_ERROR;
     }
     return 0;
+}
+
+void cli_discard_output(struct cli_output *o)
+{
+    if (o->f == stdout)
+        fflush(stdout);
+    else if (o->f)
+        fclose(o->f);
+    if (o->tmp)
+        unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    o->f = NULL;
 }
 
 int cli_close_output(struct cli_output *o, int ok)

@@ -83,5 +83,8 @@ struct cli_output {
 int cli_open_output(struct cli_output *o, const char *path);
 /* ok: whether writing succeeded so far. Returns 0 or EXIT_TRACE_ERROR (reported). */
 int cli_close_output(struct cli_output *o, int ok);
+/* Give up on the output after an error already reported: no file is left
+ * (the temporary is removed) and nothing more is printed. */
+void cli_discard_output(struct cli_output *o);
 
 #endif

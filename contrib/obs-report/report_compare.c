@@ -136,10 +136,10 @@ static int kernel_tables(const struct obs_kernel_stats *ka, const struct obs_ker
         rt_row(tb);
         rt_uint(tb, ca);
         rt_uint(tb, cb);
-        rt_int(tb, (int64_t)cb - (int64_t)ca);
+        rt_int(tb, (int64_t)(cb - ca)); /* B - A, wrapping: damaged totals can pass 2^63 */
         rt_uint(tb, ta);
         rt_uint(tb, tb2);
-        rt_int(tb, (int64_t)tb2 - (int64_t)ta);
+        rt_int(tb, (int64_t)(tb2 - ta)); /* wrapping, as above */
         if (a)
             rt_real(tb, a->st.avg);
         else
@@ -200,7 +200,7 @@ static void phase_row(struct rtable *tb, const char *name, const struct obs_phas
     else
         rt_null(tb);
     if (ta && tbt)
-        rt_int(tb, (int64_t)b->time_ns - (int64_t)a->time_ns);
+        rt_int(tb, (int64_t)(b->time_ns - a->time_ns)); /* wrapping, as above */
     else
         rt_null(tb);
     if (ta && a->ranges)

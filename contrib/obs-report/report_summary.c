@@ -177,7 +177,7 @@ static int mem_tables(const struct obs_trace *t, const struct obs_call_filter *f
         if ((c->kind != OBS_KIND_MEMCPY && c->kind != OBS_KIND_MEMSET) || !obs_call_filter_match(t, c, f))
             continue;
         op = c->kind == OBS_KIND_MEMSET ? OBS_DIR_COUNT : obs_call_direction(c);
-        if (op > OBS_DIR_COUNT)
+        if (op >= OBS_DIR_COUNT && c->kind != OBS_KIND_MEMSET) /* a damaged direction: not a memset's row */
             op = OBS_DIR_NONE;
         ops[op].sizes[ops[op].nsizes++] = c->u.bytes;
         if (obs_call_duration(t, c, gpu, &ns))

@@ -147,8 +147,16 @@ struct json_ctx {
 
 static char *put_ts(char *p, const struct json_ctx *x, uint64_t t)
 {
-    int64_t d = (int64_t)t - x->base; /* host times are far below 2^63 */
-    return obs_fmt_us3(p, d > 0 ? (uint64_t)d : 0);
+    /* t - base, 0 when before it; in unsigned arithmetic, since a damaged
+     * trace's times can be 2^63 or more (real host times are far below) */
+    uint64_t d;
+    if (x->base >= 0) {
+        d = t > (uint64_t)x->base ? t - (uint64_t)x->base : 0;
+    } else {
+        uint64_t minus = (uint64_t)(-(x->base + 1)) + 1; /* -base, INT64_MIN included */
+        d = t > UINT64_MAX - minus ? UINT64_MAX : t + minus;
+    }
+    return obs_fmt_us3(p, d);
 }
 
 /* ,"pid":P,"tid":T */

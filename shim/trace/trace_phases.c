@@ -149,6 +149,13 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
                               last delimiter of step 0, of the steps after it */
     uint32_t *keys = NULL, *rgen = NULL, *rkey = NULL, *rstep = NULL; /* rstep: step, or PREFILL_MARK */
     uint64_t *key_first = NULL, *steps = NULL;
+    /* The (generation, phase) pairs that occur, sorted (generation index
+     * << 32 | key index), and each range's: a damaged trace can have as
+     * many generations and phases as ranges, so no generations x phases
+     * matrix. */
+    uint64_t *cells = NULL;
+    uint32_t *rcell = NULL;
+    size_t ncell;
     struct span *rspan = NULL, *gspan = NULL; /* per range; per generation x 3 (prefill, first, steady) */
     uint64_t *rcalls = NULL;
     /* Per generation: graph nodes replayed in the decode outside any step
@@ -174,7 +181,9 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
     rspan = malloc(nr * sizeof *rspan);
     rcalls = calloc(nr, sizeof *rcalls);
     rstep = malloc(nr * sizeof *rstep);
-    if (!gens || !keys || !rgen || !rkey || !rspan || !rcalls || !rstep)
+    cells = malloc(nr * sizeof *cells);
+    rcell = malloc(nr * sizeof *rcell);
+    if (!gens || !keys || !rgen || !rkey || !rspan || !rcalls || !rstep || !cells || !rcell)
         goto out;
     for (i = 0; i < nr; i++) {
         gens[i] = (uint64_t)t->phases[i].thread << 32 | t->phases[i].generation;
@@ -188,14 +197,18 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
         rgen[i] = (uint32_t)find_u64(gens, ngen, (uint64_t)t->phases[i].thread << 32 | t->phases[i].generation);
         rkey[i] = (uint32_t)find_u32(keys, nkey, t->phases[i].phase_id);
         rstep[i] = strcmp(t->phases[i].phase, "PREFILL") == 0 ? PREFILL_MARK : obs_phase_step(t, (uint32_t)i);
+        cells[i] = (uint64_t)rgen[i] << 32 | rkey[i];
     }
+    ncell = unique_u64(cells, nr);
+    for (i = 0; i < nr; i++)
+        rcell[i] = (uint32_t)find_u64(cells, ncell, (uint64_t)rgen[i] << 32 | rkey[i]);
     key_first = malloc(nkey * sizeof *key_first);
     gspan = malloc(ngen * 3 * sizeof *gspan);
     graph_nodes = calloc(ngen, sizeof *graph_nodes);
     step0_kernels = calloc(ngen, sizeof *step0_kernels);
     wall = calloc(ngen * 3, sizeof *wall);
     s->phases = calloc(nkey, sizeof *s->phases);
-    s->by_gen = calloc(ngen * nkey, sizeof *s->by_gen);
+    s->by_gen = calloc(ncell, sizeof *s->by_gen);
     s->gens = calloc(ngen, sizeof *s->gens);
     if (!key_first || !gspan || !graph_nodes || !step0_kernels || !wall || !s->phases || !s->by_gen || !s->gens)
         goto out;
@@ -219,7 +232,7 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
         k = rkey[r];
         if (key_first[k] == UINT64_MAX)
             key_first[k] = i;
-        count_call(&s->by_gen[(size_t)g * nkey + k], c);
+        count_call(&s->by_gen[rcell[r]], c);
         count_call(&s->phases[k], c);
         rcalls[r]++;
         step = rstep[r];
@@ -252,7 +265,7 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
 
     /* Times: per range spans summed into their phase (per generation, all). */
     for (i = 0; i < nr; i++) {
-        struct obs_phase_row *row = &s->by_gen[(size_t)rgen[i] * nkey + rkey[i]];
+        struct obs_phase_row *row = &s->by_gen[rcell[i]];
         if (rcalls[i] == 0)
             continue;
         row->ranges++;
@@ -293,59 +306,77 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
         s->phases[i].generation = OBS_ALL_GENERATIONS;
     }
     {
-        size_t *order = malloc(nkey * sizeof *order), a, b, n = 0, g;
-        struct obs_phase_row *sorted, *rows;
-        if (order == NULL)
-            goto out;
-        for (a = 0; a < nkey; a++)
+        /* Keys in order of first call: key_first values are distinct call
+         * indexes (a call has one phase), so sorting them sorts the keys. */
+        size_t *order = malloc((nkey ? nkey : 1) * sizeof *order), a, n = 0, j;
+        uint64_t *first = malloc((nkey ? nkey : 1) * sizeof *first), *sk = NULL;
+        uint32_t *rank = malloc((nkey ? nkey : 1) * sizeof *rank), *name_of = NULL;
+        struct obs_phase_row *sorted = NULL, *rows = NULL;
+        int ok = 0;
+        name_of = malloc((nkey ? nkey : 1) * sizeof *name_of);
+        sk = malloc((ncell ? ncell : 1) * sizeof *sk);
+        if (order == NULL || first == NULL || rank == NULL || name_of == NULL || sk == NULL)
+            goto rows_out;
+        for (a = 0; a < nkey; a++) {
+            rank[a] = UINT32_MAX;
+            name_of[a] = UINT32_MAX;
             if (key_first[a] != UINT64_MAX)
-                order[n++] = a;
-        for (a = 1; a < n; a++) /* insertion sort: a handful of phases */
-            for (b = a; b > 0 && key_first[order[b]] < key_first[order[b - 1]]; b--) {
-                size_t tmp = order[b];
-                order[b] = order[b - 1];
-                order[b - 1] = tmp;
-            }
-        sorted = malloc((n ? n : 1) * sizeof *sorted);
-        if (sorted == NULL) {
-            free(order);
-            goto out;
+                first[n++] = key_first[a];
         }
+        qsort(first, n, sizeof *first, cmp_u64);
+        for (a = 0; a < n; a++) {
+            order[a] = rkey[t->calls[first[a]].phase];
+            rank[order[a]] = (uint32_t)a;
+        }
+        for (i = 0; i < nr; i++) /* a phase's name: that of its first range */
+            if (name_of[rkey[i]] == UINT32_MAX)
+                name_of[rkey[i]] = (uint32_t)i;
+        sorted = malloc((n ? n : 1) * sizeof *sorted);
+        if (sorted == NULL)
+            goto rows_out;
         for (a = 0; a < n; a++) {
             sorted[a] = s->phases[order[a]];
-            for (i = 0; i < nr; i++)
-                if (rkey[i] == order[a]) {
-                    sorted[a].phase = t->phases[i].phase;
-                    break;
-                }
+            sorted[a].phase = t->phases[name_of[order[a]]].phase;
         }
         free(s->phases);
         s->phases = sorted;
         s->nphases = n;
-        rows = malloc((ngen * n > 0 ? ngen * n : 1) * sizeof *rows);
-        if (rows == NULL) {
-            free(order);
-            goto out;
+        sorted = NULL;
+        /* Rows: generations ascending, then phases in the order above. */
+        for (i = 0, j = 0; i < ncell; i++) {
+            uint32_t k = (uint32_t)(cells[i] & 0xffffffffu);
+            if (rank[k] != UINT32_MAX && s->by_gen[i].calls > 0)
+                sk[j++] = (cells[i] >> 32) << 32 | rank[k];
         }
-        for (g = 0; g < ngen; g++)
-            for (a = 0; a < n; a++) {
-                struct obs_phase_row *row = &s->by_gen[g * nkey + order[a]];
-                struct obs_generation_row *gr = &s->gens[g];
-                if (row->calls == 0)
-                    continue;
-                row->phase = sorted[a].phase;
-                row->phase_id = keys[order[a]];
-                row->generation = (uint32_t)gens[g];
-                row->thread = t->threads[gens[g] >> 32].tid;
-                gr->calls += row->calls;
-                gr->launches += row->launches;
-                gr->kernels += row->kernels;
-                gr->bytes += row->bytes;
-                rows[s->nby_gen++] = *row;
-            }
+        qsort(sk, j, sizeof *sk, cmp_u64);
+        rows = malloc((j ? j : 1) * sizeof *rows);
+        if (rows == NULL)
+            goto rows_out;
+        for (a = 0; a < j; a++) {
+            size_t g = (size_t)(sk[a] >> 32), r = (size_t)(sk[a] & 0xffffffffu);
+            struct obs_phase_row *row = &s->by_gen[find_u64(cells, ncell, (uint64_t)g << 32 | order[r])];
+            struct obs_generation_row *gr = &s->gens[g];
+            row->phase = s->phases[r].phase;
+            row->phase_id = keys[order[r]];
+            row->generation = (uint32_t)gens[g];
+            row->thread = t->threads[gens[g] >> 32].tid;
+            gr->calls += row->calls;
+            gr->launches += row->launches;
+            gr->kernels += row->kernels;
+            gr->bytes += row->bytes;
+            rows[s->nby_gen++] = *row;
+        }
         free(s->by_gen);
         s->by_gen = rows;
+        ok = 1;
+    rows_out:
         free(order);
+        free(first);
+        free(rank);
+        free(name_of);
+        free(sk);
+        if (!ok)
+            goto out;
     }
 
     /* Generations: TTFT and tokens/s. */
@@ -421,6 +452,8 @@ out:
     free(graph_nodes);
     free(step0_kernels);
     free(gspan);
+    free(cells);
+    free(rcell);
     if (rc != 0)
         obs_phase_stats_free(s);
     return rc;

@@ -273,16 +273,18 @@ static int check_header(struct loader *L, const uint8_t *d, size_t len, struct o
         if (h->byte_order == bswap32(OBS_BYTE_ORDER_MARK))
             return fail(L, OBS_TRACE_ERR_BYTE_ORDER, "%s",
                         "trace written on a machine of the other byte order (not supported)", 0, 0);
-        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (byte-order mark 0x%08llx)", NULL,
-                    h->byte_order, 0);
+        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (byte-order mark 0x%08llx at offset %llu)", NULL,
+                    h->byte_order, (unsigned long long)offsetof(struct obs_file_header, byte_order));
     }
     if (h->version > OBS_TRACE_VERSION)
         return fail(L, OBS_TRACE_ERR_VERSION, "trace version %llu is newer than this reader (%llu)", NULL,
                     h->version, OBS_TRACE_VERSION);
     if (h->version == 0)
-        return fail(L, OBS_TRACE_ERR_HEADER, "%s", "damaged header (version 0)", 0, 0);
+        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (version 0 at offset %llu)", NULL,
+                    (unsigned long long)offsetof(struct obs_file_header, version), 0);
     if (h->header_size < sizeof *h || h->header_size > (1u << 20))
-        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (header size %llu)", NULL, h->header_size, 0);
+        return fail(L, OBS_TRACE_ERR_HEADER, "damaged header (header size %llu at offset %llu)", NULL,
+                    h->header_size, (unsigned long long)offsetof(struct obs_file_header, header_size));
     if (len < h->header_size)
         return fail(L, OBS_TRACE_ERR_TRUNCATED, "%s", "truncated header", 0, 0);
     if (h->record_size != OBS_RECORD_SIZE)
@@ -316,7 +318,11 @@ static size_t parse_strings(struct loader *L, const uint8_t *p, size_t len, int 
         struct obs_string_entry e;
         size_t need;
         memcpy(&e, p + off, sizeof e);
-        need = sizeof e + OBS_PAD8((size_t)e.len); /* complete with its padding */
+        /* The length is checked against what is left before it is padded:
+         * OBS_PAD8 of a damaged length near UINT32_MAX wraps to 0. */
+        if (e.len > len - off - sizeof e)
+            break;
+        need = sizeof e + (((size_t)e.len + 7) & ~(size_t)7); /* complete with its padding */
         if (need > len - off)
             break;
         if (add_string(L, e.kind, e.id, (const char *)p + off + sizeof e, e.len) != 0) {
@@ -403,6 +409,10 @@ static int read_chunks(struct loader *L, const uint8_t *d, size_t len, size_t po
         if (ch.type == OBS_CHUNK_RECORDS) {
             uint32_t nrec = (uint32_t)(take / OBS_RECORD_SIZE);
             size_t used = (size_t)nrec * OBS_RECORD_SIZE;
+            if (ch.first_index > UINT64_MAX - nrec) { /* its indexes would wrap: not a chunk the shim wrote */
+                note_ignored(t, pos, len - pos, "damaged chunk header");
+                break;
+            }
             if (nrec > 0) {
                 struct rec_chunk *c = vec_push(&L->chunks);
                 if (c == NULL)
@@ -428,6 +438,8 @@ static int read_chunks(struct loader *L, const uint8_t *d, size_t len, size_t po
                 note_incomplete(t, pos, sizeof ch, used, len);
                 break;
             }
+            if (used != take) /* an entry longer than its chunk: the chunk's frame still holds */
+                note_ignored(t, pos + sizeof ch + used, take - used, "damaged string entry");
         } else if (ch.type == OBS_CHUNK_META) {
             size_t used = take;
             if (!complete) /* keep whole lines only */
@@ -452,6 +464,13 @@ static int read_chunks(struct loader *L, const uint8_t *d, size_t len, size_t po
 }
 
 /* ---- sorting helpers ----------------------------------------------------------- */
+
+/* qsort, but never with a NULL base: an empty table has no array at all. */
+static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
 
 static int cmp_chunk(const void *a, const void *b)
 {
@@ -678,7 +697,7 @@ static int build_threads(struct loader *L)
     struct rec_chunk *c = L->chunks.data;
     size_t i, n = 0;
 
-    qsort(c, L->chunks.n, sizeof *c, cmp_chunk);
+    sort_items(c, L->chunks.n, sizeof *c, cmp_chunk);
     for (i = 0; i < L->chunks.n; i++)
         if (i == 0 || c[i].tid != c[i - 1].tid)
             n++;
@@ -895,7 +914,7 @@ static int group_spans(struct loader *L)
         struct thread_work *w = &L->work[ti];
         for (i = w->span_begin + 1; i < w->span_end; i++)
             if (sorted[i].call_index < sorted[i - 1].call_index) {
-                qsort(sorted + w->span_begin, w->span_end - w->span_begin, sizeof *sorted, cmp_span_index);
+                sort_items(sorted + w->span_begin, w->span_end - w->span_begin, sizeof *sorted, cmp_span_index);
                 break;
             }
     }
@@ -995,7 +1014,7 @@ static void decode_call(struct loader *L, struct obs_call *c, const uint8_t *p, 
     memcpy(&r, p, sizeof r);
     dur = (r.flags & OBS_CALL_DUR_US) ? (uint64_t)r.t_dur * 1000u : r.t_dur;
     c->host_begin = r.t_begin;
-    c->host_end = r.t_begin + dur;
+    c->host_end = dur > UINT64_MAX - r.t_begin ? UINT64_MAX : r.t_begin + dur; /* damaged: no wrap */
     memcpy(&c->u, &r.u, sizeof c->u);
     c->index = index;
     c->thread = thread;
@@ -1055,7 +1074,7 @@ static int merge_calls(struct loader *L)
                 w->keys[k].rec = c->rec;
                 k++;
             }
-            qsort(w->keys, k, sizeof *w->keys, cmp_key);
+            sort_items(w->keys, k, sizeof *w->keys, cmp_key);
             c->keyed = 1;
             c->key = w->keys;
             c->key_end = w->keys + k;
@@ -1206,6 +1225,19 @@ static uint32_t open_range_at(const struct phase_ev *ev, struct phase_cursor *pc
             return OBS_NONE;
         pos = pc->ev_begin;
     }
+    if (ev[pos].index + 64 < index || ev[pos].index > index + 64) {
+        /* a far jump (calls out of time order, damaged times): binary
+         * search, so that the walk costs O(log n), not O(events), per call */
+        size_t lo = pc->ev_begin, hi = pc->ev_end;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ev[mid].index < index)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        pos = lo > pc->ev_begin ? lo - 1 : pc->ev_begin;
+    }
     while (pos + 1 < pc->ev_end && ev[pos + 1].index < index)
         pos++;
     while (pos > pc->ev_begin && ev[pos].index > index)
@@ -1220,6 +1252,13 @@ static uint32_t open_range_at(const struct phase_ev *ev, struct phase_cursor *pc
 
 /* The paint of a RELABEL of phase 0: its calls lose their label. */
 #define UNLABELLED (OBS_NONE - 1)
+
+/* Ranges nest at most this deep in a thread (BEGIN/END and RELABEL
+ * alike); deeper ones are damage, skipped and counted. Readers walk a
+ * range's parents per call and per range (obs_phase_step), so an unbounded
+ * depth from a damaged file would cost O(records x depth). Real traces
+ * nest a few deep (DECODE/STEADY > DECODE/STEP_k > KV_GATHER). */
+#define PHASE_MAX_DEPTH 256
 
 static uint32_t relabel_at(const struct relabel_seg *seg, struct phase_cursor *pc, uint64_t index)
 {
@@ -1262,7 +1301,9 @@ static int build_phases(struct loader *L)
             pc[e->thread].ev_begin = i;
         }
         pc[e->thread].ev_end = i + 1;
-        if (e->event == OBS_PHASE_BEGIN) {
+        if (e->event == OBS_PHASE_BEGIN && depth >= PHASE_MAX_DEPTH) {
+            t->bad_phase_records++;
+        } else if (e->event == OBS_PHASE_BEGIN) {
             init_range(L, &t->phases[nranges], e, e->thread, depth ? stack[depth - 1] : OBS_NONE,
                        (uint32_t)depth);
             t->phases[nranges].end = UINT64_MAX;
@@ -1328,6 +1369,10 @@ static int build_phases(struct loader *L)
             if (outer->first <= e->first && e->last <= outer->last)
                 break;
             depth--;
+        }
+        if (depth >= PHASE_MAX_DEPTH) {
+            t->bad_phase_records++;
+            continue;
         }
         r = &t->phases[nranges];
         init_range(L, r, e, e->thread, OBS_NONE, (uint32_t)depth);
@@ -1413,14 +1458,14 @@ static int finish_graphs(struct loader *L)
     struct graph_pair *gp = L->graph_pairs.data;
     size_t i, n = 0, p = 0;
 
-    qsort(g, L->graphs.n, sizeof *g, cmp_graph);
+    sort_items(g, L->graphs.n, sizeof *g, cmp_graph);
     for (i = 0; i < L->graphs.n; i++) {
         if (n > 0 && g[n - 1].id == g[i].id)
             g[n - 1] = g[i];
         else
             g[n++] = g[i];
     }
-    qsort(gp, L->graph_pairs.n, sizeof *gp, cmp_graph_pair);
+    sort_items(gp, L->graph_pairs.n, sizeof *gp, cmp_graph_pair);
     t->graph_kernels = big_alloc(L->graph_pairs.n * sizeof *t->graph_kernels);
     if (t->graph_kernels == NULL)
         return -1;
@@ -1462,7 +1507,7 @@ static int finish_tables(struct loader *L)
      * stable, so the file position breaks ties). */
     if (L->streams.n) {
         struct stream_tmp *st = L->streams.data;
-        qsort(st, L->streams.n, sizeof *st, cmp_stream);
+        sort_items(st, L->streams.n, sizeof *st, cmp_stream);
         t->streams = malloc(L->streams.n * sizeof *t->streams);
         if (t->streams == NULL)
             return -1;
@@ -1478,7 +1523,7 @@ static int finish_tables(struct loader *L)
     /* Self cost: per tid, the snapshot with the most calls. */
     if (L->self_cost.n) {
         struct obs_self_cost *sc = L->self_cost.data;
-        qsort(sc, L->self_cost.n, sizeof *sc, cmp_self_cost);
+        sort_items(sc, L->self_cost.n, sizeof *sc, cmp_self_cost);
         n = 0;
         for (i = 0; i < L->self_cost.n; i++) {
             if (n > 0 && sc[n - 1].tid == sc[i].tid) {
@@ -1616,7 +1661,7 @@ int obs_trace_load(const void *data, size_t len, const char *name, struct obs_tr
         rc = read_chunks(&L, data, len, h.header_size);
     }
     if (rc == 0) {
-        qsort(L.strings.data, L.strings.n, L.strings.size, cmp_string);
+        sort_items(L.strings.data, L.strings.n, L.strings.size, cmp_string);
         if (t->path == NULL || build_kernels(&L) != 0 || build_threads(&L) != 0 || scan_threads(&L) != 0 ||
             group_spans(&L) != 0 || merge_calls(&L) != 0 || finish_tables(&L) != 0)
             rc = NOMEM(&L);

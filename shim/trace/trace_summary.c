@@ -183,9 +183,10 @@ static void print_header(const struct obs_trace *t, FILE *out)
     }
     if (t->ignored_bytes)
         fprintf(out,
-                "warning: %s: %llu bytes at offset %llu ignored (%s); the records before them were read\n",
+                "warning: %s: %llu bytes at offset %llu ignored (%s); the records before them were read%s\n",
                 t->path, (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset,
-                t->ignored_reason);
+                t->ignored_reason,
+                t->ignored_offset + t->ignored_bytes < t->file_bytes ? ", and the chunks after them" : "");
     if (obs_trace_meta(t, "buffer_records") != NULL && obs_trace_meta(t, "end") == NULL)
         /* Written by the shim, never closed by it: SIGKILL, or a crash it
          * could not catch. What was still buffered is gone, uncounted. */
@@ -624,14 +625,22 @@ static const char *phase_time(const struct obs_phase_row *r)
 
 /* A generation's name in the tables: its number, with its thread's id
  * when generations of several threads are shown (each thread counts its own). */
-static const char *generation_label(const struct obs_phase_stats *s, const struct obs_generation_row *g)
+/* Whether the generations come from more than one thread (then their
+ * labels name the thread). Once per table: a damaged trace may have as
+ * many generations as records. */
+static int generations_multithread(const struct obs_phase_stats *s)
+{
+    size_t i;
+    for (i = 1; i < s->ngens; i++)
+        if (s->gens[i].thread != s->gens[0].thread)
+            return 1;
+    return 0;
+}
+
+static const char *generation_label(int multithread, const struct obs_generation_row *g)
 {
     char *buf;
-    size_t i;
-    for (i = 0; i < s->ngens; i++)
-        if (s->gens[i].thread != g->thread)
-            break;
-    if (i == s->ngens)
+    if (!multithread)
         return u64s(g->generation);
     buf = fmt_slot();
     snprintf(buf, 64, "%u (tid %u)", g->generation, g->thread);
@@ -650,7 +659,7 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     struct table tb;
     const char *base;
     size_t i;
-    int one_step = 0;
+    int one_step = 0, multithread;
 
     if (t->nphases == 0) {
         fprintf(out, "\nPhases: none recorded (the trace has no PHASE records)\n");
@@ -696,11 +705,12 @@ static int print_phases(const struct obs_trace *t, FILE *out)
         fprintf(out, "\nGenerations (host wall-clock between host syncs: TTFT = first prefill call to the end of "
                      "step 0's sync or token copy; tokens/s = (N_decode - 1) / time from there to the last step's)\n");
     table_init(&tb, 7, head_t, 0);
+    multithread = generations_multithread(&s);
     for (i = 0; i < s.ngens; i++) {
         const struct obs_generation_row *g = &s.gens[i];
         if (!g->tokens_defined && g->decode_steps < 2)
             one_step = 1;
-        table_row(&tb, generation_label(&s, g), g->has_prefill ? ms3(g->prefill_ns) : "-",
+        table_row(&tb, generation_label(multithread, g), g->has_prefill ? ms3(g->prefill_ns) : "-",
                   g->has_first_decode ? ms3(g->first_decode_ns) : "-", g->ttft_defined ? f3s(g->ttft_ms) : "-",
                   u64s(g->decode_steps), g->has_steady ? ms3(g->steady_ns) : "-",
                   g->tokens_defined ? f2s(g->tokens_per_s) : "n/a");
@@ -726,8 +736,8 @@ static int print_phases(const struct obs_trace *t, FILE *out)
                      "cannot tell when they ran; OBS_GPU_TIME=events measures them on the GPU)\n",
                 s.unbounded_steps, s.unbounded_steps == 1 ? "" : "s");
     if (t->bad_phase_records)
-        fprintf(out, "warning: %llu PHASE records could not be used (unknown event, END with nothing open, or "
-                     "an empty RELABEL)\n",
+        fprintf(out, "warning: %llu PHASE records could not be used (unknown event, END with nothing open, "
+                     "an empty RELABEL, or nested more than 256 deep)\n",
                 (unsigned long long)t->bad_phase_records);
     obs_phase_stats_free(&s);
     return 0;
