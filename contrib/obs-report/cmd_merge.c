@@ -107,9 +107,21 @@ static int has_clock(const struct merge_input *in)
     return in->start_real != 0;
 }
 
+/* Clock arithmetic modulo 2^64: real clocks are far from int64's limits,
+ * and a damaged header's times give a wrong position, not an overflow. */
+static int64_t wrap_sub(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 static int64_t own_offset(const struct merge_input *in)
 {
-    return (int64_t)in->start_real - (int64_t)in->start_mono;
+    return wrap_sub((int64_t)in->start_real, (int64_t)in->start_mono);
 }
 
 /* Whether a and b read one CLOCK_MONOTONIC: the same boot id when both
@@ -123,7 +135,7 @@ static int same_clock(const struct merge_input *a, const struct merge_input *b)
         return strcmp(a->boot_id, b->boot_id) == 0;
     if (a->host == NULL || b->host == NULL || strcmp(a->host, b->host) != 0)
         return 0;
-    d = own_offset(a) - own_offset(b);
+    d = wrap_sub(own_offset(a), own_offset(b));
     return d > -SAME_BOOT_TOLERANCE_NS && d < SAME_BOOT_TOLERANCE_NS;
 }
 
@@ -173,19 +185,19 @@ static void align_clocks(struct merge_input *in, size_t n, enum clock_mode mode,
         }
     }
     for (j = 0; j < n; j++)
-        if (has_clock(&in[j]) && (int64_t)earliest(&in[j]) + in[j].offset < origin)
-            origin = (int64_t)earliest(&in[j]) + in[j].offset;
+        if (has_clock(&in[j]) && wrap_add((int64_t)earliest(&in[j]), in[j].offset) < origin)
+            origin = wrap_add((int64_t)earliest(&in[j]), in[j].offset);
     if (origin == INT64_MAX)
         origin = 0;
     for (j = 0; j < n; j++) {
         if (!has_clock(&in[j])) { /* no realtime reference: start it at ts 0 */
-            in[j].offset = origin - (int64_t)earliest(&in[j]);
+            in[j].offset = wrap_sub(origin, (int64_t)earliest(&in[j]));
             fprintf(stderr,
                     "obs-report: %s: warning: the trace has no CLOCK_REALTIME start; "
                     "it is shown as starting with the earliest input\n",
                     in[j].path);
         }
-        in[j].origin = origin - in[j].offset;
+        in[j].origin = wrap_sub(origin, in[j].offset);
     }
 }
 
@@ -276,7 +288,8 @@ static char *other_data(const struct merge_input *in, size_t n, const size_t *or
     for (i = 0; i < n; i++)
         domains += in[i].domain == i;
     fprintf(f, "\"merged\":%zu,\"clock_alignment\":\"%s\",\"origin_real_ns\":%" PRId64 ",\"inputs\":[", n,
-            domains == 1 ? "monotonic" : domains == n ? "realtime" : "mixed", in[0].origin + in[0].offset);
+            domains == 1 ? "monotonic" : domains == n ? "realtime" : "mixed",
+            wrap_add(in[0].origin, in[0].offset));
     for (i = 0; i < n; i++) {
         const struct merge_input *a = &in[order[i]];
         size_t j, members = 0;

@@ -147,7 +147,8 @@ struct json_ctx {
 
 static char *put_ts(char *p, const struct json_ctx *x, uint64_t t)
 {
-    int64_t d = (int64_t)t - x->base; /* host times are far below 2^63 */
+    /* host times are far below 2^63; a damaged trace's wrap (no overflow) */
+    int64_t d = (int64_t)(t - (uint64_t)x->base);
     return obs_fmt_us3(p, d > 0 ? (uint64_t)d : 0);
 }
 
