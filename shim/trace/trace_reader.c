@@ -316,7 +316,9 @@ static size_t parse_strings(struct loader *L, const uint8_t *p, size_t len, int 
         struct obs_string_entry e;
         size_t need;
         memcpy(&e, p + off, sizeof e);
-        need = sizeof e + OBS_PAD8((size_t)e.len); /* complete with its padding */
+        /* complete with its padding; in size_t: OBS_PAD8's ~7u would cut a
+         * length near 2^32 to 0 and the text would run past the chunk */
+        need = sizeof e + (((size_t)e.len + 7) & ~(size_t)7);
         if (need > len - off)
             break;
         if (add_string(L, e.kind, e.id, (const char *)p + off + sizeof e, e.len) != 0) {
