@@ -87,6 +87,7 @@ done
 cd "$work"
 log="$work/fuzz-$id.log"
 set +e
+t0=$(date +%s)
 # -close_fd_mask=2: the reports' warnings (damaged traces) stay quiet;
 # libFuzzer and the sanitizers still report on their own copy of stderr.
 # shellcheck disable=SC2086
@@ -94,13 +95,14 @@ set +e
     -close_fd_mask=2 -artifact_prefix="$work/" -dict="$src/tests/fuzz/trace.dict" ${FUZZ_FLAGS:-} \
     corpus "$src/tests/fuzz/trace_corpus" "$src/tests/fuzz/trace_regressions" 2>&1 | tee "$log"
 set -e
+elapsed=$(($(date +%s) - t0))
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1)
 cov=$(echo "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 ft=$(echo "$last" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')
 corp=$(echo "$last" | sed -n 's/.*corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p')
 crash=$(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* 2>/dev/null | tr '\n' ' ')
-echo "run-trace-fuzz: target $target: ${seconds} s, executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
+echo "run-trace-fuzz: target $target: ${elapsed} s (of ${seconds}), executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
 if [ -n "$crash" ]; then
     echo "run-trace-fuzz: target $target: CRASH: $crash(keep it in tests/fuzz/trace_regressions/, named by what it hit; log $log)"
     exit 1
