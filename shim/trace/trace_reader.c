@@ -1075,7 +1075,9 @@ static int merge_calls(struct loader *L)
         decode_call(L, call, c->rec, c->thread, c->index);
         if (t->threads[c->thread].first_seq == UINT64_MAX)
             t->threads[c->thread].first_seq = seq;
-        if (c->span_i < c->span_end && (span = find_span(L, c)) != NULL) {
+        /* nspans_used < nspans: calls of one thread that share an index (a
+         * damaged file) find the same span, and t->gpu has one entry per span */
+        if (nspans_used < nspans && c->span_i < c->span_end && (span = find_span(L, c)) != NULL) {
             struct obs_gpu_time *g = &t->gpu[nspans_used];
             memcpy(&g->begin, span->rec + offsetof(struct obs_rec_gpu_span, gpu_begin), sizeof g->begin);
             memcpy(&g->end, span->rec + offsetof(struct obs_rec_gpu_span, gpu_end), sizeof g->end);
