@@ -102,7 +102,9 @@ static void check_model(const struct obs_trace *t)
     }
     for (i = 0; i < t->nmeta; i++)
         CHECK(t->meta[i].key != NULL && t->meta[i].value != NULL);
-    CHECK(t->t_first <= t->t_last);
+    /* Not checked: t_first <= t_last and host_begin <= host_end. A damaged
+     * call whose t_begin + t_dur passes 2^64 ends before it begins (the
+     * reader does not clamp it); the reports must cope with that. */
 }
 
 /* A filter the input picks (sel), built from names and times the trace has:
