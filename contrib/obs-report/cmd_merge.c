@@ -107,22 +107,21 @@ static int has_clock(const struct merge_input *in)
     return in->start_real != 0;
 }
 
-/* a + b and a - b in two's complement: a damaged header's start times
- * may be anything, and signed overflow is undefined; real ones are far
- * from the limits, where these are the plain sums. */
-static int64_t wrap_add(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
+/* Clock arithmetic modulo 2^64: real clocks are far from int64's limits,
+ * and a damaged header's times give a wrong position, not an overflow. */
 static int64_t wrap_sub(int64_t a, int64_t b)
 {
     return (int64_t)((uint64_t)a - (uint64_t)b);
 }
 
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 static int64_t own_offset(const struct merge_input *in)
 {
-    return (int64_t)(in->start_real - in->start_mono);
+    return wrap_sub((int64_t)in->start_real, (int64_t)in->start_mono);
 }
 
 /* Whether a and b read one CLOCK_MONOTONIC: the same boot id when both
@@ -289,7 +288,8 @@ static char *other_data(const struct merge_input *in, size_t n, const size_t *or
     for (i = 0; i < n; i++)
         domains += in[i].domain == i;
     fprintf(f, "\"merged\":%zu,\"clock_alignment\":\"%s\",\"origin_real_ns\":%" PRId64 ",\"inputs\":[", n,
-            domains == 1 ? "monotonic" : domains == n ? "realtime" : "mixed", wrap_add(in[0].origin, in[0].offset));
+            domains == 1 ? "monotonic" : domains == n ? "realtime" : "mixed",
+            wrap_add(in[0].origin, in[0].offset));
     for (i = 0; i < n; i++) {
         const struct merge_input *a = &in[order[i]];
         size_t j, members = 0;

@@ -18,6 +18,14 @@ static void ratio_cell(struct rtable *tb, double a, double b)
         rt_null(tb);
 }
 
+/* B - A of two counts or ns totals, as a signed cell. Modulo 2^64: real
+ * values are far below 2^63, and a damaged trace's huge times give a
+ * wrong number, not a signed overflow. */
+static int64_t delta(uint64_t b, uint64_t a)
+{
+    return (int64_t)(b - a);
+}
+
 /* One metric row: a value per side (has_*: defined), delta, ratio, change %. */
 static void metric_row(struct rtable *tb, const char *name, int has_a, double a, int has_b, double b)
 {
@@ -136,10 +144,10 @@ static int kernel_tables(const struct obs_kernel_stats *ka, const struct obs_ker
         rt_row(tb);
         rt_uint(tb, ca);
         rt_uint(tb, cb);
-        rt_int(tb, (int64_t)(cb - ca)); /* B - A, wrapping: damaged totals can pass 2^63 */
+        rt_int(tb, delta(cb, ca));
         rt_uint(tb, ta);
         rt_uint(tb, tb2);
-        rt_int(tb, (int64_t)(tb2 - ta)); /* wrapping, as above */
+        rt_int(tb, delta(tb2, ta));
         if (a)
             rt_real(tb, a->st.avg);
         else
@@ -200,7 +208,7 @@ static void phase_row(struct rtable *tb, const char *name, const struct obs_phas
     else
         rt_null(tb);
     if (ta && tbt)
-        rt_int(tb, (int64_t)(b->time_ns - a->time_ns)); /* wrapping, as above */
+        rt_int(tb, delta(b->time_ns, a->time_ns));
     else
         rt_null(tb);
     if (ta && a->ranges)

@@ -318,8 +318,9 @@ static size_t parse_strings(struct loader *L, const uint8_t *p, size_t len, int 
         struct obs_string_entry e;
         size_t need;
         memcpy(&e, p + off, sizeof e);
-        /* The length is checked against what is left before it is padded:
-         * OBS_PAD8 of a damaged length near UINT32_MAX wraps to 0. */
+        /* The length is checked against what is left before it is padded,
+         * and padded in size_t: OBS_PAD8's ~7u would cut a length near
+         * 2^32 to 0 and the text would run past the chunk. */
         if (e.len > len - off - sizeof e)
             break;
         need = sizeof e + (((size_t)e.len + 7) & ~(size_t)7); /* complete with its padding */
@@ -1092,7 +1093,9 @@ static int merge_calls(struct loader *L)
         decode_call(L, call, c->rec, c->thread, c->index);
         if (t->threads[c->thread].first_seq == UINT64_MAX)
             t->threads[c->thread].first_seq = seq;
-        if (c->span_i < c->span_end && (span = find_span(L, c)) != NULL) {
+        /* nspans_used < nspans: calls of one thread that share an index (a
+         * damaged file) find the same span, and t->gpu has one entry per span */
+        if (nspans_used < nspans && c->span_i < c->span_end && (span = find_span(L, c)) != NULL) {
             struct obs_gpu_time *g = &t->gpu[nspans_used];
             memcpy(&g->begin, span->rec + offsetof(struct obs_rec_gpu_span, gpu_begin), sizeof g->begin);
             memcpy(&g->end, span->rec + offsetof(struct obs_rec_gpu_span, gpu_end), sizeof g->end);
