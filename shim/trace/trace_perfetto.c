@@ -597,7 +597,8 @@ static int put_lost_counter(struct pf *w)
     size_t i;
     if (lost == NULL)
         return -1;
-    memcpy(lost, t->lost, t->nlost * sizeof *lost);
+    if (t->nlost > 0) /* t->lost is NULL then: memcpy may not be given NULL */
+        memcpy(lost, t->lost, t->nlost * sizeof *lost);
     qsort(lost, t->nlost, sizeof *lost, cmp_lost_time);
     for (i = 0; i < t->nlost; i++) {
         uint8_t *p = w->pkt, *m;

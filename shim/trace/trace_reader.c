@@ -678,7 +678,8 @@ static int build_threads(struct loader *L)
     struct rec_chunk *c = L->chunks.data;
     size_t i, n = 0;
 
-    qsort(c, L->chunks.n, sizeof *c, cmp_chunk);
+    if (L->chunks.n > 0) /* qsort: base never NULL, even for 0 */
+        qsort(c, L->chunks.n, sizeof *c, cmp_chunk);
     for (i = 0; i < L->chunks.n; i++)
         if (i == 0 || c[i].tid != c[i - 1].tid)
             n++;
@@ -1413,14 +1414,16 @@ static int finish_graphs(struct loader *L)
     struct graph_pair *gp = L->graph_pairs.data;
     size_t i, n = 0, p = 0;
 
-    qsort(g, L->graphs.n, sizeof *g, cmp_graph);
+    if (L->graphs.n > 0)
+        qsort(g, L->graphs.n, sizeof *g, cmp_graph);
     for (i = 0; i < L->graphs.n; i++) {
         if (n > 0 && g[n - 1].id == g[i].id)
             g[n - 1] = g[i];
         else
             g[n++] = g[i];
     }
-    qsort(gp, L->graph_pairs.n, sizeof *gp, cmp_graph_pair);
+    if (L->graph_pairs.n > 0)
+        qsort(gp, L->graph_pairs.n, sizeof *gp, cmp_graph_pair);
     t->graph_kernels = big_alloc(L->graph_pairs.n * sizeof *t->graph_kernels);
     if (t->graph_kernels == NULL)
         return -1;
@@ -1616,7 +1619,8 @@ int obs_trace_load(const void *data, size_t len, const char *name, struct obs_tr
         rc = read_chunks(&L, data, len, h.header_size);
     }
     if (rc == 0) {
-        qsort(L.strings.data, L.strings.n, L.strings.size, cmp_string);
+        if (L.strings.n > 0)
+            qsort(L.strings.data, L.strings.n, L.strings.size, cmp_string);
         if (t->path == NULL || build_kernels(&L) != 0 || build_threads(&L) != 0 || scan_threads(&L) != 0 ||
             group_spans(&L) != 0 || merge_calls(&L) != 0 || finish_tables(&L) != 0)
             rc = NOMEM(&L);
