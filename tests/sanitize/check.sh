@@ -91,7 +91,7 @@ if [ "$mode" = asan ]; then
     LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0"
     export ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 else
-    TSAN_OPTIONS="halt_on_error=0:exitcode=66:suppressions=$here/tsan.supp:log_path=$reports/tsan:log_exe_name=1"
+    TSAN_OPTIONS="halt_on_error=0:exitcode=66:handle_segv=0:suppressions=$here/tsan.supp:log_path=$reports/tsan:log_exe_name=1"
     export TSAN_OPTIONS
 fi
 
