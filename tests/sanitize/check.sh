@@ -46,17 +46,22 @@ $MAKE -C "$OBS_BUILDDIR" distdir distdir="$dir/src.new" >"$dir/distdir.log" 2>&1
     echo "$target: make distdir failed" >&2
     exit 1
 }
-# The files copied all get one new time: newer than any object built from
-# them before (the tree's own times may be older than those, when a file
-# was edited during an earlier run), and no generated file (Makefile.in,
-# configure) older than its source.
-stamp=$(date +%s)
-(cd "$dir/src.new" && find . -type f) | while IFS= read -r f; do
-    cmp -s "$dir/src.new/$f" "$dir/src/$f" && continue
-    mkdir -p "$(dirname "$dir/src/$f")" && cp "$dir/src.new/$f" "$dir/src/$f" &&
-        touch -d "@$stamp" "$dir/src/$f" || exit 1
-done || exit 1
-rm -rf "$dir/src.new"
+# The first copy keeps the tree's times. Later, the files copied all get
+# one new time: newer than any object built from them before (the tree's
+# own times may be older than those, when a file was edited during an
+# earlier run), and no generated file (Makefile.in, configure) older than
+# its source.
+if [ ! -d "$dir/src" ]; then
+    mv "$dir/src.new" "$dir/src" || exit 1
+else
+    stamp=$(date +%s)
+    (cd "$dir/src.new" && find . -type f) | while IFS= read -r f; do
+        cmp -s "$dir/src.new/$f" "$dir/src/$f" && continue
+        mkdir -p "$(dirname "$dir/src/$f")" && cp "$dir/src.new/$f" "$dir/src/$f" &&
+            touch -d "@$stamp" "$dir/src/$f" || exit 1
+    done || exit 1
+    rm -rf "$dir/src.new"
+fi
 
 cd "$dir/src" || exit 1
 if [ ! -f Makefile ]; then
@@ -66,6 +71,16 @@ if [ ! -f Makefile ]; then
         exit 1
     }
 fi
+# The programs nvcc and hipcc build (the workload, NVIDIA's cudart and
+# cuBLAS test apps) get no CFLAGS, so no sanitizer: the normal build's are
+# the same programs. Copied once, older than nothing they are built from
+# here; a change to their sources rebuilds them here.
+for f in workload/obs_cuda workload/obs_cuda_static workload/obs_hip tests/apps/cublas_gemm \
+    tests/apps/rt_driver_mix tests/apps/rt_driver_mix_ptsz; do
+    if [ -f "$OBS_BUILDDIR/$f" ] && [ ! -f "$f" ]; then
+        mkdir -p "$(dirname "$f")" && cp -p "$OBS_BUILDDIR/$f" "$f"
+    fi
+done
 $MAKE >make.log 2>&1 || {
     tail -n 60 make.log
     echo "$target: the build failed ($dir/src/make.log)" >&2
