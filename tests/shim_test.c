@@ -2,6 +2,7 @@
 #include "shim_test.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,38 @@ const char *shim_lib(void)
             bail("%s is missing (build the shim first)", path);
     }
     return path;
+}
+
+const char *shim_names_as_printed(const char *text)
+{
+    typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+    static char slots[4][4096];
+    static unsigned next;
+    char *out = slots[next++ % 4];
+    demangle_fn demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    size_t o = 0;
+
+    while (*text != '\0' && o + 1 < sizeof slots[0]) {
+        if (demangle != NULL && text[0] == '_' && text[1] == 'Z') {
+            size_t n = strspn(text, "_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+            char name[512];
+            char *d;
+            int status = -1;
+            snprintf(name, sizeof name, "%.*s", (int)n, text);
+            d = demangle(name, NULL, NULL, &status);
+            if (d != NULL && status == 0 && o + strlen(d) + 1 < sizeof slots[0]) {
+                memcpy(out + o, d, strlen(d));
+                o += strlen(d);
+                text += n;
+                free(d);
+                continue;
+            }
+            free(d);
+        }
+        out[o++] = *text++;
+    }
+    out[o] = '\0';
+    return out;
 }
 
 void shim_run(const char *const argv[], const char *const env[], int preload, int timeout_s,

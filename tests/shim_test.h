@@ -12,6 +12,12 @@
 
 /* $OBS_BUILDDIR/shim/.libs/libobsshim.so; bails out when it is missing. */
 const char *shim_lib(void);
+/* text with each mangled name (_Z...) as the shim prints it in a program
+ * where __cxa_demangle can be found (one with libstdc++: under make
+ * check-sanitize UBSan's runtime brings it into every program built here,
+ * this test included): demangled then, unchanged otherwise. Rotating
+ * static buffers (4). */
+const char *shim_names_as_printed(const char *text);
 /* $OBS_BUILDDIR/<rel> in a fresh static buffer (8 slots). */
 const char *shim_build_path(const char *rel);
 

@@ -241,5 +241,6 @@ int main(void)
     test_bad_traces(dir, fixture);
     test_crashed(dir, fixture);
     test_output(dir, fixture);
+    free((char *)fixture);
     return 0;
 }

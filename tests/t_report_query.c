@@ -1119,6 +1119,7 @@ int main(void)
             workload = workload_path(&workload_bins[i], &why);
     if (workload == NULL) {
         skip("workload traces: %s", why);
+        free((char *)fixture);
         return 0;
     }
     memset(&gpu, 0, sizeof gpu);
@@ -1146,5 +1147,6 @@ int main(void)
     check_compare_runs(workload, &gpu, decode, repeat, fixture);
     free(gpu.calls.c);
     free(host.calls.c);
+    free((char *)fixture);
     return 0;
 }

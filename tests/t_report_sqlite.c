@@ -131,7 +131,8 @@ static char *groups_text(struct groups *gs, int with_total, int with_bytes)
 {
     size_t i, len = 1, o = 0;
     char *s;
-    qsort(gs->g, gs->n, sizeof *gs->g, cmp_group);
+    if (gs->n > 0) /* gs->g is NULL then */
+        qsort(gs->g, gs->n, sizeof *gs->g, cmp_group);
     for (i = 0; i < gs->n; i++)
         len += strlen(gs->g[i].key) + 64;
     s = malloc(len);

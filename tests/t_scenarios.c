@@ -279,6 +279,14 @@ static int ttft_close_enough(double want_ms, double seen_ms)
 
 /* TTFT and tokens/s against obs-report phases. quiet: print and check
  * nothing, only return whether every check would pass. */
+/* Under a sanitizer (make check-sanitize, check-tsan) the shim's path
+ * between the replay's clock read and its own is several times slower:
+ * the 1 % timing checks are skipped there, not retried. */
+static int timing_checked(void)
+{
+    return getenv("OBS_SANITIZE") == NULL;
+}
+
 static int check_timing(const char *name, unsigned threads, const struct pc_run *run, const char *trace_path,
                         int quiet)
 {
@@ -407,7 +415,7 @@ static void run_scenario(const struct scenario_case *c)
         remove(log_path);
         remove(trace_path);
         run_replay(c, app, scn, 1, log_path, prefix, &shimmed);
-        if (attempt > 0 || expected_failure(timing_expected_failures, name, c->threads) != NULL)
+        if (attempt > 0 || !timing_checked() || expected_failure(timing_expected_failures, name, c->threads) != NULL)
             break;
         pc_read_log(log_path, &run);
         timing_ok = check_timing(name, c->threads, &run, trace_path, 1);
@@ -479,7 +487,11 @@ static void run_scenario(const struct scenario_case *c)
                          "%s threads=%u: live: %.2f%% of %zu launches have the truth's generation, phase and step",
                          name, c->threads, percent(live_ok, scored), scored),
                  todo, name, c->threads, "live attribution");
-    check_timing(name, c->threads, &run, trace_path, 0);
+    if (timing_checked())
+        check_timing(name, c->threads, &run, trace_path, 0);
+    else
+        skip_block(c->threads == 1 ? 3 : 2, "%s threads=%u: TTFT and tokens/s within 1%% (timing, under a sanitizer)",
+                   name, c->threads);
     obs_trace_free(t);
     pc_run_free(&run);
     run_result_free(&plain);

@@ -519,7 +519,13 @@ static void test_full_fs(long total)
         return;
     }
     run_result_free(&r);
-    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", shim_lib());
+    /* set through env(1), not run_program: OBS_PRELOAD_FIRST added here */
+    {
+        const char *first = getenv("OBS_PRELOAD_FIRST");
+        int has_first = first != NULL && first[0] != '\0';
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", has_first ? first : "", has_first ? ":" : "",
+                 shim_lib());
+    }
     /* $1 the mount point, $2 where to copy the trace to before the mount
      * goes away with the namespace; the rest is the command. */
     snprintf(script, sizeof script,
@@ -531,10 +537,13 @@ static void test_full_fs(long total)
         shim_run(argv, env, 0, 60, &plain);
     }
     {
-        const char *argv[] = {unshare, "-Urm", "sh", "-c", script, "sh", dir, keep, "env", preload, app, "run",
-                              "20000", NULL};
-        const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), "OBS_BUFFER_RECORDS=1024",
-                             "OBS_SUMMARY=0", "OBS_JSON=0", "OBS_PHASES=off", NULL};
+        /* LD_LIBRARY_PATH through env(1) as well: unshare, sh and mount
+         * then get no sanitizer runtime from run_program (unshare dies of
+         * SIGSEGV with TSan's preloaded) */
+        const char *argv[] = {unshare, "-Urm", "sh", "-c", script, "sh", dir, keep, "env", preload, libpath, app,
+                              "run", "20000", NULL};
+        const char *env[] = {env_var("OBS_OUTPUT", dir, "t"), "OBS_BUFFER_RECORDS=1024", "OBS_SUMMARY=0",
+                             "OBS_JSON=0", "OBS_PHASES=off", NULL};
         shim_run(argv, env, 0, 60, &shim);
     }
     if (shim.exited && shim.status == 99) {
@@ -651,7 +660,13 @@ int main(void)
     test_caught("_exit()", "_exit", 0, 5, "_exit");
     test_vfork_exit();
     test_thread_exit();
-    test_cancel();
+    /* pthread_cancel unwinds the thread (a forced unwind) past frames whose
+     * redzones ASan then never clears: the thread's exit, in the shim's
+     * flush, reports a stack-buffer-overflow that is not one. */
+    if (getenv("OBS_SANITIZE") != NULL && strcmp(getenv("OBS_SANITIZE"), "asan") == 0)
+        skip("pthread_cancel under ASan: forced unwinding leaves stale stack redzones (false reports)");
+    else
+        test_cancel();
     total = calls_of_run("20000");
     test_file_size_limit(total);
     test_full_fs(total);

@@ -215,7 +215,11 @@ static void run_mode(const char *mode_flag, unsigned long hooked_calls)
         ok(t->ignored_bytes == 0, "%s: the file is complete (nothing ignored)", mode);
         obs_trace_free(t);
     }
-    ok(test_read_file(json, NULL) != NULL, "%s: %s written", mode, json);
+    {
+        char *text = test_read_file(json, NULL);
+        ok(text != NULL, "%s: %s written", mode, json);
+        free(text);
+    }
     free(lp);
     free(ls);
     run_result_free(&plain);

@@ -88,7 +88,7 @@ static void check_summary(const char *err, const struct want_graph *w, const cha
 {
     const char *table = strstr(err, gpu ? "Graph launches (GPU time" : "Graph launches (host API time");
     ok(table != NULL, "%s: the summary has the graph table (%s)", label, gpu ? "GPU time" : "host time");
-    if (!ok(table != NULL && strstr(table, "Kernel nodes") != NULL && strstr(table, w->row_text) != NULL,
+    if (!ok(table != NULL && strstr(table, "Kernel nodes") != NULL && strstr(table, shim_names_as_printed(w->row_text)) != NULL,
             "%s: its row shows \"%s\"", label, w->row_text))
         diag_text("stderr", err);
 }
@@ -107,7 +107,7 @@ struct run_spec {
 static void check_json(const char *path, const struct want_graph *w, const char *label)
 {
     char *json = test_read_file(path, NULL);
-    size_t with_args = json ? count_lines_with(json, w->json_args) : 0;
+    size_t with_args = json ? count_lines_with(json, shim_names_as_printed(w->json_args)) : 0;
     if (!is_int((long long)w->launches, (long long)with_args, "%s: %u JSON graph launch slices carry %s", label,
                 w->launches, w->json_args) &&
         json != NULL) {

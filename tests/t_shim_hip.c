@@ -303,7 +303,11 @@ static void run_mode(const char *mode_flag, unsigned long hooked_calls, size_t n
         }
         obs_trace_free(t);
     }
-    ok(test_read_file(json, NULL) != NULL, "%s: %s written", mode, json);
+    {
+        char *text = test_read_file(json, NULL);
+        ok(text != NULL, "%s: %s written", mode, json);
+        free(text);
+    }
     free(lp);
     free(ls);
     run_result_free(&plain);

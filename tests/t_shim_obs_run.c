@@ -3,9 +3,11 @@
  *   - -o PREFIX sets the output prefix: the program's trace lands there;
  *   - the program's exit status and terminating signal come back unchanged;
  *   - an existing LD_PRELOAD is kept (after the shim);
+ *   - OBS_PRELOAD_FIRST goes before the shim, once;
  *   - OBS_SHIM_LIB overrides where the library is found. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -45,7 +47,7 @@ int main(void)
     obs_run = shim_build_path("contrib/obs-run");
     if (!test_executable(obs_run))
         skip_all("%s not built", obs_run);
-    plan(14);
+    plan(15);
 
     {
         const char *args[] = {"--help", NULL};
@@ -117,13 +119,31 @@ int main(void)
            "OBS_SHIM_LIB naming no file: exit 2");
         run_result_free(&res);
     }
+    /* Under make check-sanitize OBS_PRELOAD_FIRST is the ASan runtime,
+     * which every preload of the ASan-built shim needs first. */
+    const char *first = getenv("OBS_PRELOAD_FIRST");
+    char first_prefix[4300] = "";
+    if (first != NULL && first[0] != '\0')
+        snprintf(first_prefix, sizeof first_prefix, "%s:", first);
     snprintf(preload_env, sizeof preload_env, "OBS_SHIM_LIB=%s", shim_lib());
     {
         const char *args[] = {"/bin/sh", "-c", "echo \"$LD_PRELOAD\"", NULL};
         const char *env[] = {preload_env, NULL};
         run(args, env, &res);
-        snprintf(want, sizeof want, "%s\n", shim_lib());
+        snprintf(want, sizeof want, "%s%s\n", first_prefix, shim_lib());
         is_string(want, res.out, "OBS_SHIM_LIB is the library preloaded");
+        run_result_free(&res);
+    }
+    {
+        char first_env[4400], existing_env[4400];
+        const char *f = first_prefix[0] ? first : "/nonexistent/libfirst.so";
+        const char *args[] = {"/bin/sh", "-c", "echo \"$LD_PRELOAD\"", NULL};
+        const char *env[] = {first_env, existing_env, NULL};
+        snprintf(first_env, sizeof first_env, "OBS_PRELOAD_FIRST=%s", f);
+        snprintf(existing_env, sizeof existing_env, "LD_PRELOAD=%s:/nonexistent/libother.so", f);
+        run(args, env, &res);
+        snprintf(want, sizeof want, "%s:%s:/nonexistent/libother.so\n", f, shim_lib());
+        is_string(want, res.out, "OBS_PRELOAD_FIRST goes before the shim, once");
         run_result_free(&res);
     }
     {

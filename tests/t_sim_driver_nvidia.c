@@ -358,6 +358,9 @@ int main(void)
     test_images();
     test_memory_and_queries();
     test_tables();
-    dlclose(sim);
+    /* Not dlclose'd: the modules it loaded stay allocated until exit, and
+     * after dlclose LeakSanitizer (make check-sanitize) could not see them
+     * referenced from its globals. */
+    (void)sim;
     return 0;
 }

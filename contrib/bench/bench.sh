@@ -19,6 +19,8 @@ results=${BENCH_RESULTS:-$builddir/bench/results}
 
 app=$builddir/contrib/bench/bench_loop
 shim=$builddir/shim/.libs/libobsshim.so
+# OBS_PRELOAD_FIRST (make check-sanitize: the ASan runtime) goes before the shim
+preload=${OBS_PRELOAD_FIRST:+$OBS_PRELOAD_FIRST:}$shim
 sim=$builddir/tests/sim/.libs
 noop_nvtx=$builddir/contrib/bench/.libs/libobsbenchnvtx.so
 for f in "$app" "$shim" "$noop_nvtx" "$sim/libcudart.so.13"; do
@@ -76,7 +78,7 @@ run_mode() {
     local -a cmd=(env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1)
     if [ "$envs" != "-" ]; then
         # shellcheck disable=SC2206 # the mode's variables hold no spaces
-        cmd+=(LD_PRELOAD="$shim" OBS_OUTPUT="$work/run-%p" OBS_JSON=0 OBS_SUMMARY=0 $envs)
+        cmd+=(LD_PRELOAD="$preload" OBS_OUTPUT="$work/run-%p" OBS_JSON=0 OBS_SUMMARY=0 $envs)
     fi
     if ! out=$("${cmd[@]}" "$app" --launches "$launches" --copies "$copies" 2>"$work/stderr"); then
         echo "bench: mode $mode failed:" >&2
@@ -135,7 +137,7 @@ END {
 }' "$raw" >"$summary"
 
 # The clock the shim chose (the trace's meta "clock"), from one short run.
-shim_clock=$(env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1 LD_PRELOAD="$shim" OBS_OUTPUT="$work/clock-run" \
+shim_clock=$(env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1 LD_PRELOAD="$preload" OBS_OUTPUT="$work/clock-run" \
     OBS_JSON=0 OBS_SUMMARY=0 OBS_PHASES=off "$app" --launches 1 >/dev/null 2>&1 &&
     tr '\0' '\n' <"$work/clock-run.obs" | sed -n 's/^clock=//p' | tail -n 1)
 rm -f "$work/clock-run.obs"

@@ -20,6 +20,8 @@ results=${BENCH_RESULTS:-$builddir/bench/results}
 
 app=$builddir/contrib/bench/bench_loop
 shim=$builddir/shim/.libs/libobsshim.so
+# OBS_PRELOAD_FIRST (make check-sanitize: the ASan runtime) goes before the shim
+preload=${OBS_PRELOAD_FIRST:+$OBS_PRELOAD_FIRST:}$shim
 sim=$builddir/tests/sim/.libs
 report=$builddir/obs-report
 for f in "$app" "$shim" "$report" "$sim/libcudart.so.13" /usr/bin/time; do
@@ -47,7 +49,7 @@ measure() {
 echo "bench-scale: $total launches from $threads threads ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 read -r rss_none wall_none < <(measure env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1 \
     "$app" --launches "$per_thread" --threads "$threads")
-read -r rss_shim wall_shim < <(measure env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1 LD_PRELOAD="$shim" \
+read -r rss_shim wall_shim < <(measure env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1 LD_PRELOAD="$preload" \
     OBS_OUTPUT="$work/scale" OBS_PHASES=off OBS_JSON=0 OBS_SUMMARY=0 \
     "$app" --launches "$per_thread" --threads "$threads")
 trace=$work/scale.obs

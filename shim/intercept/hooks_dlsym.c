@@ -66,9 +66,10 @@ static void *dlsym_unavailable(void *handle, const char *name)
 }
 
 /* glibc 2.34 moved dlsym into libc (GLIBC_2.34); older ones have the
- * architecture's base version. Never NULL. */
+ * architecture's base version. Never NULL. Not instrumented: a sanitizer's
+ * runtime, preloaded first, calls dlsym(RTLD_NEXT) while it starts. */
 OBS_HIDDEN dlsym_fn obs_dlsym_resolve_libc(void);
-OBS_HIDDEN __attribute__((used)) dlsym_fn obs_dlsym_resolve_libc(void)
+OBS_HIDDEN __attribute__((used)) OBS_NO_SANITIZE dlsym_fn obs_dlsym_resolve_libc(void)
 {
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0"};
     dlsym_fn fn = atomic_load_explicit(&obs_dlsym_libc, memory_order_acquire);

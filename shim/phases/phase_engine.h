@@ -40,7 +40,10 @@ bool obs_phase_engine_init(void);
 
 static inline bool obs_phase_enabled(void)
 {
-    int on = atomic_load_explicit(&obs_phase_on, memory_order_relaxed);
+    /* acquire: pairs with setup's store, so engine_mode and the tables it
+     * set are seen too (relaxed was a data race, found by TSan; a plain
+     * load on x86-64) */
+    int on = atomic_load_explicit(&obs_phase_on, memory_order_acquire);
     if (obs_likely(on == 1))
         return true;
     return on == 0 && obs_phase_engine_init();

@@ -37,15 +37,52 @@ static void grow_append(struct growbuf *b, const char *p, size_t n)
     b->data[b->len] = '\0';
 }
 
+/* OBS_PRELOAD_FIRST (make check-sanitize sets it to the ASan runtime):
+ * libraries put first in the LD_PRELOAD of a child that may load our
+ * instrumented libraries, since a sanitizer's runtime must be the first
+ * library loaded: one given LD_PRELOAD (the shim), or one whose
+ * LD_LIBRARY_PATH the test sets (uses_libs: nvcc's workload on the
+ * simulated runtime). Other children (sh, groff, chromium) run as they are:
+ * they were not built with it. env has room for one more entry. A static
+ * buffer: run_program is not reentrant, and nothing is left to leak. */
+static void preload_first(char **env, int uses_libs)
+{
+    static char var[16384];
+    const char *first = getenv("OBS_PRELOAD_FIRST");
+    size_t i, fl;
+    if (first == NULL || first[0] == '\0')
+        return;
+    fl = strlen(first);
+    for (i = 0; env[i] != NULL; i++) {
+        const char *v;
+        if (strncmp(env[i], "LD_PRELOAD=", strlen("LD_PRELOAD=")) != 0)
+            continue;
+        v = env[i] + strlen("LD_PRELOAD=");
+        if ((v[0] == '\0' && !uses_libs) || (strncmp(v, first, fl) == 0 && (v[fl] == ':' || v[fl] == '\0')))
+            return;
+        if ((size_t)snprintf(var, sizeof var, "LD_PRELOAD=%s%s%s", first, v[0] ? ":" : "", v) >= sizeof var)
+            bail("LD_PRELOAD with OBS_PRELOAD_FIRST is too long");
+        env[i] = var;
+        return;
+    }
+    if (!uses_libs)
+        return;
+    if ((size_t)snprintf(var, sizeof var, "LD_PRELOAD=%s", first) >= sizeof var)
+        bail("OBS_PRELOAD_FIRST is too long");
+    env[i] = var;
+    env[i + 1] = NULL;
+}
+
 static char **build_env(const char *const env_set[])
 {
     size_t n = 0, m = 0, i, j;
+    int sets_libs = 0;
     char **env;
     while (environ[n])
         n++;
     while (env_set && env_set[m])
         m++;
-    env = calloc(n + m + 1, sizeof *env);
+    env = calloc(n + m + 2, sizeof *env); /* + preload_first's */
     if (env == NULL)
         bail("out of memory");
     for (i = 0; i < n; i++)
@@ -73,6 +110,9 @@ static char **build_env(const char *const env_set[])
         if (env[i])
             env[j++] = env[i];
     env[j] = NULL;
+    for (j = 0; j < m; j++)
+        sets_libs |= strncmp(env_set[j], "LD_LIBRARY_PATH=", strlen("LD_LIBRARY_PATH=")) == 0;
+    preload_first(env, sets_libs);
     return env;
 }
 
