@@ -19,9 +19,12 @@
  * times among BEGIN/END): every command within the 30 s timeout.
  *
  * OBS_REPORT=PATH runs another obs-report (a sanitizer build);
- * OBS_MUTATE_RLIMIT=0 skips the RLIMIT_AS part (sanitizers reserve
- * terabytes of address space); OBS_MUTATE_SCALE=N runs N times as many
- * mutations. */
+ * OBS_MUTATE_RLIMIT=0 skips the RLIMIT_AS part; OBS_MUTATE_SCALE=N runs
+ * N times as many mutations. Under ASan (OBS_SANITIZE=asan, make
+ * check-sanitize) RLIMIT_AS cannot be set (the runtime reserves terabytes
+ * of shadow address space): every allocation is capped at 512 MB instead
+ * (ASAN_OPTIONS max_allocation_size_mb, allocator_may_return_null), so a
+ * damaged count that allocates by it still ends in "out of memory". */
 #include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +44,9 @@
 
 static const char *report;
 static const char *workdir;
+/* How memory is bounded in the bounded-memory checks: RLIMIT_AS (the
+ * normal build), ASan's per-allocation cap (set for every run), none. */
+enum { LIMIT_NONE, LIMIT_RLIMIT, LIMIT_ASAN } memory_limit = LIMIT_RLIMIT;
 
 /* ---- deterministic randomness (xorshift64*) ---------------------------- */
 
@@ -618,12 +624,17 @@ static void test_bounded_memory(const struct source *s)
             put32(x, len, fields[i].off, UINT32_MAX);
         test_write_file(damaged, x, len);
         free(x);
-        snprintf(label, sizeof label, "%s: %s at its maximum, RLIMIT_AS %llu MB", s->label, fields[i].what,
-                 (unsigned long long)(lim.rlim_cur >> 20));
-        if (setrlimit(RLIMIT_AS, &lim) != 0)
+        if (memory_limit == LIMIT_ASAN)
+            snprintf(label, sizeof label, "%s: %s at its maximum, allocations capped at 512 MB (ASan)", s->label,
+                     fields[i].what);
+        else
+            snprintf(label, sizeof label, "%s: %s at its maximum, RLIMIT_AS %llu MB", s->label, fields[i].what,
+                     (unsigned long long)(lim.rlim_cur >> 20));
+        if (memory_limit == LIMIT_RLIMIT && setrlimit(RLIMIT_AS, &lim) != 0)
             bail("setrlimit");
         check_all(label, damaged, s->path, 1, &crashes);
-        setrlimit(RLIMIT_AS, &old);
+        if (memory_limit == LIMIT_RLIMIT)
+            setrlimit(RLIMIT_AS, &old);
     }
     free(l.chunks);
     free(l.strings);
@@ -682,8 +693,9 @@ static void synth_call(struct synth *w, uint64_t t)
 /* Damage that is cheap to write and was expensive to read: deep nesting,
  * as many generations and phases as ranges, calls at random times among
  * phase records. Each: every command within 30 s and RLIMIT_AS. */
-static void test_worst_cases(const char *fixture, int limit_memory)
+static void test_worst_cases(const char *fixture)
 {
+    int limit_memory = memory_limit != LIMIT_NONE, set_rlimit = memory_limit == LIMIT_RLIMIT;
     static const char *const names[] = {"100 000 nested BEGINs", "20 000 generations x 20 000 phases",
                                         "50 000 calls at random times among 50 000 BEGIN/END"};
     size_t flen, k;
@@ -727,11 +739,12 @@ static void test_worst_cases(const char *fixture, int limit_memory)
         memcpy(w.d + sizeof(struct obs_file_header), &ch, sizeof ch);
         test_write_file(path, w.d, w.len);
         free(w.d);
-        snprintf(label, sizeof label, "%s (%zu bytes)%s", names[k], w.len, limit_memory ? ", RLIMIT_AS 512 MB" : "");
-        if (limit_memory && setrlimit(RLIMIT_AS, &lim) != 0)
+        snprintf(label, sizeof label, "%s (%zu bytes)%s", names[k], w.len,
+                 set_rlimit ? ", RLIMIT_AS 512 MB" : limit_memory ? ", allocations capped at 512 MB (ASan)" : "");
+        if (set_rlimit && setrlimit(RLIMIT_AS, &lim) != 0)
             bail("setrlimit");
         check_all(label, path, fixture, limit_memory, &crashes);
-        if (limit_memory)
+        if (set_rlimit)
             setrlimit(RLIMIT_AS, &old);
     }
     free(fx);
@@ -742,6 +755,7 @@ int main(void)
     struct source sources[3];
     size_t nsources = 0, i;
     const char *scale_env = getenv("OBS_MUTATE_SCALE"), *rlimit_env = getenv("OBS_MUTATE_RLIMIT");
+    const char *sanitizer = getenv("OBS_SANITIZE");
     unsigned scale = scale_env && atoi(scale_env) > 0 ? (unsigned)atoi(scale_env) : 1;
     unsigned crashes = 0, bad = 0, total = 0;
     char outdir[4300];
@@ -756,6 +770,18 @@ int main(void)
     if (mkdir(outdir, 0700) != 0)
         bail("cannot create %s", outdir);
     plan_lazy();
+    if (rlimit_env && strcmp(rlimit_env, "0") == 0) {
+        memory_limit = LIMIT_NONE;
+    } else if (sanitizer && strcmp(sanitizer, "asan") == 0) {
+        const char *o = getenv("ASAN_OPTIONS");
+        char opts[4400];
+        snprintf(opts, sizeof opts, "%s%smax_allocation_size_mb=512:allocator_may_return_null=1", o ? o : "",
+                 o && *o ? ":" : "");
+        setenv("ASAN_OPTIONS", opts, 1);
+        memory_limit = LIMIT_ASAN;
+    } else if (sanitizer && *sanitizer) {
+        memory_limit = LIMIT_NONE; /* TSan: its shadow, like ASan's, rules out RLIMIT_AS */
+    }
 
     sources[nsources].label = "workload";
     sources[nsources].mutations = 200 * scale;
@@ -787,11 +813,11 @@ int main(void)
     }
     ok(crashes == 0, "no mutation crashed a command (%u of %u did; %u handled wrongly)", crashes, total, bad);
 
-    if (rlimit_env && strcmp(rlimit_env, "0") == 0)
-        skip("RLIMIT_AS checks: OBS_MUTATE_RLIMIT=0");
+    if (memory_limit == LIMIT_NONE)
+        skip("bounded-memory checks: %s", sanitizer && *sanitizer ? "under TSan" : "OBS_MUTATE_RLIMIT=0");
     else
         for (i = 0; i < nsources; i++)
             test_bounded_memory(&sources[i]);
-    test_worst_cases(sources[nsources - 1].path, !(rlimit_env && strcmp(rlimit_env, "0") == 0));
+    test_worst_cases(sources[nsources - 1].path);
     return 0;
 }

@@ -100,7 +100,9 @@ execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1)
 cov=$(echo "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 ft=$(echo "$last" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')
-corp=$(echo "$last" | sed -n 's/.*corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p')
+corp=$(echo "$last" | sed -n 's/.*corp: \([0-9]*\(\/[0-9a-zA-Z]*\)\{0,1\}\).*/\1/p')
+# -fork=N prints no final stats: the last status line's count instead
+[ -n "$execs" ] || execs=$(echo "$last" | sed -n 's/^#\([0-9]*\)[^0-9].*/\1/p')
 crash=$(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* 2>/dev/null | tr '\n' ' ')
 echo "run-trace-fuzz: target $target: ${elapsed} s (of ${seconds}), executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
 if [ -n "$crash" ]; then
