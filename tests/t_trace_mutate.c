@@ -65,6 +65,19 @@ static size_t rng_below(size_t n)
     return n ? (size_t)(rng() % n) : 0;
 }
 
+/* 1 to max bytes of value at a random offset (cut at the end); how many,
+ * the offset in *off. */
+static size_t fill_run(uint8_t *x, size_t len, uint8_t value, size_t max, size_t *off)
+{
+    size_t k;
+    *off = rng_below(len);
+    k = 1 + rng_below(max);
+    if (*off + k > len)
+        k = len - *off;
+    memset(x + *off, value, k);
+    return k;
+}
+
 /* ---- the layout of an undamaged trace ---------------------------------- */
 
 struct layout {
@@ -193,11 +206,7 @@ static size_t mutate(const uint8_t *d, size_t len, const struct layout *l, unsig
         snprintf(what, whatlen, "flipped bytes (last at %zu)", off);
         break;
     case M_FF_RUN:
-        off = rng_below(len);
-        k = 1 + rng_below(32);
-        if (off + k > len)
-            k = len - off;
-        memset(x + off, 0xff, k);
+        k = fill_run(x, len, 0xff, 32, &off);
         snprintf(what, whatlen, "%zu bytes of 0xff at %zu", k, off);
         break;
     case M_TRUNCATE:
@@ -212,11 +221,7 @@ static size_t mutate(const uint8_t *d, size_t len, const struct layout *l, unsig
         break;
     }
     case M_ZERO_RANGE:
-        off = rng_below(len);
-        k = 1 + rng_below(256);
-        if (off + k > len)
-            k = len - off;
-        memset(x + off, 0, k);
+        k = fill_run(x, len, 0, 256, &off);
         snprintf(what, whatlen, "%zu bytes zeroed at %zu", k, off);
         break;
     case M_STRING_LEN: {
