@@ -234,6 +234,7 @@ uint64_t engine_stub_call(const struct obs_rec_call *rec, uint16_t api, char *li
     memset(&call, 0, sizeof call);
     call.rec = *rec;
     obs_tls.depth = 1; /* obs_call_begin */
+    obs_tls.call_counter++;
     phases = obs_phase_enabled();
     if (phases)
         obs_phase_before(&call, api);

@@ -48,6 +48,11 @@
  * Labels in the messages: P<gen>, D<gen>.<step>, K<gen>.<step>, S<gen>,
  * - (none); live ranges carry no generation: P, D.<step> ...
  *
+ * Every case also runs with the decision log on (OBS_DEBUG=phases:4,
+ * OBS_DEBUG_FILE in the test's directory): each line must have the shape
+ * docs/phases.md gives, and a case's `log` pieces must each be in a line
+ * (the signal that made a decision, named).
+ *
  * OBS_ENGINE_DUMP=NAME prints every call of that case with its labels
  * (OBS_ENGINE_DUMP=all: of every case). */
 #include <ctype.h>
@@ -66,6 +71,7 @@
 #include "phases/phase_rules.h"
 #include "record/record.h"
 #include "tap/basic.h"
+#include "tap/process.h"
 #include "trace/kernel_base_name.h"
 
 /* ---- the table ---------------------------------------------------------------------------------- */
@@ -77,6 +83,7 @@ struct engine_case {
     const char *calls;   /* the calls with their truth */
     const char *todo;    /* NULL, or why the current engine gets it wrong */
     int launch_ranges;   /* OBS_NVTX_LAUNCH=1: each launch's range is its kernel's base name */
+    const char *log[4];  /* what its decision log must say (OBS_DEBUG=phases:4), each a piece of one line */
 };
 
 /* A Hugging Face style eager forward pass over T tokens (a string of digits):
@@ -104,210 +111,213 @@ struct engine_case {
 static const struct engine_case cases[] = {
     /* ---- emission rule -------------------------------------------------------------------------- */
     {"a stream waiting for an event is no delimiter", "Emission rule; Rules: selectors (delimiters)", {NULL},
-     HF_PROMPT("16") "(@step embed:64 wait mlp:64 wait mlp:64 D2H:8)*3", NULL, 0},
+     HF_PROMPT("16") "(@step embed:64 wait mlp:64 wait mlp:64 D2H:8)*3", NULL, 0, {NULL}},
     {"the sync or token copy that ends a step falls inside it", "Emission rule",
-     {NULL}, HF_PROMPT("16") "(@step embed:64 mlp:64 d2h:8=D sync=D)*3", NULL, 0},
+     {NULL}, HF_PROMPT("16") "(@step embed:64 mlp:64 d2h:8=D sync=D)*3", NULL, 0, {NULL}},
     {"a prompt's PREFILL stays open past a plain sync, the next launch tells", "Emission rule (one exception)",
      {NULL}, "@gen h2d:4k (embed:2k*64 mlp:2k*64 sync=P)*3 embed:1k*64 mlp:1k*64 D2H:8 (@step embed:64 mlp:64 D2H:8)*3",
-     NULL, 0},
+     NULL, 0, {NULL}},
     {"OBS_NVTX_LAUNCH=1: a range per launch inside the phase ranges, live only", "Emission rule (OBS_NVTX_LAUNCH)",
-     {"OBS_NVTX_LAUNCH=1", NULL}, HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 1},
+     {"OBS_NVTX_LAUNCH=1", NULL}, HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 1, {NULL}},
 
     /* ---- automatic mode, shape (b) ------------------------------------------------------------------ */
     {"token loop: the prompt, then one step per iteration", "Automatic (b): first iteration; next decode step",
-     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0},
+     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=first-iteration", "decode-starts gen=0 step=0 because=no-prompt-signal", "step gen=0 step=1 because=next-iteration", "gave-up because=copy-in"}},
     {"idle gap over OBS_GEN_GAP_MS starts a generation", "Automatic (b): idle gap", {NULL},
-     HF_PROMPT("16") "(" HF_STEP ")*3 +1500 @gen " HF_FORWARD("1") "D2H:8 (" HF_STEP ")*2", NULL, 0},
+     HF_PROMPT("16") "(" HF_STEP ")*3 +1500 @gen " HF_FORWARD("1") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"new-generation gen=1 because=idle-gap gap_ms=1500"}},
     {"idle gap under OBS_GEN_GAP_MS does not", "Automatic (b): idle gap (OBS_GEN_GAP_MS)",
-     {"OBS_GEN_GAP_MS=5000", NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 +1500 " HF_STEP "(" HF_STEP ")*2", NULL, 0},
+     {"OBS_GEN_GAP_MS=5000", NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 +1500 " HF_STEP "(" HF_STEP ")*2", NULL, 0, {NULL}},
     {"graph replay stopped: a new prompt", "Automatic (b): graph replay stopped", {NULL},
      HF_PROMPT("16") "(@step graph sample:1 D2H:8)*3 @gen " HF_FORWARD("1") "D2H:8 (@step graph sample:1 D2H:8)*3",
-     NULL, 0},
+     NULL, 0, {"new-generation gen=1 because=graph-replay-stopped"}},
     {"more bytes in than 4x the steps' (serving loop: each step copies its input in)",
      "Automatic (b): copy in over 4x the decode steps'", {NULL},
      "@gen h2d:2k " HF_FORWARD("64") "D2H:8 (@step h2d:16 " HF_FORWARD("1") "D2H:8)*3 @gen h2d:1k " HF_FORWARD("64")
      "D2H:8 (@step h2d:16 " HF_FORWARD("1") "D2H:8)*3",
-     NULL, 0},
+     NULL, 0, {"new-generation gen=1 because=copy-in-over-4x-steps htod=1024 steps_htod_max=16"}},
     {"any bytes in where the steps copy none (1-token prompt next)", "Automatic (b): copy in where steps copy none",
-     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("1") "(" HF_STEP ")*3", NULL, 0},
+     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("1") "(" HF_STEP ")*3", NULL, 0, {"new-generation gen=1 because=copy-in-over-4x-steps htod=8 steps_htod_max=0"}},
     {"a first launch 4x the steps' (no copy in)", "Automatic (b): first launch 4x the steps'", {NULL},
-     HF_PROMPT("16") "(" HF_STEP ")*3 @gen " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*3", NULL, 0},
+     HF_PROMPT("16") "(" HF_STEP ")*3 @gen " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*3", NULL, 0, {"new-generation gen=1 because=first-launch-4x-steps"}},
     {"prompts with no decode step, back to back", "Automatic (b): before any decode step, a quarter of the last prompt's bytes",
-     {NULL}, HF_PROMPT("64") HF_PROMPT("32") HF_PROMPT("48") HF_PROMPT("64"), NULL, 0},
+     {NULL}, HF_PROMPT("64") HF_PROMPT("32") HF_PROMPT("48") HF_PROMPT("64"), NULL, 0, {"new-generation gen=3 because=copy-in-quarter-of-last-prompt"}},
     {"chunked prefill: chunks end in a sync and read no token", "Automatic (b): PREFILL goes on until the token read",
      {NULL}, "@gen h2d:8k (" HF_FORWARD("256") "sync)*3 " HF_FORWARD("128") "D2H:8 (" HF_STEP ")*3 "
-     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0},
+     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prefill-continues gen=0 because=first-kernel-over-quarter-of-prompt", "prefill-continues gen=1 because=no-token-read-yet"}},
     {"chunked prefill whose last chunk is a quarter of the first (first prompt)",
      "Automatic (b): the next chunk at no less than a quarter of the prompt's size",
      {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3",
      "docs/phases.md says a chunk at no less than a quarter of the first chunk's size goes on; prompt_continues "
      "requires more than a quarter (threads * 4 > prompt_threads)",
-     0},
+     0, {NULL}},
     {"chunked prefill whose next chunk starts with another kernel (first prompt)",
      "Limits (b): first chunked prompt ends its PREFILL early",
      {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync rms:256*64 " HF_FORWARD("256") "D2H:8 (" HF_STEP ")*3",
      "docs/phases.md Limits: in a thread that has read no token yet, a chunk must begin with the prompt's first kernel "
-     "(prompt_continues)", 0},
+     "(prompt_continues)", 0, {NULL}},
     {"a warm-up iteration before the first prompt loses its labels", "Automatic (b): warm-up", {NULL},
-     "@none (embed:64 mlp:64)*2 sync " HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0},
+     "@none (embed:64 mlp:64)*2 sync " HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0, {"warm-up gen=0 because=copy-in-after-iterations-with-no-copy"}},
     {"two warm-up iterations before the first prompt", "Automatic (b): warm-up (several iterations)", {NULL},
      "@none (embed:64 mlp:64 sync)*2 " HF_PROMPT("16") "(" HF_STEP ")*3",
      "step_iterations' warm-up branch needs the thread still in PREFILL: the second warm-up iteration became decode "
      "step 0, so the prompt's copy-in reads as a new prompt (generation 1) and the warm-up keeps its labels",
-     0},
+     0, {NULL}},
     {"KV kernels: KV_GATHER inside a step, PREFILL inside the prompt", "Automatic (b): KV_GATHER globs", {NULL},
-     "@gen h2d:128 embed:1k kv_gather:1k mlp:1k D2H:8 (@step embed:64 kv_gather:64 mlp:64 D2H:8)*3", NULL, 0},
+     "@gen h2d:128 embed:1k kv_gather:1k mlp:1k D2H:8 (@step embed:64 kv_gather:64 mlp:64 D2H:8)*3", NULL, 0, {NULL}},
     {"a graph launch in a step is that step's launch", "Automatic (b): next decode step (graph launch)", {NULL},
-     HF_PROMPT("16") "(@step graph D2H:8)*4", NULL, 0},
+     HF_PROMPT("16") "(@step graph D2H:8)*4", NULL, 0, {NULL}},
     {"two threads, each its own generations", "Automatic: per thread", {NULL},
      "T0 " HF_PROMPT("16") "T1 " HF_PROMPT("32") "T0 " HF_STEP "T1 " HF_STEP HF_STEP "T0 " HF_STEP HF_PROMPT("8")
-     "T1 " HF_STEP "T0 " HF_STEP, NULL, 0},
+     "T1 " HF_STEP "T0 " HF_STEP, NULL, 0, {NULL}},
     {"a step that reads back twice (token, then a stop flag)", "Limits (b): two reads, two steps", {NULL},
      HF_PROMPT("16") "(@step " HF_FORWARD("1") "D2H:8 flag:1 D2H:4)*3",
-     "docs/phases.md Limits: each synchronous read ends an iteration, each iteration is a step", 0},
+     "docs/phases.md Limits: each synchronous read ends an iteration, each iteration is a step", 0, {NULL}},
     {"a new 1-token prompt at once, copying no more than a step", "Limits (b): a token-sized prompt that follows at once",
      {NULL}, "@gen h2d:128 " HF_FORWARD("16") "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*3 @gen h2d:8 " HF_FORWARD("1")
      "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*2",
-     "docs/phases.md Limits: no signal tells this prompt from a step (new_prompt: no copy-in, size or graph signal)", 0},
+     "docs/phases.md Limits: no signal tells this prompt from a step (new_prompt: no copy-in, size or graph signal)", 0, {NULL}},
 
     /* ---- automatic mode, shape (a) ------------------------------------------------------------------ */
     {"reference workload: the step unit learned, the window relabelled", "Automatic (a): unit, opener, prefix", {NULL},
      WL_GEN("5") WL_GEN("5") WL_GEN("4"),
-     NULL, 0},
+     NULL, 0, {"learned because=unit-repeated-3-times unit=2,3 opener=2", "new-generation gen=1 because=prefix-kernel", "step gen=1 step=1 because=opener-kernel"}},
     {"after a sync the learned state carries on; a graph in the decode is STEADY", "Automatic (a): after a sync", {NULL},
-     WL_GEN("4") "(@step kv_gather_kernel:16k decode_kernel:16)*2 sync @steady graph sync " WL_GEN("3"), NULL, 0},
+     WL_GEN("4") "(@step kv_gather_kernel:16k decode_kernel:16)*2 sync @steady graph sync " WL_GEN("3"), NULL, 0, {NULL}},
     {"a kernel never seen before stays in the current phase", "Automatic (a): unknown kernel", {NULL},
-     WL_GEN("4") "(@step kv_gather_kernel:16k decode_kernel:16 other:1)*1 " WL_GEN("3"), NULL, 0},
+     WL_GEN("4") "(@step kv_gather_kernel:16k decode_kernel:16 other:1)*1 " WL_GEN("3"), NULL, 0, {NULL}},
     {"a unit with no KV kernel: steps have no KV_GATHER", "Automatic (a): KV_GATHER by name", {NULL},
-     "@gen prefill_kernel:16k (@step attn:16 decode_kernel:16)*5 sync", NULL, 0},
+     "@gen prefill_kernel:16k (@step attn:16 decode_kernel:16)*5 sync", NULL, 0, {NULL}},
     {"one kernel repeated is no unit", "Automatic (a): a unit of one kernel", {NULL},
-     "@gen prefill_kernel:16k (decode_kernel:16)*12 sync @step (decode_kernel:16)*4 sync", NULL, 0},
+     "@gen prefill_kernel:16k (decode_kernel:16)*12 sync @step (decode_kernel:16)*4 sync", NULL, 0, {NULL}},
     {"the first copy drops what was learned: a warm-up", "Automatic (a): the first copy makes a token loop",
      {NULL}, "@none " "prefill_kernel:16k (kv_gather_kernel:16k decode_kernel:16)*4 sync " HF_PROMPT("16") "(" HF_STEP ")*3",
-     NULL, 0},
+     NULL, 0, {"learned-dropped because=first-copy-in"}},
     {"16384 launches with no unit: shape (b) for good", "Automatic (a): the window fills", {NULL},
-     "@gen a:64 b:64 c:64 sync (@step a:1 b:1 c:1 sync)*5500 @step (x:1 y:1)*6 sync", NULL, 0},
+     "@gen a:64 b:64 c:64 sync (@step a:1 b:1 c:1 sync)*5500 @step (x:1 y:1)*6 sync", NULL, 0, {"gave-up because=window-full launches=16384"}},
     {"a prefix ending with the unit's second kernel", "Limits (a): P D K D K shifts the step boundary",
      {NULL}, "@gen prefill_kernel:16k decode_kernel:16 (@step kv_gather_kernel:16k decode_kernel:16)*5",
-     "docs/phases.md Limits: the unit is aligned to where its repetition starts (learn_online)", 0},
+     "docs/phases.md Limits: the unit is aligned to where its repetition starts (learn_online)", 0, {NULL}},
     {"steps that repeat layers, no sync, no copy", "Limits (a): layers read as steps", {NULL},
      "@gen prefill_kernel:16k (@step (kv_attn:64 mlp:64)*3 lm_head:16)*5",
      "docs/phases.md Limits: the shortest period is the unit (learn_online takes the first period that repeats 3 times)",
-     0},
+     0, {NULL}},
 
     /* ---- rules ------------------------------------------------------------------------------------ */
     {"reference rules with OBS_STEP", "Rules: OBS_STEP opens the next step",
      {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*", "OBS_STEP=kv_gather*", NULL},
-     WL_GEN("5") WL_GEN("3"), NULL, 0},
+     WL_GEN("5") WL_GEN("3"), NULL, 0, {"new-generation gen=1 because=rule-PREFILL", "step gen=0 step=1 because=OBS_STEP", "name id=2 base=kv_gather_kernel mangled=kv_gather_kernel rule=KV_GATHER OBS_STEP=yes"}},
     {"rules without OBS_STEP: the opener kernel or the first launch after a sync",
      "Rules: a new step without OBS_STEP",
      {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*,sample*", NULL},
-     WL_GEN("5") "@gen prefill_kernel:16k D2H:4 (@step decode_kernel:16 sample:1 D2H:4)*3", NULL, 0},
+     WL_GEN("5") "@gen prefill_kernel:16k D2H:4 (@step decode_kernel:16 sample:1 D2H:4)*3", NULL, 0, {"because=opener-kernel-again", "because=first-launch-after-delimiter"}},
     {"globs match base names of mangled names", "Rules: base names",
      {"OBS_PHASES=PREFILL=prefill_kernel;DECODE=decode_kernel", NULL},
-     "@gen _Z14prefill_kernelPfPKfii:16k (@step _ZN2ns13decode_kernelILi4EEEvPfi:16 sync)*3", NULL, 0},
+     "@gen _Z14prefill_kernelPfPKfii:16k (@step _ZN2ns13decode_kernelILi4EEEvPfi:16 sync)*3", NULL, 0, {NULL}},
     {"patterns in order, first match wins", "Rules: first match", {"OBS_PHASES=PREFILL=pre*;DECODE=pre_dec*,dec*", NULL},
-     "@gen pre:1k pre_dec:1k (@step dec:1 sync)*2", NULL, 0},
+     "@gen pre:1k pre_dec:1k (@step dec:1 sync)*2", NULL, 0, {NULL}},
     {"a launch no rule names stays in its phase (none before any)", "Rules: unnamed launches",
      {"OBS_PHASES=PREFILL=prefill*;DECODE=decode*", NULL},
-     "other:1 @gen prefill:1k other:1 @step decode:1 other:1 sync @step decode:1 other:1 sync", NULL, 0},
+     "other:1 @gen prefill:1k other:1 @step decode:1 other:1 sync @step decode:1 other:1 sync", NULL, 0, {NULL}},
     {"a KV_GATHER match in PREFILL starts the decode", "Rules: KV_GATHER sub-phase",
      {"OBS_PHASES=PREFILL=prefill*;KV_GATHER=kv*;DECODE=decode*", NULL},
-     "@gen prefill:1k (@step kv_gather:1k decode:16)*4", NULL, 0},
+     "@gen prefill:1k (@step kv_gather:1k decode:16)*4", NULL, 0, {"decode-starts gen=0 step=0 because=rule-KV_GATHER"}},
     {"named copies and memsets take their phase, open no step", "Rules: memcpy:KIND, memset",
      {"OBS_PHASES=PREFILL=memcpy:HtoD,memset,prefill*;DECODE=decode*", NULL},
      "@gen h2d:2k=P memset:64=P prefill:1k D2H:8 (@step decode:1 D2H:8)*2 @gen memset:64=P h2d:1k=P prefill:1k D2H:8 "
      "(@step decode:1 D2H:8)*2",
-     NULL, 0},
+     NULL, 0, {"new-generation gen=0 because=rule-names-this-copy-or-memset"}},
     {"size conditions on the launch", "Rules: conditions",
      {"OBS_PHASES=PREFILL=embed*[threads>=64k],gemm*[grid>=128][block=256];KV_GATHER=*kv*;DECODE=embed*,gemm*", NULL},
      "@gen embed:256x256 gemm:256x256 D2H:8 (@step embed:1x256 gemm:1x256 kv_write:1 D2H:8)*3 "
      "@gen embed:512x256 gemm:128x256 D2H:8 (@step embed:1x256 gemm:127x256 D2H:8)*2",
-     NULL, 0},
+     NULL, 0, {NULL}},
     {"selector iter:after:memcpy:HtoD (Hugging Face eager)", "Rules: iter:after:memcpy",
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;KV_GATHER=*kv*;DECODE=*", NULL},
-     HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("4") "(" HF_STEP ")*3", NULL, 0},
+     HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("4") "(" HF_STEP ")*3", NULL, 0, {"iteration-selected phase=PREFILL because=selector", "new-generation gen=1 because=rule-PREFILL"}},
     {"a synchronous read that delimits counts for the iteration after it", "Rules: iter:after:memcpy:DtoH",
      {"OBS_PHASES=DECODE=iter:after:memcpy:DtoH;PREFILL=*", NULL},
-     "@gen embed:1k mlp:1k D2H:8 (@step embed:1 mlp:1 D2H:8)*3", NULL, 0},
+     "@gen embed:1k mlp:1k D2H:8 (@step embed:1 mlp:1 D2H:8)*3", NULL, 0, {NULL}},
     {"a named copy in a selected iteration takes the iteration's phase", "Rules: copies inside selected iterations",
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;DECODE=*,memcpy:DtoH", NULL},
-     "@gen h2d:128 embed:1k mlp:1k D2H:8=P (@step embed:1 mlp:1 D2H:8=D)*3", NULL, 0},
+     "@gen h2d:128 embed:1k mlp:1k D2H:8=P (@step embed:1 mlp:1 D2H:8=D)*3", NULL, 0, {NULL}},
     {"selector iter:after:memset", "Rules: iter:after:memset",
      {"OBS_PHASES=PREFILL=iter:after:memset;DECODE=*", NULL},
-     "@gen memset:64 embed:1k mlp:1k D2H:8 (@step embed:1 mlp:1 D2H:8)*3", NULL, 0},
+     "@gen memset:64 embed:1k mlp:1k D2H:8 (@step embed:1 mlp:1 D2H:8)*3", NULL, 0, {NULL}},
     {"selector on the first kernel's size selects every chunk", "Rules: iter:glob[cond]",
      {"OBS_PHASES=PREFILL=iter:embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", NULL},
-     "@gen h2d:8k (" HF_FORWARD("2048") "sync)*3 " HF_FORWARD("1024") "D2H:8 (" HF_STEP ")*3", NULL, 0},
+     "@gen h2d:8k (" HF_FORWARD("2048") "sync)*3 " HF_FORWARD("1024") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
     {"selector iter:after:memcpy:HtoD selects only a chunked prompt's first chunk", "Rules: iter:after (limit)",
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;KV_GATHER=*kv*;DECODE=*", NULL},
      "@gen h2d:8k " HF_FORWARD("2048") "sync (@step " HF_FORWARD("2048") "sync)*2 @step " HF_FORWARD("1024") "D2H:8 ("
      HF_STEP ")*3",
-     NULL, 0},
+     NULL, 0, {NULL}},
     {"both selectors: every chunk", "Rules: selectors in order",
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", NULL},
-     "@gen h2d:8k (" HF_FORWARD("2048") "sync)*3 " HF_FORWARD("1024") "D2H:8 (" HF_STEP ")*3", NULL, 0},
+     "@gen h2d:8k (" HF_FORWARD("2048") "sync)*3 " HF_FORWARD("1024") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
     {"a graph launch: the selected iteration's, else STEADY in the decode", "Rules: graph launches",
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;DECODE=*", NULL},
-     "@gen h2d:64 graph D2H:8 @step embed:1 D2H:8 @steady graph D2H:8 graph D2H:8", NULL, 0},
+     "@gen h2d:64 graph D2H:8 @step embed:1 D2H:8 @steady graph D2H:8 graph D2H:8", NULL, 0, {NULL}},
     {"a bad rule: automatic mode", "Rules: bad rules", {"OBS_PHASES=PREFILL=prefill_*;F", NULL},
-     HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0},
+     HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0, {"fallback because=bad-rule variable=OBS_PHASES column=19 mode=auto"}},
     {"OBS_PHASES=off: no phases", "OBS_PHASES=off", {"OBS_PHASES=off", NULL},
-     "@none h2d:128 " HF_FORWARD("16") "D2H:8 (" HF_FORWARD("1") "D2H:8)*3", NULL, 0},
+     "@none h2d:128 " HF_FORWARD("16") "D2H:8 (" HF_FORWARD("1") "D2H:8)*3", NULL, 0, {"set-up mode=off because=OBS_PHASES=off"}},
 
     /* ---- framework shapes of issue 22 --------------------------------------------------------------- */
     {"ggml: an ordinary prompt", "Issue 22: loops that copy inputs in and sync before every step", {NULL},
-     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*6 @gen " GGML_EVAL("24") "(@step " GGML_EVAL("1") ")*4", NULL, 0},
+     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*6 @gen " GGML_EVAL("24") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {NULL}},
     {"ggml: a 1-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
      "@gen " GGML_EVAL("1") "(@step " GGML_EVAL("1") ")*4",
      "issue 22: ggml syncs after its input copy, so no copy-in is seen; before any decode step new_prompt's last "
      "branch (same first kernel, at least a quarter of the prompt's size, a token read) calls every step a new prompt",
-     0},
+     0, {NULL}},
     {"ggml: a 2-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
      "@gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4",
      "issue 22: as for 1 token: a 1-token step is at least a quarter of the 2-token prompt's first launch "
      "(new_prompt, before any decode step): every step a new generation",
-     0},
+     0, {NULL}},
+    {"ggml: a 2-token prompt, with a size selector", "Issue 22: what rules can say (docs/phases.md example)",
+     {"OBS_PHASES=PREFILL=iter:get_rows*[threads>=128];DECODE=*", NULL},
+     "@gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {NULL}},
     {"ggml: a 4-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
      "@gen " GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4",
      "issue 22: a 1-token step is exactly a quarter of the 4-token prompt's first launch (new_prompt, before any "
      "decode step): every step a new generation",
-     0},
+     0, {NULL}},
     {"ggml: a 2-token prompt after an ordinary one", "Issue 22: prompts of 1-4 tokens", {NULL},
      "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*3",
      "issue 22: after decode steps new_prompt needs a copy-in (never seen: ggml syncs after it) or a first launch at "
      "least 4x the steps' (2 tokens is 2x): the short prompt reads as the next decode step",
-     0},
+     0, {NULL}},
     {"ggml: a prompt in chunks that each read their logits (-b 4)", "Issue 22: prompts in chunks that each read logits",
      {NULL}, "@gen " GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4",
      "issue 22: the first chunk's logits read sets gen_token_read, so prompt_continues says no; new_prompt's last "
      "branch (same first kernel, same size, a token read) makes each chunk, then each step, a new generation",
-     0},
+     0, {NULL}},
     {"ggml: a prompt in chunks of 32 + 2", "Issue 22: 32+2 chunks", {NULL},
      "@gen " GGML_EVAL("32") GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4",
      "issue 22: after the first chunk read its logits prompt_continues says no, and the 2-token chunk is under a "
      "quarter of the first (new_prompt says no): step_iterations makes it decode step 0, every step one late",
-     0},
+     0, {NULL}},
     {"ggml: 4 sequences decoded in parallel (-np 4)", "Issue 22: 4 parallel sequences per step", {NULL},
      "@gen " GGML_EVAL("8") "(@step " GGML_EVAL("4") ")*5",
      "issue 22: a step of 4 tokens is at least a quarter of the 8-token prompt's first launch (new_prompt, before "
      "any decode step): every step a new generation",
-     0},
+     0, {NULL}},
     {"a loop that copies nothing in before its prompt", "Issue 22: a loop that copies nothing before its prompt", {NULL},
      "@gen " HF_FORWARD4("16") "D2H:8 (@step " HF_FORWARD4("1") "D2H:8)*5",
      "issue 22: nothing copied, so shape (a) learns the prompt's layers as steps; the first token read (on_auto_copy, "
      "LEARNED) drops that as a warm-up, takes the prompt's labels off and restarts the logic: step 0 becomes "
      "generation 0's prompt, and new_prompt's last branch (same first kernel, a token read) makes every later step "
      "a new generation",
-     0},
+     0, {NULL}},
     {"Hugging Face: prompts of 16, 1, 4 and 2 tokens back to back", "Issue 22: prompts of 1-4 tokens (HF copies them in)",
      {NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("1") "(" HF_STEP ")*3 " HF_PROMPT("4") "(" HF_STEP ")*2 "
-     HF_PROMPT("2") "(" HF_STEP ")*2", NULL, 0},
+     HF_PROMPT("2") "(" HF_STEP ")*2", NULL, 0, {NULL}},
     {"Hugging Face: a batch of 4 sequences", "Issue 22: parallel sequences (one batch)", {NULL},
-     "@gen h2d:4*16*8 " HF_FORWARD("64") "D2H:32 (@step " HF_FORWARD("4") "D2H:32)*4", NULL, 0},
+     "@gen h2d:4*16*8 " HF_FORWARD("64") "D2H:32 (@step " HF_FORWARD("4") "D2H:32)*4", NULL, 0, {NULL}},
     {"serving loop: inputs copied in and a sync before every step", "Issue 22: loops that copy inputs in and sync",
      {NULL}, "@gen h2d:2k=- sync=- " HF_FORWARD("256") "d2h:8 sync (@step h2d:16=- sync=- " HF_FORWARD("1") "d2h:8=D sync=D)*4 "
-     "@gen h2d:1k sync " HF_FORWARD("128") "d2h:8 sync (@step h2d:16 sync " HF_FORWARD("1") "d2h:8 sync)*3", NULL, 0},
+     "@gen h2d:1k sync " HF_FORWARD("128") "d2h:8 sync (@step h2d:16 sync " HF_FORWARD("1") "d2h:8 sync)*3", NULL, 0, {NULL}},
 };
 #define CASE_COUNT (sizeof cases / sizeof cases[0])
 
@@ -582,6 +592,7 @@ struct case_result {
 
 static struct {
     const struct engine_case *c;
+    char log_path[512];
     struct call_list *calls;
     struct call_result *results;
     struct case_result *summary;
@@ -801,7 +812,10 @@ static void child_run(void)
 {
     size_t i;
     unsigned t = 0;
+    uint8_t levels[OBS_DEBUG_DOMAINS] = {0};
     obs_config_load(&obs_cfg, case_lookup);
+    levels[OBS_DBG_PHASES] = OBS_DEBUG_LEVEL_MAX;
+    obs_debug_setup(levels, run.log_path);
     for (i = 0; i < run.calls->n; i++) {
         const struct call *c = &run.calls->v[i];
         if (c->kind == K_THREAD)
@@ -850,6 +864,69 @@ static void without_gen(const char *label, char *out, size_t len)
         snprintf(out, len, "%c%s", label[0], dot != NULL ? dot : "");
 }
 
+/* The decision log (docs/phases.md, "Reading a decision log"): every line
+ * "obsshim[phases]: " then either "tid=T call=N <word> ..." with a word of
+ * the documented list, or a process-wide "set-up", "fallback" or "name"
+ * line; a because= has a value; a decision (new-generation, warm-up,
+ * prefill-continues, decode-starts, step) has gen= and because=. Each of
+ * the case's pieces is in some line. */
+static int check_log(const struct engine_case *c, const char *path, char *problem, size_t len)
+{
+    static const char prefix[] = "obsshim[phases]: ";
+    static const char *const words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts", "step",
+                                        "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration",
+                                        "copy-in", "token-read", "delimiter", "launch", "thread-state", "fallback"};
+    size_t size = 0, lines = 0, k;
+    char *text = test_read_file(path, &size), *line, *save = NULL;
+    int good = 1;
+    if (text == NULL) {
+        snprintf(problem, len, "%s not written", path);
+        return 0;
+    }
+    for (line = strtok_r(text, "\n", &save); line != NULL && good; line = strtok_r(NULL, "\n", &save)) {
+        const char *body = line + sizeof prefix - 1, *because = strstr(line, " because="), *word = NULL;
+        unsigned tid, call;
+        int at = 0;
+        lines++;
+        if (strncmp(line, prefix, sizeof prefix - 1) != 0) {
+            good = 0;
+        } else if (sscanf(body, "tid=%u call=%u %n", &tid, &call, &at) == 2 && at > 0) {
+            word = body + at;
+            good = 0;
+            for (k = 0; k < sizeof words / sizeof words[0]; k++)
+                if (strncmp(word, words[k], strlen(words[k])) == 0 &&
+                    (word[strlen(words[k])] == ' ' || word[strlen(words[k])] == '\0'))
+                    good = 1;
+            for (k = 0; good && k < 5; k++) /* a decision: gen= and because= */
+                if (strncmp(word, words[k], strlen(words[k])) == 0 && word[strlen(words[k])] == ' ' &&
+                    (strstr(word, " gen=") == NULL || because == NULL))
+                    good = 0;
+        } else if (strncmp(body, "set-up ", 7) != 0 && strncmp(body, "fallback ", 9) != 0 &&
+                   strncmp(body, "name id=", 8) != 0) {
+            good = 0;
+        }
+        if (good && because != NULL && (because[9] == ' ' || because[9] == '\0'))
+            good = 0;
+        if (!good)
+            snprintf(problem, len, "line %zu has not the documented shape: %.300s", lines, line);
+    }
+    free(text);
+    if (!good)
+        return 0;
+    text = test_read_file(path, &size);
+    for (k = 0; k < 4 && c->log[k] != NULL && good; k++)
+        if (strstr(text, c->log[k]) == NULL) {
+            snprintf(problem, len, "no line says '%s'", c->log[k]);
+            good = 0;
+        }
+    free(text);
+    if (good && lines == 0) {
+        snprintf(problem, len, "empty");
+        good = 0;
+    }
+    return good;
+}
+
 static unsigned cases_passing, cases_todo_failing, cases_todo_passing;
 
 static void check_case(const struct engine_case *c)
@@ -860,9 +937,9 @@ static void check_case(const struct engine_case *c)
     const char *dump = getenv("OBS_ENGINE_DUMP");
     size_t i, launches = 0, checked = 0, trace_ok = 0, live_checked = 0, live_ok = 0, shown = 0, live_shown = 0, relabelled = 0;
     size_t launch_range_ok = 0;
-    char first_live[200] = "";
+    char first_live[200] = "", log_problem[800] = "";
     pid_t pid;
-    int status, trace_all, live_all;
+    int status, trace_all, live_all, log_ok;
 
     parse_calls(c->calls, &calls, 0, c->name);
     apply_truth(&calls);
@@ -876,6 +953,7 @@ static void check_case(const struct engine_case *c)
     for (i = 0; i < 4 && c->env[i] != NULL; i++)
         run.env[i] = c->env[i];
     run.env[i] = NULL;
+    snprintf(run.log_path, sizeof run.log_path, "%s/case-%zu.log", test_tmpdir(), (size_t)(c - cases));
 
     fflush(stdout);
     pid = fork();
@@ -927,6 +1005,7 @@ static void check_case(const struct engine_case *c)
                      call_text(k, text, sizeof text), r->trace, r->live);
     }
     trace_all = checked > 0 && trace_ok == checked;
+    log_ok = check_log(c, run.log_path, log_problem, sizeof log_problem);
     live_all = live_ok == live_checked && summary->structure[0] == '\0' &&
                (!c->launch_ranges || launch_range_ok == launches);
     if (c->todo != NULL && trace_all) {
@@ -943,8 +1022,13 @@ static void check_case(const struct engine_case *c)
         diag("%s: %s", c->name, first_live);
     if (summary->structure[0] != '\0')
         diag("%s: %s", c->name, summary->structure);
-    ok(live_all, "%s: ranges nest; live equals the trace for the %zu calls not relabelled (%zu relabelled)%s", c->name,
-       live_checked, relabelled, c->launch_ranges ? "; a launch range per launch" : "");
+    if (log_problem[0] != '\0')
+        diag("%s: decision log: %s", c->name, log_problem);
+    ok(live_all && log_ok,
+       "%s: ranges nest; live equals the trace for the %zu calls not relabelled (%zu relabelled)%s; decision log "
+       "well formed%s",
+       c->name, live_checked, relabelled, c->launch_ranges ? "; a launch range per launch" : "",
+       c->log[0] != NULL ? ", names its signals" : "");
     munmap(results, calls.n * sizeof *results);
     munmap(summary, sizeof *summary);
     free(calls.v);

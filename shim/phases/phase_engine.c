@@ -24,6 +24,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,8 @@ static void build_api_table(void)
 #define CLASS_SIZED 0x10u      /* rules: the phase depends on the launch's size */
 #define CLASS_ITER 0x20u       /* rules: an `iter:glob` selector's glob matches the name */
 
+static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHER"}; /* by enum obs_phase_id */
+
 /* Automatic mode's KV_GATHER names: kernels whose base name says they read
  * or write the KV cache (gathers, cache writes such as vLLM's
  * reshape_and_cache, decode attention over a paged or blocked cache such
@@ -200,9 +203,21 @@ static void base_name_of(uint32_t id, char *out, size_t outlen)
 static uint8_t classify_slow(uint32_t id)
 {
     char base[256];
+    uint8_t cls;
     obs_call_note_slow();
     base_name_of(id, base, sizeof base);
-    return classify_name(base);
+    cls = classify_name(base);
+    /* which rule (or KV glob) a name matched: once per name id */
+    if (engine.set.mode == OBS_PHASES_RULES)
+        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s rule=%s%s%s%s", id, base,
+                      obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",
+                      phase_names[cls & CLASS_PHASE_MASK], cls & CLASS_STEP ? " OBS_STEP=yes" : "",
+                      cls & CLASS_SIZED ? " by-size=yes" : "", cls & CLASS_ITER ? " iter-selector=yes" : "");
+    else
+        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s kv-glob=%s", id, base,
+                      obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",
+                      cls & CLASS_KV_DEFAULT ? "yes" : "no");
+    return cls;
 }
 
 /* OBS_NVTX_LAUNCH=1: a range per launch, named after the kernel's base name. */
@@ -446,23 +461,39 @@ static void thread_gone(void *arg)
     munmap(p, sizeof *p);
 }
 
-static struct phase_thread *thread_state(void)
+/* A thread's first event: map its state. Out of line, so that the inlined
+ * fast path below stays a TLS load and a test. */
+static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(void)
 {
-    struct phase_thread *p = phase_tls;
-    if (obs_likely(p != NULL))
-        return p;
+    struct phase_thread *p;
     obs_call_note_slow();
     p = map_zeroed(sizeof *p);
-    if (p == NULL)
+    if (p == NULL) {
+        OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: this thread's calls get no phases",
+                      obs_thread_id(), obs_tls.call_counter);
         return NULL;
+    }
     p->logic.step = OBS_NO_STEP;
     if (engine.set.mode == OBS_PHASES_AUTO) {
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
+        if (p->automatic.history == NULL)
+            OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: no learning window, shape (b) only",
+                          obs_thread_id(), obs_tls.call_counter);
     }
+    OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u thread-state mode=%s", obs_thread_id(), obs_tls.call_counter,
+                  engine.set.mode == OBS_PHASES_RULES ? "rules" : "auto");
     phase_tls = p;
     pthread_setspecific(engine.thread_key, p);
     return p;
+}
+
+static inline struct phase_thread *thread_state(void)
+{
+    struct phase_thread *p = phase_tls;
+    if (obs_likely(p != NULL))
+        return p;
+    return thread_state_slow();
 }
 
 /* ---- records and live ranges ----------------------------------------------------------- */
@@ -548,6 +579,47 @@ static unsigned wanted(const struct logic *l, bool kv, bool steady_graph, struct
     return n;
 }
 
+/* ---- the decision log (OBS_DEBUG=phases:N, docs/phases.md "Reading a decision log") ---------- */
+
+/* Level 2: each decision with the signal that made it and the numbers it
+ * compared: "tid=T call=N <decision> gen=G [step=K] because=<signal> k=v ...".
+ * call is the thread's N-th recorded call (its N-th row in obs-report csv).
+ * Logged where the state changes, so a launch that changes nothing pays no
+ * test of the level. */
+#define LOG_DECISION(l, what, because, ...)                    \
+    do {                                                       \
+        if (obs_debug_on(OBS_DBG_PHASES, 2))                   \
+            log_decision((l), (what), (because), __VA_ARGS__); \
+    } while (0)
+
+static __attribute__((cold, format(printf, 4, 5))) void log_decision(const struct logic *l, const char *what,
+                                                                    const char *because, const char *fmt, ...)
+{
+    char extra[512], step[24] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(extra, sizeof extra, fmt, ap);
+    va_end(ap);
+    if (l->top == OBS_PHASE_DECODE && l->step != OBS_NO_STEP)
+        snprintf(step, sizeof step, " step=%u", l->step);
+    obs_debug_write(OBS_DBG_PHASES, "tid=%u call=%u %s gen=%u%s because=%s%s", obs_thread_id(), obs_tls.call_counter,
+                    what, l->gen, step, because, extra);
+}
+
+/* A launch's decision in rules mode or learned shape (a): out of line and
+ * not variadic, so that the launch path around it stays as it was. */
+static __attribute__((noinline, cold)) void log_launch_decision(const struct logic *l, const char *what,
+                                                                const char *because, uint32_t name)
+{
+    log_decision(l, what, because, " name=%u", name);
+}
+
+#define LOG_LAUNCH_DECISION(l, what, because, name)            \
+    do {                                                       \
+        if (obs_debug_on(OBS_DBG_PHASES, 2))                   \
+            log_launch_decision((l), (what), (because), (name)); \
+    } while (0)
+
 /* ---- the three ways a launch moves the logical state ------------------------------------ */
 
 static void new_generation(struct logic *l)
@@ -576,18 +648,26 @@ static bool step_rules_mode(struct logic *l, uint8_t cls, uint32_t name, bool gr
     if (graph)
         return l->top == OBS_PHASE_DECODE;
     if (phase == OBS_PHASE_PREFILL) {
-        if (l->top != OBS_PHASE_PREFILL)
+        if (l->top != OBS_PHASE_PREFILL) {
             new_generation(l);
+            LOG_LAUNCH_DECISION(l, "new-generation", "rule-PREFILL", name);
+        }
     } else if (phase == OBS_PHASE_DECODE || phase == OBS_PHASE_KV_GATHER || (cls & CLASS_STEP)) {
         if (l->top != OBS_PHASE_DECODE) {
             enter_decode(l, name);
+            LOG_LAUNCH_DECISION(l, "decode-starts", phase == OBS_PHASE_KV_GATHER ? "rule-KV_GATHER"
+                                                    : phase == OBS_PHASE_DECODE  ? "rule-DECODE"
+                                                                                 : "OBS_STEP",
+                                name);
         } else if (engine.set.have_step_rule) {
             if (cls & CLASS_STEP) {
                 l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
                 l->opener = name;
+                LOG_LAUNCH_DECISION(l, "step", "OBS_STEP", name);
             }
         } else if (new_segment || name == l->opener) {
             l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+            LOG_LAUNCH_DECISION(l, "step", new_segment ? "first-launch-after-delimiter" : "opener-kernel-again", name);
         }
     }
     return false;
@@ -627,6 +707,10 @@ static uint8_t rules_class(struct rules_state *r, uint8_t cls, const struct obs_
         r->iter_phase = rules->iter_mask == 0 ? OBS_PHASE_NONE
                         : obs_phase_rules_match_iteration(rules, cls & CLASS_ITER ? mask : 0,
                                                           graph ? NULL : &size, r->iter_after);
+        if (r->iter_phase != OBS_PHASE_NONE)
+            OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u iteration-selected phase=%s because=selector after=0x%x",
+                          obs_thread_id(), obs_tls.call_counter, phase_names[r->iter_phase & 3],
+                          (unsigned)r->iter_after);
     }
     if (r->iter_phase != OBS_PHASE_NONE)
         return (uint8_t)((cls & ~CLASS_PHASE_MASK) | r->iter_phase);
@@ -636,18 +720,23 @@ static uint8_t rules_class(struct rules_state *r, uint8_t cls, const struct obs_
 }
 
 /* Automatic mode, learned shape (a): roles from the repeating unit. */
-static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool graph)
+static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool graph, bool live)
 {
     if (graph)
         return l->top == OBS_PHASE_DECODE;
     if (role == ROLE_PREFIX) {
-        if (l->top != OBS_PHASE_PREFILL)
+        if (l->top != OBS_PHASE_PREFILL) {
             new_generation(l);
+            if (live)
+                LOG_LAUNCH_DECISION(l, "new-generation", "prefix-kernel", name);
+        }
     } else if (role == ROLE_OPENER) {
         if (l->top != OBS_PHASE_DECODE)
             enter_decode(l, name);
         else
             l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+        if (live)
+            LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "opener-kernel", name);
     }
     return false;
 }
@@ -658,19 +747,35 @@ static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool grap
  * launch 4x the size of the decode steps' first launch. Before any decode
  * step was seen (a prompt with no decode steps), a copy in of at least a
  * quarter of the last prompt's bytes. */
-static bool new_prompt(const struct token_loop *t, const struct iteration_start *s)
+enum prompt_signal {
+    PROMPT_NO = 0,
+    PROMPT_GRAPH_REPLAY_STOPPED,
+    PROMPT_COPY_IN_OVER_STEPS,
+    PROMPT_FIRST_LAUNCH_OVER_STEPS,
+    PROMPT_COPY_IN_LIKE_LAST_PROMPT,
+    PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
+};
+static const char *const prompt_signal_names[] = {"none", "graph-replay-stopped", "copy-in-over-4x-steps",
+                                                  "first-launch-4x-steps", "copy-in-quarter-of-last-prompt",
+                                                  "first-kernel-quarter-of-last-prompt"};
+
+static enum prompt_signal new_prompt(const struct token_loop *t, const struct iteration_start *s)
 {
     if (t->prev_graph_first && !s->graph)
-        return true;
+        return PROMPT_GRAPH_REPLAY_STOPPED;
     if (t->decode_seen) {
         if (s->htod > 0 && s->htod / PROMPT_RATIO >= t->decode_htod_max && s->htod > t->decode_htod_max)
-            return true;
-        return !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads;
+            return PROMPT_COPY_IN_OVER_STEPS;
+        return !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
+                   ? PROMPT_FIRST_LAUNCH_OVER_STEPS
+                   : PROMPT_NO;
     }
     if (t->prompt_htod > 0)
-        return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt_htod;
+        return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt_htod ? PROMPT_COPY_IN_LIKE_LAST_PROMPT : PROMPT_NO;
     return !s->graph && s->name == t->prompt_name && t->prompt_threads > 0 &&
-           s->threads * PROMPT_RATIO >= t->prompt_threads && s->threads > 0 && t->ever_token_read;
+                   s->threads * PROMPT_RATIO >= t->prompt_threads && s->threads > 0 && t->ever_token_read
+               ? PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
+               : PROMPT_NO;
 }
 
 /* Shape (b): an iteration after a prompt's iteration that read no token is
@@ -679,13 +784,18 @@ static bool new_prompt(const struct token_loop *t, const struct iteration_start 
  * like the prompt did and about as large, or the prompt's input arriving
  * after a warm-up that copied none (graph capture at start-up). A decode
  * step otherwise. */
-static bool prompt_continues(const struct token_loop *t, const struct iteration_start *s)
+enum chunk_signal { CHUNK_NO = 0, CHUNK_NO_TOKEN_READ_YET, CHUNK_LIKE_PROMPT_START };
+static const char *const chunk_signal_names[] = {"none", "no-token-read-yet", "first-kernel-over-quarter-of-prompt"};
+
+static enum chunk_signal prompt_continues(const struct token_loop *t, const struct iteration_start *s)
 {
     if (!t->copied || t->gen_token_read)
-        return false;
+        return CHUNK_NO;
     if (t->ever_token_read)
-        return true;
-    return !s->graph && s->name == t->prompt_name && s->threads * PROMPT_RATIO > t->prompt_threads;
+        return CHUNK_NO_TOKEN_READ_YET;
+    return !s->graph && s->name == t->prompt_name && s->threads * PROMPT_RATIO > t->prompt_threads
+               ? CHUNK_LIKE_PROMPT_START
+               : CHUNK_NO;
 }
 
 static void remember_prompt(struct token_loop *t, const struct iteration_start *s)
@@ -726,34 +836,147 @@ static void start_generation(struct logic *l, struct auto_state *a, const struct
     a->mark_gen_first = true;
 }
 
-static void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+static uint64_t launch_threads(const struct obs_rec_call *r)
+{
+    return (uint64_t)r->u.grid.x * r->u.grid.y * r->u.grid.z * r->block_x * r->block_y * r->block_z;
+}
+
+/* ---- the decision log, automatic mode's lines ------------------------------------------------ */
+
+/* Level 3: what an iteration's first launch brings, before the decision. */
+static __attribute__((cold)) void log_iteration(const struct phase_thread *p, const struct iteration_start *s)
+{
+    const struct token_loop *t = &p->automatic.loop;
+    obs_debug_write(OBS_DBG_PHASES,
+                    "tid=%u call=%u iteration name=%u threads=%llu htod=%llu graph=%d prev_graph=%d "
+                    "token_read_gen=%d token_read_ever=%d copied=%d decode_seen=%d steps_threads=%llu "
+                    "steps_htod_max=%llu prompt_name=%u prompt_threads=%llu prompt_htod=%llu top=%s",
+                    obs_thread_id(), obs_tls.call_counter, s->name, (unsigned long long)s->threads,
+                    (unsigned long long)s->htod, s->graph, t->graph_first, t->gen_token_read, t->ever_token_read,
+                    t->copied, t->decode_seen, (unsigned long long)t->decode_threads,
+                    (unsigned long long)t->decode_htod_max, t->prompt_name, (unsigned long long)t->prompt_threads,
+                    (unsigned long long)t->prompt_htod, phase_names[p->logic.top & 3]);
+}
+
+/* The numbers a new_prompt signal compared. */
+static __attribute__((cold)) void prompt_numbers(char *out, size_t len, enum prompt_signal why,
+                                                 const struct token_loop *t, const struct iteration_start *s)
+{
+    switch (why) {
+    case PROMPT_COPY_IN_OVER_STEPS:
+        snprintf(out, len, " htod=%llu steps_htod_max=%llu", (unsigned long long)s->htod,
+                 (unsigned long long)t->decode_htod_max);
+        break;
+    case PROMPT_FIRST_LAUNCH_OVER_STEPS:
+        snprintf(out, len, " threads=%llu steps_threads=%llu", (unsigned long long)s->threads,
+                 (unsigned long long)t->decode_threads);
+        break;
+    case PROMPT_COPY_IN_LIKE_LAST_PROMPT:
+        snprintf(out, len, " htod=%llu prompt_htod=%llu", (unsigned long long)s->htod,
+                 (unsigned long long)t->prompt_htod);
+        break;
+    case PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT:
+        snprintf(out, len, " name=%u threads=%llu prompt_threads=%llu token_read_ever=1", s->name,
+                 (unsigned long long)s->threads, (unsigned long long)t->prompt_threads);
+        break;
+    default:
+        snprintf(out, len, " graph=%d", s->graph);
+        break;
+    }
+}
+
+/* Level 1: shape (a) found. */
+static __attribute__((cold)) void log_learned(const struct phase_thread *p, uint32_t unit_start, uint32_t unit_len)
+{
+    const struct auto_state *a = &p->automatic;
+    char unit[400];
+    size_t used = 0;
+    uint32_t i;
+    unit[0] = '\0';
+    for (i = 0; i < unit_len && used < sizeof unit - 12; i++)
+        used += (size_t)snprintf(unit + used, sizeof unit - used, "%s%u", i ? "," : "",
+                                 a->history[unit_start + i].token);
+    obs_debug_write(OBS_DBG_PHASES,
+                    "tid=%u call=%u learned because=unit-repeated-%u-times unit=%s opener=%u window=%u "
+                    "relabelled_from_record=%llu gen=%u",
+                    obs_thread_id(), obs_tls.call_counter, UNIT_MIN_REPEATS, unit, a->history[unit_start].token,
+                    a->history_n, (unsigned long long)a->learn_first_index, p->logic.gen);
+}
+
+/* Level 4: every launch and the innermost range open after it (its label). */
+static __attribute__((noinline, cold)) void log_launch(const struct phase_thread *p, const struct obs_rec_call *rec,
+                                                       bool graph)
+{
+    char label[64] = "none";
+    if (p->depth > 0) {
+        const struct range *r = &p->open[p->depth - 1];
+        if (r->step != OBS_NO_STEP)
+            snprintf(label, sizeof label, "%s gen=%u step=%u", phase_names[r->phase & 3], r->gen, r->step);
+        else
+            snprintf(label, sizeof label, "%s gen=%u", phase_names[r->phase & 3], r->gen);
+    }
+    obs_debug_write(OBS_DBG_PHASES, "tid=%u call=%u launch name=%u threads=%llu graph=%d phase=%s", obs_thread_id(),
+                    obs_tls.call_counter, graph ? 0 : rec->name, graph ? 0ull : (unsigned long long)launch_threads(rec),
+                    graph, label);
+}
+
+static __attribute__((noinline)) void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
-    if (!l->started || (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns)) {
+    enum prompt_signal prompt;
+    enum chunk_signal chunk;
+    if (obs_debug_on(OBS_DBG_PHASES, 3))
+        log_iteration(p, s);
+    if (!l->started) {
         start_generation(l, a, s);
+        LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
+                     (unsigned long long)s->htod);
+    } else if (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns) {
+        start_generation(l, a, s);
+        LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
+                     (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
+                     (unsigned long long)(engine.set.gen_gap_ns / 1000000u));
     } else if (l->top == OBS_PHASE_PREFILL && !t->ever_token_read && !t->gen_token_read && s->htod > 0 &&
                t->prompt_htod == 0) {
         /* The thread's first prompt arrives after iterations that copied
          * nothing in and read nothing back: those were a warm-up (graphs
          * captured at start-up). Not a generation: their labels come off
          * in the trace, and the prompt takes the generation's number. */
+        uint64_t warm_up_from = a->gen_first_index;
         unlabel_since(a->gen_first_index);
         l->started = l->gen > 0;
         l->gen = l->gen > 0 ? l->gen - 1 : 0;
         start_generation(l, a, s);
-    } else if (l->top == OBS_PHASE_PREFILL && prompt_continues(t, s)) {
+        LOG_DECISION(l, "warm-up", "copy-in-after-iterations-with-no-copy",
+                     " htod=%llu unlabelled_from_record=%llu; this iteration is the prompt",
+                     (unsigned long long)s->htod, (unsigned long long)warm_up_from);
+    } else if (l->top == OBS_PHASE_PREFILL && (chunk = prompt_continues(t, s)) != CHUNK_NO) {
         /* the prompt's next chunk */
-    } else if ((l->top == OBS_PHASE_PREFILL || l->top == OBS_PHASE_DECODE) && new_prompt(t, s)) {
+        LOG_DECISION(l, "prefill-continues", chunk_signal_names[chunk], " threads=%llu prompt_threads=%llu",
+                     (unsigned long long)s->threads, (unsigned long long)t->prompt_threads);
+    } else if ((l->top == OBS_PHASE_PREFILL || l->top == OBS_PHASE_DECODE) &&
+               (prompt = new_prompt(t, s)) != PROMPT_NO) {
+        char numbers[192] = "";
+        if (obs_debug_on(OBS_DBG_PHASES, 2)) /* before start_generation replaces what it compared */
+            prompt_numbers(numbers, sizeof numbers, prompt, t, s);
         start_generation(l, a, s);
+        LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
     } else if (l->top == OBS_PHASE_PREFILL) {
         enter_decode(l, 0);
         remember_step(t, s);
+        LOG_DECISION(l, "decode-starts", "no-prompt-signal",
+                     " threads=%llu prompt_threads=%llu htod=%llu prompt_htod=%llu graph=%d token_read=%d",
+                     (unsigned long long)s->threads, (unsigned long long)t->prompt_threads,
+                     (unsigned long long)s->htod, (unsigned long long)t->prompt_htod, s->graph, t->gen_token_read);
     } else if (l->top == OBS_PHASE_DECODE) {
         l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
         remember_step(t, s);
+        LOG_DECISION(l, "step", "next-iteration", " threads=%llu htod=%llu graph=%d", (unsigned long long)s->threads,
+                     (unsigned long long)s->htod, s->graph);
     } else {
         start_generation(l, a, s);
+        LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
     }
 }
 
@@ -777,7 +1000,7 @@ static void relabel_history(struct phase_thread *p)
     for (i = 0; i < a->history_n; i++) {
         const struct history_entry *e = &a->history[i];
         bool graph = e->token == GRAPH_TOKEN;
-        bool steady_graph = step_learned(&l, graph ? ROLE_UNKNOWN : role_of(a, e->token), e->token, graph);
+        bool steady_graph = step_learned(&l, graph ? ROLE_UNKNOWN : role_of(a, e->token), e->token, graph, false);
         struct range want[4], label;
         unsigned n = wanted(&l, !graph && (class_of(e->token) & CLASS_KV_DEFAULT), steady_graph, want);
         if (e->index == UINT64_MAX)
@@ -814,6 +1037,8 @@ static void learn_unit(struct phase_thread *p, uint32_t unit_start, uint32_t uni
     if (a->roles == NULL) {
         a->learn = GAVE_UP;
         free_history(a);
+        OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u gave-up because=no-memory: shape (b) from here", obs_thread_id(),
+                      obs_tls.call_counter);
         return;
     }
     for (i = 0; i < unit_len; i++) {
@@ -829,6 +1054,8 @@ static void learn_unit(struct phase_thread *p, uint32_t unit_start, uint32_t uni
     relabel_history(p);
     a->learn_first_index = a->history_n > 0 ? a->history[0].index : UINT64_MAX;
     a->learn = LEARNED;
+    if (obs_debug_on(OBS_DBG_PHASES, 1))
+        log_learned(p, unit_start, unit_len);
     free_history(a);
 }
 
@@ -865,6 +1092,8 @@ static void learn_online(struct phase_thread *p)
     if (a->history_n >= HISTORY_CAP) {
         a->learn = GAVE_UP; /* shape (b), or nothing to learn: stay as we are */
         free_history(a);
+        OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u gave-up because=window-full launches=%u: shape (b) from here",
+                      obs_thread_id(), obs_tls.call_counter, HISTORY_CAP);
     }
 }
 
@@ -876,11 +1105,6 @@ static void segment_ends(struct auto_state *a)
 
 /* ---- events ---------------------------------------------------------------------------- */
 
-static uint64_t launch_threads(const struct obs_rec_call *r)
-{
-    return (uint64_t)r->u.grid.x * r->u.grid.y * r->u.grid.z * r->block_x * r->block_y * r->block_z;
-}
-
 /* Automatic mode: the launch moves the learned state, or at an iteration's
  * first launch the token loop's; while learning it also feeds the history. */
 static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec, bool graph,
@@ -889,7 +1113,7 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_
     struct auto_state *a = &p->automatic;
     bool steady_graph = false;
     if (a->learn == LEARNED) {
-        steady_graph = step_learned(&p->logic, role_of(a, name), name, graph);
+        steady_graph = step_learned(&p->logic, role_of(a, name), name, graph, true);
     } else if (new_segment) {
         struct iteration_start s = {graph ? 0 : launch_threads(rec), a->loop.htod, obs_now_ns(), name, graph};
         a->loop.prev_graph_first = a->loop.graph_first;
@@ -932,7 +1156,7 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
 /* A copy or memset that rules name: it takes its phase (its iteration's,
  * inside an iteration a selector chose) without opening a step. Any copy
  * or memset counts for `iter:after:` selectors. */
-static void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit)
+static __attribute__((noinline)) void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit)
 {
     struct rules_state *r = &p->rules;
     struct range want[4];
@@ -942,10 +1166,13 @@ static void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsign
         return;
     if (r->iter_open && r->iter_phase != OBS_PHASE_NONE) /* inside a selected iteration: its phase */
         phase = r->iter_phase;
-    if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL)
+    if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL) {
         new_generation(&p->logic);
-    else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE)
+        LOG_DECISION(&p->logic, "new-generation", "rule-names-this-copy-or-memset", " phase=PREFILL");
+    } else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE) {
         enter_decode(&p->logic, 0);
+        LOG_DECISION(&p->logic, "decode-starts", "rule-names-this-copy-or-memset", " phase=%s", phase_names[phase & 3]);
+    }
     p->after_delimiter = false;
     n = wanted(&p->logic, phase == OBS_PHASE_KV_GATHER, false, want);
     move_to(p, want, n);
@@ -954,7 +1181,7 @@ static void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsign
 /* Automatic mode: copies between host and device mark a host-fed loop
  * (no shape (a) for it), a copy in counts towards the next iteration's
  * input, a copy out is a token read. */
-static void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
+static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
@@ -965,10 +1192,15 @@ static void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
     } else {
         return;
     }
+    OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu htod=%llu", obs_thread_id(), obs_tls.call_counter,
+                  dir == OBS_DIR_HTOD ? "copy-in" : "token-read", (unsigned long long)bytes,
+                  (unsigned long long)t->htod);
     t->copied = true;
     if (a->learn == LEARNING) {
         a->learn = GAVE_UP;
         free_history(a);
+        OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u gave-up because=copy-%s: a token loop, shape (b) for good",
+                      obs_thread_id(), obs_tls.call_counter, dir == OBS_DIR_HTOD ? "in" : "out");
     } else if (a->learn == LEARNED) {
         /* What looked like steps was a warm-up (a model's layers captured
          * into a graph at start-up, before anything was copied): its labels
@@ -980,6 +1212,11 @@ static void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
         p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
         unlabel_since(a->learn_first_index);
         move_to(p, NULL, 0);
+        OBS_DEBUG_LOG(PHASES, 1,
+                      "tid=%u call=%u learned-dropped because=first-copy-%s unlabelled_from_record=%llu: a warm-up; "
+                      "generations start again from 0",
+                      obs_thread_id(), obs_tls.call_counter, dir == OBS_DIR_HTOD ? "in" : "out",
+                      (unsigned long long)a->learn_first_index);
     }
 }
 
@@ -996,6 +1233,8 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
     switch (ev) {
     case EV_LAUNCH:
         on_launch(p, &c->rec, false);
+        if (obs_debug_on(OBS_DBG_PHASES, 4))
+            log_launch(p, &c->rec, false);
         if (engine.set.launch_ranges && c->rec.name != 0) {
             obs_range_push(launch_handle(c->rec.name));
             p->launch_range_open = true;
@@ -1003,6 +1242,8 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
         break;
     case EV_GRAPH:
         on_launch(p, &c->rec, true);
+        if (obs_debug_on(OBS_DBG_PHASES, 4))
+            log_launch(p, &c->rec, true);
         break;
     case EV_COPY:
     case EV_COPY_SYNC:
@@ -1039,7 +1280,7 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
  * which the next launch tells. It stays open until then (one PREFILL range
  * per prompt in nsys, as in the trace); if it does not go on, its trace END
  * carries this delimiter's time. */
-static void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
+static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
 {
     uint64_t now = obs_now_ns();
     if (engine.set.mode == OBS_PHASES_AUTO) {
@@ -1050,6 +1291,9 @@ static void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
             move_to(p, NULL, 0);
         else
             p->held_end_t = now;
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s token_read=%d ranges=%s", obs_thread_id(),
+                      obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read", a->loop.iter_token_read,
+                      prompt_may_go_on ? "prefill-held-open" : "closed");
         if (a->loop.iter_token_read) {
             a->loop.gen_token_read = true;
             a->loop.ever_token_read = true;
@@ -1060,6 +1304,8 @@ static void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
             segment_ends(a);
     } else {
         move_to(p, NULL, 0);
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=closed", obs_thread_id(),
+                      obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
         p->rules.iter_open = false; /* a synchronous copy that delimits counts for the next iteration */
         p->rules.iter_after = ev == EV_COPY_SYNC ? (uint16_t)(1u << (dir % OBS_DIR_COUNT)) : 0;
     }
@@ -1131,6 +1377,7 @@ static void setup(void)
     build_api_table();
     set->gen_gap_ns = (uint64_t)obs_cfg.gen_gap_ms * 1000000u;
     if (obs_cfg.phases_off || pthread_key_create(&engine.thread_key, thread_gone) != 0) {
+        OBS_DEBUG_LOG(PHASES, 1, "set-up mode=off because=%s", obs_cfg.phases_off ? "OBS_PHASES=off" : "no-thread-key");
         atomic_store(&obs_phase_on, 2);
         return;
     }
@@ -1138,9 +1385,11 @@ static void setup(void)
     if (phases[0] != '\0' || step[0] != '\0') {
         if (obs_phase_rules_parse(phases, false, &set->rules, &err) != 0) {
             report_bad_rule("OBS_PHASES", phases, &err);
+            OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_PHASES column=%zu mode=auto", err.column);
         } else if (obs_phase_rules_parse(step, true, &set->step_rules, &err) != 0) {
             report_bad_rule("OBS_STEP", step, &err);
             set->rules.count = 0;
+            OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_STEP column=%zu mode=auto", err.column);
         } else if (set->rules.count > 0 || set->step_rules.count > 0) {
             set->mode = OBS_PHASES_RULES;
             set->have_step_rule = set->step_rules.count > 0;
@@ -1162,6 +1411,10 @@ static void setup(void)
         }
     }
     pthread_atfork(NULL, NULL, names_fork_child);
+    OBS_DEBUG_LOG(PHASES, 1, "set-up mode=%s patterns=%u step_patterns=%u gen_gap_ms=%u live_ranges=%s nvtx_launch=%d",
+                  set->mode == OBS_PHASES_RULES ? "rules" : "auto", set->rules.count, set->step_rules.count,
+                  obs_cfg.gen_gap_ms, set->ranges_on ? "on" : "off (no NVTX tool or roctx loaded)",
+                  set->launch_ranges);
     atomic_store(&obs_phase_on, 1);
 }
 
