@@ -222,6 +222,7 @@ static struct obs_gpu_thread *thread_setup(const struct obs_gpu_backend *be)
         atomic_store(&fam->unusable, 1);
         obs_log_warn_once(&fam->warned, "OBS_GPU_TIME=events: the %s lacks the event functions; "
                           "recording host times only", be->name);
+        OBS_DEBUG_LOG(GPUTIME, 1, "off for the %s: no event functions", be->name);
         return NULL;
     }
     pthread_once(&setup_once, process_setup);
@@ -240,6 +241,7 @@ static struct obs_gpu_thread *thread_setup(const struct obs_gpu_backend *be)
     registry = th;
     pthread_mutex_unlock(&registry_lock);
     gpu_tls[be->family] = th;
+    OBS_DEBUG_LOG(GPUTIME, 1, "on for thread %u through the %s", th->tid, be->name);
     return th;
 }
 
@@ -276,7 +278,11 @@ static bool reference_ready(const struct obs_gpu_backend *be, unsigned d, int pr
         atomic_store_explicit(&r->state, state, memory_order_release);
     }
     pthread_mutex_unlock(&ref_lock);
+    if (what == NULL)
+        OBS_DEBUG_LOG(GPUTIME, 1, "device %u: reference event at host %llu ns (+/- %llu ns); %s calls timed there", d,
+                      (unsigned long long)r->host_ns, (unsigned long long)r->error_ns, be->name);
     if (what != NULL) {
+        OBS_DEBUG_LOG(GPUTIME, 1, "off on device %u: %s failed (status %d)", d, what, st);
         obs_log_warn("OBS_GPU_TIME=events: %s for the reference event on device %u failed (%s status %d); "
                      "calls on that device get no GPU time", what, d, be->name, st);
         restore_last_error(be, be->every_call_sets_last_error ? 0 : prev_error);
@@ -425,8 +431,11 @@ static bool make_room(struct obs_gpu_thread *th, unsigned d, int prev_error)
     if (may_query)
         resolve_own(th, prev_error); /* HIP: the real call sets the last error anyway */
     if (atomic_load_explicit(&th->head, memory_order_relaxed) -
-            atomic_load_explicit(&th->tail, memory_order_acquire) >= OBS_GPU_RING)
+            atomic_load_explicit(&th->tail, memory_order_acquire) >= OBS_GPU_RING) {
+        OBS_DEBUG_LOG(GPUTIME, 3, "thread %u: %u pairs pending, none resolvable: this call is not timed", th->tid,
+                      OBS_GPU_RING);
         return false;
+    }
     while (p->count < 2 && p->created < OBS_GPU_POOL_CAP) {
         unsigned n;
         for (n = 0; n < OBS_GPU_BATCH && p->created < OBS_GPU_POOL_CAP; n++) {
@@ -440,6 +449,7 @@ static bool make_room(struct obs_gpu_thread *th, unsigned d, int prev_error)
             bump(&th->st.created, 1);
             p->events[p->count++] = ev;
         }
+        OBS_DEBUG_LOG(GPUTIME, 2, "thread %u device %u: event pool grown to %u events", th->tid, d, p->created);
     }
     return p->count >= 2;
 }
@@ -696,6 +706,9 @@ static void exit_handler(void)
     missing += atomic_load(&retired.failed);
     stats_add(&total, &retired);
     pthread_mutex_unlock(&registry_lock);
+    OBS_DEBUG_LOG(GPUTIME, 1, "exit: %llu pairs timed, %llu spans written, %llu missing",
+                  (unsigned long long)atomic_load(&total.timed), (unsigned long long)atomic_load(&total.spans),
+                  (unsigned long long)missing);
     write_meta(&total, missing);
     obs_tls.depth--;
     errno = saved_errno;

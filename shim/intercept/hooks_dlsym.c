@@ -317,7 +317,11 @@ static obs_CUresult finish_lookup(obs_CUresult status, const char *symbol, void 
 {
     if (status == OBS_CUDA_SUCCESS && pfn != NULL) {
         int saved_errno = errno;
+        void *found = *pfn;
         *pfn = wrap_proc_result(symbol, cudaVersion, flags, *pfn);
+        OBS_DEBUG_LOG(INTERCEPT, *pfn != found ? 2 : 3, "cuGetProcAddress %s version %d flags %llu: %s %p",
+                      symbol != NULL ? symbol : "(null)", cudaVersion, (unsigned long long)flags,
+                      *pfn != found ? "the hook handed out for" : "passed through", found);
         errno = saved_errno;
     }
     return status;
@@ -338,7 +342,12 @@ OBS_HIDDEN __attribute__((used)) void *obs_dlsym_hook(void *handle, const char *
     if (fn == NULL)
         return NULL; /* dlerror() stays the C library's */
     saved_errno = errno;
-    fn = wrap_dlsym_result(name, fn);
+    {
+        void *found = fn;
+        fn = wrap_dlsym_result(name, fn);
+        if (fn != found)
+            OBS_DEBUG_LOG(INTERCEPT, 2, "dlsym %s: the hook handed out for %p", name, found);
+    }
     errno = saved_errno;
     return fn;
 }

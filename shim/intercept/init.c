@@ -68,11 +68,13 @@ static void fork_parent(void)
  * under a new start time; the parent's buffered records stay the parent's. */
 static void fork_child(void)
 {
+    obs_debug_fork_child();
     obs_output_mark_start();
     obs_recorder_fork_child();
     obs_graph_execs_fork_child();
     obs_streams_fork_child();
     obs_kernel_names_fork_child();
+    OBS_DEBUG_LOG(INTERCEPT, 1, "fork: child pid %ld starts a trace of its own", (long)getpid());
 }
 
 /* ---- start-up ------------------------------------------------------------- */
@@ -92,6 +94,29 @@ static void prepare_output_pattern(void)
     obs_output_set_pattern(prepared);
 }
 
+/* OBS_DEBUG / OBS_DEBUG_FILE: the levels, and the file's name with %h and
+ * %q{} substituted now, as for OBS_OUTPUT (%p, %n: when it is created). */
+static void start_debug_log(void)
+{
+    char host[256], prepared[OBS_OUTPUT_MAX], levels[96];
+    prepared[0] = '\0';
+    if (obs_cfg.debug_file[0] != '\0') {
+        if (gethostname(host, sizeof host) != 0)
+            strcpy(host, "localhost");
+        host[sizeof host - 1] = '\0';
+        if (obs_output_pattern_prepare(obs_cfg.debug_file, host, env_lookup, prepared, sizeof prepared) != 0) {
+            obs_log_warn("OBS_DEBUG_FILE=%s: too long once expanded; debug lines go to stderr", obs_cfg.debug_file);
+            prepared[0] = '\0';
+        }
+    }
+    obs_debug_setup(obs_cfg.debug_levels, prepared);
+    obs_debug_spec_format(obs_cfg.debug_levels, levels, sizeof levels);
+    OBS_DEBUG_LOG(INTERCEPT, 1, "start-up: pid %ld, OBS_DEBUG=%s, OBS_ENABLE=%d, OBS_PHASES=%s, OBS_GPU_TIME=%s",
+                  (long)getpid(), levels, obs_cfg.enable,
+                  obs_cfg.phases_off ? "off" : obs_cfg.phases[0] != '\0' ? "rules" : "auto",
+                  obs_cfg.gpu_time == OBS_GPU_TIME_EVENTS ? "events" : "off");
+}
+
 static void init_body(void)
 {
     struct obs_tls *t = &obs_tls;
@@ -99,6 +124,7 @@ static void init_body(void)
 
     t->depth++; /* nothing below may record, whatever it calls */
     obs_config_load(&obs_cfg, env_lookup);
+    start_debug_log();
     if (obs_clock_init(obs_cfg.clock != OBS_CLOCK_WANT_MONOTONIC) != OBS_CLOCK_TSC &&
         obs_cfg.clock == OBS_CLOCK_WANT_TSC)
         obs_log_warn("OBS_CLOCK=tsc: the kernel does not keep time with the TSC here; using clock_gettime");
@@ -149,6 +175,7 @@ __attribute__((destructor)) static void obs_destructor(void)
 {
     int saved_errno = errno;
     obs_tls.depth++; /* post-processing makes no hooked call; guard anyway */
+    OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor flushes every thread and writes the files");
     if (obs_recorder_finish(false, "exit"))
         obs_output_postprocess();
     obs_tls.depth--;

@@ -141,6 +141,9 @@ uint32_t obs_graph_exec_instantiated(const void *exec, struct obs_graph_walk *w)
         if (id != 0 && obs_ptrmap_put(&obs_graph_exec_ids, (uintptr_t)exec, id) != 0)
             id = 0; /* the slot stays unused */
         pthread_mutex_unlock(&graph_lock);
+        OBS_DEBUG_LOG(RECORD, 2, "graph exec id=%u nodes=%llu kernels=%llu distinct=%zu%s", id,
+                      (unsigned long long)w->nodes, (unsigned long long)w->kernels, w->ndistinct,
+                      w->incomplete ? " (walk incomplete)" : "");
     }
     /* Records only while recording, outside any hooked call (the depth
      * guard keeps our appends from being re-entered). */

@@ -88,13 +88,18 @@ static void *lookup_symbol(const struct obs_real_table *t, unsigned index)
 
 static void resolve_table(struct obs_real_table *t)
 {
-    unsigned i;
-    for (i = 0; i < t->count; i++)
+    unsigned i, found = 0;
+    for (i = 0; i < t->count; i++) {
         if (atomic_load_explicit(&t->fns[i], memory_order_relaxed) == NULL) {
             void *fn = lookup_symbol(t, i);
             if (fn != NULL)
                 atomic_store_explicit(&t->fns[i], fn, memory_order_release);
         }
+        found += atomic_load_explicit(&t->fns[i], memory_order_relaxed) != NULL;
+        OBS_DEBUG_LOG(INTERCEPT, 3, "real %s %s: %p", t->library, symbol_of(t, i),
+                      atomic_load_explicit(&t->fns[i], memory_order_relaxed));
+    }
+    OBS_DEBUG_LOG(INTERCEPT, 1, "resolved the %s: %u of %u hooked entry points found", t->library, found, t->count);
 }
 
 static void resolve_every_table(void)
@@ -118,8 +123,11 @@ void *obs_real_resolve(struct obs_real_table *t, unsigned index)
     if (fn == NULL) {
         /* Loaded since? (dlopen after start-up.) Only missing symbols pay this. */
         fn = lookup_symbol(t, index);
-        if (fn != NULL)
+        if (fn != NULL) {
             atomic_store_explicit(&t->fns[index], fn, memory_order_release);
+            OBS_DEBUG_LOG(INTERCEPT, 1, "resolved %s %s late (loaded after start-up): %p", t->library,
+                          symbol_of(t, index), fn);
+        }
     }
     errno = saved_errno;
     return fn;
