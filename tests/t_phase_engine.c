@@ -122,7 +122,7 @@ static const struct engine_case cases[] = {
 
     /* ---- automatic mode, shape (b) ------------------------------------------------------------------ */
     {"token loop: the prompt, then one step per iteration", "Automatic (b): first iteration; next decode step",
-     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=first-iteration", "decode-starts gen=0 step=0 because=no-prompt-signal", "step gen=0 step=1 because=next-iteration", "gave-up because=copy-in"}},
+     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=first-iteration", "decode-starts gen=0 step=0 because=token-read", "step gen=0 step=1 because=token-read", "gave-up because=copy-in"}},
     {"idle gap over OBS_GEN_GAP_MS starts a generation", "Automatic (b): idle gap", {NULL},
      HF_PROMPT("16") "(" HF_STEP ")*3 +1500 @gen " HF_FORWARD("1") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"new-generation gen=1 because=idle-gap gap_ms=1500"}},
     {"idle gap under OBS_GEN_GAP_MS does not", "Automatic (b): idle gap (OBS_GEN_GAP_MS)",
@@ -143,25 +143,17 @@ static const struct engine_case cases[] = {
      {NULL}, HF_PROMPT("64") HF_PROMPT("32") HF_PROMPT("48") HF_PROMPT("64"), NULL, 0, {"new-generation gen=3 because=copy-in-quarter-of-last-prompt"}},
     {"chunked prefill: chunks end in a sync and read no token", "Automatic (b): PREFILL goes on until the token read",
      {NULL}, "@gen h2d:8k (" HF_FORWARD("256") "sync)*3 " HF_FORWARD("128") "D2H:8 (" HF_STEP ")*3 "
-     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prefill-continues gen=0 because=first-kernel-over-quarter-of-prompt", "prefill-continues gen=1 because=no-token-read-yet"}},
+     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prefill-continues gen=0 because=no-token-read-yet", "prefill-continues gen=1 because=no-token-read-yet"}},
     {"chunked prefill whose last chunk is a quarter of the first (first prompt)",
      "Automatic (b): the next chunk at no less than a quarter of the prompt's size",
-     {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3",
-     "docs/phases.md says a chunk at no less than a quarter of the first chunk's size goes on; prompt_continues "
-     "requires more than a quarter (threads * 4 > prompt_threads)",
-     0, {NULL}},
+     {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
     {"chunked prefill whose next chunk starts with another kernel (first prompt)",
-     "Limits (b): first chunked prompt ends its PREFILL early",
-     {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync rms:256*64 " HF_FORWARD("256") "D2H:8 (" HF_STEP ")*3",
-     "docs/phases.md Limits: in a thread that has read no token yet, a chunk must begin with the prompt's first kernel "
-     "(prompt_continues)", 0, {NULL}},
+     "Automatic (b): PREFILL goes on until the token read (a chunk that starts with another kernel)",
+     {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync rms:256*64 " HF_FORWARD("256") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
     {"a warm-up iteration before the first prompt loses its labels", "Automatic (b): warm-up", {NULL},
      "@none (embed:64 mlp:64)*2 sync " HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0, {"warm-up gen=0 because=copy-in-after-iterations-with-no-copy"}},
     {"two warm-up iterations before the first prompt", "Automatic (b): warm-up (several iterations)", {NULL},
-     "@none (embed:64 mlp:64 sync)*2 " HF_PROMPT("16") "(" HF_STEP ")*3",
-     "step_iterations' warm-up branch needs the thread still in PREFILL: the second warm-up iteration became decode "
-     "step 0, so the prompt's copy-in reads as a new prompt (generation 1) and the warm-up keeps its labels",
-     0, {NULL}},
+     "@none (embed:64 mlp:64 sync)*2 " HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0, {"warm-up gen=0 because=copy-in-after-iterations-with-no-copy"}},
     {"KV kernels: KV_GATHER inside a step, PREFILL inside the prompt", "Automatic (b): KV_GATHER globs", {NULL},
      "@gen h2d:128 embed:1k kv_gather:1k mlp:1k D2H:8 (@step embed:64 kv_gather:64 mlp:64 D2H:8)*3", NULL, 0, {NULL}},
     {"a graph launch in a step is that step's launch", "Automatic (b): next decode step (graph launch)", {NULL},
@@ -169,9 +161,8 @@ static const struct engine_case cases[] = {
     {"two threads, each its own generations", "Automatic: per thread", {NULL},
      "T0 " HF_PROMPT("16") "T1 " HF_PROMPT("32") "T0 " HF_STEP "T1 " HF_STEP HF_STEP "T0 " HF_STEP HF_PROMPT("8")
      "T1 " HF_STEP "T0 " HF_STEP, NULL, 0, {NULL}},
-    {"a step that reads back twice (token, then a stop flag)", "Limits (b): two reads, two steps", {NULL},
-     HF_PROMPT("16") "(@step " HF_FORWARD("1") "D2H:8 flag:1 D2H:4)*3",
-     "docs/phases.md Limits: each synchronous read ends an iteration, each iteration is a step", 0, {NULL}},
+    {"a step that reads back twice (token, then a stop flag)", "Automatic (b): work after the token read stays in its step (a stop flag read back)", {NULL},
+     HF_PROMPT("16") "(@step " HF_FORWARD("1") "D2H:8 flag:1 D2H:4)*3", NULL, 0, {"post-token-work gen=0 step=0 because=kernel-first-seen-after-token-read", "post-token-work gen=0 step=1 because=post-token-kernel"}},
     {"a new 1-token prompt at once, copying no more than a step", "Limits (b): a token-sized prompt that follows at once",
      {NULL}, "@gen h2d:128 " HF_FORWARD("16") "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*3 @gen h2d:8 " HF_FORWARD("1")
      "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*2",
@@ -266,50 +257,27 @@ static const struct engine_case cases[] = {
     {"ggml: an ordinary prompt", "Issue 22: loops that copy inputs in and sync before every step", {NULL},
      "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*6 @gen " GGML_EVAL("24") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {NULL}},
     {"ggml: a 1-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
-     "@gen " GGML_EVAL("1") "(@step " GGML_EVAL("1") ")*4",
-     "issue 22: ggml syncs after its input copy, so no copy-in is seen; before any decode step new_prompt's last "
-     "branch (same first kernel, at least a quarter of the prompt's size, a token read) calls every step a new prompt",
-     0, {NULL}},
+     "@gen " GGML_EVAL("1") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {"was-a-step gen=0 because=next-iteration-looks-the-same"}},
     {"ggml: a 2-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
-     "@gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4",
-     "issue 22: as for 1 token: a 1-token step is at least a quarter of the 2-token prompt's first launch "
-     "(new_prompt, before any decode step): every step a new generation",
-     0, {NULL}},
+     "@gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {"was-a-step gen=0 because=next-iteration-looks-the-same"}},
     {"ggml: a 2-token prompt, with a size selector", "Issue 22: what rules can say (docs/phases.md example)",
      {"OBS_PHASES=PREFILL=iter:get_rows*[threads>=128];DECODE=*", NULL},
      "@gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {NULL}},
     {"ggml: a 4-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
-     "@gen " GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4",
-     "issue 22: a 1-token step is exactly a quarter of the 4-token prompt's first launch (new_prompt, before any "
-     "decode step): every step a new generation",
-     0, {NULL}},
+     "@gen " GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {"was-a-step gen=0 because=next-iteration-looks-the-same"}},
     {"ggml: a 2-token prompt after an ordinary one", "Issue 22: prompts of 1-4 tokens", {NULL},
      "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*3",
      "issue 22: after decode steps new_prompt needs a copy-in (never seen: ggml syncs after it) or a first launch at "
      "least 4x the steps' (2 tokens is 2x): the short prompt reads as the next decode step",
      0, {NULL}},
     {"ggml: a prompt in chunks that each read their logits (-b 4)", "Issue 22: prompts in chunks that each read logits",
-     {NULL}, "@gen " GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4",
-     "issue 22: the first chunk's logits read sets gen_token_read, so prompt_continues says no; new_prompt's last "
-     "branch (same first kernel, same size, a token read) makes each chunk, then each step, a new generation",
-     0, {NULL}},
+     {NULL}, "@gen " GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {"was-a-step gen=0 because=next-iteration-looks-the-same", "prompt-chunks gen=0 because=steps-looked-like-the-prompt-then-a-smaller-one steps=3"}},
     {"ggml: a prompt in chunks of 32 + 2", "Issue 22: 32+2 chunks", {NULL},
-     "@gen " GGML_EVAL("32") GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4",
-     "issue 22: after the first chunk read its logits prompt_continues says no, and the 2-token chunk is under a "
-     "quarter of the first (new_prompt says no): step_iterations makes it decode step 0, every step one late",
-     0, {NULL}},
+     "@gen " GGML_EVAL("32") GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {"prompt-chunks gen=0 because=step0-larger-than-the-next steps=1"}},
     {"ggml: 4 sequences decoded in parallel (-np 4)", "Issue 22: 4 parallel sequences per step", {NULL},
-     "@gen " GGML_EVAL("8") "(@step " GGML_EVAL("4") ")*5",
-     "issue 22: a step of 4 tokens is at least a quarter of the 8-token prompt's first launch (new_prompt, before "
-     "any decode step): every step a new generation",
-     0, {NULL}},
+     "@gen " GGML_EVAL("8") "(@step " GGML_EVAL("4") ")*5", NULL, 0, {"was-a-step gen=0 because=next-iteration-looks-the-same"}},
     {"a loop that copies nothing in before its prompt", "Issue 22: a loop that copies nothing before its prompt", {NULL},
-     "@gen " HF_FORWARD4("16") "D2H:8 (@step " HF_FORWARD4("1") "D2H:8)*5",
-     "issue 22: nothing copied, so shape (a) learns the prompt's layers as steps; the first token read (on_auto_copy, "
-     "LEARNED) drops that as a warm-up, takes the prompt's labels off and restarts the logic: step 0 becomes "
-     "generation 0's prompt, and new_prompt's last branch (same first kernel, a token read) makes every later step "
-     "a new generation",
-     0, {NULL}},
+     "@gen " HF_FORWARD4("16") "D2H:8 (@step " HF_FORWARD4("1") "D2H:8)*5", NULL, 0, {"unit-noted", "gave-up because=copy-out"}},
     {"Hugging Face: prompts of 16, 1, 4 and 2 tokens back to back", "Issue 22: prompts of 1-4 tokens (HF copies them in)",
      {NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("1") "(" HF_STEP ")*3 " HF_PROMPT("4") "(" HF_STEP ")*2 "
      HF_PROMPT("2") "(" HF_STEP ")*2", NULL, 0, {NULL}},
@@ -874,8 +842,11 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
 {
     static const char prefix[] = "obsshim[phases]: ";
     static const char *const words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts", "step",
+                                        "step-continues", "post-token-work", "was-a-step", "prompt-chunks",
                                         "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration",
-                                        "copy-in", "token-read", "delimiter", "launch", "thread-state", "fallback"};
+                                        "copy-in", "token-read", "flag-read", "memset", "delimiter", "launch",
+                                        "thread-state", "fallback", "unit-noted"};
+    static const size_t decisions = 9; /* the first 9 words: each has gen= and because= */
     size_t size = 0, lines = 0, k;
     char *text = test_read_file(path, &size), *line, *save = NULL;
     int good = 1;
@@ -897,7 +868,7 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
                 if (strncmp(word, words[k], strlen(words[k])) == 0 &&
                     (word[strlen(words[k])] == ' ' || word[strlen(words[k])] == '\0'))
                     good = 1;
-            for (k = 0; good && k < 5; k++) /* a decision: gen= and because= */
+            for (k = 0; good && k < decisions; k++) /* a decision: gen= and because= */
                 if (strncmp(word, words[k], strlen(words[k])) == 0 && word[strlen(words[k])] == ' ' &&
                     (strstr(word, " gen=") == NULL || because == NULL))
                     good = 0;
