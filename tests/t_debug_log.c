@@ -320,10 +320,10 @@ static void test_decision_log(const char *dir)
 {
     static const char *const shape_words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts",
                                               "step", "step-continues", "post-token-work", "was-a-step",
-                                              "prompt-chunks", "learned", "gave-up", "learned-dropped",
+                                              "prompt-chunks", "step-opens-at-opener", "not-a-step", "learned", "gave-up", "learned-dropped",
                                               "iteration-selected", "iteration", "copy-in", "token-read", "flag-read",
                                               "memset", "delimiter", "launch", "thread-state", "fallback",
-                                              "unit-noted"};
+                                              "unit-noted", "opener-learned"};
     const char *argv[] = {shim_build_path("tests/apps/llm_replay"), "--threads", "2",
                           test_path(test_srcdir(), "tests/scenarios/chunked_prefill.scn"), NULL};
     const char *env[] = {env_var("OBS_OUTPUT", "%s/scn", dir), "OBS_DEBUG=phases:2",

@@ -146,8 +146,19 @@ static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHE
  * or write the KV cache (gathers, cache writes such as vLLM's
  * reshape_and_cache, decode attention over a paged or blocked cache such
  * as vLLM's paged_attention and TensorRT-LLM's masked_multihead_attention). */
-static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*kv*", "*KV*", "*Kv*", "*cache*", "*Cache*",
+static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*cache*", "*Cache*",
                                        "*paged_attention*", "*PagedAttention*", "*multihead_attention*"};
+
+/* "kv" in any case, other than as the end of "qkv" (a fused query-key-value
+ * projection, a GEMM that does not touch the cache). */
+static bool kv_in_name(const char *name)
+{
+    const char *p;
+    for (p = name; p[0] != '\0' && p[1] != '\0'; p++)
+        if ((p[0] == 'k' || p[0] == 'K') && (p[1] == 'v' || p[1] == 'V') && !(p > name && (p[-1] == 'q' || p[-1] == 'Q')))
+            return true;
+    return false;
+}
 
 static uint8_t classify_name(const char *name)
 {
@@ -169,6 +180,8 @@ static uint8_t classify_name(const char *name)
                 cls |= CLASS_KV_DEFAULT;
                 break;
             }
+        if (kv_in_name(name))
+            cls |= CLASS_KV_DEFAULT;
     }
     return cls;
 }
@@ -360,6 +373,7 @@ enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 #define MARK_GEN 1u    /* a generation */
 #define MARK_STEP0 2u  /* its decode step 0 */
 #define MARK_THREAD 4u /* the thread's generation 0 */
+#define MARK_ITER 8u   /* an iteration whose step waits for its opener kernel */
 
 #define GRAPH_TOKEN UINT32_MAX
 #define HISTORY_CAP 16384u
@@ -442,6 +456,11 @@ struct token_loop {
     uint64_t last_read_bytes;
     uint32_t post[POST_NAMES];        /* kernels learned as post-token work */
     unsigned post_n;
+    /* the kernel the thread's decode steps open with (two steps in a row
+     * opened with it), and a step waiting for it inside its first iteration */
+    uint32_t opener, opener_candidate;
+    bool opener_known, opener_wait;
+    struct iteration_start wait_start;
     /* the generation before, while the current one may still rejoin it (was_a_step) */
     struct iteration_look prev_prompt;
     uint8_t prev_origin;
@@ -463,6 +482,7 @@ struct auto_state {
     uint64_t step0_index;       /* record index of the current generation's step 0 */
     uint64_t prev_gen_first_index;
     uint64_t thread_first_index; /* record index of the first launch of the thread's generation 0 */
+    uint64_t iter_index;         /* record index of the first launch of an iteration waiting for its opener */
     uint8_t marks;              /* MARK_*: what the next stored launch begins, for its record index */
     bool had_delimiter;         /* the thread has ended an iteration */
     uint32_t found_start, found_len; /* LEARNING: a unit found before the first delimiter, not taken yet */
@@ -1078,7 +1098,7 @@ static enum chunk_signal chunks_not_steps(const struct token_loop *t, const stru
     return CHUNK_NO;
 }
 
-static void open_step(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+static void open_step_now(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
@@ -1106,7 +1126,7 @@ static void open_step(struct logic *l, struct phase_thread *p, const struct iter
         t->steps_alike = true;
         a->step0_index = UINT64_MAX;
         a->marks |= MARK_STEP0;
-        LOG_DECISION(l, "decode-starts", "token-read",
+        LOG_DECISION(l, "decode-starts", because,
                      " threads=%llu prompt_threads=%llu htod=%llu prompt_htod=%llu graph=%d read_bytes=%llu",
                      (unsigned long long)s->threads, (unsigned long long)t->prompt.threads,
                      (unsigned long long)s->htod, (unsigned long long)t->prompt.htod, s->graph,
@@ -1115,12 +1135,81 @@ static void open_step(struct logic *l, struct phase_thread *p, const struct iter
         l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
         t->steps_like_prompt = t->steps_like_prompt && same_look(&t->prompt, &look);
         t->steps_alike = t->steps_alike && same_look(&t->step0, &look);
-        LOG_DECISION(l, "step", "token-read", " threads=%llu htod=%llu graph=%d read_bytes=%llu",
+        LOG_DECISION(l, "step", because, " threads=%llu htod=%llu graph=%d read_bytes=%llu",
                      (unsigned long long)s->threads, (unsigned long long)s->htod, s->graph,
                      (unsigned long long)t->last_read_bytes);
     }
     t->gen_steps++;
     remember_step(t, &look);
+}
+
+/* Learn the kernel steps open with: the first launch of a step that
+ * opened at its iteration's first launch, twice in a row the same. */
+static void learn_opener(struct token_loop *t, const struct iteration_start *s)
+{
+    if (s->graph || t->opener_known || !t->ever_token_read)
+        return;
+    if (s->name != t->opener_candidate) {
+        t->opener_candidate = s->name;
+        return;
+    }
+    t->opener = s->name;
+    t->opener_known = true;
+    OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u opener-learned name=%u because=two-steps-in-a-row-opened-with-it",
+                  obs_thread_id(), obs_tls.call_counter, s->name);
+}
+
+/* Shape (b): the next step opens in this iteration. Where the thread's
+ * steps open with a known kernel and this iteration begins with another
+ * (Hugging Face's next inputs prepared by kernels before the next forward,
+ * with a padded batch), the step opens at that kernel's launch; the
+ * launches before it stay in the phase they are in (the framework's step
+ * ends where its next forward begins). */
+static void open_step(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    struct token_loop *t = &p->automatic.loop;
+    if (!s->graph && t->ever_token_read && t->opener_known && s->name != t->opener) {
+        t->token_pending = false;
+        t->opener_wait = true;
+        t->wait_start = *s;
+        p->automatic.marks |= MARK_ITER;
+        LOG_DECISION(l, "step-opens-at-opener", "learned-opener-kernel", " name=%u opener=%u", s->name, t->opener);
+        return;
+    }
+    open_step_now(l, p, s, "token-read");
+    learn_opener(t, s);
+}
+
+/* Launches of an iteration waiting for the step's opener kernel. */
+static __attribute__((noinline)) void await_opener(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec)
+{
+    struct token_loop *t = &p->automatic.loop;
+    struct iteration_start s = t->wait_start;
+    if (name != t->opener)
+        return;
+    t->opener_wait = false;
+    s.name = name;
+    s.threads = launch_threads(rec);
+    s.htod = 0;
+    s.memset = false;
+    open_step_now(&p->logic, p, &s, "opener-kernel");
+}
+
+/* The iteration ended without the opener: it was no step (Hugging Face's
+ * output copied out after generate() returned). Its labels come off in the
+ * trace (live it carried the step it followed); the thread's steps no
+ * longer have a known opener, and the next iteration may still open one. */
+static void opener_missed(struct phase_thread *p)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    t->opener_wait = false;
+    t->opener_known = false;
+    t->opener_candidate = 0;
+    t->token_pending = true;
+    unlabel_since(a->iter_index);
+    LOG_DECISION(&p->logic, "not-a-step", "opener-kernel-missing", " opener=%u unlabelled_from_record=%llu",
+                 t->opener, (unsigned long long)a->iter_index);
 }
 
 /* Shape (b): the generation that began at the last token read looks like
@@ -1383,6 +1472,8 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_
         t->prev_graph_first = t->graph_first;
         t->graph_first = graph;
         step_iterations(&p->logic, p, &s);
+    } else if (obs_unlikely(t->opener_wait) && !graph) {
+        await_opener(p, name, rec);
     }
     if (t->window_dirty)
         forget_window(t);
@@ -1569,6 +1660,8 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
             a->step0_index = index;
         if (a->marks & MARK_THREAD)
             a->thread_first_index = index;
+        if (a->marks & MARK_ITER)
+            a->iter_index = index;
         a->marks = 0;
     }
 }
@@ -1588,6 +1681,8 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         struct auto_state *a = &p->automatic;
         struct token_loop *t = &a->loop;
         bool token = t->iter_token_bytes > 0, close;
+        if (t->opener_wait)
+            opener_missed(p);
         if (a->learn == LEARNING && a->found_len != 0)
             learn_unit(p, a->found_start, a->found_len); /* noted in this first iteration, no copy in it */
         close = token || a->learn == LEARNED;
