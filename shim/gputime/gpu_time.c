@@ -357,7 +357,7 @@ static unsigned resolve_locked(struct obs_gpu_thread *th, bool own, uint64_t dea
         int st = be->event_query(p->end);
 
         if (st == be->not_ready) {
-            struct timespec pause = {0, OBS_GPU_POLL_NS};
+            struct timespec pause = {.tv_sec = 0, .tv_nsec = OBS_GPU_POLL_NS};
             not_ok++;
             if (deadline == 0 || obs_now_ns() >= deadline)
                 break;
@@ -393,18 +393,19 @@ static unsigned resolve_locked(struct obs_gpu_thread *th, bool own, uint64_t dea
 static void resolve_own(struct obs_gpu_thread *th, int target)
 {
     uint64_t t0 = obs_now_ns();
-    bool in_call = obs_tls.depth != 0; /* then the call's own cost sample covers this */
+    bool in_call = obs_guard_held(); /* then the call's own cost sample covers this */
+    struct obs_guard guard;
     unsigned not_ok;
 
     if (atomic_load_explicit(&th->tail, memory_order_relaxed) ==
             atomic_load_explicit(&th->head, memory_order_relaxed) ||
         pthread_mutex_trylock(&th->resolve_lock) != 0)
         return;
-    obs_tls.depth++; /* nothing we call may be recorded */
+    obs_guard_enter(&guard); /* nothing we call may be recorded */
     not_ok = resolve_locked(th, true, 0);
     if (not_ok != 0)
         restore_last_error(th->be, target);
-    obs_tls.depth--;
+    obs_guard_leave(&guard);
     pthread_mutex_unlock(&th->resolve_lock);
     if (!in_call)
         obs_recorder_add_shim_ns(obs_now_ns() - t0);
@@ -540,8 +541,9 @@ static void queue_pair(struct obs_gpu_call *g, const struct obs_hooked_call *cal
 
 void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t status)
 {
-    int real_errno = errno;
-    uint64_t t_end = obs_now_ns();
+    uint64_t t_end;
+    obs_guard_keep_errno(&call->guard); /* the real call's, for the app */
+    t_end = obs_now_ns();
     struct obs_gpu_thread *th = g->th;
     const struct obs_gpu_backend *be = g->be;
 
@@ -560,8 +562,8 @@ void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t
             th = NULL;
         }
     }
-    errno = real_errno;
-    obs_call_finish_at(call, status, t_end);
+    obs_guard_restore_errno(&call->guard);
+    obs_call_finish_at(call, status, t_end); /* leaves the call's guard */
     if (th != NULL) {
         queue_pair(g, call);
     } else if (g->kind == OBS_KIND_SYNC && status == 0 && (th = gpu_tls[be->family]) != NULL) {
@@ -571,7 +573,7 @@ void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t
         if (prev == 0)
             resolve_own(th, 0);
     }
-    errno = real_errno;
+    obs_guard_restore_errno(&call->guard);
 }
 
 /* ---- thread and process exit ------------------------------------------------------------ */
@@ -618,13 +620,14 @@ static void thread_free_locked(struct obs_gpu_thread *th)
 
 void obs_gpu_thread_exit(void)
 {
+    struct obs_guard guard;
     unsigned f;
     for (f = 0; f < OBS_GPU_FAMILIES; f++) {
         struct obs_gpu_thread *th = gpu_tls[f];
         if (th == NULL)
             continue;
         gpu_tls[f] = NULL;
-        obs_tls.depth++;
+        obs_guard_enter(&guard);
         pthread_mutex_lock(&registry_lock);
         pthread_mutex_lock(&th->resolve_lock);
         resolve_locked(th, true, 0); /* the thread's last error no longer matters */
@@ -635,7 +638,7 @@ void obs_gpu_thread_exit(void)
             pthread_mutex_unlock(&th->resolve_lock);
         }
         pthread_mutex_unlock(&registry_lock);
-        obs_tls.depth--;
+        obs_guard_leave(&guard);
     }
 }
 
@@ -675,16 +678,16 @@ static void write_meta(const struct obs_gpu_stats *s, uint64_t missing)
  * still running; what does not complete is counted missing. */
 static void exit_handler(void)
 {
-    int saved_errno = errno;
     uint64_t deadline = obs_now_ns() + OBS_GPU_EXIT_WAIT_NS, missing = 0;
     struct obs_gpu_stats total;
     struct obs_gpu_thread *th;
+    struct obs_guard guard;
     int prev[OBS_GPU_FAMILIES];
     unsigned f;
 
     if (atomic_load(&obs_state) != OBS_STATE_RECORDING)
         return;
-    obs_tls.depth++;
+    obs_guard_enter(&guard);
     atomic_store(&closed, true);
     memset(&total, 0, sizeof total);
     for (f = 0; f < OBS_GPU_FAMILIES; f++)
@@ -710,6 +713,5 @@ static void exit_handler(void)
                   (unsigned long long)atomic_load(&total.timed), (unsigned long long)atomic_load(&total.spans),
                   (unsigned long long)missing);
     write_meta(&total, missing);
-    obs_tls.depth--;
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }

@@ -357,12 +357,13 @@ static int rebind_object(struct dl_phdr_info *info, size_t size, void *self_base
 
 void obs_deepbind_rebind(void)
 {
-    int saved_errno = errno;
+    struct obs_guard guard;
     struct load_counts now;
     Dl_info self;
 
     if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_DISABLED)
         return;
+    obs_guard_enter(&guard);
     now = load_counts();
     pthread_mutex_lock(&rebind_lock);
     if ((now.adds != last_counts.adds || now.subs != last_counts.subs) &&
@@ -377,7 +378,7 @@ void obs_deepbind_rebind(void)
         dl_iterate_phdr(rebind_object, self.dli_fbase);
     }
     pthread_mutex_unlock(&rebind_lock);
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 #else

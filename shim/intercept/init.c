@@ -119,10 +119,9 @@ static void start_debug_log(void)
 
 static void init_body(void)
 {
-    struct obs_tls *t = &obs_tls;
-    int saved_errno = errno;
+    struct obs_guard guard;
 
-    t->depth++; /* nothing below may record, whatever it calls */
+    obs_guard_enter(&guard); /* nothing below may record, whatever it calls */
     obs_config_load(&obs_cfg, env_lookup);
     start_debug_log();
     if (obs_clock_init(obs_cfg.clock != OBS_CLOCK_WANT_MONOTONIC) != OBS_CLOCK_TSC &&
@@ -140,8 +139,7 @@ static void init_body(void)
     if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
         obs_log_warn("pthread_atfork failed; forked children are not recorded");
     atomic_store(&obs_state, obs_cfg.enable ? OBS_STATE_RECORDING : OBS_STATE_DISABLED);
-    t->depth--;
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 void obs_init(void)
@@ -154,13 +152,13 @@ void obs_init(void)
  * library and ask again. errno stays the app's. */
 bool obs_hook_begin_slow(struct obs_hooked_call *c)
 {
-    int saved_errno;
+    struct obs_guard guard;
 
-    if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_UNINIT || obs_tls.depth != 0)
+    if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_UNINIT || obs_guard_held())
         return false;
-    saved_errno = errno;
+    obs_guard_enter(&guard);
     obs_init();
-    errno = saved_errno;
+    obs_guard_leave(&guard);
     return obs_call_begin(c);
 }
 
@@ -173,13 +171,12 @@ __attribute__((constructor)) static void obs_constructor(void)
 
 __attribute__((destructor)) static void obs_destructor(void)
 {
-    int saved_errno = errno;
-    obs_tls.depth++; /* post-processing makes no hooked call; guard anyway */
+    struct obs_guard guard;
+    obs_guard_enter(&guard); /* post-processing makes no hooked call; guard anyway */
     OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor flushes every thread and writes the files");
     if (obs_recorder_finish(false, "exit"))
         obs_output_postprocess();
-    obs_tls.depth--;
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 /* The signals whose default action ends the process: asked to stop
@@ -198,9 +195,10 @@ static const struct {
 
 static void on_fatal_signal(int sig)
 {
-    int saved_errno = errno;
+    struct obs_guard guard;
     const char *name = "signal";
     size_t i;
+    obs_guard_enter(&guard);
     for (i = 0; i < FATAL_SIGNAL_COUNT; i++)
         if (fatal_signals[i].sig == sig)
             name = fatal_signals[i].name;
@@ -210,7 +208,7 @@ static void on_fatal_signal(int sig)
      * we run, so it is delivered (and kills us) when we return. A fault
      * (SEGV, BUS, FPE, ILL) would also recur at the faulting instruction. */
     raise(sig);
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 void obs_signals_install(void)
@@ -237,10 +235,11 @@ void obs_signals_install(void)
  * nothing (no file of its own). */
 static void finish_before_exit(const char *how)
 {
-    int saved_errno = errno;
+    struct obs_guard guard;
+    obs_guard_enter(&guard);
     if (obs_output_open_here() && obs_recorder_finish(true, how))
         obs_output_report_ending(how);
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 static __attribute__((noreturn)) void exit_now(exit_fn real, int status)

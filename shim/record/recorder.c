@@ -58,7 +58,7 @@ bool obs_call_begin_slow(struct obs_hooked_call *c)
 {
     struct obs_tls *t = &obs_tls;
 
-    if (t->depth != 0)
+    if (obs_guard_held())
         return false; /* nested inside another hooked call: its caller records */
     if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING)
         return false;
@@ -296,12 +296,12 @@ static void thread_detach(void *arg)
     if (hook != NULL)
         hook(); /* GPU time: its GPU_SPAN records go into b, written below */
     obs_out_lock_acquire(&obs_out.lock, b->tid);
-    if (t->depth != 0) {
+    if (obs_guard_held()) {
         /* The thread ends inside a recorded call (cancelled in it, or
          * pthread_exit from a callback): made, never returned, not stored. */
         uint64_t now = obs_now_ns();
         count_lost(b, OBS_LOST_UNFINISHED, 1, now, now);
-        t->depth = 0;
+        obs_guard_drop();
     }
     flush_locked(b, true, false);
     registry_remove_locked(b);

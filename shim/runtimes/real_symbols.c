@@ -21,7 +21,13 @@ static _Atomic(void *) cuda_fns[OBS_REAL_CUDA_COUNT];
 static atomic_int cuda_warned[OBS_REAL_CUDA_COUNT];
 
 OBS_HIDDEN struct obs_real_table obs_real_cuda = {
-    "CUDA runtime", cuda_sonames, cuda_names, cuda_fns, cuda_warned, OBS_REAL_CUDA_COUNT, NULL,
+    .library = "CUDA runtime",
+    .sonames = cuda_sonames,
+    .names = cuda_names,
+    .fns = cuda_fns,
+    .warned = cuda_warned,
+    .count = OBS_REAL_CUDA_COUNT,
+    .symbols = NULL,
 };
 
 static const char *const hip_sonames[] = {"libamdhip64.so.5", "libamdhip64.so.6", NULL};
@@ -39,7 +45,13 @@ static _Atomic(void *) hip_fns[OBS_REAL_HIP_COUNT];
 static atomic_int hip_warned[OBS_REAL_HIP_COUNT];
 
 OBS_HIDDEN struct obs_real_table obs_real_hip = {
-    "HIP runtime", hip_sonames, hip_names, hip_fns, hip_warned, OBS_REAL_HIP_COUNT, hip_symbols,
+    .library = "HIP runtime",
+    .sonames = hip_sonames,
+    .names = hip_names,
+    .fns = hip_fns,
+    .warned = hip_warned,
+    .count = OBS_REAL_HIP_COUNT,
+    .symbols = hip_symbols,
 };
 
 static const char *const cudrv_sonames[] = {"libcuda.so.1", NULL};
@@ -52,7 +64,13 @@ static _Atomic(void *) cudrv_fns[OBS_REAL_CUDRV_COUNT];
 static atomic_int cudrv_warned[OBS_REAL_CUDRV_COUNT];
 
 OBS_HIDDEN struct obs_real_table obs_real_cudrv = {
-    "CUDA driver", cudrv_sonames, cudrv_names, cudrv_fns, cudrv_warned, OBS_REAL_CUDRV_COUNT, NULL,
+    .library = "CUDA driver",
+    .sonames = cudrv_sonames,
+    .names = cudrv_names,
+    .fns = cudrv_fns,
+    .warned = cudrv_warned,
+    .count = OBS_REAL_CUDRV_COUNT,
+    .symbols = NULL,
 };
 
 /* Every table, for the one-time resolver. */
