@@ -331,21 +331,24 @@ static const struct obs_call *last_until(const struct thread_calls *tc, unsigned
 }
 
 /* A generation's TTFT and tokens/s as docs/phases-report.md defines them
- * on the host time base, computed from the trace's own times of the calls
- * the truth names: TTFT from the begin of the prefill's first launch to
- * the end of step 0's token read; tokens/s over the steps after step 0,
- * from the end of step 0's read to the end of the last step's. */
+ * (first token "prefill": the prompt's own), on the host time base,
+ * computed from the trace's own times of the calls the truth names: TTFT
+ * from the begin of the prompt's first call (its ids' copy; in a thread's
+ * first generation, whose input copies the engine cannot tell from set-up
+ * copies, the prefill's first launch) to the end of the prefill's token
+ * read; tokens/s = steps / (end of the last step's read - end of the
+ * prefill's read): a token per step, one sequence. */
 static void expected_numbers(const struct pc_timing *g, const struct thread_calls *tc, struct gen_numbers *want)
 {
-    const struct obs_call *first = first_from(tc, g->mark_prefill);
-    const struct obs_call *read0 = last_until(tc, g->mark_step0_read);
+    const struct obs_call *first = first_from(tc, g->gen == 0 ? g->mark_prefill : g->mark_prompt);
+    const struct obs_call *read = last_until(tc, g->mark_prefill_read);
     const struct obs_call *last = last_until(tc, g->mark_last_read);
     want->ttft_ms = NAN;
     want->tps = NAN;
-    if (first != NULL && read0 != NULL && read0->host_end > first->host_begin)
-        want->ttft_ms = (double)(read0->host_end - first->host_begin) / 1e6;
-    if (g->steps >= 2 && read0 != NULL && last != NULL && last->host_end > read0->host_end)
-        want->tps = (double)(g->steps - 1) * 1e9 / (double)(last->host_end - read0->host_end);
+    if (first != NULL && read != NULL && read->host_end > first->host_begin)
+        want->ttft_ms = (double)(read->host_end - first->host_begin) / 1e6;
+    if (g->steps >= 1 && read != NULL && last != NULL && last->host_end > read->host_end)
+        want->tps = (double)g->steps * 1e9 / (double)(last->host_end - read->host_end);
 }
 
 /* Equal up to the report's rounding: TTFT printed in ms with 6 decimals
@@ -382,7 +385,7 @@ static int check_timing(const char *name, unsigned threads, const struct pc_run 
         want[i].gen = own[i].gen = g->gen;
         expected_numbers(g, thread_of(by, t->nthreads, g->tid, threads), &want[i]);
         own[i].ttft_ms = g->ttft_ns >= 0 ? (double)g->ttft_ns / 1e6 : NAN;
-        own[i].tps = g->steady_ns > 0 && g->steps >= 2 ? (double)(g->steps - 1) * 1e9 / (double)g->steady_ns : NAN;
+        own[i].tps = g->steady_ns > 0 && g->steps >= 1 ? (double)g->steps * 1e9 / (double)g->steady_ns : NAN;
     }
     nrows = report_rows(trace_path, &rows);
     bests(want, nwant, &want_ttft, &want_tps);

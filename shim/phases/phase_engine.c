@@ -1279,19 +1279,6 @@ static __attribute__((noinline)) void step_iterations(struct logic *l, struct ph
         LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
                      (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
                      (unsigned long long)(engine.set.gen_gap_ns / 1000000u));
-    } else if (!t->ever_token_read && !t->launched_copied && s->htod > 0) {
-        /* The thread's first prompt arrives after iterations that copied
-         * nothing in and read nothing back: those were a warm-up (graphs
-         * captured at start-up). Not generations: their labels come off
-         * in the trace, and the prompt is generation 0. */
-        uint64_t warm_up_from = a->thread_first_index;
-        unlabel_since(a->thread_first_index);
-        l->started = false;
-        l->gen = 0;
-        start_generation(l, a, s, ORIGIN_OTHER);
-        LOG_DECISION(l, "warm-up", "copy-in-after-iterations-with-no-copy",
-                     " htod=%llu unlabelled_from_record=%llu; this iteration is the prompt",
-                     (unsigned long long)s->htod, (unsigned long long)warm_up_from);
     } else if (!t->token_pending) {
         if (l->top == OBS_PHASE_PREFILL)
             LOG_DECISION(l, "prefill-continues", "no-token-read-yet", " threads=%llu prompt_threads=%llu",
@@ -1548,6 +1535,7 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
+    bool first_copy = !t->copied;
     if (dir == OBS_DIR_HTOD) {
         if (t->window_first_index == UINT64_MAX)
             t->window_first_index = obs_thread_next_index();
@@ -1588,6 +1576,21 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
                       "generations start again from 0",
                       obs_thread_id(), obs_tls.call_counter, dir == OBS_DIR_HTOD ? "in" : "out",
                       (unsigned long long)a->learn_first_index);
+        return;
+    }
+    if (first_copy && dir == OBS_DIR_HTOD && p->logic.started) {
+        /* The thread's first input arrives after launches that copied
+         * nothing in and read nothing back: those were a warm-up (graphs
+         * captured at start-up), not a generation. Their labels come off
+         * in the trace (live they carried a PREFILL range); the next launch
+         * begins generation 0. */
+        uint64_t from = a->thread_first_index;
+        unlabel_since(from);
+        p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+        move_to(p, NULL, 0);
+        LOG_DECISION(&p->logic, "warm-up", "first-copy-in-after-launches-with-no-copy",
+                     " htod=%llu unlabelled_from_record=%llu; the next launch begins generation 0",
+                     (unsigned long long)bytes, (unsigned long long)from);
     }
 }
 

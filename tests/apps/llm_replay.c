@@ -27,12 +27,12 @@
  * around a capture (those launches are not executions). And one line per
  * generation with the host wall-clock figures (CLOCK_MONOTONIC):
  *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A marks=P,F,R,S,L<TAB>-<TAB>-<TAB>0[<TAB>tid]
- * ttft_ns: just before the prefill's first launch to the return of step 0's
- * read-back (-1 without a step 0); steady_ns: just before step 1's first
- * launch to the return of the last step's read-back (-1 with fewer than 2
- * steps); t0_ns: that first instant, CLOCK_MONOTONIC; tokens/s =
- * (S - 1) / steady_ns. These are the replay's own stopwatch, for the
- * reader. The marks name the calls the figures run between, for tests
+ * ttft_ns: just before the prompt's first call (its ids' copy) to the
+ * return of the prefill's token read-back (the first token is the prompt's
+ * own); steady_ns: from there to the return of the last step's read-back
+ * (-1 without a decode step); t0_ns: the prefill's first launch,
+ * CLOCK_MONOTONIC; tokens/s = S / steady_ns (a token per step). These are
+ * the replay's own stopwatch, for the reader. The marks name the calls the figures run between, for tests
  * that take the times from the trace itself (tests/t_scenarios): P just
  * before the prompt's first call (its ids' copy), F just before the
  * prefill's first launch, R just after the prefill's token read returned,
@@ -322,7 +322,7 @@ static void copy_prompt(struct worker *w, unsigned tokens)
 static void generation(struct worker *w, unsigned tokens, unsigned steps)
 {
     unsigned done = 0, k;
-    uint64_t t0, t_first = 0, t1 = 0, t_end = 0, t_prompt, t_prefill_read;
+    uint64_t t0, t_first = 0, t_end = 0, t_prompt, t_prefill_read;
     char name[48], timing[256];
 
     t_prompt = now_ns();
@@ -346,8 +346,6 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
             push(w, "DECODE/STEADY");
         snprintf(name, sizeof name, "DECODE/STEP_%u", k);
         push(w, name);
-        if (k == 1)
-            t1 = now_ns();
         if (w->have_graph) {
             check(w, (int)rt_graph_launch(w->exec[0], w->stream), "graph launch");
             w->launches++;
@@ -365,8 +363,8 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     if (steps > 1)
         pop(w);
     snprintf(timing, sizeof timing, "gen=%lu steps=%u ttft_ns=%lld steady_ns=%lld t0_ns=%llu marks=%llu,%llu,%llu,%llu,%llu",
-             w->generations, steps, steps > 0 ? (long long)(t_first - t0) : -1LL,
-             steps > 1 ? (long long)(t_end - t1) : -1LL, (unsigned long long)t0, (unsigned long long)t_prompt,
+             w->generations, steps, (long long)(t_prefill_read - t_prompt),
+             steps > 0 ? (long long)(t_end - t_prefill_read) : -1LL, (unsigned long long)t0, (unsigned long long)t_prompt,
              (unsigned long long)t0, (unsigned long long)t_prefill_read, (unsigned long long)t_first,
              (unsigned long long)(steps > 0 ? t_end : 0));
     truth_write("Generation", "timing", timing, 0);
