@@ -319,7 +319,7 @@ static const struct obs_call *nth_call(const struct obs_trace *t, unsigned tid, 
 static void test_decision_log(const char *dir)
 {
     static const char *const shape_words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts",
-                                              "step", "step-continues", "post-token-work", "was-a-step",
+                                              "step", "step-continues", "post-token-work", "was-a-step", "was-a-prompt-chunk",
                                               "prompt-chunks", "step-opens-at-opener", "not-a-step", "learned", "gave-up", "learned-dropped",
                                               "iteration-selected", "iteration", "copy-in", "token-read", "flag-read",
                                               "memset", "delimiter", "launch", "thread-state", "fallback",

@@ -286,6 +286,33 @@ static const struct engine_case cases[] = {
      "@gen " GGML_EVAL("32") GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {"prompt-chunks gen=0 because=step0-larger-than-the-next steps=1"}},
     {"ggml: 4 sequences decoded in parallel (-np 4)", "Issue 22: 4 parallel sequences per step", {NULL},
      "@gen " GGML_EVAL("8") "(@step " GGML_EVAL("4") ")*5", NULL, 0, {"was-a-step gen=0 because=next-iteration-looks-the-same"}},
+    {"ggml: a later prompt in chunks of 4 that each read their logits", "Issue 22: chunks after decode steps", {NULL},
+     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen " GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4")
+     "(@step " GGML_EVAL("1") ")*3", NULL, 0,
+     {"was-a-step gen=1 because=next-iteration-looks-the-same", "prompt-chunks gen=1 because=steps-looked-like-the-prompt-then-a-smaller-one"}},
+    {"ggml: later prompts in two chunks that read their logits, then steps", "Issue 22: a prompt's last chunk", {NULL},
+     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen " GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1")
+     ")*3 @gen " GGML_EVAL("32") GGML_EVAL("8") "(@step " GGML_EVAL("1") ")*3", NULL, 0,
+     {"was-a-prompt-chunk gen=1 because=next-iteration-smaller-and-copies-in", "was-a-prompt-chunk gen=2"}},
+    {"ggml: a first prompt in two equal chunks that read their logits", "Limits (b): a first prompt in two chunks", {NULL},
+     "@gen " GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*3",
+     "docs/phases.md Limits: with no decode step seen yet, the second chunk reads as a new prompt (a quarter of the "
+     "first's bytes) and the step after it cannot tell a last chunk from a new prompt of a scoring loop", 0, {NULL}},
+    {"ggml: a 2-token prompt after decode steps, the KV cache cleared first (llama.cpp)",
+     "Automatic (b): a memset before the first launch where steps had none", {NULL},
+     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen memset:65536 sync " GGML_EVAL("2") "(@step " GGML_EVAL("1")
+     ")*3", NULL, 0, {"new-generation gen=1 because=memset-before-first-launch"}},
+    {"Hugging Face generate (real): a stop check after each token read, the next forward's mask check, padded inputs "
+     "prepared before the next forward",
+     "Automatic (b): work after the read stays in its step; a step opens at the kernel steps open with", {NULL},
+     "@gen h2d:24 sync h2d:24 sync prep:128 D2H:1 embed_sel:768 mask:128 d2h:1 sync " HF_FORWARD("3")
+     "d2h:8 sync stop:1 d2h:1 sync "
+     "(@step d2d:8 embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("1") "d2h:8 sync stop:1 d2h:1 sync)*4 "
+     "@gen h2d:64 sync h2d:64 sync prep:128 D2H:1 embed_sel:2k mask:128 d2h:1 sync " HF_FORWARD("8")
+     "d2h:32 sync stop:4 d2h:1 sync act:128=P "
+     "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3 "
+     "@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync @none act:128 d2h:192 sync",
+     NULL, 0, {"post-token-work gen=0 because=kernel-first-seen-after-token-read", "opener-learned", "step-opens-at-opener gen=1", "not-a-step gen=1 step=3 because=opener-kernel-missing"}},
     {"a loop that copies nothing in before its prompt", "Issue 22: a loop that copies nothing before its prompt", {NULL},
      "@gen " HF_FORWARD4("16") "D2H:8 (@step " HF_FORWARD4("1") "D2H:8)*5", NULL, 0, {"unit-noted", "gave-up because=copy-out"}},
     {"Hugging Face: prompts of 16, 1, 4 and 2 tokens back to back", "Issue 22: prompts of 1-4 tokens (HF copies them in)",
@@ -884,11 +911,11 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
 {
     static const char prefix[] = "obsshim[phases]: ";
     static const char *const words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts", "step",
-                                        "step-continues", "post-token-work", "was-a-step", "prompt-chunks", "step-opens-at-opener", "not-a-step",
+                                        "step-continues", "post-token-work", "was-a-step", "was-a-prompt-chunk", "prompt-chunks", "step-opens-at-opener", "not-a-step",
                                         "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration",
                                         "copy-in", "token-read", "flag-read", "memset", "delimiter", "launch",
                                         "thread-state", "fallback", "unit-noted", "opener-learned"};
-    static const size_t decisions = 11; /* the first 11 words: each has gen= and because= */
+    static const size_t decisions = 12; /* the first 12 words: each has gen= and because= */
     size_t size = 0, lines = 0, k;
     char *text = test_read_file(path, &size), *line, *save = NULL;
     int good = 1;

@@ -65,37 +65,56 @@ struct scenario_case {
     const char *file; /* under tests/scenarios, without .scn */
     int hip;
     unsigned threads; /* 0: the scenario's own (1) */
+    /* 1: a shape whose labels the engine can only give after the fact
+     * (docs/phases.md, "What is live and what only the trace holds"): the
+     * live check is on the launches the trace did not relabel, by phase
+     * and step (a relabelled iteration pushed a PREFILL range live, so live
+     * generation numbers run ahead after it); live against the truth is
+     * printed */
+    int after_the_fact;
 };
 
 static const struct scenario_case cases[] = {
-    {"tiny_loop", 0, 1},
-    {"tiny_loop", 0, 2},
-    {"hf_eager", 0, 1},
-    {"hf_eager", 0, 3},
-    {"hf_static_graphs", 0, 1},
-    {"hf_static_graphs", 0, 2},
-    {"vllm_graphs", 0, 1},
-    {"vllm_graphs", 0, 4},
-    {"llamacpp", 0, 1},
-    {"llamacpp", 0, 2},
-    {"trtllm", 0, 1},
-    {"trtllm", 0, 3},
-    {"chunked_prefill", 0, 1},
-    {"chunked_prefill", 0, 2},
-    {"one_token_prompt", 0, 1},
-    {"one_token_prompt", 0, 2},
-    {"zero_decode_steps", 0, 1},
-    {"zero_decode_steps", 0, 2},
-    {"idle_gap", 0, 1},
-    {"idle_gap", 0, 2},
-    {"back_to_back", 0, 1},
-    {"back_to_back", 0, 4},
-    {"hf_eager", 1, 1},
-    {"hf_eager", 1, 2},
-    {"llamacpp", 1, 1},
-    {"llamacpp", 1, 3},
-    {"vllm_graphs", 1, 1},
-    {"vllm_graphs", 1, 2},
+    {"tiny_loop", 0, 1, 0},
+    {"tiny_loop", 0, 2, 0},
+    {"hf_eager", 0, 1, 0},
+    {"hf_eager", 0, 3, 0},
+    {"hf_static_graphs", 0, 1, 0},
+    {"hf_static_graphs", 0, 2, 0},
+    {"vllm_graphs", 0, 1, 0},
+    {"vllm_graphs", 0, 4, 0},
+    {"llamacpp", 0, 1, 0},
+    {"llamacpp", 0, 2, 0},
+    {"trtllm", 0, 1, 0},
+    {"trtllm", 0, 3, 0},
+    {"chunked_prefill", 0, 1, 0},
+    {"chunked_prefill", 0, 2, 0},
+    {"one_token_prompt", 0, 1, 0},
+    {"one_token_prompt", 0, 2, 0},
+    {"zero_decode_steps", 0, 1, 0},
+    {"zero_decode_steps", 0, 2, 0},
+    {"idle_gap", 0, 1, 0},
+    {"idle_gap", 0, 2, 0},
+    {"back_to_back", 0, 1, 0},
+    {"back_to_back", 0, 4, 0},
+    {"hf_eager", 1, 1, 0},
+    {"hf_eager", 1, 2, 0},
+    {"llamacpp", 1, 1, 0},
+    {"llamacpp", 1, 3, 0},
+    {"vllm_graphs", 1, 1, 0},
+    {"vllm_graphs", 1, 2, 0},
+    {"hf_no_copy_in", 0, 1, 0},
+    {"hf_no_copy_in", 0, 2, 0},
+    {"ggml_gpt2", 0, 1, 0},
+    {"ggml_gpt2", 0, 2, 0},
+    {"ggml_short_prompts", 0, 1, 1},
+    {"ggml_short_prompts", 0, 2, 1},
+    {"ggml_chunks_b4", 0, 1, 1},
+    {"ggml_chunks_b4", 0, 2, 1},
+    {"ggml_chunks_32_2", 0, 1, 1},
+    {"ggml_chunks_32_2", 0, 2, 1},
+    {"ggml_parallel", 0, 1, 0},
+    {"ggml_parallel", 0, 3, 0},
 };
 
 static int full_sizes;
@@ -319,6 +338,18 @@ static const struct obs_call *first_from(const struct thread_calls *tc, unsigned
     return NULL;
 }
 
+/* The first kernel or graph launch that began at or after mark. */
+static const struct obs_call *first_launch_from(const struct thread_calls *tc, unsigned long long mark)
+{
+    size_t i;
+    if (tc == NULL || mark == 0)
+        return NULL;
+    for (i = 0; i < tc->n; i++)
+        if (tc->c[i]->host_begin >= mark && (tc->c[i]->kind == OBS_KIND_KERNEL || tc->c[i]->kind == OBS_KIND_GRAPH))
+            return tc->c[i];
+    return NULL;
+}
+
 static const struct obs_call *last_until(const struct thread_calls *tc, unsigned long long mark)
 {
     const struct obs_call *last = NULL;
@@ -336,11 +367,14 @@ static const struct obs_call *last_until(const struct thread_calls *tc, unsigned
  * from the begin of the prompt's first call (its ids' copy; in a thread's
  * first generation, whose input copies the engine cannot tell from set-up
  * copies, the prefill's first launch) to the end of the prefill's token
- * read; tokens/s = steps / (end of the last step's read - end of the
- * prefill's read): a token per step, one sequence. */
-static void expected_numbers(const struct pc_timing *g, const struct thread_calls *tc, struct gen_numbers *want)
+ * read; tokens/s = steps x sequences / (end of the last step's read - end
+ * of the prefill's read): a token per sequence and step (the scenario's
+ * `sequences`, which the read sizes tell obs-report). */
+static void expected_numbers(const struct pc_timing *g, const struct thread_calls *tc, unsigned sequences,
+                             struct gen_numbers *want)
 {
-    const struct obs_call *first = first_from(tc, g->gen == 0 ? g->mark_prefill : g->mark_prompt);
+    const struct obs_call *first =
+        g->gen == 0 ? first_launch_from(tc, g->mark_prefill) : first_from(tc, g->mark_prompt);
     const struct obs_call *read = last_until(tc, g->mark_prefill_read);
     const struct obs_call *last = last_until(tc, g->mark_last_read);
     want->ttft_ms = NAN;
@@ -348,7 +382,7 @@ static void expected_numbers(const struct pc_timing *g, const struct thread_call
     if (first != NULL && read != NULL && read->host_end > first->host_begin)
         want->ttft_ms = (double)(read->host_end - first->host_begin) / 1e6;
     if (g->steps >= 1 && read != NULL && last != NULL && last->host_end > read->host_end)
-        want->tps = (double)g->steps * 1e9 / (double)(last->host_end - read->host_end);
+        want->tps = (double)g->steps * sequences * 1e9 / (double)(last->host_end - read->host_end);
 }
 
 /* Equal up to the report's rounding: TTFT printed in ms with 6 decimals
@@ -364,7 +398,8 @@ static int same_printed(double want, double seen, double half_unit)
  * spans of the calls the truth names in the same trace; the replay's own
  * stopwatch is printed beside them for the reader. quiet: only return
  * whether every check would pass. */
-static int check_timing(const char *name, unsigned threads, const struct pc_run *run, const struct obs_trace *t,
+static int check_timing(const char *name, unsigned threads, unsigned sequences, const struct pc_run *run,
+                        const struct obs_trace *t,
                         const char *trace_path)
 {
     const char *todo = expected_failure(timing_expected_failures, name, threads);
@@ -383,9 +418,10 @@ static int check_timing(const char *name, unsigned threads, const struct pc_run 
         want[i].steps = own[i].steps = g->steps;
         want[i].tid = own[i].tid = g->tid;
         want[i].gen = own[i].gen = g->gen;
-        expected_numbers(g, thread_of(by, t->nthreads, g->tid, threads), &want[i]);
+        expected_numbers(g, thread_of(by, t->nthreads, g->tid, threads), sequences, &want[i]);
         own[i].ttft_ms = g->ttft_ns >= 0 ? (double)g->ttft_ns / 1e6 : NAN;
-        own[i].tps = g->steady_ns > 0 && g->steps >= 1 ? (double)g->steps * 1e9 / (double)g->steady_ns : NAN;
+        own[i].tps =
+            g->steady_ns > 0 && g->steps >= 1 ? (double)g->steps * sequences * 1e9 / (double)g->steady_ns : NAN;
     }
     nrows = report_rows(trace_path, &rows);
     bests(want, nwant, &want_ttft, &want_tps);
@@ -457,6 +493,21 @@ static size_t launching_threads(const struct pc_run *run)
 
 /* ---- one case ---------------------------------------------------------------------------------- */
 
+/* The scenario's sequences per decode step (1 when it does not parse: the
+ * replay's own run says why). */
+static unsigned scenario_sequences(const char *path)
+{
+    static struct scenario s;
+    char err[256];
+    size_t len = 0;
+    char *text = test_read_file(path, &len);
+    unsigned n = 1;
+    if (text != NULL && scenario_parse(text, len, &s, err, sizeof err) == 0)
+        n = s.sequences;
+    free(text);
+    return n;
+}
+
 static void run_scenario(const struct scenario_case *c)
 {
     static int serial;
@@ -466,6 +517,7 @@ static void run_scenario(const struct scenario_case *c)
     struct pc_run run;
     struct obs_trace *t;
     size_t n, ntrace, mismatch, i, scored = 0, captured = 0, trace_ok = 0, live_ok = 0, shown = 0, missing = 0;
+    size_t unrelabelled = 0, live_unrelabelled_ok = 0;
     size_t trace_kv = 0, live_kv = 0;
 
     /* shim_build_path's buffers are reused: keep a copy. */
@@ -518,6 +570,10 @@ static void run_scenario(const struct scenario_case *c)
         lv = pc_same(&l->live, &l->truth, 1);
         trace_ok += tr;
         live_ok += lv;
+        if (!l->relabelled) {
+            unrelabelled++;
+            live_unrelabelled_ok += pc_same(&l->live, &l->truth, 0);
+        }
         trace_kv += !tr && l->in_trace && kv_only(&l->trace, &l->truth);
         live_kv += !lv && kv_only(&l->live, &l->truth);
         if ((!tr || !lv) && shown++ < 3)
@@ -540,11 +596,24 @@ static void run_scenario(const struct scenario_case *c)
                          "%s threads=%u: trace: %.2f%% of %zu launches have the truth's generation, phase and step",
                          name, c->threads, percent(trace_ok, scored), scored),
                  todo, name, c->threads, "trace attribution");
-    note_passing(ok_todo(scored > 0 && percent(live_ok, scored) >= MIN_OK_PERCENT, todo,
-                         "%s threads=%u: live: %.2f%% of %zu launches have the truth's generation, phase and step",
-                         name, c->threads, percent(live_ok, scored), scored),
-                 todo, name, c->threads, "live attribution");
-    check_timing(name, c->threads, &run, t, trace_path);
+    if (c->after_the_fact) {
+        diag("FIGURES scenario=%s threads=%u live: of the %zu launches the trace did not relabel, %zu have the "
+             "truth's phase and step live (%.2f%%); %zu relabelled after the fact",
+             name, c->threads, unrelabelled, live_unrelabelled_ok, percent(live_unrelabelled_ok, unrelabelled),
+             scored - unrelabelled);
+        note_passing(ok_todo(unrelabelled > 0 && percent(live_unrelabelled_ok, unrelabelled) >= MIN_OK_PERCENT, todo,
+                             "%s threads=%u: live: %.2f%% of the %zu launches the trace did not relabel have the "
+                             "truth's phase and step (%zu decided after the fact)",
+                             name, c->threads, percent(live_unrelabelled_ok, unrelabelled), unrelabelled,
+                             scored - unrelabelled),
+                     todo, name, c->threads, "live attribution");
+    } else {
+        note_passing(ok_todo(scored > 0 && percent(live_ok, scored) >= MIN_OK_PERCENT, todo,
+                             "%s threads=%u: live: %.2f%% of %zu launches have the truth's generation, phase and step",
+                             name, c->threads, percent(live_ok, scored), scored),
+                     todo, name, c->threads, "live attribution");
+    }
+    check_timing(name, c->threads, scenario_sequences(scn), &run, t, trace_path);
     obs_trace_free(t);
     pc_run_free(&run);
     run_result_free(&plain);

@@ -1212,47 +1212,73 @@ static void opener_missed(struct phase_thread *p)
                  t->opener, (unsigned long long)a->iter_index);
 }
 
-/* Shape (b): the generation that began at the last token read looks like
- * the next iteration: one iteration that read a token, after a generation
- * with no decode step, and this iteration the same (kernel, size, bytes
- * in). It was that generation's decode step 0 (ggml with a prompt of a
- * few tokens, -np N sequences per step: a step is at least a quarter of
- * the prompt), and this is step 1. Its labels become step 0's in the trace
- * (a RELABEL); live it carried a PREFILL range. */
-static bool was_a_step(const struct logic *l, const struct token_loop *t, const struct iteration_start *s)
+/* Shape (b): the generation that began at the last token read was not
+ * one. It had one iteration that read a token, after a generation with no
+ * decode step, and this iteration
+ * - looks the same (kernel, size, bytes in): it was that generation's
+ *   decode step 0 (ggml with a prompt of a few tokens, -np N sequences per
+ *   step: a step is at least a quarter of the prompt), this is step 1;
+ * - is smaller, copies its own inputs in (a loop that feeds every
+ *   evaluation) and looks like the thread's decode steps (no larger, no
+ *   more bytes in): it was that generation's last prompt chunk (ggml's -b,
+ *   chunks that each read their logits), this is step 0.
+ * Its labels become the step's, or the PREFILL's, in the trace (a
+ * RELABEL); live it carried a PREFILL range of its own. */
+enum rejoin_signal { REJOIN_NO = 0, REJOIN_AS_STEP, REJOIN_AS_CHUNK };
+static const char *const rejoin_signal_names[] = {"none", "next-iteration-looks-the-same",
+                                                  "next-iteration-smaller-and-copies-in"};
+
+static enum rejoin_signal was_not_a_prompt(const struct logic *l, const struct token_loop *t,
+                                           const struct iteration_start *s)
 {
     struct iteration_look look = look_of(s);
-    return l->top == OBS_PHASE_PREFILL && t->origin == ORIGIN_AT_TOKEN_READ && t->prev_gen_steps == 0 &&
-           t->gen_iterations == 1 && t->gen_token_reads == 1 && same_look(&t->prompt, &look) && l->gen > 0;
+    if (l->top != OBS_PHASE_PREFILL || t->origin != ORIGIN_AT_TOKEN_READ || t->prev_gen_steps != 0 ||
+        t->gen_iterations != 1 || t->gen_token_reads != 1 || l->gen == 0)
+        return REJOIN_NO;
+    if (same_look(&t->prompt, &look))
+        return REJOIN_AS_STEP;
+    return s->htod > 0 && smaller_look(&t->prompt, &look) && t->decode_seen && !s->graph &&
+                   s->threads <= t->decode_threads && s->htod <= t->decode_htod_max
+               ? REJOIN_AS_CHUNK
+               : REJOIN_NO;
 }
 
-static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s,
+                                       enum rejoin_signal how)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
-    struct range step0;
+    struct range label;
     uint64_t from = a->gen_first_index;
+    struct iteration_look was = t->prompt;
     l->gen--;
-    step0 = (struct range){OBS_PHASE_DECODE, 0, OBS_PHASE_STEP_NAME_BASE, l->gen};
-    relabel_since(from, &step0);
-    LOG_DECISION(l, "was-a-step", "next-iteration-looks-the-same",
-                 " relabelled_from_record=%llu threads=%llu htod=%llu prompt_threads=%llu prompt_htod=%llu",
+    if (how == REJOIN_AS_STEP)
+        label = (struct range){OBS_PHASE_DECODE, 0, OBS_PHASE_STEP_NAME_BASE, l->gen};
+    else
+        label = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+    relabel_since(from, &label);
+    LOG_DECISION(l, how == REJOIN_AS_STEP ? "was-a-step" : "was-a-prompt-chunk", rejoin_signal_names[how],
+                 " relabelled_from_record=%llu threads=%llu htod=%llu was_threads=%llu was_htod=%llu",
                  (unsigned long long)from, (unsigned long long)s->threads, (unsigned long long)s->htod,
-                 (unsigned long long)t->prev_prompt.threads, (unsigned long long)t->prev_prompt.htod);
-    /* the previous generation, with that iteration as its step 0 */
-    enter_decode(l, 0);
-    t->step0 = t->prompt;
+                 (unsigned long long)was.threads, (unsigned long long)was.htod);
+    /* the previous generation goes on */
     t->prompt = t->prev_prompt;
     t->origin = t->prev_origin;
-    t->steps_like_prompt = same_look(&t->prompt, &t->step0);
-    t->steps_alike = true;
-    t->gen_steps = 1;
     t->gen_iterations += t->prev_gen_iterations;
     t->gen_token_reads += t->prev_gen_token_reads;
     a->gen_first_index = a->prev_gen_first_index;
-    a->step0_index = from;
-    a->marks &= (uint8_t)~(MARK_STEP0 | MARK_GEN);
-    remember_step(t, &t->step0);
+    a->marks &= (uint8_t)~MARK_GEN;
+    if (how == REJOIN_AS_STEP) {
+        /* with that iteration as its step 0, and this one opening step 1 */
+        enter_decode(l, 0);
+        t->step0 = was;
+        t->steps_like_prompt = same_look(&t->prompt, &t->step0);
+        t->steps_alike = true;
+        t->gen_steps = 1;
+        a->step0_index = from;
+        a->marks &= (uint8_t)~MARK_STEP0;
+        remember_step(t, &t->step0);
+    }
     open_step(l, p, s);
 }
 
@@ -1268,6 +1294,7 @@ static __attribute__((noinline)) void step_iterations(struct logic *l, struct ph
     struct token_loop *t = &a->loop;
     enum prompt_signal prompt;
     enum post_signal post;
+    enum rejoin_signal rejoin;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s);
     if (!l->started) {
@@ -1290,8 +1317,8 @@ static __attribute__((noinline)) void step_iterations(struct logic *l, struct ph
             start_generation(l, a, s, ORIGIN_OTHER);
             LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
         }
-    } else if (was_a_step(l, t, s)) {
-        rejoin_previous_generation(l, p, s);
+    } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
+        rejoin_previous_generation(l, p, s, rejoin);
     } else if ((prompt = new_prompt(t, s)) != PROMPT_NO) {
         char numbers[192] = "";
         if (obs_debug_on(OBS_DBG_PHASES, 2)) /* before start_generation replaces what it compared */

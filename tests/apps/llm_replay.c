@@ -197,6 +197,7 @@ struct worker {
     rt_exec exec[16];
     int have_graph;
     int *dev_ids, *dev_token, host_token;
+    char *dev_logits, *host_logits; /* read_bytes x sequences: a read-back of more than a token id */
     int *host_ids;
     size_t ids_cap;
     int depth;
@@ -275,20 +276,23 @@ static void run_pass(struct worker *w, enum pass pass, unsigned tokens)
     run_seq(w, &scn.post, pass, tokens);
 }
 
-static void read_token(struct worker *w)
+/* What the host reads back after an evaluation: a token id (4 bytes), or
+ * read_bytes per sequence (ggml reads the logits back). */
+static void read_token(struct worker *w, unsigned seqs)
 {
+    size_t bytes = (size_t)scn.read_bytes * seqs;
+    void *host = scn.read_bytes == 4 && seqs == 1 ? (void *)&w->host_token : (void *)w->host_logits;
+    const void *dev = scn.read_bytes == 4 && seqs == 1 ? (const void *)w->dev_token : (const void *)w->dev_logits;
     switch (scn.readback) {
     case SCN_READ_COPY:
-        check(w, (int)rt_memcpy(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H), "token copy");
+        check(w, (int)rt_memcpy(host, dev, bytes, RT_D2H), "token copy");
         break;
     case SCN_READ_ASYNC:
-        check(w, (int)rt_memcpy_async(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H, w->stream),
-              "token copy");
+        check(w, (int)rt_memcpy_async(host, dev, bytes, RT_D2H, w->stream), "token copy");
         check(w, (int)rt_stream_sync(w->stream), "stream sync");
         break;
     case SCN_READ_EVENT:
-        check(w, (int)rt_memcpy_async(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H, w->stream),
-              "token copy");
+        check(w, (int)rt_memcpy_async(host, dev, bytes, RT_D2H, w->stream), "token copy");
         check(w, (int)rt_event_record(w->event, w->stream), "event record");
         check(w, (int)rt_event_sync(w->event), "event sync");
         break;
@@ -311,12 +315,30 @@ static void capture(struct worker *w, int slot, unsigned tokens)
 static void copy_prompt(struct worker *w, unsigned tokens)
 {
     size_t bytes = (size_t)tokens * sizeof(int);
+    if (scn.inputs != SCN_INPUTS_PROMPT)
+        return;
     if (bytes > w->ids_cap)
         bytes = w->ids_cap;
     if (scn.prompt_copy_sync)
         check(w, (int)rt_memcpy(w->dev_ids, w->host_ids, bytes, RT_H2D), "prompt copy");
     else
         check(w, (int)rt_memcpy_async(w->dev_ids, w->host_ids, bytes, RT_H2D, w->stream), "prompt copy");
+}
+
+/* inputs per_eval: an evaluation's inputs, its tokens' ids and positions,
+ * each copied in and synchronised (ggml_backend_tensor_set). */
+static void copy_eval_inputs(struct worker *w, unsigned tokens)
+{
+    size_t bytes = (size_t)tokens * sizeof(int);
+    int k;
+    if (scn.inputs != SCN_INPUTS_PER_EVAL)
+        return;
+    if (bytes > w->ids_cap)
+        bytes = w->ids_cap;
+    for (k = 0; k < 2; k++) {
+        check(w, (int)rt_memcpy_async(w->dev_ids, w->host_ids, bytes, RT_H2D, w->stream), "input copy");
+        check(w, (int)rt_stream_sync(w->stream), "input sync");
+    }
 }
 
 static void generation(struct worker *w, unsigned tokens, unsigned steps)
@@ -331,12 +353,15 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     t0 = now_ns();
     while (done < tokens) {
         unsigned piece = scn.chunk && tokens - done > scn.chunk ? scn.chunk : tokens - done;
+        copy_eval_inputs(w, piece);
         run_pass(w, PASS_PREFILL, piece);
         done += piece;
-        if (done < tokens)
+        if (done < tokens && scn.chunk_read)
+            read_token(w, 1);
+        else if (done < tokens)
             check(w, (int)rt_stream_sync(w->stream), "chunk sync");
     }
-    read_token(w);
+    read_token(w, 1);
     t_prefill_read = now_ns();
     pop(w);
     if (scn.graph == SCN_GRAPH_AFTER_PREFILL && !w->have_graph && steps > 0)
@@ -351,9 +376,10 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
             w->launches++;
             run_pass(w, PASS_EAGER_AFTER_GRAPH, 1);
         } else {
-            run_pass(w, PASS_DECODE, 1);
+            copy_eval_inputs(w, scn.sequences);
+            run_pass(w, PASS_DECODE, scn.sequences);
         }
-        read_token(w);
+        read_token(w, scn.sequences);
         /* The read-back's return ends the step: before the truth line. */
         t_end = now_ns();
         if (k == 0)
@@ -382,6 +408,8 @@ static void *worker_main(void *arg)
         if (t > max_tokens)
             max_tokens = t;
     }
+    if (max_tokens < scn.sequences)
+        max_tokens = scn.sequences;
     w->ids_cap = (size_t)max_tokens * sizeof(int);
     w->host_ids = calloc(max_tokens, sizeof(int));
     if (w->host_ids == NULL) {
@@ -398,6 +426,10 @@ static void *worker_main(void *arg)
         check(w, (int)rt_stream_create_flags(&w->stream, RT_NONBLOCKING), "stream create");
     check(w, (int)rt_malloc((void **)&w->dev_ids, w->ids_cap), "malloc");
     check(w, (int)rt_malloc((void **)&w->dev_token, 64), "malloc");
+    w->host_logits = malloc((size_t)scn.read_bytes * scn.sequences);
+    if (w->host_logits == NULL)
+        w->failures++;
+    check(w, (int)rt_malloc((void **)&w->dev_logits, (size_t)scn.read_bytes * scn.sequences), "malloc");
     if (scn.readback == SCN_READ_EVENT)
         check(w, (int)rt_event_create(&w->event), "event create");
     if (w->failures)
@@ -422,6 +454,8 @@ static void *worker_main(void *arg)
         rt_event_destroy(w->event);
     rt_free(w->dev_ids);
     rt_free(w->dev_token);
+    rt_free(w->dev_logits);
+    free(w->host_logits);
     if (scn.stream != SCN_STREAM_DEFAULT)
         rt_stream_destroy(w->stream);
     free(w->host_ids);

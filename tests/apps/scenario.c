@@ -232,6 +232,8 @@ static int directive(struct parser *p, char **w, int n)
     static const char *const graphs[] = {"none", "warmup", "after_prefill"};
     static const char *const streams[] = {"default", "own", "nonblocking"};
     static const char *const copies[] = {"async", "sync"};
+    static const char *const inputs[] = {"prompt", "per_eval", "none"};
+    static const char *const yesno[] = {"no", "yes"};
     struct scenario *s = p->s;
     int v;
 
@@ -257,6 +259,22 @@ static int directive(struct parser *p, char **w, int n)
         return one_number(p, w, n, 0, SCN_MAX_TOKENS, &s->chunk);
     if (strcmp(w[0], "threads") == 0)
         return one_number(p, w, n, 1, SCN_MAX_THREADS, &s->threads);
+    if (strcmp(w[0], "read_bytes") == 0)
+        return one_number(p, w, n, 4, SCN_MAX_READ_BYTES, &s->read_bytes);
+    if (strcmp(w[0], "sequences") == 0)
+        return one_number(p, w, n, 1, SCN_MAX_SEQUENCES, &s->sequences);
+    if (strcmp(w[0], "inputs") == 0) {
+        if (choice(p, w, n, inputs, 3, &v) != 0)
+            return -1;
+        s->inputs = (enum scn_inputs)v;
+        return 0;
+    }
+    if (strcmp(w[0], "chunk_read") == 0) {
+        if (choice(p, w, n, yesno, 2, &v) != 0)
+            return -1;
+        s->chunk_read = v;
+        return 0;
+    }
     if (strcmp(w[0], "graph_sizes") == 0)
         return one_number(p, w, n, 1, 16, &s->graph_sizes);
     if (strcmp(w[0], "readback") == 0) {
@@ -297,6 +315,8 @@ static int check_whole(struct parser *p)
         return fail(p, "graph capture needs 'stream own' or 'stream nonblocking'");
     if (s->readback == SCN_READ_COPY && s->stream == SCN_STREAM_NONBLOCKING)
         return fail(p, "'readback copy' (legacy stream) does not wait for a non-blocking stream");
+    if (s->graph != SCN_GRAPH_NONE && s->sequences > 1)
+        return fail(p, "'sequences' above 1 with a decode graph (its batch is the graph's)");
     return 0;
 }
 
@@ -311,6 +331,8 @@ int scenario_parse(const char *text, size_t len, struct scenario *out, char *err
     out->threads = 1;
     out->graph_sizes = 1;
     out->stream = SCN_STREAM_OWN;
+    out->read_bytes = 4;
+    out->sequences = 1;
     if (errlen > 0)
         err[0] = '\0';
     while (pos < len) {

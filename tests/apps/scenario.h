@@ -26,6 +26,12 @@ enum scn_readback {
     SCN_READ_EVENT  /* cudaMemcpyAsync DtoH + cudaEventRecord + cudaEventSynchronize */
 };
 enum scn_graph { SCN_GRAPH_NONE, SCN_GRAPH_WARMUP, SCN_GRAPH_AFTER_PREFILL };
+/* What each evaluation copies in: the prompt's ids only (Hugging Face), its
+ * ids and positions before every evaluation, each copy followed by a sync
+ * (ggml's ggml_backend_tensor_set), or nothing. */
+enum scn_inputs { SCN_INPUTS_PROMPT, SCN_INPUTS_PER_EVAL, SCN_INPUTS_NONE };
+#define SCN_MAX_READ_BYTES (1u << 20)
+#define SCN_MAX_SEQUENCES 64
 enum scn_stream { SCN_STREAM_DEFAULT, SCN_STREAM_OWN, SCN_STREAM_NONBLOCKING };
 
 struct scn_kernel {
@@ -64,6 +70,10 @@ struct scenario {
     enum scn_stream stream;
     int prompt_copy_sync; /* the prompt's ids: cudaMemcpy (1) or cudaMemcpyAsync (0) */
     unsigned chunk;       /* prefill chunk in tokens; 0: one piece */
+    int chunk_read;       /* each chunk reads back (the logits) as the last does, in place of a sync */
+    enum scn_inputs inputs;
+    unsigned read_bytes;  /* bytes of a read-back per sequence (4: a token id; ggml: the logits) */
+    unsigned sequences;   /* sequences decoded per step from one prompt (llama.cpp's -np) */
     unsigned threads;
     struct scn_prompt prompts[SCN_MAX_PROMPTS];
     int nprompts;
