@@ -210,7 +210,25 @@ static const struct engine_case cases[] = {
     {"rules without OBS_STEP: the opener kernel or the first launch after a sync",
      "Rules: a new step without OBS_STEP",
      {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*,sample*", NULL},
-     WL_GEN("5") "@gen prefill_kernel:16k D2H:4 (@step decode_kernel:16 sample:1 D2H:4)*3", NULL, 0, {"because=opener-kernel-again", "because=first-launch-after-delimiter"}},
+     WL_GEN("5") "@gen prefill_kernel:16k D2H:4 (@step decode_kernel:16 sample:1 D2H:4)*3", NULL, 0, {"because=opener-kernel-again", "because=first-launch-after-token-read"}},
+    {"rules without OBS_STEP, no token read: the first launch after a sync", "Rules: a new step without OBS_STEP (no token read)",
+     {"OBS_PHASES=PREFILL=prefill_*;DECODE=decode_*,sample*", NULL},
+     "@gen prefill_kernel:16k sync (@step decode_kernel:16 sample:1 sync)*3", NULL, 0, {"because=first-launch-after-delimiter"}},
+    {"rules: iter:until:token keeps a prompt's iterations in PREFILL until its token read; with OBS_STEP only its "
+     "kernel opens a step, the work after a token read stays",
+     "Rules: iter:until:token; OBS_STEP opens the decode",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;KV_GATHER=kv_*;DECODE=*", "OBS_STEP=embed_sel", NULL},
+     "@gen h2d:24 sync h2d:24 sync prep:128 D2H:1 embed_sel:768 mask:128 d2h:1 sync " HF_FORWARD("3")
+     "d2h:8 sync stop:1 d2h:1 sync "
+     "(@step d2d:8 embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("1") "d2h:8 sync stop:1 d2h:1 sync)*4 "
+     "@gen h2d:64 sync h2d:64 sync prep:128 D2H:1 embed_sel:2k mask:128 d2h:1 sync " HF_FORWARD("8")
+     "d2h:32 sync stop:4 d2h:1 sync act:128=P "
+     "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3",
+     NULL, 0, {"iteration-selected phase=PREFILL because=selector after=0x40", "step gen=1 step=2 because=OBS_STEP"}},
+    {"rules: launches before the first copy in that read nothing are a warm-up", "Rules: a warm-up",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;KV_GATHER=kv_*;DECODE=*", NULL},
+     "@none (embed:64 mlp:64)*3 " HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0,
+     {"warm-up gen=0 because=first-copy-in-after-launches-with-no-copy"}},
     {"globs match base names of mangled names", "Rules: base names",
      {"OBS_PHASES=PREFILL=prefill_kernel;DECODE=decode_kernel", NULL},
      "@gen _Z14prefill_kernelPfPKfii:16k (@step _ZN2ns13decode_kernelILi4EEEvPfi:16 sync)*3", NULL, 0, {NULL}},

@@ -467,11 +467,21 @@ struct token_loop {
     uint32_t prev_gen_steps, prev_gen_iterations, prev_gen_token_reads;
 };
 
-/* OBS_PHASES rules: the current iteration (launches since the last host delimiter). */
+/* OBS_PHASES rules: the current iteration (launches since the last host
+ * delimiter) and the token reads (as in automatic mode: a copy from the
+ * device of at least TOKEN_READ_MIN bytes after a launch of its iteration). */
 struct rules_state {
     bool iter_open;      /* it has had its first launch */
     uint8_t iter_phase;  /* the phase a selector gave it, or NONE */
-    uint16_t iter_after; /* copies (bit per direction) and memsets since the delimiter */
+    uint16_t iter_after; /* copies (bit per direction) and memsets since the last launch */
+    uint32_t iter_launches;
+    bool iter_token;      /* this iteration read a token */
+    bool gen_token_read;  /* the current generation has read its token */
+    bool ever_token_read; /* the thread has: steps then open after token reads */
+    bool after_token;     /* a token read completed and no launch since */
+    bool copied_in;       /* the thread has copied host to device */
+    bool mark_first;      /* the next stored launch is the thread's first labelled one */
+    uint64_t first_index; /* its record index (a warm-up's labels come off from there) */
 };
 
 /* Automatic mode: shape (b)'s token loop and shape (a)'s learning. */
@@ -552,6 +562,8 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
         return NULL;
     }
     p->logic.step = OBS_NO_STEP;
+    if (engine.set.mode == OBS_PHASES_RULES)
+        p->rules.first_index = UINT64_MAX;
     if (engine.set.mode == OBS_PHASES_AUTO) {
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
@@ -723,18 +735,28 @@ static void enter_decode(struct logic *l, uint32_t opener)
 }
 
 /* OBS_PHASES rules. Returns true for a graph launch inside the decode. */
-static bool step_rules_mode(struct logic *l, uint8_t cls, uint32_t name, bool graph, bool new_segment)
+/* OBS_PHASES rules. Returns true for a graph launch inside the decode.
+ * With OBS_STEP, only a launch it matches opens the decode (and each step);
+ * without it, a step opens at the first launch after a token read, or, in
+ * a thread that has read none, after a host delimiter or at a launch of the
+ * kernel that opened the current step. */
+static bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32_t name, bool graph,
+                            bool new_segment)
 {
     uint8_t phase = cls & CLASS_PHASE_MASK;
+    bool had_started = l->started;
     if (graph)
         return l->top == OBS_PHASE_DECODE;
     if (phase == OBS_PHASE_PREFILL) {
         if (l->top != OBS_PHASE_PREFILL) {
             new_generation(l);
+            r->gen_token_read = false;
             LOG_LAUNCH_DECISION(l, "new-generation", "rule-PREFILL", name);
         }
     } else if (phase == OBS_PHASE_DECODE || phase == OBS_PHASE_KV_GATHER || (cls & CLASS_STEP)) {
         if (l->top != OBS_PHASE_DECODE) {
+            if (engine.set.have_step_rule && !(cls & CLASS_STEP))
+                return false; /* OBS_STEP opens the decode: this stays where it is */
             enter_decode(l, name);
             LOG_LAUNCH_DECISION(l, "decode-starts", phase == OBS_PHASE_KV_GATHER ? "rule-KV_GATHER"
                                                     : phase == OBS_PHASE_DECODE  ? "rule-DECODE"
@@ -746,11 +768,17 @@ static bool step_rules_mode(struct logic *l, uint8_t cls, uint32_t name, bool gr
                 l->opener = name;
                 LOG_LAUNCH_DECISION(l, "step", "OBS_STEP", name);
             }
-        } else if (new_segment || name == l->opener) {
+        } else if (r->ever_token_read ? r->after_token : new_segment || name == l->opener) {
             l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
-            LOG_LAUNCH_DECISION(l, "step", new_segment ? "first-launch-after-delimiter" : "opener-kernel-again", name);
+            LOG_LAUNCH_DECISION(l, "step",
+                                r->ever_token_read ? "first-launch-after-token-read"
+                                : new_segment      ? "first-launch-after-delimiter"
+                                                   : "opener-kernel-again",
+                                name);
         }
     }
+    if (!had_started && l->started)
+        r->mark_first = true;
     return false;
 }
 
@@ -773,7 +801,8 @@ static uint32_t rules_mask_of(uint32_t id)
 /* Rules: the class a launch counts as. At an iteration's first launch the
  * selectors choose the iteration's phase, which every launch of it takes;
  * otherwise a sized name's phase comes from its patterns' conditions. */
-static uint8_t rules_class(struct rules_state *r, uint8_t cls, const struct obs_rec_call *rec, bool graph)
+static uint8_t rules_class(struct rules_state *r, bool started, uint8_t cls, const struct obs_rec_call *rec,
+                           bool graph)
 {
     const struct obs_phase_rules *rules = &engine.set.rules;
     struct obs_launch_size size = {0, 0, 0};
@@ -785,13 +814,14 @@ static uint8_t rules_class(struct rules_state *r, uint8_t cls, const struct obs_
     }
     if (!r->iter_open) {
         r->iter_open = true;
+        unsigned after = r->iter_after | (!started || !r->gen_token_read ? OBS_AFTER_NO_TOKEN : 0u);
         r->iter_phase = rules->iter_mask == 0 ? OBS_PHASE_NONE
                         : obs_phase_rules_match_iteration(rules, cls & CLASS_ITER ? mask : 0,
-                                                          graph ? NULL : &size, r->iter_after);
+                                                          graph ? NULL : &size, after);
         if (r->iter_phase != OBS_PHASE_NONE)
             OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u iteration-selected phase=%s because=selector after=0x%x",
                           obs_thread_id(), obs_tls.call_counter, phase_names[r->iter_phase & 3],
-                          (unsigned)r->iter_after);
+                          after);
     }
     if (r->iter_phase != OBS_PHASE_NONE)
         return (uint8_t)((cls & ~CLASS_PHASE_MASK) | r->iter_phase);
@@ -1515,10 +1545,13 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
     unsigned n;
 
     if (engine.set.mode == OBS_PHASES_RULES) {
-        cls = rules_class(&p->rules, cls, rec, graph);
+        cls = rules_class(&p->rules, p->logic.started, cls, rec, graph);
         graph = graph && p->rules.iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
-        steady_graph = step_rules_mode(&p->logic, cls, name, graph, new_segment);
+        steady_graph = step_rules_mode(&p->logic, &p->rules, cls, name, graph, new_segment);
         kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
+        p->rules.iter_after = 0; /* iter:after: counts what came since the last launch */
+        p->rules.after_token = false;
+        p->rules.iter_launches++;
     } else {
         steady_graph = auto_launch(p, name, rec, graph, new_segment);
         kv = (cls & CLASS_KV_DEFAULT) != 0;
@@ -1545,12 +1578,37 @@ static __attribute__((noinline)) void on_classified_transfer(struct phase_thread
         new_generation(&p->logic);
         LOG_DECISION(&p->logic, "new-generation", "rule-names-this-copy-or-memset", " phase=PREFILL");
     } else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE) {
+        if (engine.set.have_step_rule)
+            return; /* OBS_STEP opens the decode: this stays where it is */
         enter_decode(&p->logic, 0);
         LOG_DECISION(&p->logic, "decode-starts", "rule-names-this-copy-or-memset", " phase=%s", phase_names[phase & 3]);
     }
     p->after_delimiter = false;
     n = wanted(&p->logic, phase == OBS_PHASE_KV_GATHER, false, want);
     move_to(p, want, n);
+}
+
+/* Rules: a token read (as in automatic mode), and a warm-up: launches
+ * before the thread's first copy in that read nothing lose their labels
+ * in the trace (live they carried their ranges), as in automatic mode. */
+static __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
+{
+    struct rules_state *r = &p->rules;
+    if (dir == OBS_DIR_DTOH && r->iter_launches > 0 && bytes >= TOKEN_READ_MIN)
+        r->iter_token = true;
+    if (dir != OBS_DIR_HTOD || r->copied_in)
+        return;
+    r->copied_in = true;
+    if (p->logic.started && !r->ever_token_read && r->first_index != UINT64_MAX) {
+        uint64_t from = r->first_index;
+        unlabel_since(from);
+        p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+        move_to(p, NULL, 0);
+        r->first_index = UINT64_MAX;
+        LOG_DECISION(&p->logic, "warm-up", "first-copy-in-after-launches-with-no-copy",
+                     " htod=%llu unlabelled_from_record=%llu; the next launch begins generation 0",
+                     (unsigned long long)bytes, (unsigned long long)from);
+    }
 }
 
 /* Automatic mode: copies between host and device mark a host-fed loop
@@ -1660,8 +1718,10 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
     case EV_COPY:
     case EV_COPY_SYNC:
         dir = c->rec.flags & OBS_CALL_DIR_MASK;
-        if (engine.set.mode == OBS_PHASES_RULES)
+        if (engine.set.mode == OBS_PHASES_RULES) {
+            rules_copy(p, dir, c->rec.u.bytes);
             on_classified_transfer(p, engine.set.copy_class[dir % OBS_DIR_COUNT], 1u << (dir % OBS_DIR_COUNT));
+        }
         else
             on_auto_copy(p, dir, c->rec.u.bytes);
         break;
@@ -1741,8 +1801,13 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         move_to(p, NULL, 0);
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=closed", obs_thread_id(),
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
-        p->rules.iter_open = false; /* a synchronous copy that delimits counts for the next iteration */
-        p->rules.iter_after = ev == EV_COPY_SYNC ? (uint16_t)(1u << (dir % OBS_DIR_COUNT)) : 0;
+        (void)dir;
+        p->rules.iter_open = false;
+        if (p->rules.iter_token) {
+            p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = true;
+            p->rules.iter_token = false;
+        }
+        p->rules.iter_launches = 0;
     }
     p->after_delimiter = true;
     p->delimiter_t = now;
@@ -1769,8 +1834,12 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         obs_range_pop();
         p->launch_range_open = false;
     }
-    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && engine.set.mode == OBS_PHASES_AUTO)
+    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && engine.set.mode == OBS_PHASES_AUTO) {
         auto_launch_stored(&p->automatic, c);
+    } else if ((ev == EV_LAUNCH || ev == EV_GRAPH) && obs_unlikely(p->rules.mark_first)) {
+        p->rules.first_index = obs_call_last_index(c);
+        p->rules.mark_first = false;
+    }
     dir = c->rec.flags & OBS_CALL_DIR_MASK;
     if (ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT)))
         on_delimiter(p, ev, dir);
