@@ -145,10 +145,10 @@ static double percent(size_t part, size_t whole)
 /* ---- running the replay ---------------------------------------------------------------------- */
 
 static void run_replay(const struct scenario_case *c, const char *app, const char *scn, int shim,
-                       const char *log_path, const char *prefix, struct run_result *res)
+                       const char *log_path, const char *prefix, const char *const *rules, struct run_result *res)
 {
     char threads[16], log_env[4200], out_env[4200], libpath[8192], inject[4200];
-    const char *argv[6], *env[16];
+    const char *argv[6], *env[18];
     size_t a = 0, n = 0;
 
     snprintf(threads, sizeof threads, "%u", c->threads);
@@ -178,9 +178,139 @@ static void run_replay(const struct scenario_case *c, const char *app, const cha
         env[n++] = c->hip ? "NVTX_INJECTION64_PATH" : inject;
         env[n++] = "OBS_SUMMARY=0";
         env[n++] = "OBS_JSON=0";
+        if (rules != NULL) {
+            env[n++] = rules[0];
+            env[n++] = rules[1];
+        }
     }
     env[n] = NULL;
     shim_run(argv, env, shim, full_sizes ? 600 : 120, res);
+}
+
+/* ---- suggest-phases round trip ------------------------------------------------------------------ */
+
+static int cmp_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each thread's launches (kernels and graph launches) as "phase step gen"
+ * labels, one string per thread, sorted (thread ids differ between runs;
+ * every thread of a replay runs the same loop). */
+static char **thread_labels(const struct obs_trace *t, size_t *nthreads)
+{
+    char **per = calloc(t->nthreads ? t->nthreads : 1, sizeof *per);
+    size_t *len = calloc(t->nthreads ? t->nthreads : 1, sizeof *len), i;
+    if (per == NULL || len == NULL)
+        bail("out of memory");
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        char item[64];
+        size_t n;
+        if (c->kind != OBS_KIND_KERNEL && c->kind != OBS_KIND_GRAPH)
+            continue;
+        if (c->phase == OBS_NONE)
+            n = (size_t)snprintf(item, sizeof item, "-;");
+        else
+            n = (size_t)snprintf(item, sizeof item, "%s %d %u;", t->phases[c->phase].phase,
+                                 (int)obs_phase_step(t, c->phase), t->phases[c->phase].generation);
+        per[c->thread] = realloc(per[c->thread], len[c->thread] + n + 1);
+        if (per[c->thread] == NULL)
+            bail("out of memory");
+        memcpy(per[c->thread] + len[c->thread], item, n + 1);
+        len[c->thread] += n;
+    }
+    for (i = 0; i < t->nthreads; i++)
+        if (per[i] == NULL && (per[i] = strdup("")) == NULL)
+            bail("out of memory");
+    free(len);
+    qsort(per, t->nthreads, sizeof *per, cmp_text);
+    *nthreads = t->nthreads;
+    return per;
+}
+
+/* The launches whose labels differ between two such strings. */
+static size_t labels_differ(const char *a, const char *b, size_t *total)
+{
+    size_t diff = 0;
+    *total = 0;
+    while (*a || *b) {
+        const char *ea = strchr(a, ';'), *eb = strchr(b, ';');
+        size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
+        (*total)++;
+        diff += la != lb || strncmp(a, b, la) != 0;
+        a += la + (ea != NULL);
+        b += lb + (eb != NULL);
+    }
+    return diff;
+}
+
+/* obs-report suggest-phases' rules, fed back through OBS_PHASES / OBS_STEP,
+ * label every launch as the automatic mode did (docs/phases-report.md). */
+static void check_round_trip(const struct scenario_case *c, const char *name, const char *app, const char *scn,
+                             const char *trace_path, const struct obs_trace *autot, const char *prefix)
+{
+    const char *argv[] = {shim_build_path("obs-report"), "suggest-phases", trace_path, NULL};
+    static char phases[2200], step[600];
+    const char *rules[2] = {phases, step};
+    char rules_prefix[4300], rules_trace[4400], log_path[4400], *line, *save = NULL;
+    struct run_result sug, res;
+    struct obs_trace *rt = NULL;
+    char **a = NULL, **b = NULL;
+    size_t na = 0, nb = 0, i, diff = 0, total = 0, first_t = 0;
+
+    snprintf(phases, sizeof phases, "OBS_PHASES=");
+    snprintf(step, sizeof step, "OBS_STEP=");
+    shim_run(argv, NULL, 0, 120, &sug);
+    for (line = sug.out ? strtok_r(sug.out, "\n", &save) : NULL; line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *q = strchr(line, '\''), *e = q ? strrchr(line, '\'') : NULL;
+        if (q == NULL || e == q)
+            continue;
+        *e = '\0';
+        if (strncmp(line, "export OBS_PHASES=", 18) == 0)
+            snprintf(phases, sizeof phases, "OBS_PHASES=%s", q + 1);
+        else if (strncmp(line, "export OBS_STEP=", 16) == 0)
+            snprintf(step, sizeof step, "OBS_STEP=%s", q + 1);
+    }
+    snprintf(rules_prefix, sizeof rules_prefix, "%s-rules", prefix);
+    snprintf(rules_trace, sizeof rules_trace, "%s.obs", rules_prefix);
+    snprintf(log_path, sizeof log_path, "%s-rules.log", prefix);
+    run_replay(c, app, scn, 1, log_path, rules_prefix, rules, &res);
+    if (res.exited && res.status == 0)
+        rt = shim_trace_open(rules_trace);
+    if (rt != NULL) {
+        a = thread_labels(autot, &na);
+        b = thread_labels(rt, &nb);
+        for (i = 0; i < na && i < nb; i++) {
+            size_t n, d = labels_differ(a[i], b[i], &n);
+            if (d && !diff)
+                first_t = i;
+            diff += d;
+            total += n;
+        }
+    }
+    diag("FIGURES scenario=%s threads=%u round trip: %s %s: %zu of %zu launches labelled otherwise than in the "
+         "automatic trace",
+         name, c->threads, phases, step, diff, total);
+    if (diff && a != NULL && b != NULL)
+        diag("%s threads=%u: first thread that differs (%zu): automatic %.200s ...; rules %.200s ...", name,
+             c->threads, first_t, a[first_t], b[first_t]);
+    ok(rt != NULL && na == nb && total > 0 && diff == 0,
+       "%s threads=%u: suggest-phases' rules fed back label every launch as the automatic mode did (%zu launches, "
+       "%zu threads)",
+       name, c->threads, total, na);
+    for (i = 0; i < na; i++)
+        free(a[i]);
+    for (i = 0; i < nb; i++)
+        free(b[i]);
+    free(a);
+    free(b);
+    if (rt != NULL)
+        obs_trace_free(rt);
+    remove(rules_trace);
+    remove(log_path);
+    run_result_free(&sug);
+    run_result_free(&res);
 }
 
 /* ---- TTFT and tokens/s ------------------------------------------------------------------------ */
@@ -531,9 +661,9 @@ static void run_scenario(const struct scenario_case *c)
     snprintf(trace_path, sizeof trace_path, "%s.obs", prefix);
     remove(log_path);
 
-    run_replay(c, app, scn, 0, NULL, NULL, &plain);
+    run_replay(c, app, scn, 0, NULL, NULL, NULL, &plain);
     remove(trace_path);
-    run_replay(c, app, scn, 1, log_path, prefix, &shimmed);
+    run_replay(c, app, scn, 1, log_path, prefix, NULL, &shimmed);
     is_int(0, plain.exited ? plain.status : -1, "%s threads=%u: exit 0 without the shim", name, c->threads);
     is_int(0, shimmed.exited ? shimmed.status : -1, "%s threads=%u: exit 0 under the shim", name, c->threads);
     if (!shimmed.exited || shimmed.status != 0)
@@ -614,6 +744,7 @@ static void run_scenario(const struct scenario_case *c)
                      todo, name, c->threads, "live attribution");
     }
     check_timing(name, c->threads, scenario_sequences(scn), &run, t, trace_path);
+    check_round_trip(c, name, app, scn, trace_path, t, prefix);
     obs_trace_free(t);
     pc_run_free(&run);
     run_result_free(&plain);

@@ -473,6 +473,7 @@ struct token_loop {
 struct rules_state {
     bool iter_open;      /* it has had its first launch */
     uint8_t iter_phase;  /* the phase a selector gave it, or NONE */
+    uint8_t iter_kind;   /* the kind of that selector (enum obs_pattern_kind) */
     uint16_t iter_after; /* copies (bit per direction) and memsets since the last launch */
     uint32_t iter_launches;
     bool iter_token;      /* this iteration read a token */
@@ -745,13 +746,28 @@ static bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls,
 {
     uint8_t phase = cls & CLASS_PHASE_MASK;
     bool had_started = l->started;
-    if (graph)
-        return l->top == OBS_PHASE_DECODE;
+    if (graph && r->ever_token_read && r->after_token && !engine.set.have_step_rule &&
+        (l->top == OBS_PHASE_DECODE || l->top == OBS_PHASE_PREFILL)) {
+        /* a token loop replaying its step as a graph: the graph launch opens the next step */
+        if (l->top == OBS_PHASE_DECODE)
+            l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+        else
+            enter_decode(l, name);
+        LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "graph-launch-after-token-read", name);
+        return false;
+    }
+    if (graph) /* in a token loop, a graph launch inside a step is one of the step's */
+        return l->top == OBS_PHASE_DECODE && !r->ever_token_read;
     if (phase == OBS_PHASE_PREFILL) {
-        if (l->top != OBS_PHASE_PREFILL) {
+        /* an iteration iter:after: selects after the generation's token read is the next prompt (its
+         * inputs came in); a size selector's, a chunk of this one */
+        bool next_prompt = new_segment && r->iter_phase == OBS_PHASE_PREFILL && r->gen_token_read &&
+                           (r->iter_kind == OBS_PATTERN_MEMCPY || r->iter_kind == OBS_PATTERN_MEMSET);
+        if (l->top != OBS_PHASE_PREFILL || next_prompt) {
+            const char *why = l->top == OBS_PHASE_PREFILL ? "selected-iteration-after-token-read" : "rule-PREFILL";
             new_generation(l);
             r->gen_token_read = false;
-            LOG_LAUNCH_DECISION(l, "new-generation", "rule-PREFILL", name);
+            LOG_LAUNCH_DECISION(l, "new-generation", why, name);
         }
     } else if (phase == OBS_PHASE_DECODE || phase == OBS_PHASE_KV_GATHER || (cls & CLASS_STEP)) {
         if (l->top != OBS_PHASE_DECODE) {
@@ -816,8 +832,8 @@ static uint8_t rules_class(struct rules_state *r, bool started, uint8_t cls, con
         r->iter_open = true;
         unsigned after = r->iter_after | (!started || !r->gen_token_read ? OBS_AFTER_NO_TOKEN : 0u);
         r->iter_phase = rules->iter_mask == 0 ? OBS_PHASE_NONE
-                        : obs_phase_rules_match_iteration(rules, cls & CLASS_ITER ? mask : 0,
-                                                          graph ? NULL : &size, after);
+                        : obs_phase_rules_match_iteration_kind(rules, cls & CLASS_ITER ? mask : 0,
+                                                               graph ? NULL : &size, after, &r->iter_kind);
         if (r->iter_phase != OBS_PHASE_NONE)
             OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u iteration-selected phase=%s because=selector after=0x%x",
                           obs_thread_id(), obs_tls.call_counter, phase_names[r->iter_phase & 3],

@@ -106,6 +106,13 @@ struct obs_launch_size obs_launch_size_of(uint64_t grid_blocks, uint64_t block_t
 uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_t mask,
                                         const struct obs_launch_size *size, unsigned after)
 {
+    uint8_t kind;
+    return obs_phase_rules_match_iteration_kind(r, mask, size, after, &kind);
+}
+
+uint8_t obs_phase_rules_match_iteration_kind(const struct obs_phase_rules *r, uint32_t mask,
+                                             const struct obs_launch_size *size, unsigned after, uint8_t *kind)
+{
     uint32_t m = r->iter_mask;
     while (m != 0) {
         unsigned i = (unsigned)__builtin_ctz(m);
@@ -123,9 +130,12 @@ uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_
             holds = (after & OBS_AFTER_NO_TOKEN) != 0;
         else
             holds = size != NULL && ((mask >> i) & 1u) && obs_phase_pattern_holds(p, size);
-        if (holds)
+        if (holds) {
+            *kind = p->kind;
             return p->phase;
+        }
     }
+    *kind = OBS_PATTERN_KERNEL;
     return OBS_PHASE_NONE;
 }
 

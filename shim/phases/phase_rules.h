@@ -169,6 +169,9 @@ static inline uint8_t obs_phase_rules_match_launch(const struct obs_phase_rules 
  * selector holds) after what `after` says came since the delimiter. */
 uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_t mask,
                                         const struct obs_launch_size *size, unsigned after);
+/* The same, and *kind the kind of the selector that held (enum obs_pattern_kind). */
+uint8_t obs_phase_rules_match_iteration_kind(const struct obs_phase_rules *r, uint32_t mask,
+                                             const struct obs_launch_size *size, unsigned after, uint8_t *kind);
 
 /* Glob match (iterative: linear backtracking to the last star). */
 bool obs_glob_match(const char *glob, const char *text);
