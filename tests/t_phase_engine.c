@@ -343,7 +343,7 @@ static const struct engine_case cases[] = {
     {"Hugging Face: a batch of 4 sequences", "Issue 22: parallel sequences (one batch)", {NULL},
      "@gen h2d:4*16*8 " HF_FORWARD("64") "D2H:32 (@step " HF_FORWARD("4") "D2H:32)*4", NULL, 0, {NULL}},
     {"serving loop: inputs copied in and a sync before every step", "Issue 22: loops that copy inputs in and sync",
-     {NULL}, "@gen h2d:2k=- sync=- " HF_FORWARD("256") "d2h:8 sync (@step h2d:16=- sync=- " HF_FORWARD("1") "d2h:8=D sync=D)*4 "
+     {NULL}, "@gen h2d:2k=- sync=- " HF_FORWARD("256") "d2h:8 sync (@step h2d:16 sync " HF_FORWARD("1") "d2h:8=D sync=D)*4 "
      "@gen h2d:1k sync " HF_FORWARD("128") "d2h:8 sync (@step h2d:16 sync " HF_FORWARD("1") "d2h:8 sync)*3", NULL, 0, {NULL}},
 };
 #define CASE_COUNT (sizeof cases / sizeof cases[0])

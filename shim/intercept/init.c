@@ -32,6 +32,7 @@
 #include "common/common.h"
 #include "runtimes/real_symbols.h"
 #include "gputime/gpu_time.h"
+#include "phases/phase_engine.h"
 
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -174,6 +175,7 @@ __attribute__((destructor)) static void obs_destructor(void)
     struct obs_guard guard;
     obs_guard_enter(&guard); /* post-processing makes no hooked call; guard anyway */
     OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor flushes every thread and writes the files");
+    obs_phase_end_open_ranges(); /* the exiting thread's phase held open past its last sync */
     if (obs_recorder_finish(false, "exit"))
         obs_output_postprocess();
     obs_guard_leave(&guard);
@@ -237,6 +239,7 @@ static void finish_before_exit(const char *how)
 {
     struct obs_guard guard;
     obs_guard_enter(&guard);
+    obs_phase_end_open_ranges();
     if (obs_output_open_here() && obs_recorder_finish(true, how))
         obs_output_report_ending(how);
     obs_guard_leave(&guard);

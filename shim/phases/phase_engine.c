@@ -1773,13 +1773,13 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
 }
 
 /* A host delimiter (a sync, or a synchronous copy from the device) ends
- * the iteration. In automatic mode the ranges end with it when it
- * completes a token read (or the thread learned shape (a)); otherwise the
- * phase may go on (a prompt's next chunk, a step's next iteration), which
- * the next launch tells. They stay open until then (one range per prompt
- * or step in nsys, as in the trace); if the phase does not go on, its trace
- * END carries the time of the first delimiter after its last launch. With
- * rules, the ranges end at every delimiter. */
+ * the iteration. In automatic mode the phase may go on after it (a
+ * prompt's next chunk, a step's next iteration, the work that follows a
+ * token read), which the next launch tells: the ranges stay open until
+ * then (one range per prompt and per step in nsys, as in the trace), and
+ * if the phase does not go on, its trace END carries the time of the first
+ * delimiter after its last launch. A thread that learned shape (a), and
+ * rules, end the ranges at every delimiter. */
 static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
 {
     uint64_t now = obs_now_ns();
@@ -1791,7 +1791,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
             opener_missed(p);
         if (a->learn == LEARNING && a->found_len != 0)
             learn_unit(p, a->found_start, a->found_len); /* noted in this first iteration, no copy in it */
-        close = token || a->learn == LEARNED;
+        close = a->learn == LEARNED;
         if (close)
             move_to(p, NULL, 0);
         else if (p->held_end_t == 0)
@@ -1862,6 +1862,18 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
     obs_call_forget_slow(); /* slow paths taken after the real call belong to no call */
     obs_tls.depth = 0;
     errno = saved_errno;
+}
+
+void obs_phase_end_open_ranges(void)
+{
+    struct phase_thread *p = phase_tls;
+    if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1 || p->depth == 0)
+        return;
+    if (p->launch_range_open) {
+        obs_range_pop();
+        p->launch_range_open = false;
+    }
+    move_to(p, NULL, 0);
 }
 
 /* ---- set-up ------------------------------------------------------------------------------ */
