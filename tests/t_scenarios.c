@@ -103,6 +103,8 @@ static const struct scenario_case cases[] = {
     {"llamacpp", 1, 3, 0},
     {"vllm_graphs", 1, 1, 0},
     {"vllm_graphs", 1, 2, 0},
+    {"hf_generate", 0, 1, 0},
+    {"hf_generate", 0, 2, 0},
     {"hf_no_copy_in", 0, 1, 0},
     {"hf_no_copy_in", 0, 2, 0},
     {"ggml_gpt2", 0, 1, 0},

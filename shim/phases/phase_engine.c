@@ -480,6 +480,7 @@ struct rules_state {
     bool gen_token_read;  /* the current generation has read its token */
     bool ever_token_read; /* the thread has: steps then open after token reads */
     bool after_token;     /* a token read completed and no launch since */
+    bool step_armed;      /* a token read completed since the current step opened: OBS_STEP may open the next */
     bool copied_in;       /* the thread has copied host to device */
     bool mark_first;      /* the next stored launch is the thread's first labelled one */
     uint64_t first_index; /* its record index (a warm-up's labels come off from there) */
@@ -774,14 +775,18 @@ static bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls,
             if (engine.set.have_step_rule && !(cls & CLASS_STEP))
                 return false; /* OBS_STEP opens the decode: this stays where it is */
             enter_decode(l, name);
+            r->step_armed = false;
             LOG_LAUNCH_DECISION(l, "decode-starts", phase == OBS_PHASE_KV_GATHER ? "rule-KV_GATHER"
                                                     : phase == OBS_PHASE_DECODE  ? "rule-DECODE"
                                                                                  : "OBS_STEP",
                                 name);
         } else if (engine.set.have_step_rule) {
-            if (cls & CLASS_STEP) {
+            /* in a thread that reads tokens, one step per token read: the
+             * first OBS_STEP launch after it (a kernel may run twice a step) */
+            if ((cls & CLASS_STEP) && (!r->ever_token_read || r->step_armed)) {
                 l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
                 l->opener = name;
+                r->step_armed = false;
                 LOG_LAUNCH_DECISION(l, "step", "OBS_STEP", name);
             }
         } else if (r->ever_token_read ? r->after_token : new_segment || name == l->opener) {
@@ -1820,7 +1825,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         (void)dir;
         p->rules.iter_open = false;
         if (p->rules.iter_token) {
-            p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = true;
+            p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = p->rules.step_armed = true;
             p->rules.iter_token = false;
         }
         p->rules.iter_launches = 0;

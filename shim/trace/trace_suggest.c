@@ -317,9 +317,9 @@ static enum selector_choice choose_selectors(struct iteration *its, size_t n, co
  * need another selector: iter:after:memcpy:HtoD when exactly they follow
  * a copy in, else the size of their first launch. With OBS_STEP the
  * work a PREFILL does after its token read stays in it (only OBS_STEP's
- * kernel opens the decode). */
+ * kernel opens the decode), unless it begins with that kernel. */
 static enum selector_choice choose_token_selectors(struct iteration *its, size_t n, const struct item *items,
-                                                   int with_step_rule, char *sel, size_t len, int *htod_ok_out,
+                                                   long step_item, char *sel, size_t len, int *htod_ok_out,
                                                    char *why, size_t whylen)
 {
     size_t i, need = 0;
@@ -328,7 +328,10 @@ static enum selector_choice choose_token_selectors(struct iteration *its, size_t
     why[0] = '\0';
     for (i = 0; i < n; i++) {
         struct iteration *it = &its[i];
-        it->need = it->phase == 0 && !it->before_token && (!with_step_rule || it->prompt_first);
+        /* with OBS_STEP, a PREFILL iteration after the token read stays PREFILL unless it begins with
+         * OBS_STEP's kernel (a chunk that reads its logits) */
+        it->need = it->phase == 0 && !it->before_token &&
+                   (step_item < 0 || it->prompt_first || it->item == step_item);
         need += (size_t)it->need;
         if (it->need)
             htod_ok &= it->after_htod;
@@ -543,7 +546,7 @@ static int split_shared_kernels(struct suggestion *sg)
         sg->shared += (size_t)sg->items[i].shared;
     }
     if (sg->token_loop)
-        sg->selector = choose_token_selectors(sg->its, sg->nits, sg->items, sg->step_item >= 0, sg->selectors,
+        sg->selector = choose_token_selectors(sg->its, sg->nits, sg->items, sg->step_item, sg->selectors,
                                               sizeof sg->selectors, &sg->htod_ok, sg->selector_why,
                                               sizeof sg->selector_why);
     else if (sg->shared == 0)
@@ -761,8 +764,9 @@ out:
 }
 
 /* OBS_STEP: the usable item that opens most decode steps. In a token
- * loop only one that runs once per step (with OBS_STEP, only its launches
- * open steps); without one, the rules' steps open after token reads. */
+ * loop only one that opens every step (with OBS_STEP, only its first
+ * launch after each token read opens a step, so it may run more than once
+ * a step); without one, the rules' steps open after token reads. */
 static void choose_step_rule(struct suggestion *sg)
 {
     size_t i;
@@ -774,7 +778,8 @@ static void choose_step_rule(struct suggestion *sg)
     if (sg->step_item < 0)
         return;
     sg->step_runs = sg->items[sg->step_item].count[1] + sg->items[sg->step_item].count[2];
-    sg->step_once = sg->items[sg->step_item].openers == sg->nsteps && sg->step_runs == sg->nsteps;
+    sg->step_once = sg->items[sg->step_item].openers == sg->nsteps &&
+                    (sg->token_loop || sg->step_runs == sg->nsteps);
     if (sg->token_loop && !sg->step_once) {
         sg->step_rejected = sg->step_item;
         sg->step_item = -1;
@@ -945,10 +950,9 @@ static void print_step_rule(const struct suggestion *sg, FILE *out)
         fputs("# no step rule: the trace has no decode steps\n", out);
     } else if (best == NULL && sg->token_loop) {
         if (sg->step_rejected >= 0)
-            fprintf(out, "# no OBS_STEP: %s opens decode steps but runs %llu times in %zu of them; steps open at the "
-                         "first launch after a token read\n",
-                    sg->items[sg->step_rejected].name,
-                    (unsigned long long)(sg->items[sg->step_rejected].count[1] + sg->items[sg->step_rejected].count[2]),
+            fprintf(out, "# no OBS_STEP: %s opens %llu of the %zu decode steps, not all; steps open at the first launch "
+                         "after a token read\n",
+                    sg->items[sg->step_rejected].name, (unsigned long long)sg->items[sg->step_rejected].openers,
                     sg->nsteps);
         else
             fputs("# no OBS_STEP: steps open at the first launch after a token read\n", out);

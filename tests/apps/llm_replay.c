@@ -299,6 +299,17 @@ static void read_token(struct worker *w, unsigned seqs)
     }
 }
 
+/* mask_check / stop_check: an iteration of its own that reads a 1-byte
+ * flag back (`bool(x.item())`: a cudaMemcpyAsync DtoH and a sync). */
+static void flag_iteration(struct worker *w, const struct scn_seq *seq, enum pass pass, unsigned tokens)
+{
+    if (seq->n == 0)
+        return;
+    run_seq(w, seq, pass, tokens);
+    check(w, (int)rt_memcpy_async(w->host_logits, w->dev_logits, 1, RT_D2H, w->stream), "flag copy");
+    check(w, (int)rt_stream_sync(w->stream), "flag sync");
+}
+
 /* Capture the decode step (tokens = batch size) into w->exec[slot]. */
 static void capture(struct worker *w, int slot, unsigned tokens)
 {
@@ -354,6 +365,7 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     while (done < tokens) {
         unsigned piece = scn.chunk && tokens - done > scn.chunk ? scn.chunk : tokens - done;
         copy_eval_inputs(w, piece);
+        flag_iteration(w, &scn.mask_check, PASS_PREFILL, piece);
         run_pass(w, PASS_PREFILL, piece);
         done += piece;
         if (done < tokens && scn.chunk_read)
@@ -363,6 +375,7 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     }
     read_token(w, 1);
     t_prefill_read = now_ns();
+    flag_iteration(w, &scn.stop_check, PASS_PREFILL, 1);
     pop(w);
     if (scn.graph == SCN_GRAPH_AFTER_PREFILL && !w->have_graph && steps > 0)
         capture(w, 0, 1);
@@ -377,11 +390,13 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
             run_pass(w, PASS_EAGER_AFTER_GRAPH, 1);
         } else {
             copy_eval_inputs(w, scn.sequences);
+            flag_iteration(w, &scn.mask_check, PASS_DECODE, scn.sequences);
             run_pass(w, PASS_DECODE, scn.sequences);
         }
         read_token(w, scn.sequences);
-        /* The read-back's return ends the step: before the truth line. */
+        /* The read-back's return ends the step's token read: before the truth line. */
         t_end = now_ns();
+        flag_iteration(w, &scn.stop_check, PASS_DECODE, scn.sequences);
         if (k == 0)
             t_first = t_end;
         pop(w);

@@ -251,6 +251,10 @@ static int directive(struct parser *p, char **w, int n)
         return seq_line(p, &s->layer, w, n);
     if (strcmp(w[0], "post") == 0)
         return seq_line(p, &s->post, w, n);
+    if (strcmp(w[0], "mask_check") == 0)
+        return seq_line(p, &s->mask_check, w, n);
+    if (strcmp(w[0], "stop_check") == 0)
+        return seq_line(p, &s->stop_check, w, n);
     if (strcmp(w[0], "prompt") == 0)
         return prompt_line(p, w, n);
     if (strcmp(w[0], "layers") == 0)
@@ -315,6 +319,8 @@ static int check_whole(struct parser *p)
         return fail(p, "graph capture needs 'stream own' or 'stream nonblocking'");
     if (s->readback == SCN_READ_COPY && s->stream == SCN_STREAM_NONBLOCKING)
         return fail(p, "'readback copy' (legacy stream) does not wait for a non-blocking stream");
+    if (s->graph != SCN_GRAPH_NONE && (s->mask_check.n || s->stop_check.n))
+        return fail(p, "'mask_check' and 'stop_check' with a decode graph");
     if (s->graph != SCN_GRAPH_NONE && s->sequences > 1)
         return fail(p, "'sequences' above 1 with a decode graph (its batch is the graph's)");
     return 0;

@@ -63,6 +63,10 @@ struct scenario {
     struct scn_kernel kernels[SCN_MAX_KERNELS];
     int nkernels;
     struct scn_seq pre, layer, post;
+    /* Hugging Face generate() as PyTorch runs it: each forward begins with
+     * an iteration of its own that reads a flag back (the mask check),
+     * and each token read is followed by one (the stopping check) */
+    struct scn_seq mask_check, stop_check;
     unsigned layers;
     enum scn_readback readback;
     enum scn_graph graph;
