@@ -88,13 +88,22 @@ SLOT_STUB(interface, 4, OBS_CUDA_SUCCESS)
 SLOT_STUB(interface, 5, OBS_CUDA_SUCCESS)
 SLOT_STUB(interface, 7, OBS_CUDA_SUCCESS)
 SLOT_STUB(interface, 9, OBS_CUDA_ERROR_NOT_SUPPORTED) /* its own launch: never silently */
+SLOT_STUB(interface, 10, OBS_CUDA_SUCCESS)
+SLOT_STUB(interface, 11, OBS_CUDA_SUCCESS)
+/* Slot 12 (runtime 13.2, at start-up, no arguments): a check whose 0 lets
+ * the runtime go on; any other answer fails its initialisation. */
+SLOT_STUB(interface, 12, OBS_CUDA_SUCCESS)
 
-static const void *interface_table[10] = {
-    (void *)sizeof(void *[10]),           (void *)interface_module_from_wrapper,
+/* 13 slots: runtime 13.0 uses up to slot 9, 13.2 calls slot 12 without
+ * reading the size in slot 0 first. */
+static const void *interface_table[13] = {
+    (void *)sizeof(void *[13]),           (void *)interface_module_from_wrapper,
     (void *)interface_primary_context,    (void *)interface_slot3,
     (void *)interface_slot4,              (void *)interface_slot5,
     (void *)interface_module_from_wrapper_ex, (void *)interface_slot7,
     (void *)interface_module_from_fatbin, (void *)interface_slot9,
+    (void *)interface_slot10,             (void *)interface_slot11,
+    (void *)interface_slot12,
 };
 
 /* ---- a094798c: tool callback hooks ------------------------------------------ */
@@ -350,6 +359,32 @@ static const void *blaslt_table[64] = {
     [39] = (void *)blaslt_zero,       [51] = (void *)blaslt_context_object,
 };
 
+/* ---- 1734dc26: asked by cuBLASLt 13.4 (the wheels' cuBLAS) ------------------------------- */
+
+/* cuBLASLt 13.4 asks for this table once, in a half-precision matmul's
+ * heuristic, and calls slot 4 without checking that the table was given
+ * (a refusal crashes it on a NULL table). Slot 4 takes two out-pointers:
+ * with the first left NULL, cuBLASLt takes its path for "nothing to hand
+ * out" (the same one it takes on an error), so both are cleared. */
+static obs_CUresult lt_cache_object(void **out, uint64_t *out2)
+{
+    if (out == NULL)
+        return slot_called("cuGetExportTable.blaslt2.4", OBS_CUDA_ERROR_INVALID_VALUE);
+    *out = NULL;
+    if (out2)
+        *out2 = 0;
+    return slot_called("cuGetExportTable.blaslt2.4", OBS_CUDA_SUCCESS);
+}
+
+#define LT2_SLOTS(X) X(1) X(2) X(3) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define LT2_STUB(idx) SLOT_STUB(blaslt2, idx, OBS_CUDA_SUCCESS)
+LT2_SLOTS(LT2_STUB)
+
+#define LT2_ENTRY(idx) [idx] = (void *)blaslt2_slot##idx,
+static const void *blaslt2_table[16] = {
+    [0] = (void *)sizeof(void *[16]), LT2_SLOTS(LT2_ENTRY)[4] = (void *)lt_cache_object,
+};
+
 
 /* ---- lookup ------------------------------------------------------------------------------ */
 
@@ -366,6 +401,7 @@ static const struct {
      context_wrapper_table},
     {{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2}, integrity_table},
     {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2}, blaslt_table},
+    {{0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca}, blaslt2_table},
 };
 
 DRV_EXPORT obs_CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId)
