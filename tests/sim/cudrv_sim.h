@@ -77,6 +77,47 @@ obs_CUresult cuKernelGetAttribute(int *pi, int attrib, obs_CUkernel kernel, obs_
 obs_CUresult cuKernelSetAttribute(int attrib, int val, obs_CUkernel kernel, obs_CUdevice dev);
 obs_CUresult cuFuncSetCacheConfig(obs_CUfunction hfunc, int config);
 obs_CUresult cuKernelSetCacheConfig(obs_CUkernel kernel, int config, obs_CUdevice dev);
+/* cudrv_sim_stream.c */
+obs_CUresult cuStreamCreateWithPriority(obs_CUstream *phStream, unsigned int flags, int priority);
+obs_CUresult cuStreamGetPriority(obs_CUstream hStream, int *out);
+obs_CUresult cuStreamGetPriority_ptsz(obs_CUstream hStream, int *out);
+obs_CUresult cuStreamGetFlags(obs_CUstream hStream, unsigned int *out);
+obs_CUresult cuStreamGetFlags_ptsz(obs_CUstream hStream, unsigned int *out);
+obs_CUresult cuStreamGetId(obs_CUstream hStream, unsigned long long *out);
+obs_CUresult cuStreamGetId_ptsz(obs_CUstream hStream, unsigned long long *out);
+obs_CUresult cuStreamQuery(obs_CUstream hStream);
+obs_CUresult cuStreamQuery_ptsz(obs_CUstream hStream);
+obs_CUresult cuEventRecordWithFlags(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags);
+obs_CUresult cuEventRecordWithFlags_ptsz(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags);
+obs_CUresult cuThreadExchangeStreamCaptureMode(obs_CUstreamCaptureMode *mode);
+/* cudrv_sim_memory.c */
+obs_CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+obs_CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
+obs_CUresult cuMemFreeHost(void *p);
+obs_CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags);
+obs_CUresult cuMemHostUnregister(void *p);
+obs_CUresult cuMemHostGetDevicePointer_v2(obs_CUdeviceptr *pdptr, void *p, unsigned int Flags);
+obs_CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p);
+obs_CUresult cuPointerGetAttribute(void *data, int attribute, obs_CUdeviceptr ptr);
+obs_CUresult cuPointerGetAttributes(unsigned int numAttributes, int *attributes, void **data, obs_CUdeviceptr ptr);
+obs_CUresult cuMemGetAddressRange_v2(obs_CUdeviceptr *pbase, size_t *psize, obs_CUdeviceptr dptr);
+/* cudrv_sim_vmm.c (handles: CUmemGenericAllocationHandle; structures passed as void *) */
+obs_CUresult cuMemGetAllocationGranularity(size_t *granularity, const void *prop, int option);
+obs_CUresult cuMemCreate(unsigned long long *handle, size_t size, const void *prop, unsigned long long flags);
+obs_CUresult cuMemRelease(unsigned long long handle);
+obs_CUresult cuMemGetAllocationPropertiesFromHandle(void *prop, unsigned long long handle);
+obs_CUresult cuMemExportToShareableHandle(void *shareable, unsigned long long handle, int handle_type,
+                                          unsigned long long flags);
+obs_CUresult cuMemImportFromShareableHandle(unsigned long long *handle, void *os_handle, int handle_type);
+obs_CUresult cuMemAddressReserve(obs_CUdeviceptr *ptr, size_t size, size_t alignment, obs_CUdeviceptr addr,
+                                 unsigned long long flags);
+obs_CUresult cuMemAddressFree(obs_CUdeviceptr ptr, size_t size);
+obs_CUresult cuMemMap(obs_CUdeviceptr ptr, size_t size, size_t offset, unsigned long long handle,
+                      unsigned long long flags);
+obs_CUresult cuMemUnmap(obs_CUdeviceptr ptr, size_t size);
+obs_CUresult cuMemSetAccess(obs_CUdeviceptr ptr, size_t size, const void *desc, size_t count);
+obs_CUresult cuMemGetAccess(unsigned long long *flags, const void *location, obs_CUdeviceptr ptr);
+obs_CUresult cuMemRetainAllocationHandle(unsigned long long *handle, void *addr);
 #endif
 
 /* ---- log, banner, errors, initialisation (cudrv_sim_core.c) --------------- */
@@ -147,14 +188,39 @@ const char *drv_function_name(const struct drv_function *f);
 /* Under drv_lock. True when handle is a CUkernel (passed as a CUfunction). */
 int drv_is_kernel_handle(obs_CUfunction handle);
 
-/* ---- memory (cudrv_sim_ops.c) ---------------------------------------------- */
+/* ---- memory (cudrv_sim_memory.c, cudrv_sim_vmm.c) ------------------------------ */
 
 /* Not under drv_lock. Allocate simulated device memory (zeroed; needs a
  * current context) / give it back, without logging (a module's globals). */
 obs_CUresult drv_mem_alloc(obs_CUdeviceptr *out, size_t size);
 void drv_mem_release(obs_CUdeviceptr p);
-/* Under drv_lock. True when [p, p+len) lies in one allocation. */
+/* Under drv_lock. True when [p, p+len) lies in device memory (one
+ * allocation, or virtual-memory mappings that follow each other). */
 int drv_is_device_range(obs_CUdeviceptr p, size_t len);
+
+/* The ranges of memory the driver knows, for pointer attributes. */
+enum drv_mem_kind {
+    DRV_MEM_DEVICE,          /* cuMemAlloc */
+    DRV_MEM_HOST,            /* cuMemHostAlloc, cuMemAllocHost */
+    DRV_MEM_HOST_REGISTERED, /* cuMemHostRegister: the program's own memory */
+    DRV_MEM_MAPPED           /* cuMemMap of a cuMemCreate allocation */
+};
+
+struct drv_range {
+    uintptr_t base;
+    size_t size;
+    enum drv_mem_kind kind;
+    unsigned flags;          /* host: its allocation flags; mapped: access (low byte), handle types << 8 */
+    unsigned long long id;   /* a process-wide buffer id */
+    void *owner;             /* mapped: the cuMemCreate allocation */
+    struct drv_range *next;
+};
+
+/* Under drv_lock. Add a range (NULL: out of memory); the range holding p
+ * (NULL: none); remove one. */
+struct drv_range *drv_range_add(uintptr_t base, size_t size, enum drv_mem_kind kind);
+struct drv_range *drv_range_find(uintptr_t p);
+void drv_range_drop(struct drv_range *r);
 
 /* ---- streams, clock, events, graphs (cudrv_sim_stream.c) ----------------- */
 

@@ -33,6 +33,8 @@ enum drv_stream_kind { DRV_STREAM_LEGACY, DRV_STREAM_PER_THREAD, DRV_STREAM_USER
 struct drv_stream {
     enum drv_stream_kind kind;
     unsigned flags;
+    int priority;        /* as given (clamped to cuCtxGetStreamPriorityRange's 0..-5) */
+    unsigned long long id; /* cuStreamGetId */
     uint64_t tail_ns;
     struct drv_graph *capture;
     int capture_status;
@@ -223,8 +225,12 @@ obs_CUresult drv_submit(struct drv_stream *s, const struct drv_op *op, int in_gr
 
 /* ---- streams ------------------------------------------------------------------ */
 
-static obs_CUresult stream_create(obs_CUstream *out, unsigned flags)
+#define STREAM_PRIORITY_LEAST 0
+#define STREAM_PRIORITY_GREATEST (-5)
+
+static obs_CUresult stream_create(obs_CUstream *out, unsigned flags, int priority)
 {
+    static unsigned long long last_stream_id = 2; /* 0..2: legacy, per-thread */
     struct drv_stream *s;
     obs_CUresult err = out && !(flags & ~OBS_CU_STREAM_NON_BLOCKING) ? drv_need_context()
                                                                      : OBS_CUDA_ERROR_INVALID_VALUE;
@@ -235,7 +241,11 @@ static obs_CUresult stream_create(obs_CUstream *out, unsigned flags)
         return OBS_CUDA_ERROR_OUT_OF_MEMORY;
     s->kind = DRV_STREAM_USER;
     s->flags = flags;
+    s->priority = priority > STREAM_PRIORITY_LEAST      ? STREAM_PRIORITY_LEAST
+                  : priority < STREAM_PRIORITY_GREATEST ? STREAM_PRIORITY_GREATEST
+                                                        : priority;
     pthread_mutex_lock(&drv_lock);
+    s->id = ++last_stream_id;
     s->next = drv_streams;
     drv_streams = s;
     pthread_mutex_unlock(&drv_lock);
@@ -247,9 +257,90 @@ DRV_EXPORT obs_CUresult cuStreamCreate(obs_CUstream *phStream, unsigned int Flag
 {
     obs_CUresult err;
     drv_enter();
-    err = stream_create(phStream, Flags);
+    err = stream_create(phStream, Flags, 0);
     return drv_finish("cuStreamCreate", DRV_KIND_OTHER, NULL,
                       err == OBS_CUDA_SUCCESS ? (const void *)*phStream : DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* Priorities change nothing here (one virtual queue per stream). */
+DRV_EXPORT obs_CUresult cuStreamCreateWithPriority(obs_CUstream *phStream, unsigned int flags, int priority)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = stream_create(phStream, flags, priority);
+    return drv_finish("cuStreamCreateWithPriority", DRV_KIND_OTHER, NULL,
+                      err == OBS_CUDA_SUCCESS ? (const void *)*phStream : DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* Under drv_lock: what cuStreamGet{Priority,Flags,Id} answer. */
+enum stream_query { QUERY_PRIORITY, QUERY_FLAGS, QUERY_ID };
+
+static obs_CUresult stream_get(obs_CUstream handle, int per_thread_api, enum stream_query what, void *out)
+{
+    struct drv_stream *s;
+    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    err = drv_stream_lookup(handle, per_thread_api, &s);
+    if (err == OBS_CUDA_SUCCESS) {
+        switch (what) {
+        case QUERY_PRIORITY:
+            *(int *)out = s->priority;
+            break;
+        case QUERY_FLAGS:
+            *(unsigned *)out = s->flags;
+            break;
+        case QUERY_ID:
+            *(unsigned long long *)out = s->kind == DRV_STREAM_LEGACY ? 1 : s->kind == DRV_STREAM_PER_THREAD ? 2 : s->id;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+#define STREAM_GET_ENTRY(sym, per_thread, what, type)                                               \
+    DRV_EXPORT obs_CUresult sym(obs_CUstream hStream, type *out)                                     \
+    {                                                                                              \
+        drv_enter();                                                                               \
+        return drv_finish(#sym, DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,                       \
+                          stream_get(hStream, per_thread, what, out));                             \
+    }
+STREAM_GET_ENTRY(cuStreamGetPriority, 0, QUERY_PRIORITY, int)
+STREAM_GET_ENTRY(cuStreamGetPriority_ptsz, 1, QUERY_PRIORITY, int)
+STREAM_GET_ENTRY(cuStreamGetFlags, 0, QUERY_FLAGS, unsigned int)
+STREAM_GET_ENTRY(cuStreamGetFlags_ptsz, 1, QUERY_FLAGS, unsigned int)
+STREAM_GET_ENTRY(cuStreamGetId, 0, QUERY_ID, unsigned long long)
+STREAM_GET_ENTRY(cuStreamGetId_ptsz, 1, QUERY_ID, unsigned long long)
+
+/* Work is done when it is enqueued: a known stream is always idle. */
+static obs_CUresult stream_query(obs_CUstream handle, int per_thread_api)
+{
+    struct drv_stream *s;
+    obs_CUresult err = drv_need_context();
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    err = drv_stream_lookup(handle, per_thread_api, &s);
+    if (err == OBS_CUDA_SUCCESS && s->capture) {
+        invalidate_captures(s, 0);
+        err = OBS_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuStreamQuery(obs_CUstream hStream)
+{
+    drv_enter();
+    return drv_finish("cuStreamQuery", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES, stream_query(hStream, 0));
+}
+
+DRV_EXPORT obs_CUresult cuStreamQuery_ptsz(obs_CUstream hStream)
+{
+    drv_enter();
+    return drv_finish("cuStreamQuery_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES, stream_query(hStream, 1));
 }
 
 static obs_CUresult stream_destroy(obs_CUstream handle)
@@ -475,6 +566,23 @@ DRV_EXPORT obs_CUresult cuEventRecord_ptsz(obs_CUevent hEvent, obs_CUstream hStr
                       event_record(hEvent, hStream, 1));
 }
 
+/* CU_EVENT_RECORD_EXTERNAL (1) marks a captured record as an event node
+ * of the graph; a capture here always records it as a node, so the flag
+ * only has to be valid. */
+DRV_EXPORT obs_CUresult cuEventRecordWithFlags(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags)
+{
+    drv_enter();
+    return drv_finish("cuEventRecordWithFlags", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      flags & ~1u ? OBS_CUDA_ERROR_INVALID_VALUE : event_record(hEvent, hStream, 0));
+}
+
+DRV_EXPORT obs_CUresult cuEventRecordWithFlags_ptsz(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags)
+{
+    drv_enter();
+    return drv_finish("cuEventRecordWithFlags_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      flags & ~1u ? OBS_CUDA_ERROR_INVALID_VALUE : event_record(hEvent, hStream, 1));
+}
+
 /* Work is done at once, so a known event is always complete. */
 static obs_CUresult event_check(obs_CUevent handle)
 {
@@ -687,6 +795,27 @@ DRV_EXPORT obs_CUresult cuStreamIsCapturing_ptsz(obs_CUstream hStream,
     drv_enter();
     return drv_finish("cuStreamIsCapturing_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
                       is_capturing(hStream, captureStatus, 1));
+}
+
+/* The calling thread's capture mode (cuThreadExchangeStreamCaptureMode):
+ * kept and exchanged as CUDA does; the simulator does not refuse the
+ * "unsafe" calls (allocations, syncs of other streams) that a global
+ * capture would, so the mode changes nothing else. */
+static __thread int drv_thread_capture_mode = OBS_CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+DRV_EXPORT obs_CUresult cuThreadExchangeStreamCaptureMode(obs_CUstreamCaptureMode *mode)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = mode && *mode >= OBS_CU_STREAM_CAPTURE_MODE_GLOBAL && *mode <= OBS_CU_STREAM_CAPTURE_MODE_RELAXED
+              ? drv_need_init()
+              : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS) {
+        int old = drv_thread_capture_mode;
+        drv_thread_capture_mode = *mode;
+        *mode = old;
+    }
+    return drv_finish("cuThreadExchangeStreamCaptureMode", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
 /* The three generations of cuStreamGetCaptureInfo (CUDA 10.1, 11.3, 12.3)
