@@ -118,10 +118,14 @@ static int split_fields(char *line, char **f, int max)
 
 static void timing_line(struct pc_run *run, const char *text, long tid)
 {
-    struct pc_timing t = {tid, 0, 0, -1, -1};
+    struct pc_timing t = {tid, 0, 0, -1, -1, 0, 0, 0, 0, 0};
+    const char *marks = strstr(text, " marks=");
     if (sscanf(text, "gen=%ld steps=%ld ttft_ns=%lld steady_ns=%lld", &t.gen, &t.steps, &t.ttft_ns,
                &t.steady_ns) != 4)
         return;
+    if (marks != NULL && sscanf(marks, " marks=%llu,%llu,%llu,%llu,%llu", &t.mark_prompt, &t.mark_prefill,
+                                &t.mark_prefill_read, &t.mark_step0_read, &t.mark_last_read) != 5)
+        t.mark_prompt = t.mark_prefill = t.mark_prefill_read = t.mark_step0_read = t.mark_last_read = 0;
     run->timing = xrealloc(run->timing, (run->ntiming + 1) * sizeof *run->timing);
     run->timing[run->ntiming++] = t;
 }

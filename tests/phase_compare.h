@@ -42,10 +42,14 @@ struct pc_launch {
     uint8_t in_trace;   /* a trace call was matched with it */
 };
 
-/* A generation's host wall-clock figures, as tests/apps/llm_replay logs them. */
+/* A generation's host wall-clock figures, as tests/apps/llm_replay logs them:
+ * its own stopwatch (ttft_ns, steady_ns), and the marks that name the calls
+ * those figures run between (CLOCK_MONOTONIC ns, 0: none; the replay's
+ * header comment says which call each mark names). */
 struct pc_timing {
     long tid, gen, steps;
     long long ttft_ns, steady_ns; /* -1: undefined */
+    unsigned long long mark_prompt, mark_prefill, mark_prefill_read, mark_step0_read, mark_last_read;
 };
 
 struct pc_run {

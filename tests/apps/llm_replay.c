@@ -26,12 +26,21 @@
  * KV_GATHER around the decode launches of kernels marked kv; GRAPH_CAPTURE
  * around a capture (those launches are not executions). And one line per
  * generation with the host wall-clock figures (CLOCK_MONOTONIC):
- *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A<TAB>-<TAB>-<TAB>0[<TAB>tid]
+ *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A marks=P,F,R,S,L<TAB>-<TAB>-<TAB>0[<TAB>tid]
  * ttft_ns: just before the prefill's first launch to the return of step 0's
  * read-back (-1 without a step 0); steady_ns: just before step 1's first
  * launch to the return of the last step's read-back (-1 with fewer than 2
  * steps); t0_ns: that first instant, CLOCK_MONOTONIC; tokens/s =
- * (S - 1) / steady_ns.
+ * (S - 1) / steady_ns. These are the replay's own stopwatch, for the
+ * reader. The marks name the calls the figures run between, for tests
+ * that take the times from the trace itself (tests/t_scenarios): P just
+ * before the prompt's first call (its ids' copy), F just before the
+ * prefill's first launch, R just after the prefill's token read returned,
+ * S and L just after step 0's and the last step's read returned (each
+ * CLOCK_MONOTONIC ns; 0: no such instant). A call of this thread began
+ * after P or F iff it is that call or a later one; a call began before R,
+ * S or L iff it is that read's last call or an earlier one (same clock,
+ * same thread, read outside the calls).
  *
  * Usage: llm_replay [--full] [--threads N] FILE.scn
  * Prints "scenario NAME threads T generations G launches L captured C"
@@ -313,9 +322,10 @@ static void copy_prompt(struct worker *w, unsigned tokens)
 static void generation(struct worker *w, unsigned tokens, unsigned steps)
 {
     unsigned done = 0, k;
-    uint64_t t0, t_first = 0, t1 = 0, t_end = 0;
-    char name[48], timing[160];
+    uint64_t t0, t_first = 0, t1 = 0, t_end = 0, t_prompt, t_prefill_read;
+    char name[48], timing[256];
 
+    t_prompt = now_ns();
     copy_prompt(w, tokens);
     push(w, "PREFILL");
     t0 = now_ns();
@@ -327,6 +337,7 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
             check(w, (int)rt_stream_sync(w->stream), "chunk sync");
     }
     read_token(w);
+    t_prefill_read = now_ns();
     pop(w);
     if (scn.graph == SCN_GRAPH_AFTER_PREFILL && !w->have_graph && steps > 0)
         capture(w, 0, 1);
@@ -353,9 +364,11 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     }
     if (steps > 1)
         pop(w);
-    snprintf(timing, sizeof timing, "gen=%lu steps=%u ttft_ns=%lld steady_ns=%lld t0_ns=%llu", w->generations,
-             steps, steps > 0 ? (long long)(t_first - t0) : -1LL, steps > 1 ? (long long)(t_end - t1) : -1LL,
-             (unsigned long long)t0);
+    snprintf(timing, sizeof timing, "gen=%lu steps=%u ttft_ns=%lld steady_ns=%lld t0_ns=%llu marks=%llu,%llu,%llu,%llu,%llu",
+             w->generations, steps, steps > 0 ? (long long)(t_first - t0) : -1LL,
+             steps > 1 ? (long long)(t_end - t1) : -1LL, (unsigned long long)t0, (unsigned long long)t_prompt,
+             (unsigned long long)t0, (unsigned long long)t_prefill_read, (unsigned long long)t_first,
+             (unsigned long long)(steps > 0 ? t_end : 0));
     truth_write("Generation", "timing", timing, 0);
     w->generations++;
 }

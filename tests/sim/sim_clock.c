@@ -6,7 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-static int sync_wait;
+#include "sim_log.h"
+
+static int sync_wait, log_waits;
 static uint64_t epoch_ns;
 static __thread uint64_t last_end_ns;
 
@@ -20,7 +22,9 @@ static uint64_t monotonic_ns(void)
 void sim_clock_init(void)
 {
     const char *v = getenv("OBS_SIM_SYNC_WAIT");
+    const char *w = getenv("OBS_SIM_LOG_WAITS");
     sync_wait = v != NULL && strcmp(v, "1") == 0;
+    log_waits = w != NULL && strcmp(w, "1") == 0;
     epoch_ns = monotonic_ns();
 }
 
@@ -56,6 +60,8 @@ void sim_clock_wait(uint64_t end_ns)
 
     if (!sync_wait)
         return;
+    if (log_waits) /* before the sleep: the line says the call waited, not how long */
+        sim_log_line("sim_clock_wait", "wait", NULL, 0, 0, (long long)end_ns, 0);
     t = epoch_ns + end_ns;
     until.tv_sec = (time_t)(t / 1000000000ull);
     until.tv_nsec = (long)(t % 1000000000ull);

@@ -29,8 +29,10 @@ void sim_clock_note_end(uint64_t end_ns);
 uint64_t sim_clock_last_end(void);
 
 /* With OBS_SIM_SYNC_WAIT=1, sleep until virtual time end_ns (return at once
- * if it has passed); else nothing. Never call it holding a simulator lock.
- * errno is preserved. */
+ * if it has passed); else nothing. With OBS_SIM_LOG_WAITS=1 too, each such
+ * wait first writes a log line "sim_clock_wait wait - - END_NS 0", so that
+ * tests see which calls waited without timing them. Never call it holding a
+ * simulator lock. errno is preserved. */
 void sim_clock_wait(uint64_t end_ns);
 
 #endif
