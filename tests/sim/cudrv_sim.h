@@ -138,6 +138,18 @@ obs_CUresult drv_finish(const char *api, enum drv_kind kind, const char *name, c
 /* CUDA_ERROR_NOT_INITIALIZED before cuInit, CUDA_ERROR_INVALID_CONTEXT
  * when the calling thread has no current context, else success. */
 obs_CUresult drv_need_context(void);
+/* The same for a call on an object of a context (a stream, event, graph):
+ * the driver takes the context from the object, so a thread with no
+ * current one may make it (PyTorch's worker threads ask
+ * cuStreamIsCapturing before the runtime made a context current on them);
+ * object NULL: the current context is needed. */
+obs_CUresult drv_need_context_of(const void *object);
+/* A stream handle as an object: NULL for the ones that mean "the current
+ * context's" (0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD). */
+#define DRV_OBJ(stream)                                                                           \
+    ((stream) == NULL || (stream) == OBS_CU_STREAM_LEGACY || (stream) == OBS_CU_STREAM_PER_THREAD \
+         ? NULL                                                                                   \
+         : (const void *)(stream))
 obs_CUresult drv_need_init(void);
 
 /* ---- devices (cudrv_sim_device.c), primary context (cudrv_sim_core.c) --- */
@@ -149,6 +161,8 @@ void drv_device_uuid_bytes(unsigned char out[16]);
 int drv_primary_active(void);
 /* The primary context's handle (what cuDevicePrimaryCtxRetain gives). */
 obs_CUcontext drv_primary_context(void);
+/* The calling thread's current context (NULL: none). */
+obs_CUcontext drv_current_context(void);
 
 /* ---- private export tables (cudrv_sim_export.c), integrity hash
  *      (cudrv_sim_integrity.c) ----------------------------------------------- */

@@ -84,6 +84,11 @@ obs_CUresult drv_need_context(void)
     return err;
 }
 
+obs_CUresult drv_need_context_of(const void *object)
+{
+    return object ? drv_need_init() : drv_need_context();
+}
+
 static struct drv_ctx *ctx_lookup(obs_CUcontext handle)
 {
     struct drv_ctx *c;
@@ -145,6 +150,11 @@ int drv_primary_active(void)
 obs_CUcontext drv_primary_context(void)
 {
     return (obs_CUcontext)&drv_primary_ctx;
+}
+
+obs_CUcontext drv_current_context(void)
+{
+    return (obs_CUcontext)drv_current_ctx;
 }
 
 static obs_CUresult primary_retain(obs_CUcontext *pctx, obs_CUdevice dev)

@@ -162,9 +162,13 @@ struct cls_entry {
 };
 static struct cls_entry *cls_entries;
 
+/* NULL names the calling thread's current context; with none, the call
+ * fails with CUDA_ERROR_INVALID_CONTEXT. The runtime relies on that: a
+ * failed get on a thread is what makes it set the primary context current
+ * there (a worker thread's first runtime call). */
 static obs_CUcontext cls_context(obs_CUcontext ctx)
 {
-    return ctx ? ctx : drv_primary_context();
+    return ctx ? ctx : drv_current_context();
 }
 
 static obs_CUresult cls_insert(obs_CUcontext ctx, void *key, void *value, void *dtor)
@@ -174,6 +178,9 @@ static obs_CUresult cls_insert(obs_CUcontext ctx, void *key, void *value, void *
     (void)dtor;
     drv_enter();
     ctx = cls_context(ctx);
+    if (ctx == NULL)
+        return drv_finish("cuGetExportTable.context_storage.0", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                          DRV_NO_BYTES, OBS_CUDA_ERROR_INVALID_CONTEXT);
     pthread_mutex_lock(&drv_lock);
     for (e = cls_entries; e; e = e->next)
         if (e->ctx == ctx && e->key == key)
@@ -198,6 +205,9 @@ static obs_CUresult cls_remove(obs_CUcontext ctx, void *key)
     struct cls_entry **link;
     drv_enter();
     ctx = cls_context(ctx);
+    if (ctx == NULL)
+        return drv_finish("cuGetExportTable.context_storage.1", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                          DRV_NO_BYTES, OBS_CUDA_ERROR_INVALID_CONTEXT);
     pthread_mutex_lock(&drv_lock);
     for (link = &cls_entries; *link; link = &(*link)->next)
         if ((*link)->ctx == ctx && (*link)->key == key) {
@@ -217,6 +227,9 @@ static obs_CUresult cls_get(void **value, obs_CUcontext ctx, void *key)
     obs_CUresult err = OBS_CUDA_ERROR_INVALID_VALUE;
     drv_enter();
     ctx = cls_context(ctx);
+    if (ctx == NULL)
+        return drv_finish("cuGetExportTable.context_storage.2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                          DRV_NO_BYTES, OBS_CUDA_ERROR_INVALID_CONTEXT);
     pthread_mutex_lock(&drv_lock);
     for (e = cls_entries; e; e = e->next)
         if (e->ctx == ctx && e->key == key) {

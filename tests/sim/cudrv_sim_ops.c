@@ -28,7 +28,7 @@ static obs_CUresult launch(obs_CUfunction f, struct launch_dims d, obs_CUstream 
     const struct drv_function *fn;
     struct drv_stream *s;
     struct drv_op op = {.type = DRV_OP_KERNEL};
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
 
     if (err != OBS_CUDA_SUCCESS)
         return err;
@@ -141,7 +141,7 @@ static obs_CUresult copy_linear(void *dst, const void *src, size_t bytes, enum c
 {
     struct drv_copy c = {.dst = dst, .src = src, .width = bytes, .height = 1, .depth = 1};
     int dst_dev, src_dev;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
 
     if (err != OBS_CUDA_SUCCESS)
         return err;
@@ -345,7 +345,7 @@ static obs_CUresult copy_strided(const struct copy_desc *d, obs_CUstream stream,
     char *src, *dst;
     int src_dev, dst_dev;
     size_t src_extent, dst_extent;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
 
     if (err != OBS_CUDA_SUCCESS)
         return err;
@@ -468,7 +468,7 @@ static obs_CUresult fill(obs_CUdeviceptr dst, size_t pitch, uint32_t value, size
     struct drv_stream *s;
     struct drv_op op = {.type = DRV_OP_FILL};
     size_t extent = height ? (height - 1) * pitch + width * elem_size : 0;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
 
     if (err != OBS_CUDA_SUCCESS)
         return err;

@@ -278,7 +278,7 @@ enum stream_query { QUERY_PRIORITY, QUERY_FLAGS, QUERY_ID };
 static obs_CUresult stream_get(obs_CUstream handle, int per_thread_api, enum stream_query what, void *out)
 {
     struct drv_stream *s;
-    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = out ? drv_need_context_of(DRV_OBJ(handle)) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -318,7 +318,7 @@ STREAM_GET_ENTRY(cuStreamGetId_ptsz, 1, QUERY_ID, unsigned long long)
 static obs_CUresult stream_query(obs_CUstream handle, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -346,7 +346,7 @@ DRV_EXPORT obs_CUresult cuStreamQuery_ptsz(obs_CUstream hStream)
 static obs_CUresult stream_destroy(obs_CUstream handle)
 {
     struct drv_stream **link;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     err = OBS_CUDA_ERROR_INVALID_HANDLE;
@@ -380,7 +380,7 @@ DRV_EXPORT obs_CUresult cuStreamDestroy_v2(obs_CUstream hStream)
 static obs_CUresult stream_sync(obs_CUstream handle, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     uint64_t end = 0;
@@ -452,7 +452,7 @@ static obs_CUresult stream_wait_event(obs_CUstream handle, obs_CUevent event, un
 {
     struct drv_stream *s;
     struct drv_event *e;
-    obs_CUresult err = flags & ~1u ? OBS_CUDA_ERROR_INVALID_VALUE : drv_need_context();
+    obs_CUresult err = flags & ~1u ? OBS_CUDA_ERROR_INVALID_VALUE : drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -510,7 +510,7 @@ DRV_EXPORT obs_CUresult cuEventCreate(obs_CUevent *phEvent, unsigned int Flags)
 static obs_CUresult event_destroy(obs_CUevent handle)
 {
     struct drv_event **link;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     err = OBS_CUDA_ERROR_INVALID_HANDLE;
@@ -538,7 +538,7 @@ static obs_CUresult event_record(obs_CUevent handle, obs_CUstream stream, int pe
 {
     struct drv_stream *s;
     struct drv_event *e;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -586,7 +586,7 @@ DRV_EXPORT obs_CUresult cuEventRecordWithFlags_ptsz(obs_CUevent hEvent, obs_CUst
 /* Work is done at once, so a known event is always complete. */
 static obs_CUresult event_check(obs_CUevent handle)
 {
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -606,7 +606,7 @@ static obs_CUresult event_sync(obs_CUevent handle)
 {
     struct drv_event *e;
     uint64_t end = 0;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -630,7 +630,7 @@ DRV_EXPORT obs_CUresult cuEventSynchronize(obs_CUevent hEvent)
 static obs_CUresult event_elapsed(float *ms, obs_CUevent start, obs_CUevent end)
 {
     struct drv_event *a, *b;
-    obs_CUresult err = ms ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = ms ? drv_need_context_of(start) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -669,7 +669,7 @@ static obs_CUresult begin_capture(obs_CUstream handle, obs_CUstreamCaptureMode m
     struct drv_stream *s;
     obs_CUresult err = mode < OBS_CU_STREAM_CAPTURE_MODE_GLOBAL || mode > OBS_CU_STREAM_CAPTURE_MODE_RELAXED
                            ? OBS_CUDA_ERROR_INVALID_VALUE
-                           : drv_need_context();
+                           : drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -725,7 +725,7 @@ DRV_EXPORT obs_CUresult cuStreamBeginCapture_v2_ptsz(obs_CUstream hStream, obs_C
 static obs_CUresult end_capture(obs_CUstream handle, obs_CUgraph *out, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = out ? drv_need_context_of(DRV_OBJ(handle)) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -771,7 +771,7 @@ DRV_EXPORT obs_CUresult cuStreamEndCapture_ptsz(obs_CUstream hStream, obs_CUgrap
 static obs_CUresult is_capturing(obs_CUstream handle, obs_CUstreamCaptureStatus *status, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = status ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = status ? drv_need_context_of(DRV_OBJ(handle)) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -833,7 +833,7 @@ struct capture_info_out {
 static obs_CUresult capture_info(obs_CUstream handle, const struct capture_info_out *o, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = o->status ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = o->status ? drv_need_context_of(DRV_OBJ(handle)) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -894,7 +894,7 @@ static obs_CUresult instantiate(obs_CUgraphExec *out, obs_CUgraph handle)
 {
     struct drv_graph *g;
     struct drv_graph_exec *x;
-    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = out ? drv_need_context_of(handle) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     x = calloc(1, sizeof *x);
@@ -951,7 +951,7 @@ static obs_CUresult get_nodes(obs_CUgraph handle, obs_CUgraphNode *nodes, size_t
 {
     struct drv_graph *g;
     size_t i;
-    obs_CUresult err = num ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = num ? drv_need_context_of(handle) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -1007,7 +1007,7 @@ static obs_CUgraphNodeType node_type(const struct drv_op *op)
 static obs_CUresult get_node_type(obs_CUgraphNode handle, obs_CUgraphNodeType *type)
 {
     const struct drv_op *op;
-    obs_CUresult err = type ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = type ? drv_need_context_of(handle) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -1035,7 +1035,7 @@ DRV_EXPORT obs_CUresult cuGraphNodeGetType(obs_CUgraphNode hNode, obs_CUgraphNod
 static obs_CUresult get_kernel_params(obs_CUgraphNode handle, void *out, int v2)
 {
     const struct drv_op *op;
-    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = out ? drv_need_context_of(handle) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -1078,7 +1078,7 @@ static obs_CUresult graph_launch(obs_CUgraphExec handle, obs_CUstream stream, in
     struct drv_graph_exec *x;
     struct drv_stream *s;
     size_t i;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -1116,7 +1116,7 @@ DRV_EXPORT obs_CUresult cuGraphLaunch_ptsz(obs_CUgraphExec hGraphExec, obs_CUstr
 static obs_CUresult exec_destroy(obs_CUgraphExec handle)
 {
     struct drv_graph_exec **link;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     err = OBS_CUDA_ERROR_INVALID_HANDLE;
@@ -1144,7 +1144,7 @@ DRV_EXPORT obs_CUresult cuGraphExecDestroy(obs_CUgraphExec hGraphExec)
 static obs_CUresult graph_destroy(obs_CUgraph handle)
 {
     struct drv_graph **link;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     err = OBS_CUDA_ERROR_INVALID_HANDLE;
