@@ -77,6 +77,27 @@ obs_CUresult cuKernelGetAttribute(int *pi, int attrib, obs_CUkernel kernel, obs_
 obs_CUresult cuKernelSetAttribute(int attrib, int val, obs_CUkernel kernel, obs_CUdevice dev);
 obs_CUresult cuFuncSetCacheConfig(obs_CUfunction hfunc, int config);
 obs_CUresult cuKernelSetCacheConfig(obs_CUkernel kernel, int config, obs_CUdevice dev);
+/* cudrv_sim_core.c */
+obs_CUresult cuLogsRegisterCallback(void *callbackFunc, void *userData, void **callback_out);
+obs_CUresult cuLogsUnregisterCallback(void *callback);
+/* cudrv_sim_tensormap.c (CUtensorMap as void *, enums as int) */
+obs_CUresult cuTensorMapEncodeTiled(void *tensorMap, int dataType, unsigned tensorRank, void *globalAddress,
+                                    const uint64_t *globalDim, const uint64_t *globalStrides, const unsigned *boxDim,
+                                    const unsigned *elementStrides, int interleave, int swizzle, int l2Promotion,
+                                    int oobFill);
+obs_CUresult cuTensorMapEncodeIm2col(void *tensorMap, int dataType, unsigned tensorRank, void *globalAddress,
+                                     const uint64_t *globalDim, const uint64_t *globalStrides,
+                                     const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner,
+                                     unsigned channelsPerPixel, unsigned pixelsPerColumn,
+                                     const unsigned *elementStrides, int interleave, int swizzle, int l2Promotion,
+                                     int oobFill);
+obs_CUresult cuTensorMapEncodeIm2colWide(void *tensorMap, int dataType, unsigned tensorRank, void *globalAddress,
+                                         const uint64_t *globalDim, const uint64_t *globalStrides,
+                                         int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth,
+                                         unsigned channelsPerPixel, unsigned pixelsPerColumn,
+                                         const unsigned *elementStrides, int interleave, int mode, int swizzle,
+                                         int l2Promotion, int oobFill);
+obs_CUresult cuTensorMapReplaceAddress(void *tensorMap, void *globalAddress);
 /* cudrv_sim_stream.c */
 obs_CUresult cuStreamCreateWithPriority(obs_CUstream *phStream, unsigned int flags, int priority);
 obs_CUresult cuStreamGetPriority(obs_CUstream hStream, int *out);

@@ -289,15 +289,18 @@ static void read_integrity_setting(void)
     integrity_wrong = v != NULL && strcmp(v, "wrong") == 0;
 }
 
+/* The log line names the runtime version asked for (13000, 13020 ...). */
 static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp, uint8_t *out)
 {
     struct drv_integrity_device dev;
     struct drv_integrity_input in;
+    char version[16];
     int v;
 
     drv_enter();
+    snprintf(version, sizeof version, "%u", runtime_version);
     if (out == NULL)
-        return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+        return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, version, DRV_NO_STREAM, DRV_NO_BYTES,
                           OBS_CUDA_ERROR_INVALID_VALUE);
     memset(&dev, 0, sizeof dev);
     drv_device_uuid_bytes(dev.uuid);
@@ -321,7 +324,7 @@ static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp
     pthread_once(&integrity_setting_once, read_integrity_setting);
     if (integrity_wrong && runtime_version % 10 >= 2)
         out[0] ^= 1;
-    return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+    return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, version, DRV_NO_STREAM, DRV_NO_BYTES,
                       OBS_CUDA_SUCCESS);
 }
 
