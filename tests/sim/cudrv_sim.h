@@ -111,6 +111,9 @@ obs_CUresult cuStreamQuery_ptsz(obs_CUstream hStream);
 obs_CUresult cuEventRecordWithFlags(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags);
 obs_CUresult cuEventRecordWithFlags_ptsz(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags);
 obs_CUresult cuThreadExchangeStreamCaptureMode(obs_CUstreamCaptureMode *mode);
+obs_CUresult cuGraphExecUpdate_v2(obs_CUgraphExec hGraphExec, obs_CUgraph hGraph, void *resultInfo);
+obs_CUresult cuGraphUpload(obs_CUgraphExec hGraphExec, obs_CUstream hStream);
+obs_CUresult cuGraphUpload_ptsz(obs_CUgraphExec hGraphExec, obs_CUstream hStream);
 /* cudrv_sim_memory.c */
 obs_CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
 obs_CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);

@@ -1113,6 +1113,91 @@ DRV_EXPORT obs_CUresult cuGraphLaunch_ptsz(obs_CUgraphExec hGraphExec, obs_CUstr
     return drv_finish("cuGraphLaunch_ptsz", DRV_KIND_GRAPH, NULL, hStream, nodes, err);
 }
 
+static struct drv_graph_exec *exec_lookup(obs_CUgraphExec handle)
+{
+    struct drv_graph_exec *x;
+    for (x = drv_graph_execs; x; x = x->next)
+        if ((obs_CUgraphExec)x == handle)
+            return x;
+    return NULL;
+}
+
+/* cuGraphExecUpdate_v2's result (CUgraphExecUpdateResultInfo). */
+struct exec_update_info {
+    int result; /* CU_GRAPH_EXEC_UPDATE_SUCCESS 0, _ERROR 1, _ERROR_TOPOLOGY_CHANGED 2, _ERROR_NODE_TYPE_CHANGED 3 */
+    obs_CUgraphNode error_node, error_from_node;
+};
+
+/* An exec takes a graph's nodes when the topology (a list here: the same
+ * number of nodes) and every node's type are the same; a kernel node may
+ * name another kernel. Otherwise the exec keeps its nodes, and the result
+ * says why: CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE (910). */
+static obs_CUresult exec_update(obs_CUgraphExec hexec, obs_CUgraph hgraph, struct exec_update_info *info)
+{
+    struct drv_graph_exec *x;
+    struct drv_graph *g;
+    size_t i;
+    obs_CUresult err = info ? drv_need_context_of(hexec) : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    memset(info, 0, sizeof *info);
+    pthread_mutex_lock(&drv_lock);
+    x = exec_lookup(hexec);
+    g = graph_lookup(hgraph);
+    if (x == NULL || g == NULL) {
+        info->result = 1;
+        err = OBS_CUDA_ERROR_INVALID_VALUE;
+    } else if (x->count != g->count) {
+        info->result = 2;
+        err = 910;
+    } else {
+        for (i = 0; i < g->count && err == OBS_CUDA_SUCCESS; i++)
+            if (g->ops[i].type != x->ops[i].type) {
+                info->result = 3;
+                info->error_node = (obs_CUgraphNode)&g->ops[i];
+                err = 910;
+            }
+        if (err == OBS_CUDA_SUCCESS && g->count > 0)
+            memcpy(x->ops, g->ops, g->count * sizeof *x->ops);
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuGraphExecUpdate_v2(obs_CUgraphExec hGraphExec, obs_CUgraph hGraph, void *resultInfo)
+{
+    drv_enter();
+    return drv_finish("cuGraphExecUpdate_v2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      exec_update(hGraphExec, hGraph, resultInfo));
+}
+
+/* Uploading an exec ahead of its first launch changes nothing here. */
+static obs_CUresult graph_upload(obs_CUgraphExec handle, obs_CUstream stream, int per_thread_api)
+{
+    struct drv_stream *s;
+    obs_CUresult err = drv_need_context_of(handle);
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    err = exec_lookup(handle) ? drv_stream_lookup(stream, per_thread_api, &s) : OBS_CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuGraphUpload(obs_CUgraphExec hGraphExec, obs_CUstream hStream)
+{
+    drv_enter();
+    return drv_finish("cuGraphUpload", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      graph_upload(hGraphExec, hStream, 0));
+}
+
+DRV_EXPORT obs_CUresult cuGraphUpload_ptsz(obs_CUgraphExec hGraphExec, obs_CUstream hStream)
+{
+    drv_enter();
+    return drv_finish("cuGraphUpload_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      graph_upload(hGraphExec, hStream, 1));
+}
+
 static obs_CUresult exec_destroy(obs_CUgraphExec handle)
 {
     struct drv_graph_exec **link;
