@@ -128,8 +128,8 @@ def run_generate(case, truth, model, new_tokens, seed, label, stream=None):
 
 def run_graph(truth, model, new_tokens, seed):
     """Prefill eager; one decode step captured once (after the first
-    prefill, inside its step 0, in a GRAPH_CAPTURE range) and replayed per
-    token. The hooks see the prefill's forward; a replay runs none, so
+    prefill, inside the first generation's DECODE/STEP_0, in a
+    GRAPH_CAPTURE range) and replayed per token. The hooks see the prefill's forward; a replay runs none, so
     this loop marks each decode step's start."""
     max_len = 64
     cache = transformers.StaticCache(config=model.config, max_cache_len=max_len)
@@ -151,6 +151,7 @@ def run_graph(truth, model, new_tokens, seed):
             toks = [token.item()]
             g.token_read()
             for k in range(1, new_tokens):
+                g.forward_begins()  # a replay runs no hook: the step begins here
                 if graph is None:
                     truth.push("GRAPH_CAPTURE")
                     graph = torch.cuda.CUDAGraph()
@@ -158,7 +159,6 @@ def run_graph(truth, model, new_tokens, seed):
                         static_logits = model(input_ids=static_ids, cache_position=static_pos,
                                               past_key_values=cache, use_cache=True).logits
                     truth.pop()
-                g.forward_begins()  # a replay runs no hook: the step begins here
                 static_ids.copy_(token.view(1, 1))
                 static_pos.fill_(len(p) + k - 1)
                 graph.replay()
