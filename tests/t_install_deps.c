@@ -238,7 +238,7 @@ static void test_frameworks(void)
     struct run_result r;
     char *log, env[4300], want[8600];
     const char *debian = test_path(dir, "debian");
-    const char *venv = strdup(test_path(dir, "fw/env"));
+    char *venv = strdup(test_path(dir, "fw/env"));
     struct stat st;
 
     snprintf(env, sizeof env, "OBS_FRAMEWORKS_ENV=%s", venv);
@@ -276,6 +276,7 @@ static void test_frameworks(void)
        "--frameworks again: the environment is reused (no venv, no pip)");
     free(log);
     run_result_free(&r);
+    free(venv);
 }
 
 /* The README's quick start and .ci/run run the script (so they install the
