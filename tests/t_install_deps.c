@@ -2,9 +2,12 @@
  * (os-release files written here, OBS_OS_RELEASE), --dry-run installs
  * nothing, one clear message on a distribution it does not know, apt-get
  * through sudo when not root, apt-get update and a retry when the first
- * install fails; and the README's quick start and .ci/run both run it.
- * apt-get, sudo, dpkg-query and id are stand-ins on PATH that log their
- * calls: the test never installs anything. */
+ * install fails; --frameworks: python3-venv, then the frameworks' virtual
+ * environment at OBS_FRAMEWORKS_ENV with the pinned torch and
+ * transformers, reused when it is there; and the README's quick start and
+ * .ci/run both run it (.ci/run with --frameworks). apt-get, sudo,
+ * dpkg-query, id, python3 and the environment's python and pip are
+ * stand-ins that log their calls: the test never installs anything. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +48,21 @@ static void make_stand_ins(void)
     snprintf(text, sizeof text, "#!/bin/sh\necho \"sudo $1\" >> '%s'\nexec \"$@\"\n", log_path);
     write_script(test_path(fakebin, "sudo"), text);
     write_script(test_path(fakeid, "id"), "#!/bin/sh\n[ \"$1\" = -u ] && { echo 1000; exit 0; }\nexec /usr/bin/id \"$@\"\n");
+    /* python3 -m venv DIR copies in DIR/bin the python and pip stand-ins:
+     * pip install marks DIR installed, the python imports only then. */
+    snprintf(text, sizeof text,
+             "#!/bin/sh\necho \"venv-python $1\" >> '%s'\n"
+             "[ -e \"$(dirname \"$0\")/../installed\" ] || exit 1\necho torch 2.15.0+cu132 transformers 5.24.0\n",
+             log_path);
+    write_script(test_path(dir, "venv-python"), text);
+    snprintf(text, sizeof text, "#!/bin/sh\necho \"pip $*\" >> '%s'\ntouch \"$(dirname \"$0\")/../installed\"\n",
+             log_path);
+    write_script(test_path(dir, "venv-pip"), text);
+    snprintf(text, sizeof text,
+             "#!/bin/sh\necho \"python3 $*\" >> '%s'\n[ \"$1 $2\" = '-m venv' ] || exit 0\n"
+             "mkdir -p \"$3/bin\" && cp '%s/venv-python' \"$3/bin/python\" && cp '%s/venv-pip' \"$3/bin/pip\"\n",
+             log_path, dir, dir);
+    write_script(test_path(fakebin, "python3"), text);
 }
 
 static const char *os_release(const char *name, const char *text)
@@ -213,6 +231,54 @@ static void test_installs(void)
     run_result_free(&r);
 }
 
+/* --frameworks: the environment made once, with the pinned versions, then
+ * reused. */
+static void test_frameworks(void)
+{
+    struct run_result r;
+    char *log, env[4300], want[8600];
+    const char *debian = test_path(dir, "debian");
+    char *venv = strdup(test_path(dir, "fw/env"));
+    struct stat st;
+
+    snprintf(env, sizeof env, "OBS_FRAMEWORKS_ENV=%s", venv);
+    run_deps(debian, "--dry-run", "--frameworks", 0, env, &r);
+    ok(run_exited_with(&r, 0), "--frameworks --dry-run: exit 0");
+    is_string(DEBIAN_ALL " python3-venv hipcc libamdhip64-dev", after(r.out, "would install: "),
+              "--frameworks: python3-venv too (python3 -m venv needs it)");
+    snprintf(want, sizeof want, "%s (python3 -m venv) and install torch==2.15.0 transformers==5.24.0", venv);
+    is_string(want, after(r.out, "frameworks: would create "),
+              "--frameworks --dry-run: says where and which versions it would install");
+    log = calls();
+    ok(strcmp(log, "") == 0 && stat(venv, &st) != 0, "--frameworks --dry-run: nothing run, nothing made");
+    free(log);
+    run_result_free(&r);
+
+    run_deps(debian, "--frameworks", NULL, 0, env, &r);
+    ok(run_exited_with(&r, 0), "--frameworks: exit 0");
+    log = calls();
+    snprintf(want, sizeof want,
+             "apt-get install -y -q --no-install-recommends " DEBIAN_ALL " python3-venv hipcc libamdhip64-dev\n"
+             "python3 -m venv %s\npip install -q --disable-pip-version-check torch==2.15.0 "
+             "transformers==5.24.0\nvenv-python -c\n",
+             venv);
+    is_string(want, log, "--frameworks: the packages, then a virtual environment with the pinned torch and "
+                         "transformers");
+    snprintf(want, sizeof want, "torch 2.15.0+cu132 transformers 5.24.0 in %s", venv);
+    is_string(want, after(r.out, "frameworks: installed "), "--frameworks: says what it installed, where");
+    free(log);
+    run_result_free(&r);
+
+    run_deps(debian, "--frameworks", "--no-hip", 0, env, &r);
+    log = calls();
+    ok(run_exited_with(&r, 0) && strstr(log, "venv") != NULL && strstr(log, "python3 -m venv") == NULL &&
+           strstr(log, "pip ") == NULL && strstr(r.out, "reused") != NULL,
+       "--frameworks again: the environment is reused (no venv, no pip)");
+    free(log);
+    run_result_free(&r);
+    free(venv);
+}
+
 /* The README's quick start and .ci/run run the script (so they install the
  * same packages). */
 static void test_callers(void)
@@ -224,17 +290,20 @@ static void test_callers(void)
     ok(block != NULL && strncmp(block + 6, "contrib/install-deps", 20) == 0,
        "README: the quick start's first command is contrib/install-deps");
     ok(ci != NULL && strstr(ci, "\ncontrib/install-deps") != NULL, ".ci/run runs contrib/install-deps");
+    ok(ci != NULL && strstr(ci, "contrib/install-deps --frameworks") != NULL && strstr(ci, "OBS_FRAMEWORKS_ENV") != NULL,
+       ".ci/run makes the frameworks' environment and hands it to make check");
     free(readme);
     free(ci);
 }
 
 int main(void)
 {
-    plan(24);
+    plan(33);
     dir = test_tmpdir();
     make_stand_ins();
     test_dry_runs();
     test_installs();
+    test_frameworks();
     test_callers();
     return 0;
 }

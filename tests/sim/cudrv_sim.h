@@ -77,6 +77,71 @@ obs_CUresult cuKernelGetAttribute(int *pi, int attrib, obs_CUkernel kernel, obs_
 obs_CUresult cuKernelSetAttribute(int attrib, int val, obs_CUkernel kernel, obs_CUdevice dev);
 obs_CUresult cuFuncSetCacheConfig(obs_CUfunction hfunc, int config);
 obs_CUresult cuKernelSetCacheConfig(obs_CUkernel kernel, int config, obs_CUdevice dev);
+/* cudrv_sim_core.c */
+obs_CUresult cuLogsRegisterCallback(void *callbackFunc, void *userData, void **callback_out);
+obs_CUresult cuLogsUnregisterCallback(void *callback);
+/* cudrv_sim_tensormap.c (CUtensorMap as void *, enums as int) */
+obs_CUresult cuTensorMapEncodeTiled(void *tensorMap, int dataType, unsigned tensorRank, void *globalAddress,
+                                    const uint64_t *globalDim, const uint64_t *globalStrides, const unsigned *boxDim,
+                                    const unsigned *elementStrides, int interleave, int swizzle, int l2Promotion,
+                                    int oobFill);
+obs_CUresult cuTensorMapEncodeIm2col(void *tensorMap, int dataType, unsigned tensorRank, void *globalAddress,
+                                     const uint64_t *globalDim, const uint64_t *globalStrides,
+                                     const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner,
+                                     unsigned channelsPerPixel, unsigned pixelsPerColumn,
+                                     const unsigned *elementStrides, int interleave, int swizzle, int l2Promotion,
+                                     int oobFill);
+obs_CUresult cuTensorMapEncodeIm2colWide(void *tensorMap, int dataType, unsigned tensorRank, void *globalAddress,
+                                         const uint64_t *globalDim, const uint64_t *globalStrides,
+                                         int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth,
+                                         unsigned channelsPerPixel, unsigned pixelsPerColumn,
+                                         const unsigned *elementStrides, int interleave, int mode, int swizzle,
+                                         int l2Promotion, int oobFill);
+obs_CUresult cuTensorMapReplaceAddress(void *tensorMap, void *globalAddress);
+/* cudrv_sim_stream.c */
+obs_CUresult cuStreamCreateWithPriority(obs_CUstream *phStream, unsigned int flags, int priority);
+obs_CUresult cuStreamGetPriority(obs_CUstream hStream, int *out);
+obs_CUresult cuStreamGetPriority_ptsz(obs_CUstream hStream, int *out);
+obs_CUresult cuStreamGetFlags(obs_CUstream hStream, unsigned int *out);
+obs_CUresult cuStreamGetFlags_ptsz(obs_CUstream hStream, unsigned int *out);
+obs_CUresult cuStreamGetId(obs_CUstream hStream, unsigned long long *out);
+obs_CUresult cuStreamGetId_ptsz(obs_CUstream hStream, unsigned long long *out);
+obs_CUresult cuStreamQuery(obs_CUstream hStream);
+obs_CUresult cuStreamQuery_ptsz(obs_CUstream hStream);
+obs_CUresult cuEventRecordWithFlags(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags);
+obs_CUresult cuEventRecordWithFlags_ptsz(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags);
+obs_CUresult cuThreadExchangeStreamCaptureMode(obs_CUstreamCaptureMode *mode);
+obs_CUresult cuGraphExecUpdate_v2(obs_CUgraphExec hGraphExec, obs_CUgraph hGraph, void *resultInfo);
+obs_CUresult cuGraphUpload(obs_CUgraphExec hGraphExec, obs_CUstream hStream);
+obs_CUresult cuGraphUpload_ptsz(obs_CUgraphExec hGraphExec, obs_CUstream hStream);
+/* cudrv_sim_memory.c */
+obs_CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+obs_CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
+obs_CUresult cuMemFreeHost(void *p);
+obs_CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags);
+obs_CUresult cuMemHostUnregister(void *p);
+obs_CUresult cuMemHostGetDevicePointer_v2(obs_CUdeviceptr *pdptr, void *p, unsigned int Flags);
+obs_CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p);
+obs_CUresult cuPointerGetAttribute(void *data, int attribute, obs_CUdeviceptr ptr);
+obs_CUresult cuPointerGetAttributes(unsigned int numAttributes, int *attributes, void **data, obs_CUdeviceptr ptr);
+obs_CUresult cuMemGetAddressRange_v2(obs_CUdeviceptr *pbase, size_t *psize, obs_CUdeviceptr dptr);
+/* cudrv_sim_vmm.c (handles: CUmemGenericAllocationHandle; structures passed as void *) */
+obs_CUresult cuMemGetAllocationGranularity(size_t *granularity, const void *prop, int option);
+obs_CUresult cuMemCreate(unsigned long long *handle, size_t size, const void *prop, unsigned long long flags);
+obs_CUresult cuMemRelease(unsigned long long handle);
+obs_CUresult cuMemGetAllocationPropertiesFromHandle(void *prop, unsigned long long handle);
+obs_CUresult cuMemExportToShareableHandle(void *shareable, unsigned long long handle, int handle_type,
+                                          unsigned long long flags);
+obs_CUresult cuMemImportFromShareableHandle(unsigned long long *handle, void *os_handle, int handle_type);
+obs_CUresult cuMemAddressReserve(obs_CUdeviceptr *ptr, size_t size, size_t alignment, obs_CUdeviceptr addr,
+                                 unsigned long long flags);
+obs_CUresult cuMemAddressFree(obs_CUdeviceptr ptr, size_t size);
+obs_CUresult cuMemMap(obs_CUdeviceptr ptr, size_t size, size_t offset, unsigned long long handle,
+                      unsigned long long flags);
+obs_CUresult cuMemUnmap(obs_CUdeviceptr ptr, size_t size);
+obs_CUresult cuMemSetAccess(obs_CUdeviceptr ptr, size_t size, const void *desc, size_t count);
+obs_CUresult cuMemGetAccess(unsigned long long *flags, const void *location, obs_CUdeviceptr ptr);
+obs_CUresult cuMemRetainAllocationHandle(unsigned long long *handle, void *addr);
 #endif
 
 /* ---- log, banner, errors, initialisation (cudrv_sim_core.c) --------------- */
@@ -97,6 +162,18 @@ obs_CUresult drv_finish(const char *api, enum drv_kind kind, const char *name, c
 /* CUDA_ERROR_NOT_INITIALIZED before cuInit, CUDA_ERROR_INVALID_CONTEXT
  * when the calling thread has no current context, else success. */
 obs_CUresult drv_need_context(void);
+/* The same for a call on an object of a context (a stream, event, graph):
+ * the driver takes the context from the object, so a thread with no
+ * current one may make it (PyTorch's worker threads ask
+ * cuStreamIsCapturing before the runtime made a context current on them);
+ * object NULL: the current context is needed. */
+obs_CUresult drv_need_context_of(const void *object);
+/* A stream handle as an object: NULL for the ones that mean "the current
+ * context's" (0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD). */
+#define DRV_OBJ(stream)                                                                           \
+    ((stream) == NULL || (stream) == OBS_CU_STREAM_LEGACY || (stream) == OBS_CU_STREAM_PER_THREAD \
+         ? NULL                                                                                   \
+         : (const void *)(stream))
 obs_CUresult drv_need_init(void);
 
 /* ---- devices (cudrv_sim_device.c), primary context (cudrv_sim_core.c) --- */
@@ -108,6 +185,8 @@ void drv_device_uuid_bytes(unsigned char out[16]);
 int drv_primary_active(void);
 /* The primary context's handle (what cuDevicePrimaryCtxRetain gives). */
 obs_CUcontext drv_primary_context(void);
+/* The calling thread's current context (NULL: none). */
+obs_CUcontext drv_current_context(void);
 
 /* ---- private export tables (cudrv_sim_export.c), integrity hash
  *      (cudrv_sim_integrity.c) ----------------------------------------------- */
@@ -147,14 +226,39 @@ const char *drv_function_name(const struct drv_function *f);
 /* Under drv_lock. True when handle is a CUkernel (passed as a CUfunction). */
 int drv_is_kernel_handle(obs_CUfunction handle);
 
-/* ---- memory (cudrv_sim_ops.c) ---------------------------------------------- */
+/* ---- memory (cudrv_sim_memory.c, cudrv_sim_vmm.c) ------------------------------ */
 
 /* Not under drv_lock. Allocate simulated device memory (zeroed; needs a
  * current context) / give it back, without logging (a module's globals). */
 obs_CUresult drv_mem_alloc(obs_CUdeviceptr *out, size_t size);
 void drv_mem_release(obs_CUdeviceptr p);
-/* Under drv_lock. True when [p, p+len) lies in one allocation. */
+/* Under drv_lock. True when [p, p+len) lies in device memory (one
+ * allocation, or virtual-memory mappings that follow each other). */
 int drv_is_device_range(obs_CUdeviceptr p, size_t len);
+
+/* The ranges of memory the driver knows, for pointer attributes. */
+enum drv_mem_kind {
+    DRV_MEM_DEVICE,          /* cuMemAlloc */
+    DRV_MEM_HOST,            /* cuMemHostAlloc, cuMemAllocHost */
+    DRV_MEM_HOST_REGISTERED, /* cuMemHostRegister: the program's own memory */
+    DRV_MEM_MAPPED           /* cuMemMap of a cuMemCreate allocation */
+};
+
+struct drv_range {
+    uintptr_t base;
+    size_t size;
+    enum drv_mem_kind kind;
+    unsigned flags;          /* host: its allocation flags; mapped: access (low byte), handle types << 8 */
+    unsigned long long id;   /* a process-wide buffer id */
+    void *owner;             /* mapped: the cuMemCreate allocation */
+    struct drv_range *next;
+};
+
+/* Under drv_lock. Add a range (NULL: out of memory); the range holding p
+ * (NULL: none); remove one. */
+struct drv_range *drv_range_add(uintptr_t base, size_t size, enum drv_mem_kind kind);
+struct drv_range *drv_range_find(uintptr_t p);
+void drv_range_drop(struct drv_range *r);
 
 /* ---- streams, clock, events, graphs (cudrv_sim_stream.c) ----------------- */
 

@@ -84,6 +84,11 @@ obs_CUresult drv_need_context(void)
     return err;
 }
 
+obs_CUresult drv_need_context_of(const void *object)
+{
+    return object ? drv_need_init() : drv_need_context();
+}
+
 static struct drv_ctx *ctx_lookup(obs_CUcontext handle)
 {
     struct drv_ctx *c;
@@ -145,6 +150,11 @@ int drv_primary_active(void)
 obs_CUcontext drv_primary_context(void)
 {
     return (obs_CUcontext)&drv_primary_ctx;
+}
+
+obs_CUcontext drv_current_context(void)
+{
+    return (obs_CUcontext)drv_current_ctx;
 }
 
 static obs_CUresult primary_retain(obs_CUcontext *pctx, obs_CUdevice dev)
@@ -357,4 +367,39 @@ DRV_EXPORT obs_CUresult cuGetErrorString(obs_CUresult error, const char **pStr)
     drv_enter();
     return drv_finish("cuGetErrorString", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
                       error_text(error, pStr, 0));
+}
+
+/* ---- log callbacks (CUDA 12.9) ----------------------------------------------- */
+
+/* The runtime registers a callback for the driver's error log at start-up
+ * (cudart 13.2). The simulator writes no such log, so a callback is kept
+ * only as a handle and never called. */
+struct drv_log_callback {
+    void *fn, *data;
+};
+
+DRV_EXPORT obs_CUresult cuLogsRegisterCallback(void *callbackFunc, void *userData, void **callback_out)
+{
+    struct drv_log_callback *cb = NULL;
+    obs_CUresult err = callbackFunc ? OBS_CUDA_SUCCESS : OBS_CUDA_ERROR_INVALID_VALUE;
+    drv_enter();
+    if (err == OBS_CUDA_SUCCESS && (cb = calloc(1, sizeof *cb)) == NULL)
+        err = OBS_CUDA_ERROR_OUT_OF_MEMORY;
+    if (cb != NULL) {
+        cb->fn = callbackFunc;
+        cb->data = userData;
+        if (callback_out)
+            *callback_out = cb;
+        else
+            free(cb); /* no handle asked: it can never be unregistered */
+    }
+    return drv_finish("cuLogsRegisterCallback", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuLogsUnregisterCallback(void *callback)
+{
+    drv_enter();
+    free(callback);
+    return drv_finish("cuLogsUnregisterCallback", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      callback ? OBS_CUDA_SUCCESS : OBS_CUDA_ERROR_INVALID_VALUE);
 }

@@ -3,7 +3,17 @@
  * runtime and cuBLAS read at start-up (cudaGetDeviceProperties reads about
  * 110 of them), the context queries that go with it, and the occupancy
  * answers cuBLASLt asks for on sm_90. Values are those of an H100 SXM5 80GB
- * as the real driver reports them; the ones no program here reads are 0. */
+ * as the real driver reports them, except where a feature needs entry
+ * points the simulator does not implement: those say "not supported" (0),
+ * so that a program does not take a path that would end in a stub:
+ * managed memory (83, 89), compressible memory (107), RDMA (110, 116, 117),
+ * sparse and deferred-mapping arrays (112, 121), external semaphores (114),
+ * memory pools (115, 119), stream memory operations (122), dma-buf (124),
+ * IPC events (125), multicast (132). What is implemented keeps its H100
+ * value: page-locked and registered host memory (91, 99, 113), virtual
+ * memory management with POSIX descriptors (102, 103), priorities (78),
+ * cooperative and cluster launches (95, 120), tensor maps (127). The ones
+ * no program here reads are 0. */
 #include "cudrv_sim.h"
 
 #include <string.h>
@@ -45,16 +55,18 @@
     X(77, 32768) X(78, 1) X(79, 1) X(80, 1)                                                  \
     X(81, 233472)       /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */                           \
     X(82, 65536)        /* MAX_REGISTERS_PER_MULTIPROCESSOR */                               \
-    X(83, 1) X(84, 0) X(85, 0) X(86, 0) X(87, 2) X(88, 0) X(89, 1) X(90, 1) X(91, 1)        \
+    X(83, 0) X(84, 0) X(85, 0) X(86, 0) X(87, 2) X(88, 0) X(89, 0) X(90, 1) X(91, 1)        \
     X(92, 0) X(93, 0) X(94, 0) X(95, 1) X(96, 0)                                             \
     X(97, 232448)       /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */                              \
-    X(98, 0) X(99, 1) X(100, 0) X(101, 0) X(102, 1) X(103, 1) X(104, 0) X(105, 0)           \
+    X(98, 0) X(99, 1) X(100, 0) X(101, 0)                                                   \
+    X(102, 1) X(103, 1) /* VIRTUAL_MEMORY_MANAGEMENT, POSIX file descriptors: cudrv_sim_vmm.c */ \
+    X(104, 0) X(105, 0)                                                                     \
     X(106, 32)          /* MAX_BLOCKS_PER_MULTIPROCESSOR */                                  \
-    X(107, 1) X(108, 31457280) X(109, 134213632) X(110, 1) X(111, 1024) X(112, 1)           \
-    X(113, 1) X(114, 1) X(115, 1) X(116, 1) X(117, 1) X(118, 0) X(119, 9)                   \
+    X(107, 0) X(108, 31457280) X(109, 134213632) X(110, 0) X(111, 1024) X(112, 0)           \
+    X(113, 1) X(114, 0) X(115, 0) X(116, 0) X(117, 0) X(118, 0) X(119, 0)                   \
     X(120, 1)           /* CLUSTER_LAUNCH */                                                 \
-    X(121, 1) X(122, 1) X(123, 0) X(124, 1) X(125, 1) X(126, 4) X(127, 1) X(128, 0)         \
-    X(129, 0) X(130, 0) X(131, -1) X(132, 1) X(133, 0) X(134, -1)                            \
+    X(121, 0) X(122, 0) X(123, 0) X(124, 0) X(125, 0) X(126, 4) X(127, 1) X(128, 0)         \
+    X(129, 0) X(130, 0) X(131, -1) X(132, 0) X(133, 0) X(134, -1)                            \
     X(139, 0x233010de) X(140, 0x16c110de)
 
 #define DRV_TOTAL_MEM (80ULL * 1024 * 1024 * 1024 - 512ULL * 1024 * 1024)
@@ -283,14 +295,17 @@ DRV_EXPORT obs_CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
     return drv_finish("cuMemGetInfo_v2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
-/* CU_MODULE_LAZY_LOADING (1): CUDA 12's default, what cudart expects. */
+/* CU_MODULE_LAZY_LOADING (2; 1 is eager): CUDA 12's default. With it the
+ * runtime loads a library at the first use of one of its kernels, not all
+ * of them at start-up (PyTorch's runtime: 3,305 libraries and 24,155
+ * kernels looked up before its first launch when the answer was eager). */
 DRV_EXPORT obs_CUresult cuModuleGetLoadingMode(int *mode)
 {
     obs_CUresult err;
     drv_enter();
     err = mode ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS)
-        *mode = 1;
+        *mode = 2;
     return drv_finish("cuModuleGetLoadingMode", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 

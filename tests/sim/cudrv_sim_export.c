@@ -88,13 +88,22 @@ SLOT_STUB(interface, 4, OBS_CUDA_SUCCESS)
 SLOT_STUB(interface, 5, OBS_CUDA_SUCCESS)
 SLOT_STUB(interface, 7, OBS_CUDA_SUCCESS)
 SLOT_STUB(interface, 9, OBS_CUDA_ERROR_NOT_SUPPORTED) /* its own launch: never silently */
+SLOT_STUB(interface, 10, OBS_CUDA_SUCCESS)
+SLOT_STUB(interface, 11, OBS_CUDA_SUCCESS)
+/* Slot 12 (runtime 13.2, at start-up, no arguments): a check whose 0 lets
+ * the runtime go on; any other answer fails its initialisation. */
+SLOT_STUB(interface, 12, OBS_CUDA_SUCCESS)
 
-static const void *interface_table[10] = {
-    (void *)sizeof(void *[10]),           (void *)interface_module_from_wrapper,
+/* 13 slots: runtime 13.0 uses up to slot 9, 13.2 calls slot 12 without
+ * reading the size in slot 0 first. */
+static const void *interface_table[13] = {
+    (void *)sizeof(void *[13]),           (void *)interface_module_from_wrapper,
     (void *)interface_primary_context,    (void *)interface_slot3,
     (void *)interface_slot4,              (void *)interface_slot5,
     (void *)interface_module_from_wrapper_ex, (void *)interface_slot7,
     (void *)interface_module_from_fatbin, (void *)interface_slot9,
+    (void *)interface_slot10,             (void *)interface_slot11,
+    (void *)interface_slot12,
 };
 
 /* ---- a094798c: tool callback hooks ------------------------------------------ */
@@ -153,9 +162,13 @@ struct cls_entry {
 };
 static struct cls_entry *cls_entries;
 
+/* NULL names the calling thread's current context; with none, the call
+ * fails with CUDA_ERROR_INVALID_CONTEXT. The runtime relies on that: a
+ * failed get on a thread is what makes it set the primary context current
+ * there (a worker thread's first runtime call). */
 static obs_CUcontext cls_context(obs_CUcontext ctx)
 {
-    return ctx ? ctx : drv_primary_context();
+    return ctx ? ctx : drv_current_context();
 }
 
 static obs_CUresult cls_insert(obs_CUcontext ctx, void *key, void *value, void *dtor)
@@ -165,6 +178,9 @@ static obs_CUresult cls_insert(obs_CUcontext ctx, void *key, void *value, void *
     (void)dtor;
     drv_enter();
     ctx = cls_context(ctx);
+    if (ctx == NULL)
+        return drv_finish("cuGetExportTable.context_storage.0", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                          DRV_NO_BYTES, OBS_CUDA_ERROR_INVALID_CONTEXT);
     pthread_mutex_lock(&drv_lock);
     for (e = cls_entries; e; e = e->next)
         if (e->ctx == ctx && e->key == key)
@@ -189,6 +205,9 @@ static obs_CUresult cls_remove(obs_CUcontext ctx, void *key)
     struct cls_entry **link;
     drv_enter();
     ctx = cls_context(ctx);
+    if (ctx == NULL)
+        return drv_finish("cuGetExportTable.context_storage.1", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                          DRV_NO_BYTES, OBS_CUDA_ERROR_INVALID_CONTEXT);
     pthread_mutex_lock(&drv_lock);
     for (link = &cls_entries; *link; link = &(*link)->next)
         if ((*link)->ctx == ctx && (*link)->key == key) {
@@ -208,6 +227,9 @@ static obs_CUresult cls_get(void **value, obs_CUcontext ctx, void *key)
     obs_CUresult err = OBS_CUDA_ERROR_INVALID_VALUE;
     drv_enter();
     ctx = cls_context(ctx);
+    if (ctx == NULL)
+        return drv_finish("cuGetExportTable.context_storage.2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                          DRV_NO_BYTES, OBS_CUDA_ERROR_INVALID_CONTEXT);
     pthread_mutex_lock(&drv_lock);
     for (e = cls_entries; e; e = e->next)
         if (e->ctx == ctx && e->key == key) {
@@ -267,15 +289,18 @@ static void read_integrity_setting(void)
     integrity_wrong = v != NULL && strcmp(v, "wrong") == 0;
 }
 
+/* The log line names the runtime version asked for (13000, 13020 ...). */
 static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp, uint8_t *out)
 {
     struct drv_integrity_device dev;
     struct drv_integrity_input in;
+    char version[16];
     int v;
 
     drv_enter();
+    snprintf(version, sizeof version, "%u", runtime_version);
     if (out == NULL)
-        return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+        return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, version, DRV_NO_STREAM, DRV_NO_BYTES,
                           OBS_CUDA_ERROR_INVALID_VALUE);
     memset(&dev, 0, sizeof dev);
     drv_device_uuid_bytes(dev.uuid);
@@ -299,7 +324,7 @@ static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp
     pthread_once(&integrity_setting_once, read_integrity_setting);
     if (integrity_wrong && runtime_version % 10 >= 2)
         out[0] ^= 1;
-    return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+    return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, version, DRV_NO_STREAM, DRV_NO_BYTES,
                       OBS_CUDA_SUCCESS);
 }
 
@@ -350,6 +375,32 @@ static const void *blaslt_table[64] = {
     [39] = (void *)blaslt_zero,       [51] = (void *)blaslt_context_object,
 };
 
+/* ---- 1734dc26: asked by cuBLASLt 13.4 (the wheels' cuBLAS) ------------------------------- */
+
+/* cuBLASLt 13.4 asks for this table once, in a half-precision matmul's
+ * heuristic, and calls slot 4 without checking that the table was given
+ * (a refusal crashes it on a NULL table). Slot 4 takes two out-pointers:
+ * with the first left NULL, cuBLASLt takes its path for "nothing to hand
+ * out" (the same one it takes on an error), so both are cleared. */
+static obs_CUresult lt_cache_object(void **out, uint64_t *out2)
+{
+    if (out == NULL)
+        return slot_called("cuGetExportTable.blaslt2.4", OBS_CUDA_ERROR_INVALID_VALUE);
+    *out = NULL;
+    if (out2)
+        *out2 = 0;
+    return slot_called("cuGetExportTable.blaslt2.4", OBS_CUDA_SUCCESS);
+}
+
+#define LT2_SLOTS(X) X(1) X(2) X(3) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define LT2_STUB(idx) SLOT_STUB(blaslt2, idx, OBS_CUDA_SUCCESS)
+LT2_SLOTS(LT2_STUB)
+
+#define LT2_ENTRY(idx) [idx] = (void *)blaslt2_slot##idx,
+static const void *blaslt2_table[16] = {
+    [0] = (void *)sizeof(void *[16]), LT2_SLOTS(LT2_ENTRY)[4] = (void *)lt_cache_object,
+};
+
 
 /* ---- lookup ------------------------------------------------------------------------------ */
 
@@ -366,6 +417,7 @@ static const struct {
      context_wrapper_table},
     {{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2}, integrity_table},
     {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2}, blaslt_table},
+    {{0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca}, blaslt2_table},
 };
 
 DRV_EXPORT obs_CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId)

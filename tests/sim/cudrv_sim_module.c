@@ -6,7 +6,9 @@
  *   (NUL-terminated): only those names exist (others: CUDA_ERROR_NOT_FOUND);
  * - what NVIDIA's toolchain produces, recognised by its magic number: a
  *   fatbin wrapper (0x466243b1, what cudart hands to cuLibraryLoadData), a
- *   fatbin (0xba55ed50) or an ELF cubin. Its code is never run, so it is not
+ *   fatbin (0xba55ed50) or an ELF cubin, or PTX text (its first directive,
+ *   after blanks and comments, is ".version": cuDNN loads a PTX probe when a
+ *   handle is created). Its code is never run (nor compiled), so it is not
  *   parsed: a kernel comes to exist when it is first asked for by name
  *   (cuLibraryGetKernel, cuModuleGetFunction), with that name, which is the
  *   mangled name from the runtime's registration.
@@ -91,6 +93,27 @@ static void function_defaults(struct drv_function *f)
     memcpy(f->attributes, defaults, sizeof defaults);
 }
 
+/* PTX text: blanks and comments, then the ".version" directive. */
+static int is_ptx(const char *p)
+{
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        if (p[0] == '/' && p[1] == '/') {
+            p = strchr(p, '\n');
+            if (p == NULL)
+                return 0;
+        } else if (p[0] == '/' && p[1] == '*') {
+            p = strstr(p + 2, "*/");
+            if (p == NULL)
+                return 0;
+            p += 2;
+        } else {
+            return strncmp(p, ".version", 8) == 0;
+        }
+    }
+}
+
 /* Parse an image into a module (not yet published). */
 static obs_CUresult module_parse(const void *image, int is_library, struct drv_module **out)
 {
@@ -102,7 +125,7 @@ static obs_CUresult module_parse(const void *image, int is_library, struct drv_m
     if (strncmp(p, DRV_IMAGE_MAGIC, strlen(DRV_IMAGE_MAGIC)) != 0) {
         uint32_t magic;
         memcpy(&magic, p, sizeof magic);
-        if (magic != DRV_FATBIN_WRAPPER_MAGIC && magic != DRV_FATBIN_MAGIC && magic != DRV_ELF_MAGIC)
+        if (magic != DRV_FATBIN_WRAPPER_MAGIC && magic != DRV_FATBIN_MAGIC && magic != DRV_ELF_MAGIC && !is_ptx(p))
             return OBS_CUDA_ERROR_INVALID_IMAGE;
         m = calloc(1, sizeof *m);
         if (m == NULL)

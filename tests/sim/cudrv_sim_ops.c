@@ -1,5 +1,5 @@
 /* Device work in the simulated CUDA driver: kernel launches of every
- * flavour, allocations, copies (linear, 2D, 3D, peer; sync and async) and
+ * flavour, copies (linear, 2D, 3D, peer; sync and async) and
  * memsets (8/16/32-bit, 1D and 2D), each with its _ptsz/_ptds variant.
  * Device pointers are host addresses of simulated allocations; a copy
  * between two of them is charged at device bandwidth, any other at the
@@ -15,7 +15,6 @@
 #define DRV_MAX_BLOCK_THREADS 1024u
 #define DRV_MAX_BLOCK_Z 64u
 #define DRV_MAX_GRID_YZ 65535u
-#define DRV_ALLOC_ALIGNMENT 256u
 
 /* ---- launches ------------------------------------------------------------------ */
 
@@ -29,7 +28,7 @@ static obs_CUresult launch(obs_CUfunction f, struct launch_dims d, obs_CUstream 
     const struct drv_function *fn;
     struct drv_stream *s;
     struct drv_op op = {.type = DRV_OP_KERNEL};
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
 
     if (err != OBS_CUDA_SUCCESS)
         return err;
@@ -118,99 +117,6 @@ DRV_EXPORT obs_CUresult cuLaunchKernelEx_ptsz(const obs_CUlaunchConfig *config, 
     return launch_ex("cuLaunchKernelEx_ptsz", config, f, 1);
 }
 
-/* ---- allocations ------------------------------------------------------------------ */
-
-struct drv_alloc {
-    char *base;
-    size_t size;
-    struct drv_alloc *next;
-};
-
-static struct drv_alloc *drv_allocs;
-
-int drv_is_device_range(obs_CUdeviceptr p, size_t len)
-{
-    const struct drv_alloc *a;
-    uintptr_t q = (uintptr_t)p;
-    for (a = drv_allocs; a; a = a->next)
-        if (q >= (uintptr_t)a->base && q - (uintptr_t)a->base <= a->size &&
-            len <= a->size - (q - (uintptr_t)a->base))
-            return 1;
-    return 0;
-}
-
-static obs_CUresult mem_alloc(obs_CUdeviceptr *out, size_t size)
-{
-    struct drv_alloc *a;
-    obs_CUresult err = out && size > 0 ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err != OBS_CUDA_SUCCESS)
-        return err;
-    a = calloc(1, sizeof *a);
-    /* 256-byte aligned, as the real driver's (cuBLASLt refuses a workspace
-     * that is not); zeroed so that runs are reproducible. */
-    if (a == NULL || posix_memalign((void **)&a->base, DRV_ALLOC_ALIGNMENT, size) != 0) {
-        free(a);
-        return OBS_CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    memset(a->base, 0, size);
-    a->size = size;
-    pthread_mutex_lock(&drv_lock);
-    a->next = drv_allocs;
-    drv_allocs = a;
-    pthread_mutex_unlock(&drv_lock);
-    *out = (obs_CUdeviceptr)(uintptr_t)a->base;
-    return OBS_CUDA_SUCCESS;
-}
-
-obs_CUresult drv_mem_alloc(obs_CUdeviceptr *out, size_t size)
-{
-    return mem_alloc(out, size);
-}
-
-DRV_EXPORT obs_CUresult cuMemAlloc_v2(obs_CUdeviceptr *dptr, size_t bytesize)
-{
-    drv_enter();
-    return drv_finish("cuMemAlloc_v2", DRV_KIND_ALLOC, NULL, DRV_NO_STREAM, (long long)bytesize,
-                      mem_alloc(dptr, bytesize));
-}
-
-static obs_CUresult mem_free(obs_CUdeviceptr p, long long *size)
-{
-    struct drv_alloc **link;
-    obs_CUresult err = drv_need_context();
-    if (err != OBS_CUDA_SUCCESS || p == 0) /* freeing 0 does nothing: cudart's cudaFree(0) probe */
-        return err;
-    err = OBS_CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&drv_lock);
-    for (link = &drv_allocs; *link; link = &(*link)->next)
-        if ((uintptr_t)(*link)->base == (uintptr_t)p) {
-            struct drv_alloc *a = *link;
-            *link = a->next;
-            *size = (long long)a->size;
-            free(a->base);
-            free(a);
-            err = OBS_CUDA_SUCCESS;
-            break;
-        }
-    pthread_mutex_unlock(&drv_lock);
-    return err;
-}
-
-void drv_mem_release(obs_CUdeviceptr p)
-{
-    long long size;
-    mem_free(p, &size);
-}
-
-DRV_EXPORT obs_CUresult cuMemFree_v2(obs_CUdeviceptr dptr)
-{
-    long long size = DRV_NO_BYTES;
-    obs_CUresult err;
-    drv_enter();
-    err = mem_free(dptr, &size);
-    return drv_finish("cuMemFree_v2", DRV_KIND_ALLOC, NULL, DRV_NO_STREAM, size, err);
-}
-
 /* ---- copies -------------------------------------------------------------------- */
 
 /* Which side of a linear copy must be simulated device memory. */
@@ -235,7 +141,7 @@ static obs_CUresult copy_linear(void *dst, const void *src, size_t bytes, enum c
 {
     struct drv_copy c = {.dst = dst, .src = src, .width = bytes, .height = 1, .depth = 1};
     int dst_dev, src_dev;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
 
     if (err != OBS_CUDA_SUCCESS)
         return err;
@@ -439,7 +345,7 @@ static obs_CUresult copy_strided(const struct copy_desc *d, obs_CUstream stream,
     char *src, *dst;
     int src_dev, dst_dev;
     size_t src_extent, dst_extent;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
 
     if (err != OBS_CUDA_SUCCESS)
         return err;
@@ -562,7 +468,7 @@ static obs_CUresult fill(obs_CUdeviceptr dst, size_t pitch, uint32_t value, size
     struct drv_stream *s;
     struct drv_op op = {.type = DRV_OP_FILL};
     size_t extent = height ? (height - 1) * pitch + width * elem_size : 0;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
 
     if (err != OBS_CUDA_SUCCESS)
         return err;

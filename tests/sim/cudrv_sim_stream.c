@@ -33,6 +33,8 @@ enum drv_stream_kind { DRV_STREAM_LEGACY, DRV_STREAM_PER_THREAD, DRV_STREAM_USER
 struct drv_stream {
     enum drv_stream_kind kind;
     unsigned flags;
+    int priority;        /* as given (clamped to cuCtxGetStreamPriorityRange's 0..-5) */
+    unsigned long long id; /* cuStreamGetId */
     uint64_t tail_ns;
     struct drv_graph *capture;
     int capture_status;
@@ -223,8 +225,12 @@ obs_CUresult drv_submit(struct drv_stream *s, const struct drv_op *op, int in_gr
 
 /* ---- streams ------------------------------------------------------------------ */
 
-static obs_CUresult stream_create(obs_CUstream *out, unsigned flags)
+#define STREAM_PRIORITY_LEAST 0
+#define STREAM_PRIORITY_GREATEST (-5)
+
+static obs_CUresult stream_create(obs_CUstream *out, unsigned flags, int priority)
 {
+    static unsigned long long last_stream_id = 2; /* 0..2: legacy, per-thread */
     struct drv_stream *s;
     obs_CUresult err = out && !(flags & ~OBS_CU_STREAM_NON_BLOCKING) ? drv_need_context()
                                                                      : OBS_CUDA_ERROR_INVALID_VALUE;
@@ -235,7 +241,11 @@ static obs_CUresult stream_create(obs_CUstream *out, unsigned flags)
         return OBS_CUDA_ERROR_OUT_OF_MEMORY;
     s->kind = DRV_STREAM_USER;
     s->flags = flags;
+    s->priority = priority > STREAM_PRIORITY_LEAST      ? STREAM_PRIORITY_LEAST
+                  : priority < STREAM_PRIORITY_GREATEST ? STREAM_PRIORITY_GREATEST
+                                                        : priority;
     pthread_mutex_lock(&drv_lock);
+    s->id = ++last_stream_id;
     s->next = drv_streams;
     drv_streams = s;
     pthread_mutex_unlock(&drv_lock);
@@ -247,15 +257,96 @@ DRV_EXPORT obs_CUresult cuStreamCreate(obs_CUstream *phStream, unsigned int Flag
 {
     obs_CUresult err;
     drv_enter();
-    err = stream_create(phStream, Flags);
+    err = stream_create(phStream, Flags, 0);
     return drv_finish("cuStreamCreate", DRV_KIND_OTHER, NULL,
                       err == OBS_CUDA_SUCCESS ? (const void *)*phStream : DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* Priorities change nothing here (one virtual queue per stream). */
+DRV_EXPORT obs_CUresult cuStreamCreateWithPriority(obs_CUstream *phStream, unsigned int flags, int priority)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = stream_create(phStream, flags, priority);
+    return drv_finish("cuStreamCreateWithPriority", DRV_KIND_OTHER, NULL,
+                      err == OBS_CUDA_SUCCESS ? (const void *)*phStream : DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* Under drv_lock: what cuStreamGet{Priority,Flags,Id} answer. */
+enum stream_query { QUERY_PRIORITY, QUERY_FLAGS, QUERY_ID };
+
+static obs_CUresult stream_get(obs_CUstream handle, int per_thread_api, enum stream_query what, void *out)
+{
+    struct drv_stream *s;
+    obs_CUresult err = out ? drv_need_context_of(DRV_OBJ(handle)) : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    err = drv_stream_lookup(handle, per_thread_api, &s);
+    if (err == OBS_CUDA_SUCCESS) {
+        switch (what) {
+        case QUERY_PRIORITY:
+            *(int *)out = s->priority;
+            break;
+        case QUERY_FLAGS:
+            *(unsigned *)out = s->flags;
+            break;
+        case QUERY_ID:
+            *(unsigned long long *)out = s->kind == DRV_STREAM_LEGACY ? 1 : s->kind == DRV_STREAM_PER_THREAD ? 2 : s->id;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+#define STREAM_GET_ENTRY(sym, per_thread, what, type)                                               \
+    DRV_EXPORT obs_CUresult sym(obs_CUstream hStream, type *out)                                     \
+    {                                                                                              \
+        drv_enter();                                                                               \
+        return drv_finish(#sym, DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,                       \
+                          stream_get(hStream, per_thread, what, out));                             \
+    }
+STREAM_GET_ENTRY(cuStreamGetPriority, 0, QUERY_PRIORITY, int)
+STREAM_GET_ENTRY(cuStreamGetPriority_ptsz, 1, QUERY_PRIORITY, int)
+STREAM_GET_ENTRY(cuStreamGetFlags, 0, QUERY_FLAGS, unsigned int)
+STREAM_GET_ENTRY(cuStreamGetFlags_ptsz, 1, QUERY_FLAGS, unsigned int)
+STREAM_GET_ENTRY(cuStreamGetId, 0, QUERY_ID, unsigned long long)
+STREAM_GET_ENTRY(cuStreamGetId_ptsz, 1, QUERY_ID, unsigned long long)
+
+/* Work is done when it is enqueued: a known stream is always idle. */
+static obs_CUresult stream_query(obs_CUstream handle, int per_thread_api)
+{
+    struct drv_stream *s;
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(handle));
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    err = drv_stream_lookup(handle, per_thread_api, &s);
+    if (err == OBS_CUDA_SUCCESS && s->capture) {
+        invalidate_captures(s, 0);
+        err = OBS_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuStreamQuery(obs_CUstream hStream)
+{
+    drv_enter();
+    return drv_finish("cuStreamQuery", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES, stream_query(hStream, 0));
+}
+
+DRV_EXPORT obs_CUresult cuStreamQuery_ptsz(obs_CUstream hStream)
+{
+    drv_enter();
+    return drv_finish("cuStreamQuery_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES, stream_query(hStream, 1));
 }
 
 static obs_CUresult stream_destroy(obs_CUstream handle)
 {
     struct drv_stream **link;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     err = OBS_CUDA_ERROR_INVALID_HANDLE;
@@ -289,7 +380,7 @@ DRV_EXPORT obs_CUresult cuStreamDestroy_v2(obs_CUstream hStream)
 static obs_CUresult stream_sync(obs_CUstream handle, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     uint64_t end = 0;
@@ -361,7 +452,7 @@ static obs_CUresult stream_wait_event(obs_CUstream handle, obs_CUevent event, un
 {
     struct drv_stream *s;
     struct drv_event *e;
-    obs_CUresult err = flags & ~1u ? OBS_CUDA_ERROR_INVALID_VALUE : drv_need_context();
+    obs_CUresult err = flags & ~1u ? OBS_CUDA_ERROR_INVALID_VALUE : drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -419,7 +510,7 @@ DRV_EXPORT obs_CUresult cuEventCreate(obs_CUevent *phEvent, unsigned int Flags)
 static obs_CUresult event_destroy(obs_CUevent handle)
 {
     struct drv_event **link;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     err = OBS_CUDA_ERROR_INVALID_HANDLE;
@@ -447,7 +538,7 @@ static obs_CUresult event_record(obs_CUevent handle, obs_CUstream stream, int pe
 {
     struct drv_stream *s;
     struct drv_event *e;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -475,10 +566,27 @@ DRV_EXPORT obs_CUresult cuEventRecord_ptsz(obs_CUevent hEvent, obs_CUstream hStr
                       event_record(hEvent, hStream, 1));
 }
 
+/* CU_EVENT_RECORD_EXTERNAL (1) marks a captured record as an event node
+ * of the graph; a capture here always records it as a node, so the flag
+ * only has to be valid. */
+DRV_EXPORT obs_CUresult cuEventRecordWithFlags(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags)
+{
+    drv_enter();
+    return drv_finish("cuEventRecordWithFlags", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      flags & ~1u ? OBS_CUDA_ERROR_INVALID_VALUE : event_record(hEvent, hStream, 0));
+}
+
+DRV_EXPORT obs_CUresult cuEventRecordWithFlags_ptsz(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags)
+{
+    drv_enter();
+    return drv_finish("cuEventRecordWithFlags_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      flags & ~1u ? OBS_CUDA_ERROR_INVALID_VALUE : event_record(hEvent, hStream, 1));
+}
+
 /* Work is done at once, so a known event is always complete. */
 static obs_CUresult event_check(obs_CUevent handle)
 {
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -498,7 +606,7 @@ static obs_CUresult event_sync(obs_CUevent handle)
 {
     struct drv_event *e;
     uint64_t end = 0;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -522,7 +630,7 @@ DRV_EXPORT obs_CUresult cuEventSynchronize(obs_CUevent hEvent)
 static obs_CUresult event_elapsed(float *ms, obs_CUevent start, obs_CUevent end)
 {
     struct drv_event *a, *b;
-    obs_CUresult err = ms ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = ms ? drv_need_context_of(start) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -561,7 +669,7 @@ static obs_CUresult begin_capture(obs_CUstream handle, obs_CUstreamCaptureMode m
     struct drv_stream *s;
     obs_CUresult err = mode < OBS_CU_STREAM_CAPTURE_MODE_GLOBAL || mode > OBS_CU_STREAM_CAPTURE_MODE_RELAXED
                            ? OBS_CUDA_ERROR_INVALID_VALUE
-                           : drv_need_context();
+                           : drv_need_context_of(DRV_OBJ(handle));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -617,7 +725,7 @@ DRV_EXPORT obs_CUresult cuStreamBeginCapture_v2_ptsz(obs_CUstream hStream, obs_C
 static obs_CUresult end_capture(obs_CUstream handle, obs_CUgraph *out, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = out ? drv_need_context_of(DRV_OBJ(handle)) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -663,7 +771,7 @@ DRV_EXPORT obs_CUresult cuStreamEndCapture_ptsz(obs_CUstream hStream, obs_CUgrap
 static obs_CUresult is_capturing(obs_CUstream handle, obs_CUstreamCaptureStatus *status, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = status ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = status ? drv_need_context_of(DRV_OBJ(handle)) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -689,6 +797,27 @@ DRV_EXPORT obs_CUresult cuStreamIsCapturing_ptsz(obs_CUstream hStream,
                       is_capturing(hStream, captureStatus, 1));
 }
 
+/* The calling thread's capture mode (cuThreadExchangeStreamCaptureMode):
+ * kept and exchanged as CUDA does; the simulator does not refuse the
+ * "unsafe" calls (allocations, syncs of other streams) that a global
+ * capture would, so the mode changes nothing else. */
+static __thread int drv_thread_capture_mode = OBS_CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+DRV_EXPORT obs_CUresult cuThreadExchangeStreamCaptureMode(obs_CUstreamCaptureMode *mode)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = mode && *mode >= OBS_CU_STREAM_CAPTURE_MODE_GLOBAL && *mode <= OBS_CU_STREAM_CAPTURE_MODE_RELAXED
+              ? drv_need_init()
+              : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS) {
+        int old = drv_thread_capture_mode;
+        drv_thread_capture_mode = *mode;
+        *mode = old;
+    }
+    return drv_finish("cuThreadExchangeStreamCaptureMode", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
 /* The three generations of cuStreamGetCaptureInfo (CUDA 10.1, 11.3, 12.3)
  * share this. A captured graph here is a list, not a DAG: no node is
  * reported as a dependency (the set is empty) and there is no edge data. */
@@ -704,7 +833,7 @@ struct capture_info_out {
 static obs_CUresult capture_info(obs_CUstream handle, const struct capture_info_out *o, int per_thread_api)
 {
     struct drv_stream *s;
-    obs_CUresult err = o->status ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = o->status ? drv_need_context_of(DRV_OBJ(handle)) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -765,7 +894,7 @@ static obs_CUresult instantiate(obs_CUgraphExec *out, obs_CUgraph handle)
 {
     struct drv_graph *g;
     struct drv_graph_exec *x;
-    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = out ? drv_need_context_of(handle) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     x = calloc(1, sizeof *x);
@@ -822,7 +951,7 @@ static obs_CUresult get_nodes(obs_CUgraph handle, obs_CUgraphNode *nodes, size_t
 {
     struct drv_graph *g;
     size_t i;
-    obs_CUresult err = num ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = num ? drv_need_context_of(handle) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -878,7 +1007,7 @@ static obs_CUgraphNodeType node_type(const struct drv_op *op)
 static obs_CUresult get_node_type(obs_CUgraphNode handle, obs_CUgraphNodeType *type)
 {
     const struct drv_op *op;
-    obs_CUresult err = type ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = type ? drv_need_context_of(handle) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -906,7 +1035,7 @@ DRV_EXPORT obs_CUresult cuGraphNodeGetType(obs_CUgraphNode hNode, obs_CUgraphNod
 static obs_CUresult get_kernel_params(obs_CUgraphNode handle, void *out, int v2)
 {
     const struct drv_op *op;
-    obs_CUresult err = out ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = out ? drv_need_context_of(handle) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -949,7 +1078,7 @@ static obs_CUresult graph_launch(obs_CUgraphExec handle, obs_CUstream stream, in
     struct drv_graph_exec *x;
     struct drv_stream *s;
     size_t i;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
@@ -984,10 +1113,95 @@ DRV_EXPORT obs_CUresult cuGraphLaunch_ptsz(obs_CUgraphExec hGraphExec, obs_CUstr
     return drv_finish("cuGraphLaunch_ptsz", DRV_KIND_GRAPH, NULL, hStream, nodes, err);
 }
 
+static struct drv_graph_exec *exec_lookup(obs_CUgraphExec handle)
+{
+    struct drv_graph_exec *x;
+    for (x = drv_graph_execs; x; x = x->next)
+        if ((obs_CUgraphExec)x == handle)
+            return x;
+    return NULL;
+}
+
+/* cuGraphExecUpdate_v2's result (CUgraphExecUpdateResultInfo). */
+struct exec_update_info {
+    int result; /* CU_GRAPH_EXEC_UPDATE_SUCCESS 0, _ERROR 1, _ERROR_TOPOLOGY_CHANGED 2, _ERROR_NODE_TYPE_CHANGED 3 */
+    obs_CUgraphNode error_node, error_from_node;
+};
+
+/* An exec takes a graph's nodes when the topology (a list here: the same
+ * number of nodes) and every node's type are the same; a kernel node may
+ * name another kernel. Otherwise the exec keeps its nodes, and the result
+ * says why: CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE (910). */
+static obs_CUresult exec_update(obs_CUgraphExec hexec, obs_CUgraph hgraph, struct exec_update_info *info)
+{
+    struct drv_graph_exec *x;
+    struct drv_graph *g;
+    size_t i;
+    obs_CUresult err = info ? drv_need_context_of(hexec) : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    memset(info, 0, sizeof *info);
+    pthread_mutex_lock(&drv_lock);
+    x = exec_lookup(hexec);
+    g = graph_lookup(hgraph);
+    if (x == NULL || g == NULL) {
+        info->result = 1;
+        err = OBS_CUDA_ERROR_INVALID_VALUE;
+    } else if (x->count != g->count) {
+        info->result = 2;
+        err = 910;
+    } else {
+        for (i = 0; i < g->count && err == OBS_CUDA_SUCCESS; i++)
+            if (g->ops[i].type != x->ops[i].type) {
+                info->result = 3;
+                info->error_node = (obs_CUgraphNode)&g->ops[i];
+                err = 910;
+            }
+        if (err == OBS_CUDA_SUCCESS && g->count > 0)
+            memcpy(x->ops, g->ops, g->count * sizeof *x->ops);
+    }
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuGraphExecUpdate_v2(obs_CUgraphExec hGraphExec, obs_CUgraph hGraph, void *resultInfo)
+{
+    drv_enter();
+    return drv_finish("cuGraphExecUpdate_v2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      exec_update(hGraphExec, hGraph, resultInfo));
+}
+
+/* Uploading an exec ahead of its first launch changes nothing here. */
+static obs_CUresult graph_upload(obs_CUgraphExec handle, obs_CUstream stream, int per_thread_api)
+{
+    struct drv_stream *s;
+    obs_CUresult err = drv_need_context_of(handle);
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    err = exec_lookup(handle) ? drv_stream_lookup(stream, per_thread_api, &s) : OBS_CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_unlock(&drv_lock);
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuGraphUpload(obs_CUgraphExec hGraphExec, obs_CUstream hStream)
+{
+    drv_enter();
+    return drv_finish("cuGraphUpload", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      graph_upload(hGraphExec, hStream, 0));
+}
+
+DRV_EXPORT obs_CUresult cuGraphUpload_ptsz(obs_CUgraphExec hGraphExec, obs_CUstream hStream)
+{
+    drv_enter();
+    return drv_finish("cuGraphUpload_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      graph_upload(hGraphExec, hStream, 1));
+}
+
 static obs_CUresult exec_destroy(obs_CUgraphExec handle)
 {
     struct drv_graph_exec **link;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     err = OBS_CUDA_ERROR_INVALID_HANDLE;
@@ -1015,7 +1229,7 @@ DRV_EXPORT obs_CUresult cuGraphExecDestroy(obs_CUgraphExec hGraphExec)
 static obs_CUresult graph_destroy(obs_CUgraph handle)
 {
     struct drv_graph **link;
-    obs_CUresult err = drv_need_context();
+    obs_CUresult err = drv_need_context_of(handle);
     if (err != OBS_CUDA_SUCCESS)
         return err;
     err = OBS_CUDA_ERROR_INVALID_HANDLE;

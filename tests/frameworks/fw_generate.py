@@ -1,0 +1,250 @@
+"""Real models from configs generating on the CUDA device, for
+tests/t_frameworks (docs/frameworks.md). Usage:
+
+    python fw_generate.py CASE [--new-tokens N]
+
+CASE:
+  llama        Llama from a small config (4 layers, hidden 256, vocab 2000)
+  llama-deep   Llama at a real model's depth (24 layers, hidden 128)
+  gpt2         GPT-2 from a config (addmm, GELU, learned positions)
+  llama-graph  prefill eager, then one decode step captured once with
+               torch.cuda.CUDAGraph over a static KV cache and replayed
+               per token
+  threads      two Llama models generating at once on two threads (each
+               with its own stream)
+  procs        this script run twice at once as two processes (CASE llama
+               in each, OBS_SIM_LOG and OBS_OUTPUT suffixed .0 and .1)
+
+The generate() cases run several prompts of different lengths back to
+back (1 to 4 tokens among them), batch 1, then batch 4 with left padding:
+generate(max_new_tokens=N, min_new_tokens=N, do_sample=False).
+
+Kernels are not executed on the simulated driver, so device values are
+whatever memory held: nothing here looks at them, but the token ids read
+back are printed (the test compares them with and without the shim). One
+consequence needs a hand: generate() decides whether to stop from device
+values (unfinished_sequences.max() == 0, read back each step). Its check
+still runs as written (the same launches, copy and sync as on a GPU);
+host_stop() only replaces the decision with the one a GPU would reach with
+min_new_tokens = max_new_tokens = N: stop after N tokens.
+
+Attention runs through PyTorch's SDPA with its cuDNN backend turned off:
+on the simulated driver cuDNN's SDPA took 2 to 15 s of host time per
+generation (a new shape at each decode step) against 0.2 to 0.8 s for the
+memory-efficient kernels (tests/frameworks/torch_basics.py still runs the
+cuDNN backend once).
+
+Prints one line per generation, "tokens CASE THREAD GEN [[ids], ...]",
+and "done CASE generations G"; exit 0. Ground truth: fw_truth.py."""
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+
+import torch
+import transformers
+from transformers.generation import utils as generation_utils
+
+import fw_truth
+
+PROMPT_LENGTHS = (3, 1, 9, 4, 2, 17)   # batch 1, back to back
+BATCH_LENGTHS = (5, 2, 11, 7)          # one batch of 4, left-padded
+VOCAB = 2000
+PAD, BOS, EOS = 0, 1, 2
+
+_stop = threading.local()
+
+
+def host_stop():
+    """generate() stops after the tokens it was asked for (see above)."""
+    check = generation_utils.StopCheck.__call__
+
+    def decided_on_host(self, unfinished_sequences, tokens, length):
+        check(self, unfinished_sequences, tokens, length)
+        return length >= _stop.length
+
+    generation_utils.StopCheck.__call__ = decided_on_host
+
+
+def prompts(seed, lengths):
+    rng = random.Random(seed)
+    return [[rng.randrange(3, VOCAB) for _ in range(n)] for n in lengths]
+
+
+def build(case):
+    torch.manual_seed(0)
+    if case == "gpt2":
+        cfg = transformers.GPT2Config(vocab_size=VOCAB, n_positions=256, n_embd=256, n_layer=4, n_head=4,
+                                      bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
+        model = transformers.GPT2LMHeadModel(cfg)
+    else:
+        deep = case == "llama-deep"
+        cfg = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=128 if deep else 256,
+                                       intermediate_size=256 if deep else 512,
+                                       num_hidden_layers=24 if deep else 4, num_attention_heads=4,
+                                       num_key_value_heads=2, max_position_embeddings=256,
+                                       bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
+        model = transformers.LlamaForCausalLM(cfg)
+    return model.to(device="cuda", dtype=torch.float16).eval()
+
+
+def generate(truth, model, ids, mask, new_tokens):
+    """One generate() call with its ground truth; the ids read back."""
+    g = fw_truth.Generation(truth)
+    g.mark_prompt()
+    ids = ids.to("cuda")
+    mask = mask.to("cuda")
+    _stop.length = ids.shape[1] + new_tokens
+    g.begin()
+    out = model.generate(ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+                         do_sample=False, pad_token_id=PAD, streamer=g.streamer())
+    g.end()
+    return out[:, ids.shape[1]:].cpu().tolist()
+
+
+def left_padded(batch):
+    width = max(len(p) for p in batch)
+    ids = torch.tensor([[PAD] * (width - len(p)) + p for p in batch])
+    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in batch])
+    return ids, mask
+
+
+def run_generate(case, truth, model, new_tokens, seed, label, stream=None):
+    """The generations of one model; returns the lines to print (the
+    caller prints them: threads must not interleave their lines)."""
+    results = []
+    with torch.no_grad(), torch.cuda.stream(stream if stream is not None else torch.cuda.current_stream()):
+        for p in prompts(seed, PROMPT_LENGTHS):
+            results.append(generate(truth, model, torch.tensor([p]), torch.ones(1, len(p), dtype=torch.long),
+                                    new_tokens))
+        ids, mask = left_padded(prompts(seed + 1, BATCH_LENGTHS))
+        results.append(generate(truth, model, ids, mask, new_tokens))
+    return ["tokens %s %s %d %s" % (case, label, gen, json.dumps(toks)) for gen, toks in enumerate(results)]
+
+
+# ---- (c) decode by CUDA graph over a static KV cache ----------------------------------------------
+
+def run_graph(truth, model, new_tokens, seed):
+    """Prefill eager; one decode step captured once (after the first
+    prefill, inside the first generation's DECODE/STEP_0, in a
+    GRAPH_CAPTURE range) and replayed per token. The hooks see the prefill's forward; a replay runs none, so
+    this loop marks each decode step's start."""
+    max_len = 64
+    cache = transformers.StaticCache(config=model.config, max_cache_len=max_len)
+    static_ids = torch.zeros(1, 1, dtype=torch.long, device="cuda")
+    static_pos = torch.zeros(1, dtype=torch.long, device="cuda")
+    graph, static_logits = None, None
+    stream = torch.cuda.Stream()
+    results = []
+    with torch.no_grad(), torch.cuda.stream(stream):
+        for p in prompts(seed, PROMPT_LENGTHS[:4]):
+            g = fw_truth.Generation(truth)
+            cache.reset()
+            g.mark_prompt()
+            ids = torch.tensor([p]).to("cuda")
+            g.begin()
+            pos = torch.arange(len(p), device="cuda")
+            logits = model(input_ids=ids, cache_position=pos, past_key_values=cache, use_cache=True).logits
+            token = logits[:, -1].argmax(-1)
+            toks = [token.item()]
+            g.token_read()
+            for k in range(1, new_tokens):
+                g.forward_begins()  # a replay runs no hook: the step begins here
+                if graph is None:
+                    truth.push("GRAPH_CAPTURE")
+                    graph = torch.cuda.CUDAGraph()
+                    with g.suspended(), torch.cuda.graph(graph, stream=stream):
+                        static_logits = model(input_ids=static_ids, cache_position=static_pos,
+                                              past_key_values=cache, use_cache=True).logits
+                    truth.pop()
+                static_ids.copy_(token.view(1, 1))
+                static_pos.fill_(len(p) + k - 1)
+                graph.replay()
+                token = static_logits[:, -1].argmax(-1)
+                toks.append(token.item())
+                g.token_read()
+            g.end()
+            results.append([toks])
+    for gen, toks in enumerate(results):
+        print("tokens llama-graph main %d %s" % (gen, json.dumps(toks)), flush=True)
+    return len(results)
+
+
+# ---- (d) two at once ---------------------------------------------------------------------------------
+
+def run_threads(truth, new_tokens):
+    models = [build("llama"), build("llama")]
+    for m in models:
+        fw_truth.attach(truth, m)
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    lines, errors = [[], []], []
+
+    def work(i):
+        try:
+            lines[i] = run_generate("threads", truth, models[i], new_tokens, 100 + i, "t%d" % i, streams[i])
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    for line in lines[0] + lines[1]:
+        print(line, flush=True)
+    return len(lines[0]) + len(lines[1])
+
+
+def run_procs(new_tokens):
+    """Two children at once, each its own log and trace (suffix .0, .1)."""
+    children = []
+    for i in range(2):
+        env = dict(os.environ)
+        for var in ("OBS_SIM_LOG", "OBS_OUTPUT"):
+            if env.get(var):
+                env[var] = "%s.%d" % (env[var], i)
+        children.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "llama", "--new-tokens",
+                                          str(new_tokens), "--label", "p%d" % i], env=env))
+    status = [c.wait() for c in children]
+    return sum(1 for s in status if s != 0)
+
+
+def main():
+    args = sys.argv[1:]
+    case = args[0] if args else "llama"
+    new_tokens = int(args[args.index("--new-tokens") + 1]) if "--new-tokens" in args else 6
+    label = args[args.index("--label") + 1] if "--label" in args else "main"
+    if case == "procs":
+        failed = run_procs(new_tokens)
+        print("done procs children_failed %d" % failed, flush=True)
+        return 1 if failed else 0
+    host_stop()
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    truth = fw_truth.Truth()
+    if case == "threads":
+        gens = run_threads(truth, new_tokens)
+    elif case == "llama-graph":
+        model = build("llama")
+        fw_truth.attach(truth, model)
+        gens = run_graph(truth, model, new_tokens, 7)
+    elif case in ("llama", "llama-deep", "gpt2"):
+        model = build(case)
+        fw_truth.attach(truth, model)
+        lines = run_generate(case, truth, model, new_tokens, 7, label)
+        for line in lines:
+            print(line, flush=True)
+        gens = len(lines)
+    else:
+        print("unknown case %s" % case, file=sys.stderr)
+        return 2
+    torch.cuda.synchronize()
+    print("done %s generations %d" % (case, gens), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,657 @@
+/* Real frameworks on the simulated driver, under the shim: PyTorch (its
+ * wheels' CUDA runtime 13.2, cuBLAS, cuBLASLt, cuDNN, NVML) and Hugging Face
+ * transformers' generate(), with no GPU (docs/frameworks.md).
+ *
+ * The frameworks' environment is a Python virtual environment holding
+ * torch and transformers (contrib/install-deps --frameworks makes it):
+ * $OBS_FRAMEWORKS_ENV (make check passes it on), else
+ * $HOME/.cache/obsshim/frameworks. Without one, or when it cannot import
+ * both, the test skips and says why; under a sanitizer too.
+ *
+ * Cases (tests/frameworks/): PyTorch's features one by one (torch_basics.py,
+ * with the default caching allocator and with expandable_segments), then
+ * fw_generate.py's (a) Llama small and deep, (b) GPT-2, (c) decode by CUDA
+ * graph over a static KV cache, (d) two models on two threads, and two
+ * processes at once. Each case runs twice, at once: on the simulated
+ * driver alone (LD_LIBRARY_PATH=tests/sim/driver) and under the shim with
+ * default settings (contrib/obs-run --sim), except the two processes,
+ * which run the llama case each, under the shim only. Checks:
+ *   - both runs exit 0, every step of the basics runs;
+ *   - the generated token ids are the same with and without the shim (the
+ *     two processes': those of the llama case without it);
+ *   - the driver's log (OBS_SIM_LOG) and the trace hold the same launches,
+ *     copies, memsets, syncs and graph launches, thread by thread, record by
+ *     record: kind, kernel name, stream, bytes (nodes of a graph launch),
+ *     status; so each was recorded exactly once; no record lost;
+ *   - no logged stub of the driver is called;
+ *   - the ground truth the scripts wrote (fw_truth.py) has one timing line
+ *     per generation.
+ * Printed, not checked (the phase engine on real frameworks is issue 22's):
+ *   # FIGURES phases CASE launches=N trace_ok=X (P%) live_ok=Y (Q%) captured=C
+ * (tests/phase_compare.c: the shim's automatic phases against the truth),
+ * the records per case, and what PyTorch asked of the driver: entry points
+ * called, private tables, the runtime versions of the integrity checks, NVML. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "phase_compare.h"
+#include "shim_test.h"
+#include "tap/basic.h"
+#include "tap/process.h"
+#include "trace/api_list.h"
+
+#define RUN_TIMEOUT_S 900
+
+static char python[4200], env_dir[4100];
+static char obs_run[4300], driver_dir[4300], frameworks_dir[4300], inject_lib[4300];
+
+/* ---- the environment ------------------------------------------------------------------------ */
+
+static const char *find_environment(void)
+{
+    const char *dir = getenv("OBS_FRAMEWORKS_ENV"), *home = getenv("HOME");
+    if (dir != NULL && *dir != '\0')
+        snprintf(env_dir, sizeof env_dir, "%s", dir);
+    else if (home != NULL)
+        snprintf(env_dir, sizeof env_dir, "%s/.cache/obsshim/frameworks", home);
+    else
+        return NULL;
+    snprintf(python, sizeof python, "%s/bin/python", env_dir);
+    return test_executable(python) ? python : NULL;
+}
+
+/* ---- distinct names ---------------------------------------------------------------------------- */
+
+struct name_set {
+    char **names;
+    size_t n, cap;
+};
+
+static void set_add(struct name_set *s, const char *name)
+{
+    size_t i;
+    for (i = 0; i < s->n; i++)
+        if (strcmp(s->names[i], name) == 0)
+            return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->names = realloc(s->names, s->cap * sizeof *s->names);
+        if (s->names == NULL)
+            bail("out of memory");
+    }
+    if ((s->names[s->n++] = strdup(name)) == NULL)
+        bail("out of memory");
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void set_print(const char *what, struct name_set *s)
+{
+    char line[120];
+    size_t i, len = 0;
+    qsort(s->names, s->n, sizeof *s->names, by_name);
+    diag("%s (%zu):", what, s->n);
+    line[0] = '\0';
+    for (i = 0; i < s->n; i++) {
+        if (len && len + strlen(s->names[i]) + 1 > 100) {
+            diag("  %s", line);
+            len = 0;
+        }
+        len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", len ? " " : "", s->names[i]);
+    }
+    if (len)
+        diag("  %s", line);
+}
+
+/* What PyTorch asked of the driver, over every run without the shim. */
+static struct name_set called, stubs, tables, slots, integrity, nvml, refused;
+
+/* ---- the driver's log ------------------------------------------------------------------------------- */
+
+struct rec {
+    char kind[8], bytes[24];
+    char *name, *api;
+    unsigned long long stream;
+    long status, tid;
+    int has_stream;
+};
+
+struct log {
+    struct rec *r;
+    size_t n, cap;
+    size_t timing, stub_calls;
+};
+
+static int recorded_kind(const char *kind)
+{
+    return strcmp(kind, "kernel") == 0 || strcmp(kind, "memcpy") == 0 || strcmp(kind, "memset") == 0 ||
+           strcmp(kind, "sync") == 0 || strcmp(kind, "graph") == 0;
+}
+
+static int is_per_thread(const char *api)
+{
+    size_t l = strlen(api);
+    return l > 5 && (strcmp(api + l - 5, "_ptsz") == 0 || strcmp(api + l - 5, "_ptds") == 0);
+}
+
+/* Note what the program asked of the driver (runs without the shim). */
+static void contract_line(char **f)
+{
+    if (strncmp(f[0], "cuGetProcAddress", 16) == 0) {
+        if (strtol(f[5], NULL, 10) != 0)
+            set_add(&refused, strcmp(f[2], "-") == 0 ? "\"\"(probe)" : f[2]);
+    } else if (strcmp(f[0], "cuGetExportTable") == 0) {
+        char t[64];
+        snprintf(t, sizeof t, "%.8s%s", f[2], strtol(f[5], NULL, 10) ? "(refused)" : "");
+        set_add(&tables, t);
+    } else if (strncmp(f[0], "cuGetExportTable.", 17) == 0) {
+        set_add(&slots, f[0] + 17);
+        if (strcmp(f[0], "cuGetExportTable.integrity.1") == 0)
+            set_add(&integrity, f[2]);
+    } else if (strncmp(f[0], "nvml", 4) == 0) {
+        set_add(&nvml, f[0]);
+    } else if (strncmp(f[0], "cu", 2) == 0) {
+        set_add(&called, f[0]);
+    }
+}
+
+/* Read a log: its records (the recorded kinds), timing lines and stub
+ * calls; contract: also note what was asked of the driver. */
+static void log_read(const char *path, struct log *lg, int contract)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    memset(lg, 0, sizeof *lg);
+    if (f == NULL)
+        return;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        char *fl[8], *p = line;
+        int nf = 0;
+        struct rec *r;
+        if (line[len - 1] == '\n')
+            line[--len] = '\0';
+        while (nf < 8) {
+            fl[nf++] = p;
+            p = strchr(p, '\t');
+            if (p == NULL)
+                break;
+            *p++ = '\0';
+        }
+        if (nf < 6)
+            continue;
+        if (strcmp(fl[1], "timing") == 0) {
+            lg->timing++;
+            continue;
+        }
+        if (strcmp(fl[1], "range") == 0)
+            continue;
+        if (strcmp(fl[2], "stub") == 0 && strcmp(fl[1], "other") == 0) {
+            lg->stub_calls++;
+            set_add(&stubs, fl[0]);
+        }
+        if (contract)
+            contract_line(fl);
+        if (!recorded_kind(fl[1]))
+            continue;
+        if (lg->n == lg->cap) {
+            lg->cap = lg->cap ? 2 * lg->cap : 4096;
+            lg->r = realloc(lg->r, lg->cap * sizeof *lg->r);
+            if (lg->r == NULL)
+                bail("out of memory");
+        }
+        r = &lg->r[lg->n++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->kind, sizeof r->kind, "%s", fl[1]);
+        snprintf(r->bytes, sizeof r->bytes, "%s", fl[4]);
+        r->api = strdup(fl[0]);
+        r->name = strdup(fl[2]);
+        if (r->api == NULL || r->name == NULL)
+            bail("out of memory");
+        r->has_stream = strcmp(fl[3], "-") != 0;
+        r->stream = r->has_stream ? strtoull(fl[3], NULL, 16) : 0;
+        if (r->stream == 0 && is_per_thread(fl[0]))
+            r->stream = 2; /* 0 of a per-thread entry point: the per-thread stream */
+        r->status = strtol(fl[5], NULL, 10);
+        r->tid = nf >= 7 ? strtol(fl[6], NULL, 10) : 0;
+    }
+    free(line);
+    fclose(f);
+}
+
+static void log_free(struct log *lg)
+{
+    size_t i;
+    for (i = 0; i < lg->n; i++) {
+        free(lg->r[i].api);
+        free(lg->r[i].name);
+    }
+    free(lg->r);
+    memset(lg, 0, sizeof *lg);
+}
+
+/* ---- the log against the trace -------------------------------------------------------------------- */
+
+static unsigned kind_of(const char *kind)
+{
+    if (strcmp(kind, "kernel") == 0)
+        return OBS_KIND_KERNEL;
+    if (strcmp(kind, "memcpy") == 0)
+        return OBS_KIND_MEMCPY;
+    if (strcmp(kind, "memset") == 0)
+        return OBS_KIND_MEMSET;
+    if (strcmp(kind, "sync") == 0)
+        return OBS_KIND_SYNC;
+    return OBS_KIND_GRAPH;
+}
+
+static int is_record(const struct obs_call *c)
+{
+    return c->kind >= OBS_KIND_KERNEL && c->kind <= OBS_KIND_GRAPH;
+}
+
+struct counts {
+    size_t records, kernels, copies, memsets, syncs, graphs, threads;
+};
+
+/* Record by record, thread by thread: the trace's calls of each thread in
+ * their order against the log's lines of that thread (the tid column). */
+static void compare(const char *label, const struct log *lg, const struct obs_trace *t, struct counts *k)
+{
+    size_t i, j, ntrace = 0, bad = 0, unmatched = 0, shown = 0;
+    size_t *cursor = calloc(t->nthreads ? t->nthreads : 1, sizeof *cursor);
+    long *seen_tids = calloc(lg->n + 1, sizeof *seen_tids);
+    if (cursor == NULL || seen_tids == NULL)
+        bail("out of memory");
+    memset(k, 0, sizeof *k);
+    for (i = 0; i < t->ncalls; i++)
+        ntrace += is_record(&t->calls[i]);
+    for (i = 0; i < lg->n; i++) {
+        const struct rec *r = &lg->r[i];
+        const struct obs_call *c = NULL;
+        unsigned kind = kind_of(r->kind), th;
+        int wrong = 0;
+        k->kernels += kind == OBS_KIND_KERNEL;
+        k->copies += kind == OBS_KIND_MEMCPY;
+        k->memsets += kind == OBS_KIND_MEMSET;
+        k->syncs += kind == OBS_KIND_SYNC;
+        k->graphs += kind == OBS_KIND_GRAPH;
+        for (j = 0; j < k->threads && seen_tids[j] != r->tid; j++)
+            ;
+        if (j == k->threads)
+            seen_tids[k->threads++] = r->tid;
+        for (th = 0; th < t->nthreads && (long)t->threads[th].tid != r->tid; th++)
+            ;
+        if (th < t->nthreads) {
+            while (cursor[th] < t->ncalls &&
+                   !(is_record(&t->calls[cursor[th]]) && t->calls[cursor[th]].thread == th))
+                cursor[th]++;
+            if (cursor[th] < t->ncalls)
+                c = &t->calls[cursor[th]++];
+        }
+        if (c == NULL) {
+            unmatched++;
+            continue;
+        }
+        if (c->kind != kind)
+            wrong = 1;
+        else if (kind == OBS_KIND_KERNEL &&
+                 (c->kernel == 0 || t->kernels[c->kernel].mangled == NULL || strcmp(t->kernels[c->kernel].mangled, r->name) != 0))
+            wrong = 1;
+        else if ((kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET || kind == OBS_KIND_GRAPH) &&
+                 strtoull(r->bytes, NULL, 10) != c->u.bytes)
+            wrong = 1;
+        else if (r->status != c->status)
+            wrong = 1;
+        else if (kind != OBS_KIND_SYNC || r->has_stream) {
+            const struct obs_stream *s = c->stream ? obs_trace_stream(t, c->stream) : NULL;
+            unsigned long long handle = c->stream == 0 ? 0 : s ? s->handle : ~0ULL;
+            wrong = handle != r->stream;
+        }
+        if (wrong) {
+            bad++;
+            if (shown++ < 5)
+                diag("%s: log record %zu (tid %ld) %s %s %.80s stream %#llx bytes %s status %ld; trace %s %.80s "
+                     "bytes %llu status %d",
+                     label, i, r->tid, r->api, r->kind, r->name, r->stream, r->bytes, r->status, obs_api_name(c->api),
+                     c->kernel ? t->kernels[c->kernel].mangled : "-", (unsigned long long)c->u.bytes, c->status);
+        }
+    }
+    k->records = lg->n;
+    is_int((long long)lg->n, (long long)ntrace,
+           "%s: as many launch/copy/memset/sync/graph records in the trace as in the driver's log (%zu)", label, lg->n);
+    is_int(0, (long long)unmatched, "%s: every record of the log has its thread's next record in the trace", label);
+    is_int(0, (long long)bad, "%s: record by record, thread by thread: kind, kernel name, stream, bytes, status",
+           label);
+    free(cursor);
+    free(seen_tids);
+}
+
+/* The shim's phases against the truth the scripts wrote: printed only. */
+static void phase_figures(const char *label, const char *log_path, const struct obs_trace *t)
+{
+    struct pc_run run;
+    size_t i, n, mismatch = 0, launches = 0, trace_ok = 0, live_ok = 0, captured = 0;
+    n = pc_read_log(log_path, &run);
+    pc_trace_labels(t, &run, &mismatch);
+    for (i = 0; i < n; i++) {
+        const struct pc_launch *l = &run.l[i];
+        if (l->captured) {
+            captured++;
+            continue;
+        }
+        launches++;
+        trace_ok += pc_same(&l->truth, &l->trace, 1);
+        live_ok += pc_same(&l->truth, &l->live, 1);
+    }
+    diag("FIGURES phases %s launches=%zu trace_ok=%zu (%.1f%%) live_ok=%zu (%.1f%%) captured=%zu generations=%zu",
+         label, launches, trace_ok, launches ? 100.0 * (double)trace_ok / (double)launches : 0.0, live_ok,
+         launches ? 100.0 * (double)live_ok / (double)launches : 0.0, captured, run.ntiming);
+    pc_run_free(&run);
+}
+
+/* ---- runs --------------------------------------------------------------------------------------- */
+
+struct fw_case {
+    const char *label;
+    const char *script;      /* in tests/frameworks */
+    const char *arg;         /* the case, or NULL */
+    const char *extra_env;   /* or NULL */
+    int compare_plain;       /* also run without the shim, compare the tokens */
+    int procs;               /* 2: two child processes, logs and traces .0 and .1 */
+    long generations;        /* per process; 0: the basics */
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void run_case(const struct fw_case *c, int shim, const char *log, const char *prefix, struct run_result *res,
+                     int quiet)
+{
+    char script[4400], log_env[4400], path_env[4400], inject_env[4400];
+    const char *argv[12], *env[12];
+    size_t a = 0, e = 0;
+    snprintf(script, sizeof script, "%s/%s", frameworks_dir, c->script);
+    snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log);
+    if (shim) {
+        argv[a++] = obs_run;
+        argv[a++] = "--sim";
+        argv[a++] = "-o";
+        argv[a++] = prefix;
+        argv[a++] = "--";
+        snprintf(inject_env, sizeof inject_env, "NVTX_INJECTION64_PATH=%s", inject_lib);
+        env[e++] = inject_env;
+    } else {
+        snprintf(path_env, sizeof path_env, "LD_LIBRARY_PATH=%s", driver_dir);
+        env[e++] = path_env;
+        env[e++] = "OBS_SIM_QUIET=1";
+    }
+    argv[a++] = python;
+    argv[a++] = script;
+    if (c->arg)
+        argv[a++] = c->arg;
+    argv[a] = NULL;
+    env[e++] = log_env;
+    env[e++] = "OBS_SIM_LOG_TID=1";
+    env[e++] = "LD_PRELOAD";
+    env[e++] = "PYTHONDONTWRITEBYTECODE=1"; /* nothing written into the source tree */
+    if (c->extra_env)
+        env[e++] = c->extra_env;
+    env[e] = NULL;
+    if (run_program(argv, env, RUN_TIMEOUT_S, res) != 0)
+        bail("cannot run %s", python);
+    if (!quiet && (!res->exited || res->status != 0)) {
+        diag("%s%s: exit %d signal %d", c->label, shim ? " under the shim" : "", res->status, res->signal);
+        diag_text("stderr", res->err);
+    }
+}
+
+/* The "tokens CASE LABEL GEN IDS" lines, sorted (threads print in either
+ * order). only_label: just that label's lines, as "GEN IDS" (a child of
+ * the procs case against the llama case). */
+static char *token_lines(const char *out, const char *only_label)
+{
+    char *copy = strdup(out ? out : ""), *save = NULL, *line, **lines = NULL, *joined;
+    size_t n = 0, len = 1, i;
+    if (copy == NULL)
+        bail("out of memory");
+    for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "tokens ", 7) != 0)
+            continue;
+        if (only_label != NULL) {
+            char *label = strchr(line + 7, ' '), *gen = label ? strchr(label + 1, ' ') : NULL;
+            if (gen == NULL || (size_t)(gen - label - 1) != strlen(only_label) ||
+                strncmp(label + 1, only_label, strlen(only_label)) != 0)
+                continue;
+            line = gen + 1;
+        }
+        lines = realloc(lines, (n + 1) * sizeof *lines);
+        if (lines == NULL)
+            bail("out of memory");
+        lines[n++] = line;
+        len += strlen(line) + 1;
+    }
+    qsort(lines, n, sizeof *lines, by_name);
+    joined = calloc(1, len);
+    if (joined == NULL)
+        bail("out of memory");
+    for (i = 0; i < n; i++) {
+        strcat(joined, lines[i]);
+        strcat(joined, "\n");
+    }
+    free(lines);
+    free(copy);
+    return joined;
+}
+
+/* The run without the shim goes on in a child process while the test runs
+ * the one with it (two cores halve the wait); its output comes back in
+ * files. */
+struct plain_job {
+    pid_t pid;
+    char out[4400], err[4400];
+};
+
+static void plain_start(const struct fw_case *c, const char *log, struct plain_job *job)
+{
+    snprintf(job->out, sizeof job->out, "%s.out", log);
+    snprintf(job->err, sizeof job->err, "%s.err", log);
+    fflush(stdout);
+    fflush(stderr);
+    job->pid = fork();
+    if (job->pid < 0)
+        bail("fork failed");
+    if (job->pid == 0) {
+        struct run_result res;
+        run_case(c, 0, log, NULL, &res, 1);
+        test_write_file(job->out, res.out ? res.out : "", res.out ? strlen(res.out) : 0);
+        test_write_file(job->err, res.err ? res.err : "", res.err ? strlen(res.err) : 0);
+        _exit(res.exited && res.status == 0 ? 0 : 1); /* no atexit: the temporary directory stays */
+    }
+}
+
+/* 1 when the run exited 0; *out its stdout (malloc'ed). */
+static int plain_wait(const char *label, struct plain_job *job, char **out)
+{
+    int status = 0;
+    char *err;
+    if (waitpid(job->pid, &status, 0) != job->pid)
+        bail("waitpid failed");
+    *out = test_read_file(job->out, NULL);
+    if (*out == NULL)
+        *out = strdup("");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        err = test_read_file(job->err, NULL);
+        diag("%s: the run without the shim failed", label);
+        diag_text("stderr", err ? err : "");
+        free(err);
+        return 0;
+    }
+    return 1;
+}
+
+static void check_process(const struct fw_case *c, const char *label, const char *log, const char *trace_path)
+{
+    struct log lg;
+    struct obs_trace *t;
+    struct counts k;
+    log_read(log, &lg, 0);
+    is_int(0, (long long)lg.stub_calls, "%s: no logged stub of the driver is called under the shim", label);
+    if (c->generations)
+        is_int(c->generations, (long long)lg.timing, "%s: the truth has a timing line per generation", label);
+    t = shim_trace_open(trace_path);
+    ok(t != NULL, "%s: the trace reads", label);
+    if (t != NULL) {
+        compare(label, &lg, t, &k);
+        is_int(0, (long long)t->records_lost, "%s: no record lost", label);
+        diag("FIGURES records %s: %zu = log %zu (launches %zu, copies %zu, memsets %zu, syncs %zu, graph launches "
+             "%zu; threads %zu), lost %llu",
+             label, k.records, lg.n, k.kernels, k.copies, k.memsets, k.syncs, k.graphs, k.threads,
+             (unsigned long long)t->records_lost);
+        if (c->generations)
+            phase_figures(label, log, t);
+        obs_trace_free(t);
+    }
+    log_free(&lg);
+}
+
+/* The llama case's tokens without the shim ("GEN IDS"): each child of the
+ * procs case runs that case and must give them. */
+static char *llama_tokens;
+
+static void check_case(const struct fw_case *c)
+{
+    char log_plain[4300], log_shim[4300], prefix[4300], trace[4400];
+    struct run_result shim;
+    struct plain_job job;
+    double t0 = now_s();
+    char *out_plain = NULL;
+
+    snprintf(log_plain, sizeof log_plain, "%s/%s-plain.log", test_tmpdir(), c->label);
+    snprintf(log_shim, sizeof log_shim, "%s/%s-shim.log", test_tmpdir(), c->label);
+    snprintf(prefix, sizeof prefix, "%s/%s", test_tmpdir(), c->label);
+    if (c->compare_plain)
+        plain_start(c, log_plain, &job);
+    run_case(c, 1, log_shim, prefix, &shim, 0);
+    if (c->compare_plain) {
+        struct log lg;
+        ok(plain_wait(c->label, &job, &out_plain), "%s: runs on the simulated driver alone", c->label);
+        log_read(log_plain, &lg, 1);
+        log_free(&lg);
+    }
+    ok(shim.exited && shim.status == 0, "%s: runs under the shim (obs-run --sim)", c->label);
+    if (c->generations == 0) {
+        const char *summary = shim.out ? strstr(shim.out, "basics:") : NULL;
+        const char *end = summary ? strchr(summary, '\n') : NULL;
+        ok(summary != NULL && strstr(summary, " 0 failed") != NULL, "%s: every step runs (%.*s)", c->label,
+           summary ? (int)(end ? end - summary : (long)strlen(summary)) : 10, summary ? summary : "no summary");
+        if (summary == NULL || strstr(summary, " 0 failed") == NULL)
+            diag_text("stdout", shim.out ? shim.out : "");
+    }
+    if (c->compare_plain && c->generations) {
+        char *tok_plain = token_lines(out_plain, NULL), *tok_shim = token_lines(shim.out, NULL);
+        ok(count_lines_with(tok_plain, "tokens ") == (size_t)c->generations && strcmp(tok_plain, tok_shim) == 0,
+           "%s: the same token ids with and without the shim (%zu generations)", c->label,
+           count_lines_with(tok_plain, "tokens "));
+        if (strcmp(tok_plain, tok_shim) != 0) {
+            diag_text("without the shim", tok_plain);
+            diag_text("with the shim", tok_shim);
+        }
+        if (strcmp(c->label, "llama") == 0)
+            llama_tokens = token_lines(out_plain, "main");
+        free(tok_plain);
+        free(tok_shim);
+    }
+    free(out_plain);
+    if (c->procs) {
+        size_t i;
+        for (i = 0; i < 2; i++) {
+            char log[4400], label[64], child[8];
+            char *tok;
+            snprintf(child, sizeof child, "p%zu", i);
+            tok = token_lines(shim.out, child);
+            snprintf(label, sizeof label, "%s[%zu]", c->label, i);
+            ok(llama_tokens != NULL && count_lines_with(tok, "[") == (size_t)c->generations &&
+                   strcmp(tok, llama_tokens) == 0,
+               "%s: the same token ids as the llama case without the shim (%zu generations)", label,
+               count_lines_with(tok, "["));
+            free(tok);
+            snprintf(log, sizeof log, "%s.%zu", log_shim, i);
+            snprintf(trace, sizeof trace, "%s.%zu.obs", prefix, i);
+            check_process(c, label, log, trace);
+        }
+    } else {
+        snprintf(trace, sizeof trace, "%s.obs", prefix);
+        check_process(c, c->label, log_shim, trace);
+    }
+    run_result_free(&shim);
+    diag("FIGURES time %s: %.1f s (%s)", c->label, now_s() - t0,
+         c->compare_plain ? "with and without the shim at once" : "under the shim");
+}
+
+int main(void)
+{
+    static const struct fw_case cases[] = {
+        {"basics", "torch_basics.py", NULL, NULL, 1, 0, 0},
+        {"basics-expandable", "torch_basics.py", NULL, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", 1, 0, 0},
+        {"llama", "fw_generate.py", "llama", NULL, 1, 0, 7},
+        {"llama-deep", "fw_generate.py", "llama-deep", NULL, 1, 0, 7},
+        {"gpt2", "fw_generate.py", "gpt2", NULL, 1, 0, 7},
+        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4},
+        {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14},
+        {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7},
+    };
+    const char *argv[] = {NULL, "-c",
+                          "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, "
+                          "'transformers', transformers.__version__)",
+                          NULL};
+    struct run_result res;
+    double start = now_s();
+    size_t i;
+
+    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0')
+        skip_all("not under a sanitizer (PyTorch with the sanitizer's runtime preloaded is another test)");
+    if (find_environment() == NULL)
+        skip_all("no frameworks environment at %s (contrib/install-deps --frameworks makes it; "
+                 "OBS_FRAMEWORKS_ENV names another)", env_dir[0] ? env_dir : "$HOME/.cache/obsshim/frameworks");
+    argv[0] = python;
+    if (run_program(argv, (const char *const[]){"LD_PRELOAD", "PYTHONDONTWRITEBYTECODE=1", NULL}, 300, &res) != 0 ||
+        !res.exited || res.status != 0)
+        skip_all("%s cannot import torch and transformers", python);
+    snprintf(obs_run, sizeof obs_run, "%s", shim_build_path("contrib/obs-run"));
+    snprintf(driver_dir, sizeof driver_dir, "%s", shim_build_path("tests/sim/driver"));
+    snprintf(inject_lib, sizeof inject_lib, "%s", shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
+    snprintf(frameworks_dir, sizeof frameworks_dir, "%s", test_path(test_srcdir(), "tests/frameworks"));
+    if (!test_executable(obs_run))
+        skip_all("%s not built", obs_run);
+    plan_lazy();
+    diag("%s: %s", env_dir, res.out ? strtok(res.out, "\n") : "");
+    run_result_free(&res);
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_case(&cases[i]);
+
+    set_print("entry points PyTorch called (without the shim)", &called);
+    set_print("lookups refused", &refused);
+    set_print("private tables asked", &tables);
+    set_print("table slots called", &slots);
+    set_print("runtime versions of the integrity checks", &integrity);
+    set_print("NVML calls", &nvml);
+    if (stubs.n)
+        set_print("STUBS CALLED", &stubs);
+    diag("FIGURES time all: %.1f s", now_s() - start);
+    return 0;
+}
