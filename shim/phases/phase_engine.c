@@ -430,9 +430,9 @@ struct token_loop {
     bool ever_token_read;    /* some generation of this thread read a token */
     bool gen_token_read;     /* the current generation has read its first token */
     bool token_pending;      /* a token read completed and no step opened since: the next may */
-    bool launched_copied;    /* the thread had copied by its last launch */
     /* the current iteration */
-    uint32_t iter_launches;
+    bool iter_launched;        /* it has had a launch */
+    bool per_launch_work;      /* window_dirty or opener_wait: a launch has more to do */
     uint64_t iter_token_bytes; /* its token read (0: none yet) */
     /* since the last launch or token read: what the next iteration brings in */
     bool window_dirty;
@@ -475,7 +475,7 @@ struct rules_state {
     uint8_t iter_phase;  /* the phase a selector gave it, or NONE */
     uint8_t iter_kind;   /* the kind of that selector (enum obs_pattern_kind) */
     uint16_t iter_after; /* copies (bit per direction) and memsets since the last launch */
-    uint32_t iter_launches;
+    bool iter_launched;   /* this iteration has had a launch */
     bool iter_token;      /* this iteration read a token */
     bool gen_token_read;  /* the current generation has read its token */
     bool ever_token_read; /* the thread has: steps then open after token reads */
@@ -1222,6 +1222,7 @@ static void open_step(struct logic *l, struct phase_thread *p, const struct iter
     if (!s->graph && t->ever_token_read && t->opener_known && s->name != t->opener) {
         t->token_pending = false;
         t->opener_wait = true;
+        t->per_launch_work = true;
         t->wait_start = *s;
         p->automatic.marks |= MARK_ITER;
         LOG_DECISION(l, "step-opens-at-opener", "learned-opener-kernel", " name=%u opener=%u", s->name, t->opener);
@@ -1537,13 +1538,15 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_
         t->prev_graph_first = t->graph_first;
         t->graph_first = graph;
         step_iterations(&p->logic, p, &s);
-    } else if (obs_unlikely(t->opener_wait) && !graph) {
+    } else if (obs_unlikely(t->per_launch_work) && t->opener_wait && !graph) {
         await_opener(p, name, rec);
     }
-    if (t->window_dirty)
-        forget_window(t);
-    t->launched_copied = t->copied;
-    t->iter_launches++;
+    if (obs_unlikely(t->per_launch_work)) {
+        if (t->window_dirty)
+            forget_window(t);
+        t->per_launch_work = t->opener_wait;
+    }
+    t->iter_launched = true;
     if (!graph && name < CLASS_CACHE && a->seen != NULL)
         a->seen[name >> 3] |= (uint8_t)(1u << (name & 7));
     if (a->learn == LEARNING) {
@@ -1572,7 +1575,7 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
         p->rules.iter_after = 0; /* iter:after: counts what came since the last launch */
         p->rules.after_token = false;
-        p->rules.iter_launches++;
+        p->rules.iter_launched = true;
     } else {
         steady_graph = auto_launch(p, name, rec, graph, new_segment);
         kv = (cls & CLASS_KV_DEFAULT) != 0;
@@ -1615,7 +1618,7 @@ static __attribute__((noinline)) void on_classified_transfer(struct phase_thread
 static __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
 {
     struct rules_state *r = &p->rules;
-    if (dir == OBS_DIR_DTOH && r->iter_launches > 0 && bytes >= TOKEN_READ_MIN)
+    if (dir == OBS_DIR_DTOH && r->iter_launched && bytes >= TOKEN_READ_MIN)
         r->iter_token = true;
     if (dir != OBS_DIR_HTOD || r->copied_in)
         return;
@@ -1647,15 +1650,16 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
             t->window_first_index = obs_thread_next_index();
         t->window_htod += bytes;
         t->window_dirty = true;
+        t->per_launch_work = true;
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u copy-in bytes=%llu window_htod=%llu", obs_thread_id(),
                       obs_tls.call_counter, (unsigned long long)bytes, (unsigned long long)t->window_htod);
     } else if (dir == OBS_DIR_DTOH) {
-        bool token = t->iter_launches > 0 && bytes >= TOKEN_READ_MIN;
+        bool token = t->iter_launched && bytes >= TOKEN_READ_MIN;
         if (token)
             t->iter_token_bytes = bytes;
-        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu iteration_launches=%u", obs_thread_id(),
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu after_launch=%d", obs_thread_id(),
                       obs_tls.call_counter, token ? "token-read" : "flag-read", (unsigned long long)bytes,
-                      t->iter_launches);
+                      t->iter_launched);
     } else {
         return;
     }
@@ -1707,6 +1711,7 @@ static __attribute__((noinline)) void on_auto_memset(struct phase_thread *p, uin
     struct token_loop *t = &p->automatic.loop;
     t->window_memset = true;
     t->window_dirty = true;
+    t->per_launch_work = true;
     OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u memset bytes=%llu", obs_thread_id(), obs_tls.call_counter,
                   (unsigned long long)bytes);
 }
@@ -1814,7 +1819,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
             forget_window(t);
         }
         t->iter_token_bytes = 0;
-        t->iter_launches = 0;
+        t->iter_launched = false;
         a->had_delimiter = true;
         if (a->learn == LEARNING)
             segment_ends(a);
@@ -1828,7 +1833,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
             p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = p->rules.step_armed = true;
             p->rules.iter_token = false;
         }
-        p->rules.iter_launches = 0;
+        p->rules.iter_launched = false;
     }
     p->after_delimiter = true;
     p->delimiter_t = now;
