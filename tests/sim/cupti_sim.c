@@ -26,7 +26,8 @@
  *     (cuptiActivityGetNumDroppedRecords).
  *
  * It sees the simulators through their tool port (sim_tool.h), attached
- * when the first activity kind is enabled. OBS_SIM_LOG gets a line per
+ * when an activity kind (or an API's records) is first enabled: its clock
+ * base is taken then, on the timestamp callback registered by then. OBS_SIM_LOG gets a line per
  * CUPTI call (kind "other") and one per attach:
  *     obssim_tool_attach<TAB>other<TAB>runtime|driver<TAB>-<TAB>BASE_NS<TAB>0
  * OBS_SIM_CUPTI_BUFFER_RECORDS=N: a buffer is full after N records (small
@@ -99,7 +100,11 @@ static void after_fork_child(void)
     pthread_mutex_init(&lock, NULL);
     pthread_cond_init(&worker_wake, NULL);
     pthread_cond_init(&delivered, NULL);
-    /* The parent's records are the parent's; no worker runs here. */
+    /* The parent's records are the parent's; no worker runs here, and the
+     * parent's session does not go on in the child. */
+    for (int k = 0; k < 16; k++)
+        atomic_store(&kind_on[k], false);
+    atomic_store(&api_subset_on, false);
     memset(&current, 0, sizeof current);
     queue_head = queue_count = 0;
     worker_started = worker_busy = false;
@@ -457,7 +462,6 @@ static obs_CUptiResult subscribe(const char *api, obs_CUpti_SubscriberHandle *su
         *subscriber = &the_subscriber;
     }
     pthread_mutex_unlock(&lock);
-    attach_libraries();
     return logged(api, st);
 }
 
