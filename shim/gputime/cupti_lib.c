@@ -109,7 +109,7 @@ static const char *missing_entry_point(void)
     if (obs_cupti.cuptiSubscribe == NULL && obs_cupti.cuptiSubscribe_v2 == NULL)
         return "cuptiSubscribe";
     if (obs_cupti.cuptiActivityRegisterTimestampCallback == NULL)
-        return "cuptiActivityRegisterTimestampCallback (CUPTI 12.4 or later)";
+        return "cuptiActivityRegisterTimestampCallback (a newer libcupti has it)";
     if (obs_cupti.cuptiSetThreadIdType == NULL)
         return "cuptiSetThreadIdType";
     if (obs_cupti.cuptiActivityRegisterCallbacks == NULL)

@@ -56,6 +56,7 @@ struct cupti_thread {
     _Atomic uint64_t head;     /* calls queued (owner) */
     _Atomic uint64_t tail;     /* calls done with (consumer) */
     _Atomic uint64_t last_end; /* t_end of the newest call queued (owner) */
+    _Atomic uint64_t queued, no_room, not_kept; /* counters (owner) */
     uint64_t newest_matched;   /* consumer: ring position + 1 of the newest call an API record found */
     struct queued_call ring[RING];
 };
@@ -80,13 +81,12 @@ struct api_record {
     uint64_t start, end;
 };
 
-/* Counters (meta gpu_time_cupti_*); written under cons_lock, but for the
- * hot path's (no_room, queued), bumped by their owner thread. */
+/* Counters (meta gpu_time_cupti_*), under cons_lock; the hot path's are
+ * per thread (struct cupti_thread). */
 struct cupti_stats {
-    _Atomic uint64_t queued, no_room, not_kept;
     uint64_t spans, calls_spanned, no_work, no_api_record, orphan_records, untimed_records, incomplete,
         dropped, buffers, evicted, api_unmatched;
-    _Atomic uint64_t buffers_mapped, buffers_refused;
+    _Atomic uint64_t buffers_mapped, buffers_refused; /* under pool_lock */
 };
 
 enum session_state { SESSION_UNTRIED = 0, SESSION_ACTIVE, SESSION_FALLBACK, SESSION_CLOSED };
@@ -142,12 +142,10 @@ static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records
     if (free_buffers != NULL) {
         b = free_buffers;
         free_buffers = free_buffers->next;
-    } else {
-        b = map_buffer();
+    } else if ((b = map_buffer()) == NULL) {
+        bump(&st.buffers_refused, 1); /* CUPTI drops the records and counts them */
     }
     pthread_mutex_unlock(&pool_lock);
-    if (b == NULL)
-        bump(&st.buffers_refused, 1); /* CUPTI drops the records and counts them */
     *buffer = b;
     *size = b != NULL ? BUFFER_BYTES : 0;
     *max_records = 0;
@@ -214,6 +212,8 @@ static struct corr_slot *slot_of(uint32_t corr)
 static void file_correlation(const struct api_record *a, const struct cupti_thread *th, const struct queued_call *c)
 {
     struct corr_slot *s = slot_of(a->corr);
+    if (s->corr == a->corr && s->tid != 0)
+        return; /* a second record with the id (driver and runtime): the call is filed */
     if (s->corr != a->corr)
         slot_retire(s, a->start);
     s->corr = a->corr;
@@ -377,25 +377,50 @@ static bool device_record_of(const obs_CUpti_Activity *r, struct device_record *
     return true;
 }
 
+static void use_device(const struct device_record *d)
+{
+    if (!match_device(d))
+        keep_device(d);
+}
+
+/* A graph launch's nodes come as one device record each, one after the
+ * other: a run of records with one correlation id (and times) makes one
+ * span, their envelope (readers take the envelope of a call's spans
+ * anyway). */
 static void consume_buffer(uint8_t *buffer, size_t valid)
 {
-    obs_CUpti_Activity *r;
-    int pass;
-    for (pass = 0; pass < 2; pass++) { /* API records first: a buffer may hold both halves */
-        r = NULL;
-        while (obs_cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == OBS_CUPTI_SUCCESS) {
-            if (pass == 0 && (r->kind == OBS_CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == OBS_CUPTI_ACTIVITY_KIND_DRIVER)) {
-                const obs_CUpti_ActivityAPI *api = (const obs_CUpti_ActivityAPI *)(const void *)r;
-                struct api_record a = {api->correlationId, api->threadId, api->start, api->end};
-                if (!match_api(&a, false))
-                    keep_api(&a);
-            } else if (pass == 1) {
-                struct device_record d;
-                if (device_record_of(r, &d) && !match_device(&d))
-                    keep_device(&d);
-            }
+    obs_CUpti_Activity *r = NULL;
+    struct device_record run = {0, 0, 0};
+    bool in_run = false;
+
+    /* API records first: a buffer may hold both halves of a call. */
+    while (obs_cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == OBS_CUPTI_SUCCESS)
+        if (r->kind == OBS_CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == OBS_CUPTI_ACTIVITY_KIND_DRIVER) {
+            const obs_CUpti_ActivityAPI *api = (const obs_CUpti_ActivityAPI *)(const void *)r;
+            struct api_record a = {api->correlationId, api->threadId, api->start, api->end};
+            if (!match_api(&a, false))
+                keep_api(&a);
         }
+    r = NULL;
+    while (obs_cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == OBS_CUPTI_SUCCESS) {
+        struct device_record d;
+        if (!device_record_of(r, &d))
+            continue;
+        if (in_run && d.corr == run.corr && d.start != 0 && d.end != 0) {
+            run.start = d.start < run.start ? d.start : run.start;
+            run.end = d.end > run.end ? d.end : run.end;
+            continue;
+        }
+        if (in_run)
+            use_device(&run);
+        in_run = d.start != 0 || d.end != 0; /* a record without times goes alone */
+        if (in_run)
+            run = d;
+        else
+            use_device(&d);
     }
+    if (in_run)
+        use_device(&run);
 }
 
 /* CUPTI's buffer-completed callback: on CUPTI's worker thread, or on the
@@ -449,7 +474,8 @@ static void note_fallback(void)
 {
     char text[700];
     int n;
-    if (atomic_exchange(&fallback_meta_written, 1) != 0)
+    if (atomic_load_explicit(&fallback_meta_written, memory_order_relaxed) != 0 ||
+        atomic_exchange(&fallback_meta_written, 1) != 0)
         return;
     obs_log_warn_once(&warned_fallback, "OBS_GPU_TIME=cupti: %s; timing with events instead (OBS_GPU_TIME=events)",
                       fallback_why);
@@ -527,7 +553,15 @@ static uint64_t queued_not_matched(void)
 static void write_totals(void)
 {
     char text[1500];
-    int n = snprintf(
+    uint64_t queued = 0, no_room = 0, not_kept = 0;
+    struct cupti_thread *th;
+    int n;
+    for (th = atomic_load(&threads); th != NULL; th = th->next) {
+        queued += atomic_load(&th->queued);
+        no_room += atomic_load(&th->no_room);
+        not_kept += atomic_load(&th->not_kept);
+    }
+    n = snprintf(
         text, sizeof text,
         "gpu_time_cupti_calls=%llu\ngpu_time_cupti_spans=%llu\ngpu_time_cupti_calls_spanned=%llu\n"
         "gpu_time_cupti_no_device_work=%llu\ngpu_time_cupti_no_api_record=%llu\ngpu_time_cupti_untimed_no_room=%llu\n"
@@ -535,9 +569,9 @@ static void write_totals(void)
         "gpu_time_cupti_untimed_records=%llu\ngpu_time_cupti_api_unmatched=%llu\ngpu_time_cupti_incomplete=%llu\n"
         "gpu_time_cupti_dropped=%llu\ngpu_time_cupti_evicted=%llu\ngpu_time_cupti_buffers=%llu\n"
         "gpu_time_cupti_buffers_mapped=%llu\ngpu_time_cupti_buffers_refused=%llu\n",
-        (unsigned long long)atomic_load(&st.queued), (unsigned long long)st.spans,
+        (unsigned long long)queued, (unsigned long long)st.spans,
         (unsigned long long)st.calls_spanned, (unsigned long long)st.no_work, (unsigned long long)st.no_api_record,
-        (unsigned long long)atomic_load(&st.no_room), (unsigned long long)atomic_load(&st.not_kept),
+        (unsigned long long)no_room, (unsigned long long)not_kept,
         (unsigned long long)st.orphan_records, (unsigned long long)st.untimed_records,
         (unsigned long long)st.api_unmatched, (unsigned long long)st.incomplete, (unsigned long long)st.dropped,
         (unsigned long long)st.evicted, (unsigned long long)st.buffers,
@@ -569,24 +603,15 @@ static void exit_handler(void)
     errno = saved_errno;
 }
 
-static void fork_prepare(void)
-{
-    pthread_mutex_lock(&cons_lock);
-    pthread_mutex_lock(&registry_lock);
-    pthread_mutex_lock(&pool_lock);
-}
-
-static void fork_parent(void)
-{
-    pthread_mutex_unlock(&pool_lock);
-    pthread_mutex_unlock(&registry_lock);
-    pthread_mutex_unlock(&cons_lock);
-}
-
 /* The parent's CUPTI session is the parent's (CUPTI's threads are not in
- * this process): the child times its calls with events. */
+ * this process): the child times its calls with events and never touches
+ * this state again, so nothing is locked across fork (the simulated
+ * runtime's own fork handler takes its lock, which CUPTI's buffer request
+ * is made under): the locks are made anew and the state dropped, whatever
+ * another thread was doing with it. */
 static void fork_child(void)
 {
+    free_buffers = NULL;
     pthread_mutex_init(&pool_lock, NULL);
     pthread_mutex_init(&registry_lock, NULL);
     pthread_mutex_init(&cons_lock, NULL);
@@ -613,7 +638,7 @@ static void process_setup(void)
 
 static void fork_setup(void)
 {
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    pthread_atfork(NULL, NULL, fork_child);
 }
 
 /* ---- threads ---------------------------------------------------------------------------------- */
@@ -680,7 +705,7 @@ static void note_hip(void)
 {
     char text[400];
     int n;
-    if (atomic_exchange(&warned_hip, 1) != 0)
+    if (atomic_load_explicit(&warned_hip, memory_order_relaxed) != 0 || atomic_exchange(&warned_hip, 1) != 0)
         return;
     n = snprintf(text, sizeof text,
                  "HIP calls are timed with events (the rocprofiler-sdk backend is not written; "
@@ -764,7 +789,7 @@ void obs_cupti_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32
             call->rec.flags |= OBS_CALL_GPU_TIMED;
             queue = true;
         } else {
-            bump(&st.no_room, 1);
+            bump(&th->no_room, 1);
         }
     }
     errno = real_errno;
@@ -772,7 +797,7 @@ void obs_cupti_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32
     if (queue) {
         index = obs_call_last_index(call);
         if (index == UINT64_MAX) {
-            bump(&st.not_kept, 1); /* counted lost by the recorder: nothing to time */
+            bump(&th->not_kept, 1); /* counted lost by the recorder: nothing to time */
         } else {
             struct queued_call *c = &th->ring[head % RING];
             c->index = index;
@@ -782,7 +807,7 @@ void obs_cupti_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32
             c->matched = 0;
             atomic_store_explicit(&th->head, head + 1, memory_order_release);
             atomic_store_explicit(&th->last_end, t_end, memory_order_release);
-            bump(&st.queued, 1);
+            bump(&th->queued, 1);
         }
     }
     errno = real_errno;

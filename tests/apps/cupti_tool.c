@@ -3,7 +3,11 @@
  * CUPTI from its constructor (cuptiSubscribe_v2, named "cupti_tool"),
  * collects kernel, memcpy and memset records, and at exit prints on stderr
  *     cupti_tool: kernels K memcpys C memsets M dropped D
- * so that the test sees it kept working while the shim fell back. */
+ * so that the test sees it kept working while the shim fell back.
+ * CUPTI_TOOL_API=1: it also asks for the API records the shim asks for
+ * (the callback ids of shim/abi/cupti_abi.h), so that, preloaded without
+ * the shim, it makes CUPTI do what OBS_GPU_TIME=cupti makes it do (make
+ * bench-gpu-time's "CUPTI alone"). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +24,20 @@ static struct {
     obs_fn_cuptiActivityFlushAll flush;
     obs_fn_cuptiActivityGetNextRecord next;
     obs_fn_cuptiActivityGetNumDroppedRecords dropped;
+    obs_fn_cuptiActivityEnableRuntimeApi runtime_api;
+    obs_fn_cuptiActivityEnableDriverApi driver_api;
 } cupti;
+
+static const obs_CUpti_CallbackId runtime_cbids[] = {
+#define RT_ID(api, name, value) value,
+    OBS_CUPTI_RUNTIME_CBIDS(RT_ID)
+#undef RT_ID
+};
+static const obs_CUpti_CallbackId driver_cbids[] = {
+#define DRV_ID(api, value) value,
+    OBS_CUPTI_DRIVER_CBIDS(DRV_ID)
+#undef DRV_ID
+};
 static unsigned long kernels, memcpys, memsets, dropped;
 static int active;
 
@@ -71,6 +88,8 @@ __attribute__((constructor)) static void tool_start(void)
     cupti.flush = (obs_fn_cuptiActivityFlushAll)dlsym(h, "cuptiActivityFlushAll");
     cupti.next = (obs_fn_cuptiActivityGetNextRecord)dlsym(h, "cuptiActivityGetNextRecord");
     cupti.dropped = (obs_fn_cuptiActivityGetNumDroppedRecords)dlsym(h, "cuptiActivityGetNumDroppedRecords");
+    cupti.runtime_api = (obs_fn_cuptiActivityEnableRuntimeApi)dlsym(h, "cuptiActivityEnableRuntimeApi");
+    cupti.driver_api = (obs_fn_cuptiActivityEnableDriverApi)dlsym(h, "cuptiActivityEnableDriverApi");
     memset(&p, 0, sizeof p);
     p.structSize = OBS_CUPTI_SUBSCRIBER_PARAMS_SIZE;
     p.subscriberName = "cupti_tool";
@@ -81,6 +100,13 @@ __attribute__((constructor)) static void tool_start(void)
         cupti.enable(OBS_CUPTI_ACTIVITY_KIND_MEMSET) != OBS_CUPTI_SUCCESS) {
         fprintf(stderr, "cupti_tool: could not start\n");
         return;
+    }
+    if (getenv("CUPTI_TOOL_API") != NULL && strcmp(getenv("CUPTI_TOOL_API"), "1") == 0) {
+        size_t i;
+        for (i = 0; i < sizeof runtime_cbids / sizeof runtime_cbids[0]; i++)
+            cupti.runtime_api(runtime_cbids[i], 1);
+        for (i = 0; i < sizeof driver_cbids / sizeof driver_cbids[0]; i++)
+            cupti.driver_api(driver_cbids[i], 1);
     }
     active = 1;
 }
