@@ -29,7 +29,8 @@
  *     waits in a pending list; an API record that arrives before its call
  *     is queued (CUPTI may hand a buffer over while the call is still
  *     returning) waits too.
- * A graph launch gets one span per node (readers take their envelope); a
+ * A graph launch's node records make one span per run of them in a buffer
+ * (readers take the envelope of a call's spans); a
  * call whose API record came but no device work did (a launch captured
  * into a graph, an empty copy) gets a span flagged OBS_SPAN_NO_WORK, at
  * process exit or once its correlation slot is reused after 5 s.
