@@ -220,6 +220,45 @@ static void test_output(const char *dir, const char *fixture)
     ok(run_exited_with(&r, 0) && lstat(test_path(dir, "link.csv"), &st) == 0 && S_ISLNK(st.st_mode),
        "-o through a symlink keeps the symlink");
     run_result_free(&r);
+    {
+        /* The temporary beside OUT is a name the user did not choose: a new
+         * file, so a link planted at its old guessable name (OUT.tmp.PID,
+         * planted by tests/apps/plant_exec, which becomes obs-report and
+         * keeps its pid) is not followed. */
+        char wrapper[4200], victim[4200], out[4200], name[4300];
+        const char *argv[12];
+        size_t n = 0, len = 0;
+        char *text;
+        snprintf(wrapper, sizeof wrapper, "%s/tests/apps/plant_exec", test_builddir());
+        snprintf(victim, sizeof victim, "%s/victim.txt", dir);
+        snprintf(out, sizeof out, "%s/planted.csv", dir);
+        snprintf(name, sizeof name, "%s.tmp.%%p", out);
+        test_write_file(victim, "precious\n", 9);
+        argv[n++] = wrapper;
+        argv[n++] = "--symlink";
+        argv[n++] = victim;
+        argv[n++] = name;
+        argv[n++] = "--";
+        argv[n++] = report;
+        argv[n++] = "csv";
+        argv[n++] = "-o";
+        argv[n++] = out;
+        argv[n++] = fixture;
+        argv[n] = NULL;
+        if (run_program(argv, NULL, 120, &r) != 0)
+            bail("cannot run %s", wrapper);
+        text = test_read_file(victim, &len);
+        ok(run_exited_with(&r, 0) && text != NULL && len == 9 && memcmp(text, "precious\n", 9) == 0,
+           "-o FILE: a link planted at the old temporary's name OUT.tmp.PID is not followed");
+        free(text);
+        text = test_read_file(out, NULL);
+        ok(lstat(out, &st) == 0 && S_ISREG(st.st_mode) && text != NULL && strncmp(text, "seq,tid,api,", 12) == 0,
+           "-o FILE: ... and OUT is written all the same");
+        if (r.err_len)
+            diag_text("stderr", r.err);
+        free(text);
+        run_result_free(&r);
+    }
     free(csv);
     free(json);
 }
@@ -231,7 +270,7 @@ int main(void)
     report = strdup(report);
     if (!test_executable(report))
         bail("%s was not built", report);
-    plan(34);
+    plan(36);
     dir = test_tmpdir();
     fixture = strdup(test_path(dir, "fixture.obs"));
     if (fixture_write(fixture, 0) != 0)

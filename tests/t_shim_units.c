@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/config.h"
@@ -99,6 +100,26 @@ static void test_config(void)
         is_int(OBS_TRACE_PERFETTO, cfg.trace_export, "config: a bad OBS_TRACE gives perfetto");
     }
     {
+        /* OBS_TRACE=KIND:PATH: a FIFO or device named on purpose */
+        const char *const dev[] = {"OBS_TRACE=perfetto:/dev/null", NULL};
+        const char *const fifo[] = {"OBS_TRACE=JSON:/run/a:b.fifo", NULL};
+        const char *const empty[] = {"OBS_TRACE=json:", NULL};
+        const char *const none[] = {"OBS_TRACE=none:/dev/null", NULL};
+        const char *const plain[] = {"OBS_TRACE=json", NULL};
+        is_int(0, load(&cfg, dev), "config: OBS_TRACE=perfetto:/dev/null accepted");
+        ok(cfg.trace_export == OBS_TRACE_PERFETTO && strcmp(cfg.trace_device, "/dev/null") == 0,
+           "config: OBS_TRACE=perfetto:/dev/null: the timeline into /dev/null");
+        is_int(0, load(&cfg, fifo), "config: OBS_TRACE=JSON:/run/a:b.fifo accepted");
+        ok(cfg.trace_export == OBS_TRACE_JSON && strcmp(cfg.trace_device, "/run/a:b.fifo") == 0,
+           "config: the path is all after the first colon");
+        is_int(1, load(&cfg, empty), "config: OBS_TRACE=json: (no path) is a bad value");
+        ok(cfg.trace_export == OBS_TRACE_PERFETTO && cfg.trace_device[0] == '\0',
+           "config: ... and gives the default, no device");
+        is_int(1, load(&cfg, none), "config: OBS_TRACE=none:PATH is a bad value");
+        load(&cfg, plain);
+        ok(cfg.trace_device[0] == '\0', "config: OBS_TRACE=json names no device");
+    }
+    {
         const char *const env[] = {"OBS_BUFFER_RECORDS=63", NULL};
         const char *const env2[] = {"OBS_BUFFER_RECORDS=16777217", NULL};
         const char *const env3[] = {"OBS_BUFFER_RECORDS=64", NULL};
@@ -158,32 +179,66 @@ static void test_create(void)
     const char *dir = test_tmpdir();
 
     snprintf(pattern, sizeof pattern, "%s/c-%%p", dir);
-    fd = obs_output_create(pattern, 99, prefix, sizeof prefix, &renamed);
+    fd = obs_output_create(pattern, 99, NULL, prefix, sizeof prefix, &renamed, NULL, 0);
     ok(fd >= 0 && !renamed, "create: c-99.obs");
     if (fd >= 0)
         close(fd);
     ok(strstr(prefix, "/c-99") != NULL && access(test_path(dir, "c-99.obs"), F_OK) == 0, "create: the file exists");
-    fd = obs_output_create(pattern, 99, prefix, sizeof prefix, &renamed);
+    fd = obs_output_create(pattern, 99, NULL, prefix, sizeof prefix, &renamed, NULL, 0);
     ok(fd >= 0 && renamed && strstr(prefix, "/c-99-1") != NULL, "create: a taken name gets -1, never reused");
     if (fd >= 0)
         close(fd);
-    fd = obs_output_create(pattern, 99, prefix, sizeof prefix, &renamed);
+    fd = obs_output_create(pattern, 99, NULL, prefix, sizeof prefix, &renamed, NULL, 0);
     ok(fd >= 0 && strstr(prefix, "/c-99-2") != NULL, "create: then -2");
     if (fd >= 0)
         close(fd);
 
     snprintf(pattern, sizeof pattern, "%s/u-%%n", dir);
-    fd = obs_output_create(pattern, 1, prefix, sizeof prefix, &renamed);
+    fd = obs_output_create(pattern, 1, NULL, prefix, sizeof prefix, &renamed, NULL, 0);
     ok(fd >= 0 && !renamed && strstr(prefix, "/u-1") != NULL, "create: %%n starts at 1");
     if (fd >= 0)
         close(fd);
-    fd = obs_output_create(pattern, 1, prefix, sizeof prefix, &renamed);
+    fd = obs_output_create(pattern, 1, NULL, prefix, sizeof prefix, &renamed, NULL, 0);
     ok(fd >= 0 && !renamed && strstr(prefix, "/u-2") != NULL, "create: %%n takes the next free number");
     if (fd >= 0)
         close(fd);
 
+    /* Anything at <prefix>.obs or at the timeline's name moves the whole
+     * output to the next free prefix; taken names the first one found. */
+    {
+        char taken[4200], want[4200];
+        snprintf(pattern, sizeof pattern, "%s/p-%%p", dir);
+        if (symlink(test_path(dir, "nowhere"), test_path(dir, "p-5.obs")) != 0 ||
+            symlink(test_path(dir, "nowhere"), test_path(dir, "p-5-1.pftrace")) != 0 ||
+            mkdir(test_path(dir, "p-5-2.pftrace"), 0755) != 0)
+            bail("cannot plant: %s", strerror(errno));
+        fd = obs_output_create(pattern, 5, ".pftrace", prefix, sizeof prefix, &renamed, taken, sizeof taken);
+        snprintf(want, sizeof want, "%s/p-5.obs", dir);
+        ok(fd >= 0 && renamed && strstr(prefix, "/p-5-3") != NULL && strcmp(taken, want) == 0,
+           "create: a dangling link at .obs, then a link and a directory at .pftrace: p-5-3 (taken: %s)", taken);
+        if (fd >= 0)
+            close(fd);
+        ok(access(test_path(dir, "nowhere"), F_OK) != 0, "create: the dangling link was not followed");
+        snprintf(pattern, sizeof pattern, "%s/q", dir);
+        if (symlink(test_path(dir, "nowhere"), test_path(dir, "q.json")) != 0)
+            bail("cannot plant: %s", strerror(errno));
+        fd = obs_output_create(pattern, 5, ".json", prefix, sizeof prefix, &renamed, taken, sizeof taken);
+        snprintf(want, sizeof want, "%s/q.json", dir);
+        ok(fd >= 0 && renamed && strstr(prefix, "/q-1") != NULL && strcmp(taken, want) == 0 &&
+               access(test_path(dir, "q.obs"), F_OK) != 0,
+           "create: only the timeline's name taken: q-1, and no q.obs (taken: %s)", taken);
+        if (fd >= 0)
+            close(fd);
+        fd = obs_output_create(pattern, 5, NULL, prefix, sizeof prefix, &renamed, taken, sizeof taken);
+        snprintf(want, sizeof want, "%s/q", dir);
+        ok(fd >= 0 && !renamed && strcmp(prefix, want) == 0 && taken[0] == '\0',
+           "create: with no timeline, q.json does not matter: q.obs");
+        if (fd >= 0)
+            close(fd);
+    }
+
     snprintf(pattern, sizeof pattern, "%s/no/such/dir/x", dir);
-    fd = obs_output_create(pattern, 1, prefix, sizeof prefix, &renamed);
+    fd = obs_output_create(pattern, 1, NULL, prefix, sizeof prefix, &renamed, NULL, 0);
     is_int(-ENOENT, fd, "create: a missing directory gives -ENOENT");
 }
 

@@ -201,7 +201,7 @@ static void test_postprocess(const char *dir)
     if (fixture_write(obs, 0) != 0)
         bail("cannot write the fixture");
     fd = open(summary, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    rc = obs_trace_postprocess(obs, json, OBS_TIMELINE_JSON, fd, 0, err, sizeof err);
+    rc = obs_trace_postprocess(obs, json, OBS_TIMELINE_JSON, 0, fd, 0, err, sizeof err);
     close(fd);
     is_int(0, rc, "postprocess: JSON and summary written (%s)", err);
     is_int(0, run_checker(json, &out), "postprocess: the JSON is valid");
@@ -222,26 +222,36 @@ static void test_postprocess(const char *dir)
         is_int(0, temps, "no temporary file left");
     }
 
-    rc = obs_trace_postprocess(obs, test_path(dir, "no/such/dir/x.json"), OBS_TIMELINE_JSON, -1, 0, err, sizeof err);
+    rc = obs_trace_postprocess(obs, test_path(dir, "no/such/dir/x.json"), OBS_TIMELINE_JSON, 0, -1, 0, err, sizeof err);
     ok(rc == -1 && strstr(err, "no/such/dir/x.json: No such file or directory") != NULL,
        "postprocess: an unwritable JSON path is reported (%s)", err);
     fd = open(test_path(dir, "foreign.obs"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (write(fd, "not a trace, not at all", 23) != 23)
         bail("write failed");
     close(fd);
-    rc = obs_trace_postprocess(test_path(dir, "foreign.obs"), NULL, OBS_TIMELINE_JSON, -1, 0, err, sizeof err);
+    rc = obs_trace_postprocess(test_path(dir, "foreign.obs"), NULL, OBS_TIMELINE_JSON, 0, -1, 0, err, sizeof err);
     ok(rc == -1 && strstr(err, "foreign.obs: not an obsshim trace") != NULL, "postprocess: a foreign file (%s)",
        err);
     {
-        /* Something a rename would replace (a symlink here, /dev/null in
-         * real life) is written through. */
+        /* A name someone planted a link at is never written through nor
+         * replaced (docs/shim.md, "Security notes"); it used to be written
+         * through, as /dev/null would be: that needs the explicit setting
+         * now (path_is_device, OBS_TRACE=json:/dev/null). */
         const char *link = test_path(dir, "link.json"), *target = test_path(dir, "target.json");
+        char want[1024];
         struct stat st;
         if (symlink(target, link) != 0)
             bail("symlink failed");
-        rc = obs_trace_postprocess(obs, link, OBS_TIMELINE_JSON, -1, 0, err, sizeof err);
-        ok(rc == 0 && lstat(link, &st) == 0 && S_ISLNK(st.st_mode) && stat(target, &st) == 0 && st.st_size > 1000,
-           "postprocess: a symlinked JSON path is written through, not replaced");
+        rc = obs_trace_postprocess(obs, link, OBS_TIMELINE_JSON, 0, -1, 0, err, sizeof err);
+        snprintf(want, sizeof want, "%s exists (a symbolic link) and is never replaced; the timeline was not written", link);
+        ok(rc == -1 && strstr(err, want) != NULL && lstat(link, &st) == 0 && S_ISLNK(st.st_mode) &&
+               lstat(target, &st) != 0,
+           "postprocess: a symlinked JSON path is refused, neither followed nor replaced (%s)", err);
+        rc = obs_trace_postprocess(obs, "/dev/null", OBS_TIMELINE_JSON, 1, -1, 0, err, sizeof err);
+        ok(rc == 0, "postprocess: a character device named on purpose is written (%s)", err);
+        rc = obs_trace_postprocess(obs, json, OBS_TIMELINE_JSON, 1, -1, 0, err, sizeof err);
+        ok(rc == -1 && strstr(err, "not a FIFO or character device") != NULL,
+           "postprocess: as a device, a regular file is refused (%s)", err);
     }
     free(obs);
     free(json);
@@ -254,7 +264,7 @@ int main(void)
     python = getenv("OBS_PYTHON3");
     if (python == NULL || python[0] == '\0' || !test_executable(python))
         skip_all("python3 not found (OBS_PYTHON3 is empty): cannot parse the JSON");
-    plan(37);
+    plan(39);
     dir = test_tmpdir();
     test_fixture(dir);
     test_checker_fails(dir);

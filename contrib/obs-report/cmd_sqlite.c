@@ -3,7 +3,6 @@
  * database is written under a temporary name next to OUT and renamed into
  * place only when it is complete. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,11 +64,11 @@ static int write_database(struct obs_trace *t, const char *out, int verbose)
         free(path);
         return EXIT_TRACE_ERROR;
     }
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    /* ours alone: O_EXCL, and SQLite takes an empty file as a new database */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    /* ours alone: a new file (O_EXCL | O_NOFOLLOW, random name), and
+     * SQLite takes an empty file as a new database */
+    fd = obs_file_create_temp(path, 0666, tmp, len);
     if (fd < 0) {
-        fprintf(stderr, "obs-report: %s: %s\n", out, strerror(errno));
+        fprintf(stderr, "obs-report: %s: %s\n", out, strerror(-fd));
         goto done;
     }
     close(fd);

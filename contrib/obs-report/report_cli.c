@@ -125,6 +125,7 @@ int cli_open_output(struct cli_output *o, const char *path)
 {
     struct stat st;
     size_t n;
+    int fd;
     memset(o, 0, sizeof *o);
     if (path == NULL || strcmp(path, "-") == 0) {
         o->f = stdout;
@@ -133,8 +134,9 @@ int cli_open_output(struct cli_output *o, const char *path)
     }
     o->path = path;
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* /dev/null, a FIFO, a symlink: write to it as it is; a temporary
-         * file renamed over it would replace it */
+        /* /dev/null, a FIFO, a symlink: the user named it, so it is
+         * written as it is, as any command's -o does; a temporary file
+         * renamed over it would replace it */
         o->f = fopen(path, "w");
         if (o->f == NULL) {
             fprintf(stderr, "obs-report: %s: %s\n", path, strerror(errno));
@@ -148,10 +150,16 @@ int cli_open_output(struct cli_output *o, const char *path)
         fprintf(stderr, "obs-report: %s: %s\n", path, strerror(ENOMEM));
         return EXIT_TRACE_ERROR;
     }
-    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    o->f = fopen(o->tmp, "w");
-    if (o->f == NULL) {
-        fprintf(stderr, "obs-report: %s: %s\n", path, strerror(errno));
+    /* The temporary is a name the user did not choose: a new file
+     * (O_EXCL | O_NOFOLLOW, random name), never something planted there. */
+    fd = obs_file_create_temp(path, 0666, o->tmp, n);
+    if (fd < 0 || (o->f = fdopen(fd, "w")) == NULL) {
+        int err = fd < 0 ? -fd : errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
+        fprintf(stderr, "obs-report: %s: %s\n", path, strerror(err));
         free(o->tmp);
         o->tmp = NULL;
         return EXIT_TRACE_ERROR;

@@ -63,11 +63,15 @@ static int load_summary(obs_env_lookup lookup, enum obs_summary_mode *out)
     return 0;
 }
 
-static int load_trace_export(obs_env_lookup lookup, enum obs_trace_export *out)
+/* OBS_TRACE=KIND or KIND:PATH, PATH a FIFO or character device named on
+ * purpose (checked when it is written, at exit). */
+static int load_trace_export(obs_env_lookup lookup, enum obs_trace_export *out, char *device, size_t devlen)
 {
-    const char *text = lookup("OBS_TRACE");
+    const char *text = lookup("OBS_TRACE"), *colon;
+    size_t kind_len;
     int json;
     *out = OBS_TRACE_PERFETTO;
+    device[0] = '\0';
     if (text == NULL) { /* the older switch: OBS_JSON=0 none, 1 the JSON */
         text = lookup("OBS_JSON");
         if (text == NULL)
@@ -80,18 +84,31 @@ static int load_trace_export(obs_env_lookup lookup, enum obs_trace_export *out)
         *out = json ? OBS_TRACE_JSON : OBS_TRACE_NONE;
         return 0;
     }
-    if (strcasecmp(text, "perfetto") == 0)
-        return 0;
-    if (strcasecmp(text, "json") == 0) {
-        *out = OBS_TRACE_JSON;
-        return 0;
+    colon = strchr(text, ':');
+    kind_len = colon != NULL ? (size_t)(colon - text) : strlen(text);
+    if (colon != NULL && (colon[1] == '\0' || strlen(colon + 1) >= devlen)) {
+        obs_log_warn("OBS_TRACE=%s: expected json, perfetto or none, or json:PATH or perfetto:PATH (a FIFO or "
+                     "character device, e.g. /dev/null); using the default perfetto",
+                     text);
+        return 1;
     }
-    if (strcasecmp(text, "none") == 0) {
+    if (kind_len == 8 && strncasecmp(text, "perfetto", 8) == 0) {
+        *out = OBS_TRACE_PERFETTO;
+    } else if (kind_len == 4 && strncasecmp(text, "json", 4) == 0) {
+        *out = OBS_TRACE_JSON;
+    } else if (colon == NULL && strcasecmp(text, "none") == 0) {
         *out = OBS_TRACE_NONE;
         return 0;
+    } else {
+        obs_log_warn("OBS_TRACE=%s: expected json, perfetto or none, or json:PATH or perfetto:PATH (a FIFO or "
+                     "character device, e.g. /dev/null); using the default perfetto",
+                     text);
+        *out = OBS_TRACE_PERFETTO;
+        return 1;
     }
-    obs_log_warn("OBS_TRACE=%s: expected json, perfetto or none; using the default perfetto", text);
-    return 1;
+    if (colon != NULL)
+        strcpy(device, colon + 1);
+    return 0;
 }
 
 static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time_mode *out)
@@ -264,7 +281,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     memset(cfg, 0, sizeof *cfg);
     bad += load_switch(lookup, "OBS_ENABLE", 1, &cfg->enable);
     bad += load_output(lookup, cfg->output, sizeof cfg->output);
-    bad += load_trace_export(lookup, &cfg->trace_export);
+    bad += load_trace_export(lookup, &cfg->trace_export, cfg->trace_device, sizeof cfg->trace_device);
     bad += load_summary(lookup, &cfg->summary);
     bad += load_gpu_time(lookup, &cfg->gpu_time);
     bad += load_cupti_path(lookup, cfg->cupti_path, sizeof cfg->cupti_path);

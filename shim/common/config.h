@@ -31,7 +31,10 @@ enum obs_summary_mode { OBS_SUMMARY_OFF = 0, OBS_SUMMARY_BRIEF = 1, OBS_SUMMARY_
 /* OBS_TRACE: the timeline written beside the .obs at exit: none, the Chrome
  * JSON (<prefix>.json), or Perfetto's protobuf (<prefix>.pftrace, the
  * default: a few bytes per call where the JSON takes hundreds). OBS_JSON=0|1
- * is its older spelling of none|json, read when OBS_TRACE is not set. */
+ * is its older spelling of none|json, read when OBS_TRACE is not set.
+ * OBS_TRACE=perfetto:PATH (json:PATH) writes it into PATH instead, a FIFO or
+ * character device named on purpose (/dev/null): the only way the shim
+ * writes into something that exists (docs/shim.md, "Security notes"). */
 enum obs_trace_export { OBS_TRACE_NONE = 0, OBS_TRACE_JSON = 1, OBS_TRACE_PERFETTO = 2 };
 /* OBS_CLOCK: auto = the TSC where the kernel keeps time with it (clock.h);
  * tsc = the same, with a warning where it cannot be used; monotonic =
@@ -42,6 +45,7 @@ struct obs_config {
     int enable;                  /* OBS_ENABLE: 0 = loaded but records nothing */
     char output[OBS_OUTPUT_MAX]; /* OBS_OUTPUT: file prefix pattern (output_path.h) */
     enum obs_trace_export trace_export; /* OBS_TRACE (or OBS_JSON): the timeline written at exit */
+    char trace_device[OBS_OUTPUT_MAX];  /* OBS_TRACE=KIND:PATH: PATH, a FIFO or device; "" = <prefix>.KIND */
     enum obs_summary_mode summary; /* OBS_SUMMARY: which summary to print on stderr at exit */
     enum obs_gpu_time_mode gpu_time;  /* OBS_GPU_TIME: off | events | cupti */
     char cupti_path[OBS_CUPTI_PATH_MAX]; /* OBS_CUPTI_PATH: the libcupti to open ("" = search) */

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define OBS_UNIQUE_TRIES 10000
@@ -158,21 +159,45 @@ static int has_unique_number(const char *prepared)
     return 0;
 }
 
-/* Open <prefix>.obs exclusively: the descriptor, or -errno. */
-static int create_exclusive(const char *prefix)
+/* Is anything at <prefix><suffix> (formatted into path)? Any entry counts
+ * (a file, a directory, a symbolic link, dangling or not): the exit path
+ * never writes through or over one. */
+static int name_taken(const char *prefix, const char *suffix, char *path, size_t pathlen)
+{
+    struct stat st;
+    if (snprintf(path, pathlen, "%s%s", prefix, suffix) >= (int)pathlen)
+        return 0; /* too long to be created either: the create says so */
+    return lstat(path, &st) == 0;
+}
+
+/* Open <prefix>.obs exclusively, when neither it nor <prefix><companion>
+ * (the timeline written at exit) exists: the descriptor, or -errno
+ * (-EEXIST with the taken path in taken, when taken is not NULL). O_EXCL
+ * never opens an existing entry, a symbolic link included; O_NOFOLLOW says
+ * so twice. */
+static int create_exclusive(const char *prefix, const char *companion, char *taken, size_t takenlen)
 {
     char path[OBS_OUTPUT_MAX + 16];
     int fd;
-    if (snprintf(path, sizeof path, "%s%s", prefix, OBS_TRACE_SUFFIX) >= (int)sizeof path)
-        return -ENAMETOOLONG;
-    do
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    while (fd < 0 && errno == EINTR);
-    return fd >= 0 ? fd : -errno;
+    if (name_taken(prefix, OBS_TRACE_SUFFIX, path, sizeof path) ||
+        (companion != NULL && name_taken(prefix, companion, path, sizeof path))) {
+        fd = -EEXIST;
+    } else {
+        if (snprintf(path, sizeof path, "%s%s", prefix, OBS_TRACE_SUFFIX) >= (int)sizeof path)
+            return -ENAMETOOLONG;
+        do
+            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0)
+            fd = -errno;
+    }
+    if (fd == -EEXIST && taken != NULL)
+        snprintf(taken, takenlen, "%s", path);
+    return fd;
 }
 
-int obs_output_create(const char *prepared, unsigned long pid, char *prefix, size_t prefixlen,
-                      int *renamed)
+int obs_output_create(const char *prepared, unsigned long pid, const char *companion, char *prefix,
+                      size_t prefixlen, int *renamed, char *taken, size_t takenlen)
 {
     int unique = has_unique_number(prepared);
     char base[OBS_OUTPUT_MAX];
@@ -180,13 +205,18 @@ int obs_output_create(const char *prepared, unsigned long pid, char *prefix, siz
     int fd = -EEXIST;
 
     *renamed = 0;
+    if (takenlen == 0)
+        taken = NULL;
+    if (taken != NULL)
+        taken[0] = '\0';
     if (!unique) {
         if (obs_output_expand(prepared, pid, 0, prefix, prefixlen) != 0)
             return -ENAMETOOLONG;
-        fd = create_exclusive(prefix);
+        fd = create_exclusive(prefix, companion, taken, takenlen);
         if (fd != -EEXIST)
             return fd;
-        /* Taken (another process, or an earlier run): never overwrite it. */
+        /* Taken (another process, an earlier run, or something planted):
+         * never overwrite it. taken keeps this first name found taken. */
         snprintf(base, sizeof base, "%s", prefix);
     }
     for (n = 1; n <= OBS_UNIQUE_TRIES; n++) {
@@ -196,7 +226,7 @@ int obs_output_create(const char *prepared, unsigned long pid, char *prefix, siz
         } else if (snprintf(prefix, prefixlen, "%s-%lu", base, n) >= (int)prefixlen) {
             return -ENAMETOOLONG;
         }
-        fd = create_exclusive(prefix);
+        fd = create_exclusive(prefix, companion, NULL, 0);
         if (fd != -EEXIST) {
             *renamed = !unique && fd >= 0;
             return fd;

@@ -31,11 +31,16 @@ int obs_output_expand(const char *prepared, unsigned long pid, unsigned long n, 
                       size_t outlen);
 
 /* Create <prefix>.obs for a new trace, never opening an existing file
- * (O_EXCL). With %n the first free number is used; without it, when the
- * name is taken, "-1", "-2" ... is appended to the prefix (*renamed = 1).
- * On success returns the descriptor and leaves the prefix used in prefix;
- * on failure returns -errno and leaves the path tried in prefix. */
-int obs_output_create(const char *prepared, unsigned long pid, char *prefix, size_t prefixlen,
-                      int *renamed);
+ * (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0644 less the umask), with a prefix
+ * whose <prefix><companion> (the timeline written at exit, e.g. ".pftrace";
+ * NULL for none) does not exist either: a link planted at either name
+ * moves the whole output to a free prefix. With %n the first free number is
+ * used; without it, when a name is taken, "-1", "-2" ... is appended to the
+ * prefix (*renamed = 1) and taken (NULL or takenlen 0: not wanted) gets the
+ * first name found taken. On success returns the descriptor and leaves the
+ * prefix used in prefix; on failure returns -errno and leaves the path
+ * tried in prefix. */
+int obs_output_create(const char *prepared, unsigned long pid, const char *companion, char *prefix,
+                      size_t prefixlen, int *renamed, char *taken, size_t takenlen);
 
 #endif

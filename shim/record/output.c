@@ -204,24 +204,36 @@ static int write_preamble(int fd)
     return rc != 0 ? rc : write_meta(fd);
 }
 
+/* The timeline's suffix when it is written beside the .obs (whose prefix
+ * must leave that name free too), else NULL. */
+static const char *timeline_suffix(void)
+{
+    if (obs_cfg.trace_export == OBS_TRACE_NONE || obs_cfg.trace_device[0] != '\0')
+        return NULL;
+    return obs_cfg.trace_export == OBS_TRACE_PERFETTO ? OBS_PFTRACE_SUFFIX : OBS_JSON_SUFFIX;
+}
+
 bool obs_output_ensure_open_locked(void)
 {
     int renamed = 0, fd, rc;
-    char wanted[sizeof obs_out.prefix];
+    char taken[sizeof obs_out.prefix + 16];
+    const char *timeline = timeline_suffix();
 
     if (obs_out.status != OBS_OUTPUT_NOT_OPEN)
         return obs_out.status == OBS_OUTPUT_OPEN;
-    fd = obs_output_create(output_pattern, (unsigned long)getpid(), obs_out.prefix,
-                           sizeof obs_out.prefix, &renamed);
+    fd = obs_output_create(output_pattern, (unsigned long)getpid(), timeline, obs_out.prefix,
+                           sizeof obs_out.prefix, &renamed, taken, sizeof taken);
     if (fd < 0) {
         obs_log_warn("cannot create %s%s: %s; nothing is recorded in this process",
                      obs_out.prefix, OBS_TRACE_SUFFIX, strerror(-fd));
         obs_out.status = OBS_OUTPUT_FAILED;
         return false;
     }
-    if (renamed && obs_output_expand(output_pattern, (unsigned long)getpid(), 0, wanted, sizeof wanted) == 0)
-        obs_log_warn("%s%s exists; writing %s%s instead", wanted, OBS_TRACE_SUFFIX, obs_out.prefix,
-                     OBS_TRACE_SUFFIX);
+    if (renamed && timeline != NULL)
+        obs_log_warn("%s exists; writing %s%s and %s%s instead", taken, obs_out.prefix, OBS_TRACE_SUFFIX,
+                     obs_out.prefix, timeline);
+    else if (renamed)
+        obs_log_warn("%s exists; writing %s%s instead", taken, obs_out.prefix, OBS_TRACE_SUFFIX);
     {
         struct obs_write_guard g;
         obs_write_guard_begin(&g);
@@ -350,12 +362,15 @@ bool obs_output_close_locked(void)
 
 void obs_output_postprocess(void)
 {
-    char obs_path[sizeof obs_out.prefix + 8], timeline_path[sizeof obs_out.prefix + 16], err[512];
+    char obs_path[sizeof obs_out.prefix + 8], timeline_path[sizeof obs_out.prefix + 16], err[1024];
     int perfetto = obs_cfg.trace_export == OBS_TRACE_PERFETTO, rc;
 
     snprintf(obs_path, sizeof obs_path, "%s%s", obs_out.prefix, OBS_TRACE_SUFFIX);
-    snprintf(timeline_path, sizeof timeline_path, "%s%s", obs_out.prefix,
-             perfetto ? OBS_PFTRACE_SUFFIX : OBS_JSON_SUFFIX);
+    if (obs_cfg.trace_device[0] != '\0') /* OBS_TRACE=KIND:PATH */
+        snprintf(timeline_path, sizeof timeline_path, "%s", obs_cfg.trace_device);
+    else
+        snprintf(timeline_path, sizeof timeline_path, "%s%s", obs_out.prefix,
+                 perfetto ? OBS_PFTRACE_SUFFIX : OBS_JSON_SUFFIX);
     if (obs_cfg.trace_export == OBS_TRACE_NONE && !obs_cfg.summary) { /* nothing to read the trace back for */
         obs_log_info("wrote %s", obs_path);
         return;
@@ -366,7 +381,7 @@ void obs_output_postprocess(void)
         obs_write_guard_begin(&g);
         rc = obs_trace_postprocess(obs_path, obs_cfg.trace_export != OBS_TRACE_NONE ? timeline_path : NULL,
                                    perfetto ? OBS_TIMELINE_PERFETTO : OBS_TIMELINE_JSON,
-                                   obs_cfg.summary != OBS_SUMMARY_OFF ? STDERR_FILENO : -1,
+                                   obs_cfg.trace_device[0] != '\0', obs_cfg.summary != OBS_SUMMARY_OFF ? STDERR_FILENO : -1,
                                    obs_cfg.summary != OBS_SUMMARY_FULL, err, sizeof err);
         obs_write_guard_end(&g);
     }

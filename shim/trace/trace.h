@@ -8,12 +8,14 @@
  * (summary, phases and TTFT, queries and statistics, suggested phase rules:
  * trace_summary.h, trace_phases.h, trace_query.h, trace_stats.h,
  * trace_suggest.h); what the shim does with a finished trace
- * (trace_postprocess.h); kernel base names (kernel_base_name.h). It depends
- * on nothing else of shim/. */
+ * (trace_postprocess.h) and how it creates files without following links
+ * planted at their names (file_create.h); kernel base names
+ * (kernel_base_name.h). It depends on nothing else of shim/. */
 #ifndef OBS_TRACE_H
 #define OBS_TRACE_H
 
 #include "api_list.h"
+#include "file_create.h"
 #include "kernel_base_name.h"
 #include "trace_csv.h"
 #include "trace_deflate.h"

@@ -25,6 +25,12 @@
  *                     every other descriptor from 3 up and put PATH's on
  *                     512..1023 (as daemons do): the shim's must not write
  *                     into the app's file
+ *   --plant HOW NAME TARGET
+ *                     after the launches (the trace file exists), make
+ *                     NAME a symbolic link (HOW symlink) or a hard link
+ *                     (hardlink) to TARGET, or a directory (dir, TARGET
+ *                     unused): what someone else may plant at the name of
+ *                     the timeline the shim writes at exit
  * Output: "launches N" and "done" on stdout at the end (normal paths). */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -207,11 +214,23 @@ static void steal_fds(const char *path)
         dup2(fd, i);
 }
 
+static void plant(const char *how, const char *name, const char *target)
+{
+    int rc = strcmp(how, "symlink") == 0    ? symlink(target, name)
+             : strcmp(how, "hardlink") == 0 ? link(target, name)
+             : strcmp(how, "dir") == 0      ? mkdir(name, 0755)
+                                            : (errno = EINVAL, -1);
+    if (rc != 0) {
+        fprintf(stderr, "shim_app: --plant %s %s: %s\n", how, name, strerror(errno));
+        exit(1);
+    }
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: shim_app [--launches N] [--copies N] [--exit CODE] [--signal TERM|INT] "
                     "[--own-handler] [--fork] [--fsize-limit BYTES] [--errno] [--bench N] [--threads T] "
-                    "[--unregistered] [--steal-fds PATH]\n");
+                    "[--unregistered] [--steal-fds PATH] [--plant symlink|hardlink|dir NAME TARGET]\n");
     return 2;
 }
 
@@ -219,7 +238,7 @@ int main(int argc, char **argv)
 {
     long launches = 10, copies = 0, bench = 0, fsize = 0, threads = 1;
     int exit_code = -1, sig = 0, own_handler = 0, do_fork = 0, do_errno = 0, unregistered = 0, i;
-    const char *steal = NULL;
+    const char *steal = NULL, *plant_how = NULL, *plant_name = NULL, *plant_target = NULL;
     obs_cudaStream_t s = NULL;
 
     for (i = 1; i < argc; i++) {
@@ -251,7 +270,11 @@ int main(int argc, char **argv)
             unregistered = 1;
         else if (strcmp(argv[i], "--steal-fds") == 0 && next)
             steal = argv[++i];
-        else
+        else if (strcmp(argv[i], "--plant") == 0 && i + 3 < argc) {
+            plant_how = argv[++i];
+            plant_name = argv[++i];
+            plant_target = argv[++i];
+        } else
             return usage();
     }
 
@@ -283,6 +306,8 @@ int main(int argc, char **argv)
     }
     run_launches(launches, threads, s);
     copy_many(copies);
+    if (plant_how != NULL)
+        plant(plant_how, plant_name, plant_target);
     if (steal != NULL) {
         steal_fds(steal);
         launch_many(launches, s);

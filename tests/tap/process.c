@@ -136,12 +136,21 @@ int run_program(const char *const argv[], const char *const env_set[], int timeo
         return -1;
     }
     if (pid == 0) {
+        sigset_t none;
         dup2(outp[1], 1);
         dup2(errp[1], 2);
         close(outp[0]);
         close(errp[0]);
         close(outp[1]);
         close(errp[1]);
+        /* The program under test starts with default signal dispositions and
+         * none blocked, however the suite was started: a shell without job
+         * control starts background commands with SIGINT and SIGQUIT
+         * ignored, and a test of "dies of SIGINT" must not depend on that. */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         execve(argv[0], (char *const *)argv, env);
         fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);
