@@ -349,9 +349,10 @@ static void check_header(const char *label, const struct run *r)
     ok(t != NULL && meta_u(t, "gpu_time_cupti_calls") == flagged && flagged > 0 &&
            meta_u(t, "gpu_time_cupti_calls_spanned") + meta_u(t, "gpu_time_cupti_no_device_work") == flagged &&
            meta_u(t, "gpu_time_cupti_dropped") == 0 && meta_u(t, "gpu_time_cupti_orphan_records") == 0 &&
-           meta_u(t, "gpu_time_cupti_no_api_record") == 0,
-       "%s: meta: %lu calls flagged, each spanned or with no device work; nothing dropped or orphaned", label,
-       flagged);
+           meta_u(t, "gpu_time_cupti_no_api_record") == 0 && meta_u(t, "gpu_time_cupti_api_unmatched") == 0 &&
+           meta_u(t, "gpu_time_cupti_untimed_no_room") == 0,
+       "%s: meta: %lu calls flagged, each spanned or with no device work; no call left untimed, no record "
+       "dropped, unmatched or orphaned", label, flagged);
 }
 
 /* ---- the CUDA API driver ------------------------------------------------------------------ */

@@ -30,7 +30,7 @@
 #include "record/record.h"
 #include "trace/trace.h"
 
-#define RING 4096u                /* calls per thread waiting for their API record (power of two) */
+#define RING 32768u               /* calls per thread waiting for their API record (power of two): 1 MiB */
 #define CORR_SLOTS (1u << 17)     /* correlation table */
 #define PENDING_DEVICE 4096u      /* device records waiting for their API record */
 #define PENDING_API 4096u         /* API records waiting for their call to be queued */
@@ -55,7 +55,7 @@ struct cupti_thread {
     _Atomic bool exited;
     _Atomic uint64_t head;     /* calls queued (owner) */
     _Atomic uint64_t tail;     /* calls done with (consumer) */
-    _Atomic uint64_t last_end; /* t_end of the newest call queued (owner) */
+    _Atomic uint64_t last_end; /* t_end of its newest kernel/copy/memset/graph call, queued or not (owner) */
     _Atomic uint64_t queued, no_room, not_kept; /* counters (owner) */
     uint64_t newest_matched;   /* consumer: ring position + 1 of the newest call an API record found */
     struct queued_call ring[RING];
@@ -104,7 +104,8 @@ static _Atomic(struct cupti_thread *) threads;
 static struct corr_slot *corr_table;          /* CORR_SLOTS, mapped at session start */
 static struct device_record *pending_device;  /* PENDING_DEVICE */
 static struct api_record *pending_api;        /* PENDING_API */
-static size_t npending_device, npending_api;
+/* The two waiting lists are rings: [start, start + n) modulo their size. */
+static size_t npending_device, npending_api, start_device, start_api;
 static struct cupti_thread *last_found;       /* consumer's cache */
 static struct cupti_stats st;
 
@@ -319,38 +320,42 @@ static void keep_device(const struct device_record *d)
 {
     if (npending_device == PENDING_DEVICE) { /* the oldest has waited longest */
         st.orphan_records++;
-        memmove(pending_device, pending_device + 1, (PENDING_DEVICE - 1) * sizeof *pending_device);
+        start_device = (start_device + 1) % PENDING_DEVICE;
         npending_device--;
     }
-    pending_device[npending_device++] = *d;
+    pending_device[(start_device + npending_device++) % PENDING_DEVICE] = *d;
 }
 
 static void keep_api(const struct api_record *a)
 {
     if (npending_api == PENDING_API) {
-        match_api(&pending_api[0], true);
-        memmove(pending_api, pending_api + 1, (PENDING_API - 1) * sizeof *pending_api);
+        match_api(&pending_api[start_api], true);
+        start_api = (start_api + 1) % PENDING_API;
         npending_api--;
     }
-    pending_api[npending_api++] = *a;
+    pending_api[(start_api + npending_api++) % PENDING_API] = *a;
 }
 
 /* What waits: API records first (their calls may be queued now), then the
- * device records that wait for them. */
+ * device records that wait for them. Each list keeps its order. */
 static void retry_pending(bool final)
 {
     size_t i, kept = 0;
-    for (i = 0; i < npending_api; i++)
-        if (!match_api(&pending_api[i], final))
-            pending_api[kept++] = pending_api[i];
+    for (i = 0; i < npending_api; i++) {
+        struct api_record *a = &pending_api[(start_api + i) % PENDING_API];
+        if (!match_api(a, final))
+            pending_api[(start_api + kept++) % PENDING_API] = *a;
+    }
     npending_api = kept;
-    for (i = 0, kept = 0; i < npending_device; i++)
-        if (!match_device(&pending_device[i])) {
+    for (i = 0, kept = 0; i < npending_device; i++) {
+        struct device_record *d = &pending_device[(start_device + i) % PENDING_DEVICE];
+        if (!match_device(d)) {
             if (final)
                 st.orphan_records++;
             else
-                pending_device[kept++] = pending_device[i];
+                pending_device[(start_device + kept++) % PENDING_DEVICE] = *d;
         }
+    }
     npending_device = kept;
 }
 
@@ -618,7 +623,7 @@ static void fork_child(void)
     atomic_store(&threads, NULL);
     last_found = NULL;
     cupti_tls = NULL;
-    npending_api = npending_device = 0;
+    npending_api = npending_device = start_api = start_device = 0;
     memset(&st, 0, sizeof st);
     if (atomic_load(&session) == SESSION_ACTIVE || atomic_load(&session) == SESSION_CLOSED) {
         snprintf(fallback_why, sizeof fallback_why, "this process was forked from one whose CUPTI session it "
@@ -806,9 +811,12 @@ void obs_cupti_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32
             c->stream = call->rec.stream;
             c->matched = 0;
             atomic_store_explicit(&th->head, head + 1, memory_order_release);
-            atomic_store_explicit(&th->last_end, t_end, memory_order_release);
             bump(&th->queued, 1);
         }
     }
+    /* Every call of the thread that CUPTI records has ended by now: an API
+     * record ending before this one that found no queued call never will. */
+    if (th != NULL)
+        atomic_store_explicit(&th->last_end, t_end, memory_order_release);
     errno = real_errno;
 }

@@ -93,6 +93,11 @@ static size_t dropped;
 static bool worker_started, worker_busy;
 static unsigned long flush_requests, flushes_done;
 
+/* Kept per thread and per process, as CUPTI keeps them (a system call per
+ * API record would be the simulator's cost, not CUPTI's). */
+static __thread uint32_t cached_tid;
+static _Atomic uint32_t cached_pid;
+
 /* ---- start-up, fork, the log ------------------------------------------------------ */
 
 static void after_fork_child(void)
@@ -106,6 +111,8 @@ static void after_fork_child(void)
         atomic_store(&kind_on[k], false);
     atomic_store(&api_subset_on, false);
     memset(&current, 0, sizeof current);
+    atomic_store(&cached_pid, 0);
+    cached_tid = 0; /* the forking thread's: the child's only thread has its own id */
     queue_head = queue_count = 0;
     worker_started = worker_busy = false;
     flush_requests = flushes_done = 0;
@@ -139,9 +146,22 @@ static uint64_t now(void)
 
 static uint32_t thread_id(void)
 {
-    if (atomic_load_explicit(&thread_id_type, memory_order_relaxed) == OBS_CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
-        return (uint32_t)syscall(SYS_gettid);
+    if (atomic_load_explicit(&thread_id_type, memory_order_relaxed) == OBS_CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+        if (cached_tid == 0)
+            cached_tid = (uint32_t)syscall(SYS_gettid);
+        return cached_tid;
+    }
     return (uint32_t)pthread_self();
+}
+
+static uint32_t process_id(void)
+{
+    uint32_t pid = atomic_load_explicit(&cached_pid, memory_order_relaxed);
+    if (pid == 0) {
+        pid = (uint32_t)getpid();
+        atomic_store_explicit(&cached_pid, pid, memory_order_relaxed);
+    }
+    return pid;
 }
 
 /* ---- buffers and the worker ------------------------------------------------------- */
@@ -322,7 +342,7 @@ static void port_api_end(enum sim_tool_domain domain, const char *api, const str
     r.cbid = cbid;
     r.start = call->start;
     r.end = now();
-    r.processId = (uint32_t)getpid();
+    r.processId = process_id();
     r.threadId = thread_id();
     r.correlationId = call->correlation;
     r.returnValue = (uint32_t)status;
