@@ -133,7 +133,7 @@ int main(void)
     }
     raw = read_result(gpu_results, ".csv", "summary");
     summary = read_result(gpu_results, "-summary.csv", NULL);
-    ok(raw != NULL && strncmp(raw, "round,scenario,mode,launches,loop_ns,ns_per_launch\n", 51) == 0 &&
+    ok(raw != NULL && strncmp(raw, "round,scenario,mode,launches,loop_ns,ns_per_launch,untimed\n", 59) == 0 &&
            count_lines_with(raw, ",vllm_graphs,") == NGPU_MODES,
        "bench-gpu-time: raw CSV, a row per mode");
     for (size_t i = 0; i < NGPU_MODES; i++) {

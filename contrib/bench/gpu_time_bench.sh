@@ -61,7 +61,7 @@ mkdir -p "$results" || exit 1
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 raw=$results/gpu-time-$stamp.csv
 summary=$results/gpu-time-$stamp-summary.csv
-echo "round,scenario,mode,launches,loop_ns,ns_per_launch" >"$raw"
+echo "round,scenario,mode,launches,loop_ns,ns_per_launch,untimed" >"$raw"
 
 run_mode() {
     local round=$1 scn=$2 mode=$3 envs out
@@ -83,11 +83,18 @@ run_mode() {
         cat "$work/stderr" >&2
         exit 1
     fi
+    # Calls the GPU-time mode left untimed (a full queue: cupti's consumer
+    # starved of CPU): a run with fewer timed calls did less work.
+    local untimed=0 trace
+    for trace in "$work"/run-*.obs; do
+        [ -e "$trace" ] || continue
+        untimed=$(tr '\0' '\n' <"$trace" | sed -n 's/^gpu_time_\(cupti_\)\{0,1\}untimed_no_room=//p' | tail -n 1)
+    done
     rm -f "$work"/run-*
-    echo "$out" | awk -v r="$round" -v s="$scn" -v m="$mode" '
+    echo "$out" | awk -v r="$round" -v s="$scn" -v m="$mode" -v u="${untimed:-0}" '
         $1 == "scenario" { for (i = 1; i < NF; i++) if ($i == "launches") n = $(i + 1) }
         $1 == "loop_ns" { t = $2 }
-        END { printf "%s,%s,%s,%s,%s,%.1f\n", r, s, m, n, t, t / n }' >>"$raw"
+        END { printf "%s,%s,%s,%s,%s,%.1f,%s\n", r, s, m, n, t, t / n, u }' >>"$raw"
 }
 
 nmodes=${#modes[@]}
@@ -140,4 +147,7 @@ echo "  ns/launch: llm_replay --full --time's loop time / its launches (graph la
 echo "  medians over $rounds interleaved rounds; 'added' is the mode minus the other in the same round"
 echo "  raw: $raw"
 echo "  summary: $summary"
+if awk -F, 'NR > 1 && $7 > 0 { bad = 1 } END { exit !bad }' "$raw"; then
+    echo "bench-gpu-time: some runs left calls untimed (column untimed of the raw CSV): their figures are low"
+fi
 exit 0
