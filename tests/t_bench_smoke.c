@@ -128,12 +128,12 @@ int main(void)
         run_program(argv, env, 300, &r);
         if (!is_int(0, r.exited ? r.status : -1, "bench-gpu-time: exit status 0"))
             diag_text("stderr", r.err);
-        ok(strstr(r.out, "scenario     mode     launches") != NULL, "bench-gpu-time: the table's header is printed");
+        ok(strstr(r.out, "scenario     mode        launches") != NULL, "bench-gpu-time: the table's header is printed");
         run_result_free(&r);
     }
     raw = read_result(gpu_results, ".csv", "summary");
     summary = read_result(gpu_results, "-summary.csv", NULL);
-    ok(raw != NULL && strncmp(raw, "round,scenario,mode,launches,loop_ns,ns_per_launch,untimed\n", 59) == 0 &&
+    ok(raw != NULL && strncmp(raw, "round,scenario,mode,launches,loop_ns,ns_per_launch,untimed,cpu_ns_per_launch\n", 77) == 0 &&
            count_lines_with(raw, ",vllm_graphs,") == NGPU_MODES,
        "bench-gpu-time: raw CSV, a row per mode");
     for (size_t i = 0; i < NGPU_MODES; i++) {

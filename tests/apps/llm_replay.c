@@ -48,7 +48,9 @@
  * 2 on a bad scenario or usage. --time adds a line "loop_ns N": the
  * CLOCK_MONOTONIC time from just before the first thread's loop to the
  * last one's end (what a shim adds per launch, without process start and
- * exit: contrib/bench/gpu_time_bench.sh). */
+ * exit: contrib/bench/gpu_time_bench.sh), and "loop_cpu_ns M": the CPU time
+ * all the process's threads used meanwhile (CLOCK_PROCESS_CPUTIME_ID: a
+ * tool's own threads included). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -468,7 +470,7 @@ int main(int argc, char **argv)
     char err[256], *text;
     size_t len = 0;
     int i, timed = 0;
-    struct timespec t0, t1;
+    struct timespec t0, t1, c0, c1;
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0)
@@ -506,6 +508,7 @@ int main(int argc, char **argv)
         truth_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     truth_tid_column = tid != NULL && strcmp(tid, "1") == 0;
     register_kernels();
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (t = 0; t < threads; t++) {
         workers[t].index = (int)t;
@@ -523,10 +526,13 @@ int main(int argc, char **argv)
         failures += workers[t].failures;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     unregister_kernels();
     printf("scenario %s threads %u generations %lu launches %lu captured %lu\n", scn.name, threads, generations,
            launches, captured);
     if (timed)
-        printf("loop_ns %lld\n", (long long)(t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+        printf("loop_ns %lld\nloop_cpu_ns %lld\n",
+               (long long)(t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec),
+               (long long)(c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec));
     return failures == 0 ? 0 : 1;
 }
