@@ -192,7 +192,8 @@ static void test_symbols(void)
             missing++;
         }
     is_int(0, (long long)missing, "all %zu listed entry points exist in the real libcupti.so.13", n);
-    dlclose(lib);
+    /* Not closed: libcupti keeps memory from its load in its own globals,
+     * which LeakSanitizer would report as leaked once they are unmapped. */
 }
 
 int main(void)

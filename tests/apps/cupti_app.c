@@ -7,7 +7,8 @@
  *   --threads T    T threads, each with its own stream, make the rounds
  *   --no-sync      no synchronisation call at all
  *   --fork         after the rounds, fork: the child makes N rounds of its
- *                  own and exits 0; the parent makes N more, waits for it
+ *                  own, synchronises and ends with _exit(0); the parent
+ *                  makes N more, waits for it
  *   --signal       after the rounds and a sync, ask CUPTI to hand over what
  *                  it holds (cuptiActivityFlushAll, as a CUPTI-aware app
  *                  may), make N more rounds and end by SIGTERM sent to itself
@@ -148,10 +149,12 @@ int main(int argc, char **argv)
         if (child < 0)
             fail("fork", -1);
         if (child == 0) {
+            /* _exit, as forked children commonly end (and LeakSanitizer's
+             * exit-time check cannot stop the parent's threads here). */
             run_rounds(s, rounds);
             if ((st = cudaDeviceSynchronize()) != obs_cudaSuccess)
                 fail("cudaDeviceSynchronize (child)", st);
-            exit(0);
+            _exit(0);
         }
         run_rounds(s, rounds);
         if (waitpid(child, &status, 0) != child)
