@@ -13,9 +13,10 @@
  *     thread ids, callbacks, the timed APIs' records, three device kinds),
  *     two flushes at exit, none per launch (the same for 10 and 400 rounds);
  *   - the reports: the summary's kernel and copy tables and the phase
- *     table are those of OBS_GPU_TIME=events, the JSON has a device slice
- *     and a flow per span, the CSV a device time per span, the SQLite
- *     export a kernel row per kernel span;
+ *     table are those of OBS_GPU_TIME=events, the JSON and the .pftrace
+ *     have a device slice and a flow per span, the CSV a device time per
+ *     span, the HTML page says GPU time, the SQLite export has a kernel row
+ *     per kernel span;
  *   - another CUPTI client (OBS_SIM_CUPTI_REFUSE=1, and a real one
  *     preloaded: tests/apps/cupti_tool.c): the shim says so once and times
  *     with events; the other client still gets every record;
@@ -560,6 +561,52 @@ static void check_json(const char *label, const struct run *r)
     run_result_free(&pr);
 }
 
+/* The .pftrace (obs-report perfetto) read back through protoc with
+ * Perfetto's own messages by tests/perfetto_check.py, against the CSV: a
+ * device slice and a flow per span. */
+static void check_perfetto(const char *label, const struct run *r)
+{
+    const char *python = getenv("OBS_PYTHON3"), *protoc = getenv("OBS_PROTOC");
+    char pf[4300], csvp[4300], checker[4300], protodir[4300];
+    const char *argv_pf[] = {shim_build_path("obs-report"), "perfetto", "-o", pf, r->obs, NULL};
+    const char *argv_csv[] = {shim_build_path("obs-report"), "csv", "-o", csvp, r->obs, NULL};
+    const char *argv[7], *p;
+    struct run_result res;
+    long long slices = -1, flows = -1;
+
+    if (python == NULL || *python == '\0' || protoc == NULL || *protoc == '\0' || r->t == NULL) {
+        skip("%s: no python3 or protoc to read the .pftrace back", label);
+        return;
+    }
+    snprintf(pf, sizeof pf, "%s.pftrace", r->prefix);
+    snprintf(csvp, sizeof csvp, "%s.csv", r->prefix);
+    snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
+    snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
+    if (run_program(argv_pf, NULL, 120, &res) != 0 || !run_exited_with(&res, 0)) {
+        run_result_free(&res);
+        ok(0, "%s: obs-report perfetto", label);
+        return;
+    }
+    run_result_free(&res);
+    if (run_program(argv_csv, NULL, 120, &res) != 0)
+        bail("cannot run obs-report csv");
+    run_result_free(&res);
+    argv[0] = python, argv[1] = checker, argv[2] = protoc, argv[3] = protodir, argv[4] = pf, argv[5] = csvp;
+    argv[6] = NULL;
+    if (run_program(argv, NULL, 600, &res) != 0)
+        bail("cannot run %s", python);
+    if ((p = strstr(res.out, "gpu_slices=")) != NULL)
+        slices = strtoll(p + 11, NULL, 10);
+    if ((p = strstr(res.out, "\nflows=")) != NULL)
+        flows = strtoll(p + 7, NULL, 10);
+    ok(run_exited_with(&res, 0) && slices == (long long)r->t->ngpu && flows == slices,
+       "%s: the .pftrace decodes, with %lld device slices and %lld flows for %zu spans", label, slices, flows,
+       r->t->ngpu);
+    if (!run_exited_with(&res, 0))
+        diag_text("perfetto_check", res.err);
+    run_result_free(&res);
+}
+
 static void check_sqlite(const char *label, const struct run *r)
 {
     char sql[256], *out;
@@ -605,7 +652,7 @@ static void test_workload(int graphs)
 
     snprintf(label, sizeof label, "obs_cuda%s", graphs ? " --graphs" : "");
     if (bin == NULL) {
-        skip_block(graphs ? 9 : 14, "%s: %s", label, why);
+        skip_block(graphs ? 9 : 15, "%s: %s", label, why);
         return;
     }
     run_tagged(graphs ? "wg-plain" : "w-plain", argv, PLAIN, NULL, &plain);
@@ -643,6 +690,7 @@ static void test_workload(int graphs)
         ok(strstr(html, "GPU time") != NULL, "%s: the HTML page shows GPU time", label);
         free(html);
         check_json(label, &cupti);
+        check_perfetto(label, &cupti);
         check_sqlite(label, &cupti);
     }
     run_free(&plain);
