@@ -850,8 +850,8 @@ static void check_filters(const char *label, struct wl_trace *w)
     struct csv_doc doc;
     struct run_result r;
     const struct csv_section *s;
-    uint64_t t_first, lo_rel, hi_rel, first = UINT64_MAX, last = 0;
-    size_t i;
+    uint64_t t_first, lo_rel, hi_rel, first, last, *begins;
+    size_t i, nbegins = 0;
     const char *const f_prefill[] = {"--phase", "PREFILL", NULL, NULL};
     const char *const f_step[] = {"--step", "3", NULL, NULL};
     const char *const f_kernel[] = {"--kernel", "^decode", NULL, NULL};
@@ -881,14 +881,27 @@ static void check_filters(const char *label, struct wl_trace *w)
     csv_free(&doc);
     run_result_free(&r);
 
-    /* a window over the middle of the launches, in us */
+    /* A window over the middle third of the launches, in us: from the one
+     * at a third of them to the one at two thirds, by their order, not by
+     * their times (a host that stalls the program for a third of its run
+     * would leave a middle third of the time with no launch). It always
+     * holds the launch at a third. */
+    begins = malloc((w->calls.n + 1) * sizeof *begins);
+    if (begins == NULL)
+        bail("out of memory");
     for (i = 0; i < w->calls.n; i++)
-        if (strcmp(w->calls.c[i].kind, "kernel") == 0) {
-            first = w->calls.c[i].host_begin < first ? w->calls.c[i].host_begin : first;
-            last = w->calls.c[i].host_begin > last ? w->calls.c[i].host_begin : last;
-        }
-    lo_rel = (first - t_first + (last - first) / 3) / 1000;
-    hi_rel = (first - t_first + 2 * (last - first) / 3) / 1000;
+        if (strcmp(w->calls.c[i].kind, "kernel") == 0)
+            begins[nbegins++] = w->calls.c[i].host_begin;
+    qsort(begins, nbegins, sizeof *begins, cmp_u64);
+    if (nbegins >= 3) {
+        first = begins[nbegins / 3];
+        last = begins[2 * nbegins / 3];
+    } else {
+        first = last = t_first;
+    }
+    free(begins);
+    lo_rel = (first - t_first) / 1000;            /* down: the launch at a third is in */
+    hi_rel = (last - t_first + 999) / 1000;       /* up */
     snprintf(win, sizeof win, "%lluus:%lluus", (unsigned long long)lo_rel, (unsigned long long)hi_rel);
     window_lo = t_first + lo_rel * 1000;
     window_hi = t_first + hi_rel * 1000;

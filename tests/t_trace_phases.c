@@ -3,7 +3,8 @@
  * columns, the JSON phase tracks (nested), the phase table with TTFT and
  * tokens/s (exact, GPU and host time), `obs-report phases [--csv]`,
  * `obs-report suggest-phases`, and damaged PHASE records. The traces and
- * their answers: tests/apps/phase_trace.[ch]. */
+ * their answers: tests/apps/phase_trace.[ch]; suggest-phases' globs also on
+ * tests/apps/phased_big.[ch] (names that share prefixes across phases). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "apps/phase_trace.h"
+#include "apps/phased_big.h"
 #include "apps/trace_fixture.h"
 #include "tap/basic.h"
 #include "tap/process.h"
@@ -388,6 +390,38 @@ static void test_suggest(void)
     is_string("embed_tokens", buf, "base name: a mangled name with no demangled form, as the engine sees it");
 }
 
+/* Globs where prefixes are shared across phases (phased_big.h, 8 kernel
+ * names): sm90_xmma_gemm_bf16_tileN_decode has no prefix that the
+ * PREFILL-only ..._prefill names (no rule phase once the selector takes
+ * the prompts' iterations) do not also start with, so it is written out;
+ * gemm_0_tile and gemm_1_tile (shared, DECODE once PREFILL's iterations
+ * are selected) give gemm_* once; the two rms_norm kernels (one base name)
+ * give the exact name; the step opener kv_gather_0 (150 of 300 steps, as
+ * kv_gather_1) is written out as kv_gather_1 starts with every prefix. */
+static void test_suggest_shared_prefixes(void)
+{
+    struct phased_big_opts o = {.calls = 3000, .threads = 1, .kernels = 8, .layers = 2, .steps = 3, .gpu = 0};
+    char path[600];
+    struct run_result r;
+    int rc;
+    snprintf(path, sizeof path, "%s/phased-8.obs", test_tmpdir());
+    if ((rc = phased_big_write(path, &o)) != 0)
+        bail("cannot write %s: %s", path, strerror(-rc));
+    r = report_run("suggest-phases", path, NULL);
+    ok(strstr(r.out, "# PREFILL and DECODE share 2 kernels (gemm_0_tile, gemm_1_tile): names cannot tell them apart\n"
+                     "# iteration selector: every prompt's first iteration follows a host-to-device copy") != NULL,
+       "suggest-phases: two shared kernels, the HtoD selector");
+    ok(strstr(r.out, "\nexport OBS_PHASES='PREFILL=iter:after:memcpy:HtoD,memcpy:HtoD;KV_GATHER=kv_*;DECODE="
+                     "sm90_xmma_gemm_bf16_tile0_decode,gemm_*,sm90_xmma_gemm_bf16_tile1_decode,rms_norm,"
+                     "memcpy:DtoH'\n") != NULL,
+       "suggest-phases: exact names where no prefix is safe, one gemm_* for two kernels");
+    ok(strstr(r.out, "\n# kv_gather_0 opens 150 of the 300 decode steps\nexport OBS_STEP='kv_gather_0'\n") != NULL,
+       "suggest-phases: OBS_STEP names the first of two equal openers exactly");
+    if (!strstr(r.out, "OBS_STEP='kv_gather_0'"))
+        diag_text("suggest-phases", r.out);
+    run_result_free(&r);
+}
+
 /* Many RELABELs painted over one another, out of order. */
 static void test_many_relabels(void)
 {
@@ -451,7 +485,7 @@ int main(void)
 {
     static char report_path[512];
     int rc;
-    plan(72);
+    plan(75);
     snprintf(path_gpu, sizeof path_gpu, "%s/phases-gpu.obs", test_tmpdir());
     snprintf(path_host, sizeof path_host, "%s/phases-host.obs", test_tmpdir());
     snprintf(path_bad, sizeof path_bad, "%s/phases-bad.obs", test_tmpdir());
@@ -471,6 +505,7 @@ int main(void)
     test_summary();
     test_report_phases();
     test_suggest();
+    test_suggest_shared_prefixes();
     test_many_relabels();
     test_damaged();
     return 0;

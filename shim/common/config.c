@@ -275,6 +275,34 @@ static int load_gen_gap(obs_env_lookup lookup, uint32_t *out)
     return 0;
 }
 
+/* OBS_DEBUG=domain[:level],... (debug_spec.h); a bad value: off. */
+static int load_debug(obs_env_lookup lookup, uint8_t *levels)
+{
+    const char *text = lookup("OBS_DEBUG");
+    struct obs_debug_spec_error err;
+    if (text == NULL || obs_debug_spec_parse(text, levels, &err) == 0)
+        return 0;
+    obs_log_warn("OBS_DEBUG=%s: %s at column %zu; debug logging stays off", text, err.what, err.column);
+    return 1;
+}
+
+/* OBS_DEBUG_FILE: a name pattern with OBS_OUTPUT's escapes; a bad one: stderr. */
+static int load_debug_file(obs_env_lookup lookup, char *out, size_t outlen)
+{
+    const char *text = lookup("OBS_DEBUG_FILE");
+    char why[128];
+    out[0] = '\0';
+    if (text == NULL || text[0] == '\0')
+        return 0;
+    if (obs_output_pattern_check(text, why, sizeof why) != 0 || strlen(text) >= outlen) {
+        obs_log_warn("OBS_DEBUG_FILE=%s: %s; debug lines go to stderr", text,
+                     strlen(text) >= outlen ? "too long" : why);
+        return 1;
+    }
+    strcpy(out, text);
+    return 0;
+}
+
 int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
 {
     int bad = 0;
@@ -292,5 +320,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     bad += load_nvtx_domain(lookup, cfg->nvtx_domain);
     bad += load_switch(lookup, "OBS_NVTX_LAUNCH", 0, &cfg->nvtx_launch);
     bad += load_gen_gap(lookup, &cfg->gen_gap_ms);
+    bad += load_debug(lookup, cfg->debug_levels);
+    bad += load_debug_file(lookup, cfg->debug_file, sizeof cfg->debug_file);
     return bad;
 }

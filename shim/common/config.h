@@ -3,6 +3,7 @@
 #ifndef OBS_CONFIG_H
 #define OBS_CONFIG_H
 
+#include "debug_spec.h"  /* OBS_DEBUG_DOMAINS */
 #include "output_path.h" /* OBS_OUTPUT_MAX */
 
 #include <stdint.h>
@@ -57,6 +58,8 @@ struct obs_config {
     char nvtx_domain[OBS_NVTX_DOMAIN_MAX]; /* OBS_NVTX_DOMAIN ("" = NVTX's default domain) */
     int nvtx_launch;             /* OBS_NVTX_LAUNCH: a range per launch, named after the kernel */
     uint32_t gen_gap_ms;         /* OBS_GEN_GAP_MS: idle time that starts a new generation */
+    uint8_t debug_levels[OBS_DEBUG_DOMAINS]; /* OBS_DEBUG: level per debug domain, 0 = off */
+    char debug_file[OBS_OUTPUT_MAX];         /* OBS_DEBUG_FILE: name pattern of the debug log ("" = stderr) */
 };
 
 /* How a variable is looked up: getenv in the shim, a table in the tests. */

@@ -88,7 +88,7 @@ static void put_text(struct text_out *o, const char *s, size_t n, int double_per
 int obs_output_pattern_prepare(const char *pattern, const char *host, const char *(*lookup)(const char *name),
                                char *out, size_t outlen)
 {
-    struct text_out o = {out, 0, outlen, 0};
+    struct text_out o = {.buf = out, .len = 0, .cap = outlen, .overflow = 0};
     const char *p;
     if (outlen == 0)
         return -1;
@@ -123,7 +123,7 @@ int obs_output_pattern_prepare(const char *pattern, const char *host, const char
 int obs_output_expand(const char *prepared, unsigned long pid, unsigned long n, char *out,
                       size_t outlen)
 {
-    struct text_out o = {out, 0, outlen, 0};
+    struct text_out o = {.buf = out, .len = 0, .cap = outlen, .overflow = 0};
     const char *p;
     char number[32];
     if (outlen == 0)

@@ -218,6 +218,7 @@ static struct obs_gpu_thread *thread_setup(const struct obs_gpu_backend *be)
         atomic_store(&fam->unusable, 1);
         obs_log_warn_once(&fam->warned, "OBS_GPU_TIME=events: the %s lacks the event functions; "
                           "recording host times only", be->name);
+        OBS_DEBUG_LOG(GPUTIME, 1, "off for the %s: no event functions", be->name);
         return NULL;
     }
     pthread_once(&setup_once, process_setup);
@@ -236,6 +237,7 @@ static struct obs_gpu_thread *thread_setup(const struct obs_gpu_backend *be)
     registry = th;
     pthread_mutex_unlock(&registry_lock);
     gpu_tls[be->family] = th;
+    OBS_DEBUG_LOG(GPUTIME, 1, "on for thread %u through the %s", th->tid, be->name);
     return th;
 }
 
@@ -272,7 +274,11 @@ static bool reference_ready(const struct obs_gpu_backend *be, unsigned d, int pr
         atomic_store_explicit(&r->state, state, memory_order_release);
     }
     pthread_mutex_unlock(&ref_lock);
+    if (what == NULL)
+        OBS_DEBUG_LOG(GPUTIME, 1, "device %u: reference event at host %llu ns (+/- %llu ns); %s calls timed there", d,
+                      (unsigned long long)r->host_ns, (unsigned long long)r->error_ns, be->name);
     if (what != NULL) {
+        OBS_DEBUG_LOG(GPUTIME, 1, "off on device %u: %s failed (status %d)", d, what, st);
         obs_log_warn("OBS_GPU_TIME=events: %s for the reference event on device %u failed (%s status %d); "
                      "calls on that device get no GPU time", what, d, be->name, st);
         restore_last_error(be, be->every_call_sets_last_error ? 0 : prev_error);
@@ -347,7 +353,7 @@ static unsigned resolve_locked(struct obs_gpu_thread *th, bool own, uint64_t dea
         int st = be->event_query(p->end);
 
         if (st == be->not_ready) {
-            struct timespec pause = {0, OBS_GPU_POLL_NS};
+            struct timespec pause = {.tv_sec = 0, .tv_nsec = OBS_GPU_POLL_NS};
             not_ok++;
             if (deadline == 0 || obs_now_ns() >= deadline)
                 break;
@@ -383,18 +389,19 @@ static unsigned resolve_locked(struct obs_gpu_thread *th, bool own, uint64_t dea
 static void resolve_own(struct obs_gpu_thread *th, int target)
 {
     uint64_t t0 = obs_now_ns();
-    bool in_call = obs_tls.depth != 0; /* then the call's own cost sample covers this */
+    bool in_call = obs_guard_held(); /* then the call's own cost sample covers this */
+    struct obs_guard guard;
     unsigned not_ok;
 
     if (atomic_load_explicit(&th->tail, memory_order_relaxed) ==
             atomic_load_explicit(&th->head, memory_order_relaxed) ||
         pthread_mutex_trylock(&th->resolve_lock) != 0)
         return;
-    obs_tls.depth++; /* nothing we call may be recorded */
+    obs_guard_enter(&guard); /* nothing we call may be recorded */
     not_ok = resolve_locked(th, true, 0);
     if (not_ok != 0)
         restore_last_error(th->be, target);
-    obs_tls.depth--;
+    obs_guard_leave(&guard);
     pthread_mutex_unlock(&th->resolve_lock);
     if (!in_call)
         obs_recorder_add_shim_ns(obs_now_ns() - t0);
@@ -421,8 +428,11 @@ static bool make_room(struct obs_gpu_thread *th, unsigned d, int prev_error)
     if (may_query)
         resolve_own(th, prev_error); /* HIP: the real call sets the last error anyway */
     if (atomic_load_explicit(&th->head, memory_order_relaxed) -
-            atomic_load_explicit(&th->tail, memory_order_acquire) >= OBS_GPU_RING)
+            atomic_load_explicit(&th->tail, memory_order_acquire) >= OBS_GPU_RING) {
+        OBS_DEBUG_LOG(GPUTIME, 3, "thread %u: %u pairs pending, none resolvable: this call is not timed", th->tid,
+                      OBS_GPU_RING);
         return false;
+    }
     while (p->count < 2 && p->created < OBS_GPU_POOL_CAP) {
         unsigned n;
         for (n = 0; n < OBS_GPU_BATCH && p->created < OBS_GPU_POOL_CAP; n++) {
@@ -436,6 +446,7 @@ static bool make_room(struct obs_gpu_thread *th, unsigned d, int prev_error)
             bump(&th->st.created, 1);
             p->events[p->count++] = ev;
         }
+        OBS_DEBUG_LOG(GPUTIME, 2, "thread %u device %u: event pool grown to %u events", th->tid, d, p->created);
     }
     return p->count >= 2;
 }
@@ -529,7 +540,6 @@ static void queue_pair(struct obs_gpu_call *g, const struct obs_hooked_call *cal
 
 void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t status)
 {
-    int real_errno;
     uint64_t t_end;
     struct obs_gpu_thread *th = g->th;
     const struct obs_gpu_backend *be = g->be;
@@ -538,7 +548,7 @@ void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t
         obs_cupti_after(g, call, status);
         return;
     }
-    real_errno = errno;
+    obs_guard_keep_errno(&call->guard); /* the real call's, for the app */
     t_end = obs_now_ns();
 
     if (th != NULL) {
@@ -556,8 +566,8 @@ void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t
             th = NULL;
         }
     }
-    errno = real_errno;
-    obs_call_finish_at(call, status, t_end);
+    obs_guard_restore_errno(&call->guard);
+    obs_call_finish_at(call, status, t_end); /* leaves the call's guard */
     if (th != NULL) {
         queue_pair(g, call);
     } else if (g->kind == OBS_KIND_SYNC && status == 0 && (th = gpu_tls[be->family]) != NULL) {
@@ -567,7 +577,7 @@ void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t
         if (prev == 0)
             resolve_own(th, 0);
     }
-    errno = real_errno;
+    obs_guard_restore_errno(&call->guard);
 }
 
 /* ---- thread and process exit ------------------------------------------------------------ */
@@ -614,6 +624,7 @@ static void thread_free_locked(struct obs_gpu_thread *th)
 
 void obs_gpu_thread_exit(void)
 {
+    struct obs_guard guard;
     unsigned f;
     obs_cupti_thread_exit();
     for (f = 0; f < OBS_GPU_FAMILIES; f++) {
@@ -621,7 +632,7 @@ void obs_gpu_thread_exit(void)
         if (th == NULL)
             continue;
         gpu_tls[f] = NULL;
-        obs_tls.depth++;
+        obs_guard_enter(&guard);
         pthread_mutex_lock(&registry_lock);
         pthread_mutex_lock(&th->resolve_lock);
         resolve_locked(th, true, 0); /* the thread's last error no longer matters */
@@ -632,7 +643,7 @@ void obs_gpu_thread_exit(void)
             pthread_mutex_unlock(&th->resolve_lock);
         }
         pthread_mutex_unlock(&registry_lock);
-        obs_tls.depth--;
+        obs_guard_leave(&guard);
     }
 }
 
@@ -672,16 +683,16 @@ static void write_meta(const struct obs_gpu_stats *s, uint64_t missing)
  * still running; what does not complete is counted missing. */
 static void exit_handler(void)
 {
-    int saved_errno = errno;
     uint64_t deadline = obs_now_ns() + OBS_GPU_EXIT_WAIT_NS, missing = 0;
     struct obs_gpu_stats total;
     struct obs_gpu_thread *th;
+    struct obs_guard guard;
     int prev[OBS_GPU_FAMILIES];
     unsigned f;
 
     if (atomic_load(&obs_state) != OBS_STATE_RECORDING)
         return;
-    obs_tls.depth++;
+    obs_guard_enter(&guard);
     atomic_store(&closed, true);
     memset(&total, 0, sizeof total);
     for (f = 0; f < OBS_GPU_FAMILIES; f++)
@@ -703,7 +714,9 @@ static void exit_handler(void)
     missing += atomic_load(&retired.failed);
     stats_add(&total, &retired);
     pthread_mutex_unlock(&registry_lock);
+    OBS_DEBUG_LOG(GPUTIME, 1, "exit: %llu pairs timed, %llu spans written, %llu missing",
+                  (unsigned long long)atomic_load(&total.timed), (unsigned long long)atomic_load(&total.spans),
+                  (unsigned long long)missing);
     write_meta(&total, missing);
-    obs_tls.depth--;
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }

@@ -433,13 +433,13 @@ static void consume_buffer(uint8_t *buffer, size_t valid)
  * makes here passes through the hooks). */
 static void buffer_completed(void *context, uint32_t stream_id, uint8_t *buffer, size_t size, size_t valid)
 {
-    int saved_errno = errno;
     uint64_t t0 = obs_now_ns();
-    bool in_call = obs_tls.depth != 0;
+    bool in_call = obs_guard_held(); /* then the call's own cost sample covers this */
+    struct obs_guard guard;
     size_t dropped = 0;
     (void)context, (void)stream_id, (void)size;
 
-    obs_tls.depth++;
+    obs_guard_enter(&guard);
     pthread_mutex_lock(&cons_lock);
     if (atomic_load(&session) == SESSION_ACTIVE && buffer != NULL) {
         st.buffers++;
@@ -450,11 +450,10 @@ static void buffer_completed(void *context, uint32_t stream_id, uint8_t *buffer,
             st.dropped += dropped;
     }
     pthread_mutex_unlock(&cons_lock);
-    obs_tls.depth--;
     buffer_return(buffer);
     if (!in_call)
         obs_recorder_add_shim_ns(obs_now_ns() - t0);
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 /* CUPTI's timestamps: the trace's clock. */
@@ -591,10 +590,10 @@ static void write_totals(void)
  * this are not timed. */
 static void exit_handler(void)
 {
-    int saved_errno = errno;
+    struct obs_guard guard;
     if (atomic_load(&obs_state) != OBS_STATE_RECORDING || atomic_load(&session) != SESSION_ACTIVE)
         return;
-    obs_tls.depth++;
+    obs_guard_enter(&guard);
     obs_cupti.cuptiActivityFlushAll(0);
     obs_cupti.cuptiActivityFlushAll(OBS_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&cons_lock);
@@ -604,8 +603,7 @@ static void exit_handler(void)
     atomic_store(&session, SESSION_CLOSED);
     write_totals();
     pthread_mutex_unlock(&cons_lock);
-    obs_tls.depth--;
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 /* The parent's CUPTI session is the parent's (CUPTI's threads are not in
@@ -781,12 +779,13 @@ bool obs_cupti_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, 
 
 void obs_cupti_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t status)
 {
-    int real_errno = errno;
-    uint64_t t_end = obs_now_ns();
+    uint64_t t_end;
     struct cupti_thread *th = g->cth;
     uint64_t head = 0, index;
     bool queue = false;
 
+    obs_guard_keep_errno(&call->guard); /* the real call's, for the app */
+    t_end = obs_now_ns();
     if (th != NULL && status == 0) {
         head = atomic_load_explicit(&th->head, memory_order_relaxed);
         if (head - atomic_load_explicit(&th->tail, memory_order_acquire) < RING &&
@@ -797,8 +796,8 @@ void obs_cupti_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32
             bump(&th->no_room, 1);
         }
     }
-    errno = real_errno;
-    obs_call_finish_at(call, status, t_end);
+    obs_guard_restore_errno(&call->guard);
+    obs_call_finish_at(call, status, t_end); /* leaves the call's guard */
     if (queue) {
         index = obs_call_last_index(call);
         if (index == UINT64_MAX) {
@@ -818,5 +817,5 @@ void obs_cupti_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32
      * record ending before this one that found no queued call never will. */
     if (th != NULL)
         atomic_store_explicit(&th->last_end, t_end, memory_order_release);
-    errno = real_errno;
+    obs_guard_restore_errno(&call->guard);
 }

@@ -247,9 +247,9 @@ static void store_slot(const struct object *o, void **slot, void *value)
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
 }
 
-static void rebind_relocs(const struct object *o, const ElfW(Rela) * rel, size_t bytes)
+static size_t rebind_relocs(const struct object *o, const ElfW(Rela) * rel, size_t bytes)
 {
-    size_t i, n = bytes / sizeof *rel;
+    size_t i, n = bytes / sizeof *rel, rebound = 0;
     for (i = 0; i < n; i++) {
         unsigned long type = ELF64_R_TYPE(rel[i].r_info);
         const struct hook_entry *e;
@@ -263,9 +263,12 @@ static void rebind_relocs(const struct object *o, const ElfW(Rela) * rel, size_t
         now = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         /* The real function (bound past us), or a lazy slot not bound yet
          * (it points into the object itself, at its PLT). */
-        if (now == e->real || (type == REL_JUMP_SLOT && (uintptr_t)now >= o->lo && (uintptr_t)now < o->hi))
+        if (now == e->real || (type == REL_JUMP_SLOT && (uintptr_t)now >= o->lo && (uintptr_t)now < o->hi)) {
             store_slot(o, slot, e->wrapper);
+            rebound++;
+        }
     }
+    return rebound;
 }
 
 static bool in_base_namespace(ElfW(Addr) base)
@@ -301,7 +304,7 @@ static int rebind_object(struct dl_phdr_info *info, size_t size, void *self_base
     struct object o;
     const ElfW(Dyn) * dyn = NULL;
     ElfW(Addr) jmprel = 0, rela = 0;
-    size_t pltrelsz = 0, relasz = 0, i;
+    size_t pltrelsz = 0, relasz = 0, i, rebound = 0;
     bool plt_is_rela = true;
 
     (void)size;
@@ -343,20 +346,24 @@ static int rebind_object(struct dl_phdr_info *info, size_t size, void *self_base
     if (o.symtab == NULL || o.strtab == NULL)
         return 0;
     if (jmprel != 0 && plt_is_rela)
-        rebind_relocs(&o, (const ElfW(Rela) *)dyn_ptr(&o, jmprel), pltrelsz);
+        rebound += rebind_relocs(&o, (const ElfW(Rela) *)dyn_ptr(&o, jmprel), pltrelsz);
     if (rela != 0)
-        rebind_relocs(&o, (const ElfW(Rela) *)dyn_ptr(&o, rela), relasz);
+        rebound += rebind_relocs(&o, (const ElfW(Rela) *)dyn_ptr(&o, rela), relasz);
+    if (rebound > 0)
+        OBS_DEBUG_LOG(INTERCEPT, 1, "rebound %zu slots of %s to the hooks (a library bound past them)", rebound,
+                      info->dlpi_name != NULL && info->dlpi_name[0] != '\0' ? info->dlpi_name : "(main program)");
     return 0;
 }
 
 void obs_deepbind_rebind(void)
 {
-    int saved_errno = errno;
+    struct obs_guard guard;
     struct load_counts now;
     Dl_info self;
 
     if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_DISABLED)
         return;
+    obs_guard_enter(&guard);
     now = load_counts();
     pthread_mutex_lock(&rebind_lock);
     if ((now.adds != last_counts.adds || now.subs != last_counts.subs) &&
@@ -371,7 +378,7 @@ void obs_deepbind_rebind(void)
         dl_iterate_phdr(rebind_object, self.dli_fbase);
     }
     pthread_mutex_unlock(&rebind_lock);
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 #else

@@ -316,9 +316,14 @@ static obs_CUresult finish_lookup(obs_CUresult status, const char *symbol, void 
                                   obs_cuuint64_t flags)
 {
     if (status == OBS_CUDA_SUCCESS && pfn != NULL) {
-        int saved_errno = errno;
+        struct obs_guard guard;
+        void *found = *pfn;
+        obs_guard_enter(&guard);
         *pfn = wrap_proc_result(symbol, cudaVersion, flags, *pfn);
-        errno = saved_errno;
+        OBS_DEBUG_LOG(INTERCEPT, *pfn != found ? 2 : 3, "cuGetProcAddress %s version %d flags %llu: %s %p",
+                      symbol != NULL ? symbol : "(null)", cudaVersion, (unsigned long long)flags,
+                      *pfn != found ? "the hook handed out for" : "passed through", found);
+        obs_guard_leave(&guard);
     }
     return status;
 }
@@ -329,17 +334,21 @@ static obs_CUresult finish_lookup(obs_CUresult status, const char *symbol, void 
 OBS_HIDDEN void *obs_dlsym_hook(void *handle, const char *name);
 OBS_HIDDEN __attribute__((used)) void *obs_dlsym_hook(void *handle, const char *name)
 {
+    struct obs_guard guard;
     void *fn;
-    int saved_errno = errno;
 
-    obs_deepbind_rebind(); /* a library opened RTLD_DEEPBIND since the last lookup? */
-    errno = saved_errno;
+    obs_deepbind_rebind(); /* a library opened RTLD_DEEPBIND since the last lookup? (errno kept) */
     fn = obs_real_dlsym(handle, name);
     if (fn == NULL)
         return NULL; /* dlerror() stays the C library's */
-    saved_errno = errno;
-    fn = wrap_dlsym_result(name, fn);
-    errno = saved_errno;
+    obs_guard_enter(&guard); /* the real dlsym's errno is kept */
+    {
+        void *found = fn;
+        fn = wrap_dlsym_result(name, fn);
+        if (fn != found)
+            OBS_DEBUG_LOG(INTERCEPT, 2, "dlsym %s: the hook handed out for %p", name, found);
+    }
+    obs_guard_leave(&guard);
     return fn;
 }
 

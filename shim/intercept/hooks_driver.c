@@ -3,7 +3,8 @@
  * each under its exact variant symbol) is exported under its real name,
  * records one CALL record and returns what the real function returned.
  * The twin of hooks_cudart.c: the same generator (OBS_DEFINE_RECORDED_WRAPPER),
- * one describe_<name>() helper per entry point.
+ * one OBS_CUDRV_HOOK(name, ...) line per entry point (git grep, ctags and
+ * gdb find it by name there) heading its describe_<name>() helper.
  *
  * Programs linked with -lcuda reach these by plain interposition; nvcc's
  * static cudart, cuBLAS and Triton fetch the driver's pointers with dlsym
@@ -18,7 +19,7 @@
  *
  * A launch made by the CUDA runtime passes the runtime hook first: its
  * driver call then happens inside a recorded call and passes straight
- * through (the depth guard, recorder.h), so it is recorded once. */
+ * through (the guard, recorder.h), so it is recorded once. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -157,370 +158,475 @@ static inline struct obs_rec_call bytes_record(uint64_t bytes, uint8_t direction
     return obs_bytes_record(bytes, direction, stream_id(stream, per_thread));
 }
 
-/* ---- describe_<api>: one per entry point ---------------------------------- */
+/* ---- the hooks: one per entry point ----------------------------------------- */
+
+/* OBS_CUDRV_HOOK(name, (parameters), (argument names)) { describe body }:
+ * the exported wrapper <name> (shim/intercept/wrapper.h has the shape and
+ * its reasons); obs_proc_<name>, the same record around a call of the
+ * pointer cuGetProcAddress handed out for it (see "the proc wrappers"
+ * below), which the generator gives <name>'s function type, description
+ * and API id; then describe_<name>() for the body that follows. */
+#define OBS_CUDRV_HOOK(name, params, args)                                                           \
+    static inline struct obs_rec_call describe_##name params;                                        \
+    OBS_DEFINE_RECORDED_WRAPPER(name, obs_CUresult, params, args, OBS_CUDRV_REAL(name),              \
+                                obs_cudrv_missing(OBS_REAL_CUDRV_##name), OBS_GPU_CUDRV_BACKEND)     \
+    typedef obs_fn_##name obs_fn_obs_proc_##name;                                                    \
+    enum { OBS_API_obs_proc_##name = OBS_API_##name };                                               \
+    static inline struct obs_rec_call describe_obs_proc_##name params                                \
+    {                                                                                                \
+        return describe_##name args;                                                                 \
+    }                                                                                                \
+    obs_CUresult obs_proc_##name params;                                                             \
+    OBS_DEFINE_RECORDED_WRAPPER(obs_proc_##name, obs_CUresult, params, args,                         \
+                                (obs_fn_##name)obs_cudrv_proc_fn(OBS_REAL_CUDRV_##name),             \
+                                obs_cudrv_missing(OBS_REAL_CUDRV_##name), OBS_GPU_CUDRV_BACKEND)     \
+    static inline struct obs_rec_call describe_##name params
 
 /* launches */
-static inline struct obs_rec_call describe_cuLaunchKernel(OBS_CU_LAUNCH_PARAMS, void **kernelParams, void **extra)
+OBS_CUDRV_HOOK(cuLaunchKernel,
+               (OBS_CU_LAUNCH_PARAMS, void **kernelParams, void **extra),
+               (OBS_CU_LAUNCH_ARGS, kernelParams, extra))
 {
     return launch_record(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
                          false);
 }
-static inline struct obs_rec_call describe_cuLaunchKernel_ptsz(OBS_CU_LAUNCH_PARAMS, void **kernelParams,
-                                                               void **extra)
+OBS_CUDRV_HOOK(cuLaunchKernel_ptsz,
+               (OBS_CU_LAUNCH_PARAMS, void **kernelParams, void **extra),
+               (OBS_CU_LAUNCH_ARGS, kernelParams, extra))
 {
     return launch_record(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
                          true);
 }
-static inline struct obs_rec_call describe_cuLaunchKernelEx(const obs_CUlaunchConfig *config, obs_CUfunction f,
-                                                            void **kernelParams, void **extra)
+OBS_CUDRV_HOOK(cuLaunchKernelEx,
+               (const obs_CUlaunchConfig *config, obs_CUfunction f, void **kernelParams, void **extra),
+               (config, f, kernelParams, extra))
 {
     return launch_ex_record(config, f, false);
 }
-static inline struct obs_rec_call describe_cuLaunchKernelEx_ptsz(const obs_CUlaunchConfig *config, obs_CUfunction f,
-                                                                 void **kernelParams, void **extra)
+OBS_CUDRV_HOOK(cuLaunchKernelEx_ptsz,
+               (const obs_CUlaunchConfig *config, obs_CUfunction f, void **kernelParams, void **extra),
+               (config, f, kernelParams, extra))
 {
     return launch_ex_record(config, f, true);
 }
-static inline struct obs_rec_call describe_cuLaunchCooperativeKernel(OBS_CU_LAUNCH_PARAMS, void **kernelParams)
+OBS_CUDRV_HOOK(cuLaunchCooperativeKernel,
+               (OBS_CU_LAUNCH_PARAMS, void **kernelParams),
+               (OBS_CU_LAUNCH_ARGS, kernelParams))
 {
     return launch_record(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
                          false);
 }
-static inline struct obs_rec_call describe_cuLaunchCooperativeKernel_ptsz(OBS_CU_LAUNCH_PARAMS,
-                                                                          void **kernelParams)
+OBS_CUDRV_HOOK(cuLaunchCooperativeKernel_ptsz,
+               (OBS_CU_LAUNCH_PARAMS, void **kernelParams),
+               (OBS_CU_LAUNCH_ARGS, kernelParams))
 {
     return launch_record(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
                          true);
 }
 /* Graph launches: node count, exec id and most frequent kernel of the exec
  * as learnt at its instantiation (graph_execs.h). */
-static inline struct obs_rec_call describe_cuGraphLaunch(obs_CUgraphExec hGraphExec, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuGraphLaunch,
+               (obs_CUgraphExec hGraphExec, obs_CUstream hStream),
+               (hGraphExec, hStream))
 {
     return obs_graph_launch_record(hGraphExec, stream_id(hStream, false));
 }
-static inline struct obs_rec_call describe_cuGraphLaunch_ptsz(obs_CUgraphExec hGraphExec, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuGraphLaunch_ptsz,
+               (obs_CUgraphExec hGraphExec, obs_CUstream hStream),
+               (hGraphExec, hStream))
 {
     return obs_graph_launch_record(hGraphExec, stream_id(hStream, true));
 }
 
 /* copies: cuMemcpy/cuMemcpyAsync take unified addresses (the driver infers
  * the direction: recorded as "default"); the others say it. */
-static inline struct obs_rec_call describe_cuMemcpy(obs_CUdeviceptr dst, obs_CUdeviceptr src, size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpy,
+               (obs_CUdeviceptr dst, obs_CUdeviceptr src, size_t ByteCount),
+               (dst, src, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_DEFAULT, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemcpy_ptds(obs_CUdeviceptr dst, obs_CUdeviceptr src, size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpy_ptds,
+               (obs_CUdeviceptr dst, obs_CUdeviceptr src, size_t ByteCount),
+               (dst, src, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_DEFAULT, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemcpyAsync(obs_CUdeviceptr dst, obs_CUdeviceptr src, size_t ByteCount,
-                                                         obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyAsync,
+               (obs_CUdeviceptr dst, obs_CUdeviceptr src, size_t ByteCount, obs_CUstream hStream),
+               (dst, src, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_DEFAULT, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyAsync_ptsz(obs_CUdeviceptr dst, obs_CUdeviceptr src,
-                                                              size_t ByteCount, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyAsync_ptsz,
+               (obs_CUdeviceptr dst, obs_CUdeviceptr src, size_t ByteCount, obs_CUstream hStream),
+               (dst, src, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_DEFAULT, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemcpyHtoD_v2(obs_CUdeviceptr dstDevice, const void *srcHost,
-                                                           size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpyHtoD_v2,
+               (obs_CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),
+               (dstDevice, srcHost, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_HTOD, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyHtoD_v2_ptds(obs_CUdeviceptr dstDevice, const void *srcHost,
-                                                                size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpyHtoD_v2_ptds,
+               (obs_CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),
+               (dstDevice, srcHost, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_HTOD, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemcpyDtoH_v2(void *dstHost, obs_CUdeviceptr srcDevice, size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpyDtoH_v2,
+               (void *dstHost, obs_CUdeviceptr srcDevice, size_t ByteCount),
+               (dstHost, srcDevice, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_DTOH, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyDtoH_v2_ptds(void *dstHost, obs_CUdeviceptr srcDevice,
-                                                                size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpyDtoH_v2_ptds,
+               (void *dstHost, obs_CUdeviceptr srcDevice, size_t ByteCount),
+               (dstHost, srcDevice, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_DTOH, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemcpyDtoD_v2(obs_CUdeviceptr dstDevice, obs_CUdeviceptr srcDevice,
-                                                           size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpyDtoD_v2,
+               (obs_CUdeviceptr dstDevice, obs_CUdeviceptr srcDevice, size_t ByteCount),
+               (dstDevice, srcDevice, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_DTOD, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyDtoD_v2_ptds(obs_CUdeviceptr dstDevice, obs_CUdeviceptr srcDevice,
-                                                                size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpyDtoD_v2_ptds,
+               (obs_CUdeviceptr dstDevice, obs_CUdeviceptr srcDevice, size_t ByteCount),
+               (dstDevice, srcDevice, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_DTOD, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemcpyHtoDAsync_v2(obs_CUdeviceptr dstDevice, const void *srcHost,
-                                                                size_t ByteCount, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyHtoDAsync_v2,
+               (obs_CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, obs_CUstream hStream),
+               (dstDevice, srcHost, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_HTOD, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyHtoDAsync_v2_ptsz(obs_CUdeviceptr dstDevice, const void *srcHost,
-                                                                     size_t ByteCount, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyHtoDAsync_v2_ptsz,
+               (obs_CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, obs_CUstream hStream),
+               (dstDevice, srcHost, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_HTOD, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemcpyDtoHAsync_v2(void *dstHost, obs_CUdeviceptr srcDevice,
-                                                                size_t ByteCount, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyDtoHAsync_v2,
+               (void *dstHost, obs_CUdeviceptr srcDevice, size_t ByteCount, obs_CUstream hStream),
+               (dstHost, srcDevice, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_DTOH, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, obs_CUdeviceptr srcDevice,
-                                                                     size_t ByteCount, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyDtoHAsync_v2_ptsz,
+               (void *dstHost, obs_CUdeviceptr srcDevice, size_t ByteCount, obs_CUstream hStream),
+               (dstHost, srcDevice, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_DTOH, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemcpyDtoDAsync_v2(obs_CUdeviceptr dstDevice, obs_CUdeviceptr srcDevice,
-                                                                size_t ByteCount, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyDtoDAsync_v2,
+               (obs_CUdeviceptr dstDevice, obs_CUdeviceptr srcDevice, size_t ByteCount, obs_CUstream hStream),
+               (dstDevice, srcDevice, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_DTOD, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyDtoDAsync_v2_ptsz(obs_CUdeviceptr dstDevice,
-                                                                     obs_CUdeviceptr srcDevice, size_t ByteCount,
-                                                                     obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyDtoDAsync_v2_ptsz,
+               (obs_CUdeviceptr dstDevice, obs_CUdeviceptr srcDevice, size_t ByteCount, obs_CUstream hStream),
+               (dstDevice, srcDevice, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_DTOD, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemcpy2D_v2(const obs_CUDA_MEMCPY2D *pCopy)
+OBS_CUDRV_HOOK(cuMemcpy2D_v2,
+               (const obs_CUDA_MEMCPY2D *pCopy),
+               (pCopy))
 {
     return copy2d_record(pCopy, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemcpy2D_v2_ptds(const obs_CUDA_MEMCPY2D *pCopy)
+OBS_CUDRV_HOOK(cuMemcpy2D_v2_ptds,
+               (const obs_CUDA_MEMCPY2D *pCopy),
+               (pCopy))
 {
     return copy2d_record(pCopy, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemcpy2DAsync_v2(const obs_CUDA_MEMCPY2D *pCopy, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpy2DAsync_v2,
+               (const obs_CUDA_MEMCPY2D *pCopy, obs_CUstream hStream),
+               (pCopy, hStream))
 {
     return copy2d_record(pCopy, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemcpy2DAsync_v2_ptsz(const obs_CUDA_MEMCPY2D *pCopy,
-                                                                   obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpy2DAsync_v2_ptsz,
+               (const obs_CUDA_MEMCPY2D *pCopy, obs_CUstream hStream),
+               (pCopy, hStream))
 {
     return copy2d_record(pCopy, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemcpy3D_v2(const obs_CUDA_MEMCPY3D *pCopy)
+OBS_CUDRV_HOOK(cuMemcpy3D_v2,
+               (const obs_CUDA_MEMCPY3D *pCopy),
+               (pCopy))
 {
     return copy3d_record(pCopy, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemcpy3D_v2_ptds(const obs_CUDA_MEMCPY3D *pCopy)
+OBS_CUDRV_HOOK(cuMemcpy3D_v2_ptds,
+               (const obs_CUDA_MEMCPY3D *pCopy),
+               (pCopy))
 {
     return copy3d_record(pCopy, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemcpy3DAsync_v2(const obs_CUDA_MEMCPY3D *pCopy, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpy3DAsync_v2,
+               (const obs_CUDA_MEMCPY3D *pCopy, obs_CUstream hStream),
+               (pCopy, hStream))
 {
     return copy3d_record(pCopy, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemcpy3DAsync_v2_ptsz(const obs_CUDA_MEMCPY3D *pCopy,
-                                                                   obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpy3DAsync_v2_ptsz,
+               (const obs_CUDA_MEMCPY3D *pCopy, obs_CUstream hStream),
+               (pCopy, hStream))
 {
     return copy3d_record(pCopy, hStream, true);
 }
 /* Peer copies name contexts, not devices: the record keeps the thread's
  * current device. */
-static inline struct obs_rec_call describe_cuMemcpyPeer(obs_CUdeviceptr dstDevice, obs_CUcontext dstContext,
-                                                        obs_CUdeviceptr srcDevice, obs_CUcontext srcContext,
-                                                        size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpyPeer,
+               (obs_CUdeviceptr dstDevice, obs_CUcontext dstContext, obs_CUdeviceptr srcDevice,
+                obs_CUcontext srcContext, size_t ByteCount),
+               (dstDevice, dstContext, srcDevice, srcContext, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_PEER, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyPeer_ptds(obs_CUdeviceptr dstDevice, obs_CUcontext dstContext,
-                                                             obs_CUdeviceptr srcDevice, obs_CUcontext srcContext,
-                                                             size_t ByteCount)
+OBS_CUDRV_HOOK(cuMemcpyPeer_ptds,
+               (obs_CUdeviceptr dstDevice, obs_CUcontext dstContext, obs_CUdeviceptr srcDevice,
+                obs_CUcontext srcContext, size_t ByteCount),
+               (dstDevice, dstContext, srcDevice, srcContext, ByteCount))
 {
     return bytes_record(ByteCount, OBS_DIR_PEER, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemcpyPeerAsync(obs_CUdeviceptr dstDevice, obs_CUcontext dstContext,
-                                                             obs_CUdeviceptr srcDevice, obs_CUcontext srcContext,
-                                                             size_t ByteCount, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyPeerAsync,
+               (obs_CUdeviceptr dstDevice, obs_CUcontext dstContext, obs_CUdeviceptr srcDevice,
+                obs_CUcontext srcContext, size_t ByteCount, obs_CUstream hStream),
+               (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_PEER, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemcpyPeerAsync_ptsz(obs_CUdeviceptr dstDevice, obs_CUcontext dstContext,
-                                                                  obs_CUdeviceptr srcDevice, obs_CUcontext srcContext,
-                                                                  size_t ByteCount, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemcpyPeerAsync_ptsz,
+               (obs_CUdeviceptr dstDevice, obs_CUcontext dstContext, obs_CUdeviceptr srcDevice,
+                obs_CUcontext srcContext, size_t ByteCount, obs_CUstream hStream),
+               (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream))
 {
     return bytes_record(ByteCount, OBS_DIR_PEER, hStream, true);
 }
 
 /* memsets: N elements of 1, 2 or 4 bytes; 2D: Width elements x Height rows */
-static inline struct obs_rec_call describe_cuMemsetD8_v2(obs_CUdeviceptr dstDevice, unsigned char uc, size_t N)
+OBS_CUDRV_HOOK(cuMemsetD8_v2,
+               (obs_CUdeviceptr dstDevice, unsigned char uc, size_t N),
+               (dstDevice, uc, N))
 {
     return bytes_record(N, OBS_DIR_NONE, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD8_v2_ptds(obs_CUdeviceptr dstDevice, unsigned char uc, size_t N)
+OBS_CUDRV_HOOK(cuMemsetD8_v2_ptds,
+               (obs_CUdeviceptr dstDevice, unsigned char uc, size_t N),
+               (dstDevice, uc, N))
 {
     return bytes_record(N, OBS_DIR_NONE, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD16_v2(obs_CUdeviceptr dstDevice, unsigned short us, size_t N)
+OBS_CUDRV_HOOK(cuMemsetD16_v2,
+               (obs_CUdeviceptr dstDevice, unsigned short us, size_t N),
+               (dstDevice, us, N))
 {
     return bytes_record((uint64_t)N * 2, OBS_DIR_NONE, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD16_v2_ptds(obs_CUdeviceptr dstDevice, unsigned short us, size_t N)
+OBS_CUDRV_HOOK(cuMemsetD16_v2_ptds,
+               (obs_CUdeviceptr dstDevice, unsigned short us, size_t N),
+               (dstDevice, us, N))
 {
     return bytes_record((uint64_t)N * 2, OBS_DIR_NONE, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD32_v2(obs_CUdeviceptr dstDevice, unsigned int ui, size_t N)
+OBS_CUDRV_HOOK(cuMemsetD32_v2,
+               (obs_CUdeviceptr dstDevice, unsigned int ui, size_t N),
+               (dstDevice, ui, N))
 {
     return bytes_record((uint64_t)N * 4, OBS_DIR_NONE, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD32_v2_ptds(obs_CUdeviceptr dstDevice, unsigned int ui, size_t N)
+OBS_CUDRV_HOOK(cuMemsetD32_v2_ptds,
+               (obs_CUdeviceptr dstDevice, unsigned int ui, size_t N),
+               (dstDevice, ui, N))
 {
     return bytes_record((uint64_t)N * 4, OBS_DIR_NONE, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD8Async(obs_CUdeviceptr dstDevice, unsigned char uc, size_t N,
-                                                           obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD8Async,
+               (obs_CUdeviceptr dstDevice, unsigned char uc, size_t N, obs_CUstream hStream),
+               (dstDevice, uc, N, hStream))
 {
     return bytes_record(N, OBS_DIR_NONE, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD8Async_ptsz(obs_CUdeviceptr dstDevice, unsigned char uc,
-                                                                size_t N, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD8Async_ptsz,
+               (obs_CUdeviceptr dstDevice, unsigned char uc, size_t N, obs_CUstream hStream),
+               (dstDevice, uc, N, hStream))
 {
     return bytes_record(N, OBS_DIR_NONE, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD16Async(obs_CUdeviceptr dstDevice, unsigned short us, size_t N,
-                                                            obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD16Async,
+               (obs_CUdeviceptr dstDevice, unsigned short us, size_t N, obs_CUstream hStream),
+               (dstDevice, us, N, hStream))
 {
     return bytes_record((uint64_t)N * 2, OBS_DIR_NONE, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD16Async_ptsz(obs_CUdeviceptr dstDevice, unsigned short us,
-                                                                 size_t N, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD16Async_ptsz,
+               (obs_CUdeviceptr dstDevice, unsigned short us, size_t N, obs_CUstream hStream),
+               (dstDevice, us, N, hStream))
 {
     return bytes_record((uint64_t)N * 2, OBS_DIR_NONE, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD32Async(obs_CUdeviceptr dstDevice, unsigned int ui, size_t N,
-                                                            obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD32Async,
+               (obs_CUdeviceptr dstDevice, unsigned int ui, size_t N, obs_CUstream hStream),
+               (dstDevice, ui, N, hStream))
 {
     return bytes_record((uint64_t)N * 4, OBS_DIR_NONE, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD32Async_ptsz(obs_CUdeviceptr dstDevice, unsigned int ui,
-                                                                 size_t N, obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD32Async_ptsz,
+               (obs_CUdeviceptr dstDevice, unsigned int ui, size_t N, obs_CUstream hStream),
+               (dstDevice, ui, N, hStream))
 {
     return bytes_record((uint64_t)N * 4, OBS_DIR_NONE, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D8_v2(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                           unsigned char uc, size_t Width, size_t Height)
+OBS_CUDRV_HOOK(cuMemsetD2D8_v2,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height),
+               (dstDevice, dstPitch, uc, Width, Height))
 {
     return bytes_record((uint64_t)Width * Height, OBS_DIR_NONE, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D8_v2_ptds(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                                unsigned char uc, size_t Width, size_t Height)
+OBS_CUDRV_HOOK(cuMemsetD2D8_v2_ptds,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height),
+               (dstDevice, dstPitch, uc, Width, Height))
 {
     return bytes_record((uint64_t)Width * Height, OBS_DIR_NONE, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D16_v2(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                            unsigned short us, size_t Width, size_t Height)
+OBS_CUDRV_HOOK(cuMemsetD2D16_v2,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height),
+               (dstDevice, dstPitch, us, Width, Height))
 {
     return bytes_record((uint64_t)Width * Height * 2, OBS_DIR_NONE, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D16_v2_ptds(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                                 unsigned short us, size_t Width, size_t Height)
+OBS_CUDRV_HOOK(cuMemsetD2D16_v2_ptds,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height),
+               (dstDevice, dstPitch, us, Width, Height))
 {
     return bytes_record((uint64_t)Width * Height * 2, OBS_DIR_NONE, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D32_v2(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                            unsigned int ui, size_t Width, size_t Height)
+OBS_CUDRV_HOOK(cuMemsetD2D32_v2,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height),
+               (dstDevice, dstPitch, ui, Width, Height))
 {
     return bytes_record((uint64_t)Width * Height * 4, OBS_DIR_NONE, NULL, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D32_v2_ptds(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                                 unsigned int ui, size_t Width, size_t Height)
+OBS_CUDRV_HOOK(cuMemsetD2D32_v2_ptds,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height),
+               (dstDevice, dstPitch, ui, Width, Height))
 {
     return bytes_record((uint64_t)Width * Height * 4, OBS_DIR_NONE, NULL, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D8Async(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                             unsigned char uc, size_t Width, size_t Height,
-                                                             obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD2D8Async,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height,
+                obs_CUstream hStream),
+               (dstDevice, dstPitch, uc, Width, Height, hStream))
 {
     return bytes_record((uint64_t)Width * Height, OBS_DIR_NONE, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D8Async_ptsz(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                                  unsigned char uc, size_t Width, size_t Height,
-                                                                  obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD2D8Async_ptsz,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height,
+                obs_CUstream hStream),
+               (dstDevice, dstPitch, uc, Width, Height, hStream))
 {
     return bytes_record((uint64_t)Width * Height, OBS_DIR_NONE, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D16Async(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                              unsigned short us, size_t Width, size_t Height,
-                                                              obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD2D16Async,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height,
+                obs_CUstream hStream),
+               (dstDevice, dstPitch, us, Width, Height, hStream))
 {
     return bytes_record((uint64_t)Width * Height * 2, OBS_DIR_NONE, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D16Async_ptsz(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                                   unsigned short us, size_t Width, size_t Height,
-                                                                   obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD2D16Async_ptsz,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height,
+                obs_CUstream hStream),
+               (dstDevice, dstPitch, us, Width, Height, hStream))
 {
     return bytes_record((uint64_t)Width * Height * 2, OBS_DIR_NONE, hStream, true);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D32Async(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                              unsigned int ui, size_t Width, size_t Height,
-                                                              obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD2D32Async,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height,
+                obs_CUstream hStream),
+               (dstDevice, dstPitch, ui, Width, Height, hStream))
 {
     return bytes_record((uint64_t)Width * Height * 4, OBS_DIR_NONE, hStream, false);
 }
-static inline struct obs_rec_call describe_cuMemsetD2D32Async_ptsz(obs_CUdeviceptr dstDevice, size_t dstPitch,
-                                                                   unsigned int ui, size_t Width, size_t Height,
-                                                                   obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuMemsetD2D32Async_ptsz,
+               (obs_CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height,
+                obs_CUstream hStream),
+               (dstDevice, dstPitch, ui, Width, Height, hStream))
 {
     return bytes_record((uint64_t)Width * Height * 4, OBS_DIR_NONE, hStream, true);
 }
 
 /* synchronisation */
-static inline struct obs_rec_call describe_cuCtxSynchronize(void)
+OBS_CUDRV_HOOK(cuCtxSynchronize,
+               (void),
+               ())
 {
     return obs_stream_record(0);
 }
-static inline struct obs_rec_call describe_cuCtxSynchronize_v2(obs_CUcontext ctx)
+OBS_CUDRV_HOOK(cuCtxSynchronize_v2,
+               (obs_CUcontext ctx),
+               (ctx))
 {
     return obs_stream_record(0);
 }
-static inline struct obs_rec_call describe_cuStreamSynchronize(obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuStreamSynchronize,
+               (obs_CUstream hStream),
+               (hStream))
 {
     return obs_stream_record(stream_id(hStream, false));
 }
-static inline struct obs_rec_call describe_cuStreamSynchronize_ptsz(obs_CUstream hStream)
+OBS_CUDRV_HOOK(cuStreamSynchronize_ptsz,
+               (obs_CUstream hStream),
+               (hStream))
 {
     return obs_stream_record(stream_id(hStream, true));
 }
-static inline struct obs_rec_call describe_cuEventSynchronize(obs_CUevent hEvent)
+OBS_CUDRV_HOOK(cuEventSynchronize,
+               (obs_CUevent hEvent),
+               (hEvent))
 {
     return obs_stream_record(0);
 }
-static inline struct obs_rec_call describe_cuStreamWaitEvent(obs_CUstream hStream, obs_CUevent hEvent,
-                                                             unsigned int Flags)
+OBS_CUDRV_HOOK(cuStreamWaitEvent,
+               (obs_CUstream hStream, obs_CUevent hEvent, unsigned int Flags),
+               (hStream, hEvent, Flags))
 {
     return obs_stream_record(stream_id(hStream, false));
 }
-static inline struct obs_rec_call describe_cuStreamWaitEvent_ptsz(obs_CUstream hStream, obs_CUevent hEvent,
-                                                                  unsigned int Flags)
+OBS_CUDRV_HOOK(cuStreamWaitEvent_ptsz,
+               (obs_CUstream hStream, obs_CUevent hEvent, unsigned int Flags),
+               (hStream, hEvent, Flags))
 {
     return obs_stream_record(stream_id(hStream, true));
 }
 
-/* ---- the exported wrappers ------------------------------------------------- */
+/* ---- a missing entry point ------------------------------------------------- */
 
 /* An entry point the loaded driver lacks is never called: warn once and
  * return what the driver would for a call it cannot serve. */
 obs_CUresult obs_cudrv_missing(unsigned index)
 {
-    int saved_errno = errno;
-    bool driver_loaded = obs_real_table_has_any(&obs_real_cudrv);
+    struct obs_guard guard;
+    bool driver_loaded;
+    obs_guard_enter(&guard);
+    driver_loaded = obs_real_table_has_any(&obs_real_cudrv);
     obs_real_warn_missing(&obs_real_cudrv, index,
                           driver_loaded ? "CUDA_ERROR_NOT_SUPPORTED (801) is returned"
                                         : "CUDA_ERROR_NOT_INITIALIZED (3) is returned");
-    errno = saved_errno;
+    obs_guard_leave(&guard);
     return driver_loaded ? OBS_CUDA_ERROR_NOT_SUPPORTED : OBS_CUDA_ERROR_NOT_INITIALIZED;
 }
-
-/* The exported wrappers: shim/intercept/wrapper.h has the shape and its reasons. */
-#define OBS_CUDRV_WRAPPER(name, ret, params, args) \
-    OBS_DEFINE_RECORDED_WRAPPER(name, ret, params, args, OBS_CUDRV_REAL(name), \
-                                obs_cudrv_missing(OBS_REAL_CUDRV_##name), OBS_GPU_CUDRV_BACKEND)
-
-OBS_CUDA_DRIVER_API(OBS_CUDRV_WRAPPER)
-
-#undef OBS_CUDRV_WRAPPER
 
 /* ---- the proc wrappers: calls through cuGetProcAddress's own pointers ----- */
 
@@ -552,28 +658,6 @@ void *obs_cudrv_proc_fn(unsigned index)
 {
     return index < OBS_REAL_CUDRV_COUNT ? atomic_load_explicit(&proc_fns[index], memory_order_acquire) : NULL;
 }
-
-/* The generator derives the function type, description and API id from the
- * wrapper's name: obs_proc_<name> gets those of <name>. */
-#define OBS_CUDRV_PROC_ALIASES(name, ret, params, args)                              \
-    typedef obs_fn_##name obs_fn_obs_proc_##name;                                    \
-    enum { OBS_API_obs_proc_##name = OBS_API_##name };                               \
-    static inline struct obs_rec_call describe_obs_proc_##name params                \
-    {                                                                                \
-        return describe_##name args;                                                 \
-    }                                                                                \
-    ret obs_proc_##name params;
-OBS_CUDA_DRIVER_API(OBS_CUDRV_PROC_ALIASES)
-#undef OBS_CUDRV_PROC_ALIASES
-
-#define OBS_CUDRV_PROC_WRAPPER(name, ret, params, args)                                                    \
-    OBS_DEFINE_RECORDED_WRAPPER(obs_proc_##name, ret, params, args,                                        \
-                                (obs_fn_##name)obs_cudrv_proc_fn(OBS_REAL_CUDRV_##name),                   \
-                                obs_cudrv_missing(OBS_REAL_CUDRV_##name), OBS_GPU_CUDRV_BACKEND)
-
-OBS_CUDA_DRIVER_API(OBS_CUDRV_PROC_WRAPPER)
-
-#undef OBS_CUDRV_PROC_WRAPPER
 
 /* ---- graph instantiations: learn what each exec replays -------------------- */
 
@@ -631,32 +715,28 @@ static void walk_graph(obs_CUgraphExec exec, obs_CUgraph graph)
     obs_graph_exec_instantiated(exec, &w);
 }
 
-/* The real instantiation runs under the depth guard: a driver that
- * instantiated through another hooked entry point would not be walked
- * twice (and a runtime instantiation reaching this hook, already walked by
- * the runtime hook, is not walked here). Return value and errno: the real
- * call's. */
+/* The real instantiation runs under the guard: a driver that instantiated
+ * through another hooked entry point would not be walked twice (and a
+ * runtime instantiation reaching this hook, already walked by the runtime
+ * hook, is not walked here). Return value and errno: the real call's. */
 #define OBS_CUDRV_INSTANTIATE_WRAPPER(linkage, wrapper, name, params, args, real_fn) \
     linkage obs_CUresult wrapper params                                           \
     {                                                                             \
         obs_fn_##name real = real_fn;                                             \
         obs_CUresult status;                                                      \
-        bool walk;                                                                \
-        int saved_errno;                                                          \
+        struct obs_guard guard;                                                   \
                                                                                   \
         if (real == NULL)                                                         \
             return obs_cudrv_missing(OBS_REAL_CUDRV_##name);                      \
-        walk = obs_graph_walk_wanted();                                           \
-        if (walk)                                                                 \
-            obs_tls.depth = 1;                                                    \
+        if (!obs_graph_walk_wanted())                                             \
+            return real args;                                                     \
+        obs_guard_enter(&guard);                                                  \
         status = real args;                                                       \
-        saved_errno = errno;                                                      \
-        if (walk) {                                                               \
-            obs_tls.depth = 0;                                                    \
-            if (status == OBS_CUDA_SUCCESS && phGraphExec != NULL)                \
-                walk_graph(*phGraphExec, hGraph);                                 \
-        }                                                                         \
-        errno = saved_errno;                                                      \
+        obs_guard_keep_errno(&guard);                                             \
+        obs_guard_leave(&guard);                                                  \
+        if (status == OBS_CUDA_SUCCESS && phGraphExec != NULL)                    \
+            walk_graph(*phGraphExec, hGraph);                                     \
+        obs_guard_restore_errno(&guard);                                          \
         return status;                                                            \
     }
 

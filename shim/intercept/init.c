@@ -68,11 +68,13 @@ static void fork_parent(void)
  * under a new start time; the parent's buffered records stay the parent's. */
 static void fork_child(void)
 {
+    obs_debug_fork_child();
     obs_output_mark_start();
     obs_recorder_fork_child();
     obs_graph_execs_fork_child();
     obs_streams_fork_child();
     obs_kernel_names_fork_child();
+    OBS_DEBUG_LOG(INTERCEPT, 1, "fork: child pid %ld starts a trace of its own", (long)getpid());
 }
 
 /* ---- start-up ------------------------------------------------------------- */
@@ -92,13 +94,36 @@ static void prepare_output_pattern(void)
     obs_output_set_pattern(prepared);
 }
 
+/* OBS_DEBUG / OBS_DEBUG_FILE: the levels, and the file's name with %h and
+ * %q{} substituted now, as for OBS_OUTPUT (%p, %n: when it is created). */
+static void start_debug_log(void)
+{
+    char host[256], prepared[OBS_OUTPUT_MAX], levels[96];
+    prepared[0] = '\0';
+    if (obs_cfg.debug_file[0] != '\0') {
+        if (gethostname(host, sizeof host) != 0)
+            strcpy(host, "localhost");
+        host[sizeof host - 1] = '\0';
+        if (obs_output_pattern_prepare(obs_cfg.debug_file, host, env_lookup, prepared, sizeof prepared) != 0) {
+            obs_log_warn("OBS_DEBUG_FILE=%s: too long once expanded; debug lines go to stderr", obs_cfg.debug_file);
+            prepared[0] = '\0';
+        }
+    }
+    obs_debug_setup(obs_cfg.debug_levels, prepared);
+    obs_debug_spec_format(obs_cfg.debug_levels, levels, sizeof levels);
+    OBS_DEBUG_LOG(INTERCEPT, 1, "start-up: pid %ld, OBS_DEBUG=%s, OBS_ENABLE=%d, OBS_PHASES=%s, OBS_GPU_TIME=%s",
+                  (long)getpid(), levels, obs_cfg.enable,
+                  obs_cfg.phases_off ? "off" : obs_cfg.phases[0] != '\0' ? "rules" : "auto",
+                  obs_cfg.gpu_time == OBS_GPU_TIME_EVENTS ? "events" : "off");
+}
+
 static void init_body(void)
 {
-    struct obs_tls *t = &obs_tls;
-    int saved_errno = errno;
+    struct obs_guard guard;
 
-    t->depth++; /* nothing below may record, whatever it calls */
+    obs_guard_enter(&guard); /* nothing below may record, whatever it calls */
     obs_config_load(&obs_cfg, env_lookup);
+    start_debug_log();
     if (obs_clock_init(obs_cfg.clock != OBS_CLOCK_WANT_MONOTONIC) != OBS_CLOCK_TSC &&
         obs_cfg.clock == OBS_CLOCK_WANT_TSC)
         obs_log_warn("OBS_CLOCK=tsc: the kernel does not keep time with the TSC here; using clock_gettime");
@@ -114,8 +139,7 @@ static void init_body(void)
     if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
         obs_log_warn("pthread_atfork failed; forked children are not recorded");
     atomic_store(&obs_state, obs_cfg.enable ? OBS_STATE_RECORDING : OBS_STATE_DISABLED);
-    t->depth--;
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 void obs_init(void)
@@ -128,13 +152,13 @@ void obs_init(void)
  * library and ask again. errno stays the app's. */
 bool obs_hook_begin_slow(struct obs_hooked_call *c)
 {
-    int saved_errno;
+    struct obs_guard guard;
 
-    if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_UNINIT || obs_tls.depth != 0)
+    if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_UNINIT || obs_guard_held())
         return false;
-    saved_errno = errno;
+    obs_guard_enter(&guard);
     obs_init();
-    errno = saved_errno;
+    obs_guard_leave(&guard);
     return obs_call_begin(c);
 }
 
@@ -147,12 +171,12 @@ __attribute__((constructor)) static void obs_constructor(void)
 
 __attribute__((destructor)) static void obs_destructor(void)
 {
-    int saved_errno = errno;
-    obs_tls.depth++; /* post-processing makes no hooked call; guard anyway */
+    struct obs_guard guard;
+    obs_guard_enter(&guard); /* post-processing makes no hooked call; guard anyway */
+    OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor flushes every thread and writes the files");
     if (obs_recorder_finish(false, "exit"))
         obs_output_postprocess();
-    obs_tls.depth--;
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 /* The signals whose default action ends the process: asked to stop
@@ -171,9 +195,10 @@ static const struct {
 
 static void on_fatal_signal(int sig)
 {
-    int saved_errno = errno;
+    struct obs_guard guard;
     const char *name = "signal";
     size_t i;
+    obs_guard_enter(&guard);
     for (i = 0; i < FATAL_SIGNAL_COUNT; i++)
         if (fatal_signals[i].sig == sig)
             name = fatal_signals[i].name;
@@ -183,7 +208,7 @@ static void on_fatal_signal(int sig)
      * we run, so it is delivered (and kills us) when we return. A fault
      * (SEGV, BUS, FPE, ILL) would also recur at the faulting instruction. */
     raise(sig);
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 void obs_signals_install(void)
@@ -210,10 +235,11 @@ void obs_signals_install(void)
  * nothing (no file of its own). */
 static void finish_before_exit(const char *how)
 {
-    int saved_errno = errno;
+    struct obs_guard guard;
+    obs_guard_enter(&guard);
     if (obs_output_open_here() && obs_recorder_finish(true, how))
         obs_output_report_ending(how);
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 static __attribute__((noreturn)) void exit_now(exit_fn real, int status)

@@ -70,4 +70,25 @@ static inline __attribute__((always_inline)) bool obs_hook_begin(struct obs_hook
         return status;                                                      \
     }
 
+/* One hooked entry point, defined where its description is:
+ *     OBS_CUDA_HOOK(cudaMemcpy,
+ *                   (void *dst, const void *src, size_t count, obs_cudaMemcpyKind kind),
+ *                   (dst, src, count, kind))
+ *     {
+ *         return obs_bytes_record(count, obs_copy_direction(kind), 0);
+ *     }
+ * defines the exported wrapper cudaMemcpy (the shape above) and heads the
+ * body that follows as its describe_cudaMemcpy() helper. The first line
+ * names the entry point, so a search for the name, ctags (`make ctags`)
+ * and gdb (`break cudaMemcpy`, `list cudaMemcpy`) land on it. Each family
+ * (hooks_cudart.c, hooks_hip.c, hooks_driver.c) passes in its return type,
+ * real function, missing-function call and GPU-time backend; the
+ * prototypes from the ABI's X-macro list make the compiler check each
+ * definition against the list, and the family's table of wrappers by
+ * index (built from the list) fails to link when one is missing. */
+#define OBS_DEFINE_HOOK(name, ret, params, args, real_fn, missing_call, gpu_backend)            \
+    static inline struct obs_rec_call describe_##name params;                                   \
+    OBS_DEFINE_RECORDED_WRAPPER(name, ret, params, args, real_fn, missing_call, gpu_backend)    \
+    static inline struct obs_rec_call describe_##name params
+
 #endif

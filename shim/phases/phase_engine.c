@@ -9,6 +9,13 @@
  * the two differ, so a launch inside an unchanged phase costs a byte load
  * and a few compares.
  *
+ * State: everything process-wide is in one struct, `engine` (the settings
+ * set-up decides once, the per-name-id caches, the range names and their
+ * handles); the hot-path flag obs_phase_on stays apart (phase_engine.h
+ * reads it inline). Per thread, struct phase_thread: the fields both modes
+ * use, then the mode's own part (rules: the current iteration; automatic:
+ * the token loop and the learning).
+ *
  * Memory: per-thread state and the learning history are mmap'ed on a
  * thread's first event (history only in automatic mode, and unmapped once
  * learning ends); name classes are a global byte array per name id. */
@@ -17,6 +24,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,17 +38,63 @@
 
 OBS_HIDDEN _Atomic int obs_phase_on;
 
-static enum obs_phase_mode engine_mode = OBS_PHASES_OFF;
-static struct obs_phase_rules phase_rules, step_rules;
-static bool have_step_rule;
-static uint64_t gen_gap_ns;
-static bool launch_ranges;
-static bool ranges_on;
-
-/* ---- what each API is to the engine ------------------------------------------------- */
+/* ---- the engine's process-wide state: one struct ------------------------------------------ */
 
 enum api_event { EV_OTHER = 0, EV_LAUNCH, EV_GRAPH, EV_COPY, EV_COPY_SYNC, EV_MEMSET, EV_HOST_SYNC };
-static uint8_t api_event[OBS_API_COUNT];
+
+#define CLASS_CACHE 65536u   /* name ids with a cached class (and mask, launch handle) */
+#define STEP_HANDLES 65536u  /* DECODE/STEP_k with a cached live handle */
+/* Step names are written ahead in batches of STEP_NAME_BATCH, one STRINGS
+ * chunk each: a decode loop then pays one write per batch of steps, not one
+ * per new step (the per-write cost is a lock, an fstat and a writev). */
+#define STEP_NAME_BATCH 256u
+/* 40 bytes per entry: 16 of header, "DECODE/STEP_4294967295" padded to 24. */
+#define STEP_NAME_ENTRY 40u
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+
+/* What set-up decides once, before obs_phase_on becomes 1 (readers load
+ * that flag with acquire first, so they see all of this). */
+struct engine_settings {
+    enum obs_phase_mode mode;
+    struct obs_phase_rules rules;      /* OBS_PHASES */
+    struct obs_phase_rules step_rules; /* OBS_STEP */
+    bool have_step_rule;
+    uint64_t gen_gap_ns;               /* OBS_GEN_GAP_MS */
+    bool ranges_on;                    /* a live range sink (NVTX tool, roctx) is loaded */
+    bool launch_ranges;                /* OBS_NVTX_LAUNCH=1, with its handle cache */
+    uint8_t api_event[OBS_API_COUNT];  /* enum api_event per recorded API */
+    uint8_t copy_class[OBS_DIR_COUNT]; /* rules: the phase of a copy, per direction */
+    uint8_t memset_class;              /* rules: the phase of a memset */
+};
+
+/* Per kernel name id, computed on first sight by whichever thread sees it
+ * (relaxed atomics: any thread computes the same value). */
+struct name_caches {
+    _Atomic uint8_t class_of[CLASS_CACHE]; /* CLASS_* bits, 0 = not yet */
+    _Atomic uint32_t *rules_masks;         /* rules with conditions or selectors: mmap'ed at set-up */
+    _Atomic uint32_t *launch_handles;      /* OBS_NVTX_LAUNCH=1: mmap'ed at set-up */
+    _Atomic(cxa_demangle_fn) demangle;     /* the C++ runtime's, looked up once */
+};
+
+/* Range names: handles for the live ranges, strings for the trace. */
+struct range_names {
+    uint32_t fixed_handles[OBS_PHASE_STEP_NAME_BASE];
+    _Atomic uint32_t *step_handles;   /* mmap'ed at set-up when a sink is active */
+    _Atomic uint32_t fixed_written;   /* 0 or 1: PREFILL .. DECODE/STEADY are in the file */
+    _Atomic uint32_t steps_written;   /* DECODE/STEP_0 .. STEP_{n-1} are in the file */
+    char step_batch[STEP_NAME_BATCH * STEP_NAME_ENTRY]; /* under obs_out.lock */
+};
+
+static struct phase_engine {
+    pthread_once_t once;
+    struct engine_settings set;
+    struct name_caches names;
+    struct range_names ranges;
+    pthread_key_t thread_key; /* per-thread state, freed at thread exit */
+} engine = {.once = PTHREAD_ONCE_INIT, .set = {.mode = OBS_PHASES_OFF}};
+
+/* ---- what each API is to the engine ------------------------------------------------- */
 
 static void build_api_table(void)
 {
@@ -57,22 +111,22 @@ static void build_api_table(void)
         const char *n = apis[i].name;
         switch (apis[i].kind) {
         case OBS_KIND_KERNEL:
-            api_event[i] = EV_LAUNCH;
+            engine.set.api_event[i] = EV_LAUNCH;
             break;
         case OBS_KIND_GRAPH:
-            api_event[i] = EV_GRAPH;
+            engine.set.api_event[i] = EV_GRAPH;
             break;
         case OBS_KIND_MEMCPY: /* a copy without "Async" returns when it is done: the host waited */
-            api_event[i] = strstr(n, "Async") == NULL ? EV_COPY_SYNC : EV_COPY;
+            engine.set.api_event[i] = strstr(n, "Async") == NULL ? EV_COPY_SYNC : EV_COPY;
             break;
         case OBS_KIND_MEMSET:
-            api_event[i] = EV_MEMSET;
+            engine.set.api_event[i] = EV_MEMSET;
             break;
         case OBS_KIND_SYNC: /* a stream waiting for an event does not block the host */
-            api_event[i] = strstr(n, "WaitEvent") == NULL ? EV_HOST_SYNC : EV_OTHER;
+            engine.set.api_event[i] = strstr(n, "WaitEvent") == NULL ? EV_HOST_SYNC : EV_OTHER;
             break;
         default:
-            api_event[i] = EV_OTHER;
+            engine.set.api_event[i] = EV_OTHER;
         }
     }
 }
@@ -85,10 +139,8 @@ static void build_api_table(void)
 #define CLASS_KV_DEFAULT 0x08u /* automatic mode: a KV_GATHER name */
 #define CLASS_SIZED 0x10u      /* rules: the phase depends on the launch's size */
 #define CLASS_ITER 0x20u       /* rules: an `iter:glob` selector's glob matches the name */
-#define CLASS_CACHE 65536u
 
-static _Atomic uint8_t name_class[CLASS_CACHE];
-static uint8_t copy_class[OBS_DIR_COUNT], memset_class;
+static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHER"}; /* by enum obs_phase_id */
 
 /* Automatic mode's KV_GATHER names: kernels whose base name says they read
  * or write the KV cache (gathers, cache writes such as vLLM's
@@ -97,20 +149,19 @@ static uint8_t copy_class[OBS_DIR_COUNT], memset_class;
 static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*kv*", "*KV*", "*Kv*", "*cache*", "*Cache*",
                                        "*paged_attention*", "*PagedAttention*", "*multihead_attention*"};
 
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
-
 static uint8_t classify_name(const char *name)
 {
     uint8_t cls = CLASS_KNOWN;
     unsigned i;
-    if (engine_mode == OBS_PHASES_RULES) {
-        cls |= obs_phase_rules_match_kernel(&phase_rules, name) & CLASS_PHASE_MASK;
-        if (have_step_rule && obs_phase_rules_match_kernel(&step_rules, name) != OBS_PHASE_NONE)
+    const struct engine_settings *set = &engine.set;
+    if (set->mode == OBS_PHASES_RULES) {
+        cls |= obs_phase_rules_match_kernel(&set->rules, name) & CLASS_PHASE_MASK;
+        if (set->have_step_rule && obs_phase_rules_match_kernel(&set->step_rules, name) != OBS_PHASE_NONE)
             cls |= CLASS_STEP;
-        if (phase_rules.sized_mask | phase_rules.iter_kernel_mask) {
-            uint32_t mask = obs_phase_rules_kernel_mask(&phase_rules, name);
-            cls |= (obs_phase_rules_sized(&phase_rules, mask) ? CLASS_SIZED : 0) |
-                   (mask & phase_rules.iter_kernel_mask ? CLASS_ITER : 0);
+        if (set->rules.sized_mask | set->rules.iter_kernel_mask) {
+            uint32_t mask = obs_phase_rules_kernel_mask(&set->rules, name);
+            cls |= (obs_phase_rules_sized(&set->rules, mask) ? CLASS_SIZED : 0) |
+                   (mask & set->rules.iter_kernel_mask ? CLASS_ITER : 0);
         }
     } else {
         for (i = 0; i < sizeof kv_globs / sizeof kv_globs[0]; i++)
@@ -126,8 +177,7 @@ static uint8_t classify_name(const char *name)
  * at run time, then cut to the base name). Slow path: once per name id. */
 static void base_name_of(uint32_t id, char *out, size_t outlen)
 {
-    static _Atomic(cxa_demangle_fn) cached;
-    cxa_demangle_fn demangle = atomic_load(&cached);
+    cxa_demangle_fn demangle = atomic_load(&engine.names.demangle);
     const char *mangled = obs_kernel_name_mangled(id);
     char *demangled = NULL;
     int status = -1;
@@ -137,7 +187,7 @@ static void base_name_of(uint32_t id, char *out, size_t outlen)
         return;
     if (demangle == NULL) {
         demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        atomic_store(&cached, demangle);
+        atomic_store(&engine.names.demangle, demangle);
     }
     if (demangle != NULL && strncmp(mangled, "_Z", 2) == 0) {
         demangled = demangle(mangled, NULL, NULL, &status);
@@ -153,24 +203,35 @@ static void base_name_of(uint32_t id, char *out, size_t outlen)
 static uint8_t classify_slow(uint32_t id)
 {
     char base[256];
+    uint8_t cls;
     obs_call_note_slow();
     base_name_of(id, base, sizeof base);
-    return classify_name(base);
+    cls = classify_name(base);
+    /* which rule (or KV glob) a name matched: once per name id */
+    if (engine.set.mode == OBS_PHASES_RULES)
+        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s rule=%s%s%s%s", id, base,
+                      obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",
+                      phase_names[cls & CLASS_PHASE_MASK], cls & CLASS_STEP ? " OBS_STEP=yes" : "",
+                      cls & CLASS_SIZED ? " by-size=yes" : "", cls & CLASS_ITER ? " iter-selector=yes" : "");
+    else
+        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s kv-glob=%s", id, base,
+                      obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",
+                      cls & CLASS_KV_DEFAULT ? "yes" : "no");
+    return cls;
 }
 
 /* OBS_NVTX_LAUNCH=1: a range per launch, named after the kernel's base name. */
-static _Atomic uint32_t *launch_handles; /* per name id < CLASS_CACHE */
-
 static uint32_t launch_handle(uint32_t id)
 {
-    uint32_t h = id < CLASS_CACHE ? atomic_load_explicit(&launch_handles[id], memory_order_relaxed) : 0;
+    _Atomic uint32_t *handles = engine.names.launch_handles;
+    uint32_t h = id < CLASS_CACHE ? atomic_load_explicit(&handles[id], memory_order_relaxed) : 0;
     char base[256];
     if (obs_likely(h != 0))
         return h;
     base_name_of(id, base, sizeof base);
     h = obs_range_handle(base[0] != '\0' ? base : "kernel", 0);
     if (id < CLASS_CACHE)
-        atomic_store_explicit(&launch_handles[id], h, memory_order_relaxed);
+        atomic_store_explicit(&handles[id], h, memory_order_relaxed);
     return h;
 }
 
@@ -181,19 +242,15 @@ static inline uint8_t class_of(uint32_t id)
         return CLASS_KNOWN;
     if (obs_unlikely(id >= CLASS_CACHE))
         return classify_slow(id);
-    cls = atomic_load_explicit(&name_class[id], memory_order_relaxed);
+    cls = atomic_load_explicit(&engine.names.class_of[id], memory_order_relaxed);
     if (obs_unlikely(cls == 0)) {
         cls = classify_slow(id);
-        atomic_store_explicit(&name_class[id], cls, memory_order_relaxed);
+        atomic_store_explicit(&engine.names.class_of[id], cls, memory_order_relaxed);
     }
     return cls;
 }
 
 /* ---- range names: handles for the live ranges, strings for the trace ------------------- */
-
-#define STEP_HANDLES 65536u
-static uint32_t fixed_handles[OBS_PHASE_STEP_NAME_BASE];
-static _Atomic uint32_t *step_handles; /* mmap'ed at init when a sink is active */
 
 static const char *const fixed_names[] = {"", "PREFILL", "DECODE", "KV_GATHER", "DECODE/STEADY"};
 static const uint32_t fixed_colors[] = {0, 0xff1f77b4u, 0xff2ca02cu, 0xffd62728u, 0xff98df8au};
@@ -201,61 +258,54 @@ static const uint32_t fixed_colors[] = {0, 0xff1f77b4u, 0xff2ca02cu, 0xffd62728u
 
 static uint32_t step_handle(uint32_t step)
 {
+    _Atomic uint32_t *handles = engine.ranges.step_handles;
     uint32_t h = 0;
     char name[40];
-    if (step < STEP_HANDLES && step_handles != NULL) {
-        h = atomic_load_explicit(&step_handles[step], memory_order_relaxed);
+    if (step < STEP_HANDLES && handles != NULL) {
+        h = atomic_load_explicit(&handles[step], memory_order_relaxed);
         if (obs_likely(h != 0))
             return h;
     }
     obs_call_note_slow();
     snprintf(name, sizeof name, "DECODE/STEP_%u", step);
     h = obs_range_handle(name, STEP_COLOR);
-    if (step < STEP_HANDLES && step_handles != NULL)
-        atomic_store_explicit(&step_handles[step], h, memory_order_relaxed);
+    if (step < STEP_HANDLES && handles != NULL)
+        atomic_store_explicit(&handles[step], h, memory_order_relaxed);
     return h;
 }
 
 static uint32_t handle_of(uint32_t name_id)
 {
     if (name_id < OBS_PHASE_STEP_NAME_BASE)
-        return fixed_handles[name_id];
+        return engine.ranges.fixed_handles[name_id];
     return step_handle(name_id - OBS_PHASE_STEP_NAME_BASE);
 }
 
 /* RANGE_NAME strings go into the trace when a PHASE record first needs
  * them (once per name and file: a forked child writes them again). */
-static _Atomic uint32_t fixed_written; /* 0 or 1 */
-static _Atomic uint32_t steps_written; /* DECODE/STEP_0 .. STEP_{n-1} are in the file */
-
-/* Step names are written ahead in batches of STEP_NAME_BATCH, one STRINGS
- * chunk each: a decode loop then pays one write per batch of steps, not one
- * per new step (the per-write cost is a lock, an fstat and a writev). */
-#define STEP_NAME_BATCH 256u
-
 static void write_names_slow(uint32_t step_needed)
 {
+    struct range_names *rn = &engine.ranges;
     uint32_t tid = obs_thread_id(), k;
     char name[40];
     obs_call_note_slow();
     obs_out_lock_acquire(&obs_out.lock, tid);
     if (obs_output_ensure_open_locked()) {
-        if (atomic_load(&fixed_written) == 0) {
+        if (atomic_load(&rn->fixed_written) == 0) {
             bool ok = true;
             for (k = 1; k < sizeof fixed_names / sizeof fixed_names[0] && ok; k++)
                 ok = obs_output_write_string_locked(k, OBS_STR_RANGE_NAME, fixed_names[k], strlen(fixed_names[k])) == 0;
             if (ok)
-                atomic_store(&fixed_written, 1);
+                atomic_store(&rn->fixed_written, 1);
         }
-        while (step_needed != OBS_NO_STEP && (k = atomic_load(&steps_written)) <= step_needed) {
-            /* 40 bytes per entry: 16 of header, "DECODE/STEP_4294967295" padded to 24. */
-            static char batch[STEP_NAME_BATCH * 40];
+        while (step_needed != OBS_NO_STEP && (k = atomic_load(&rn->steps_written)) <= step_needed) {
+            char *batch = rn->step_batch; /* ours while the output lock is held */
             uint32_t used = 0, end = k + STEP_NAME_BATCH, n;
             if (end < k) /* wrapped: the last step numbers */
                 end = OBS_NO_STEP;
             for (n = k; n < end; n++) {
                 int len = snprintf(name, sizeof name, "DECODE/STEP_%u", n);
-                uint32_t got = obs_string_entry_encode(batch + used, (uint32_t)sizeof batch - used,
+                uint32_t got = obs_string_entry_encode(batch + used, (uint32_t)sizeof rn->step_batch - used,
                                                        OBS_PHASE_STEP_NAME_BASE + n, OBS_STR_RANGE_NAME, name,
                                                        (uint32_t)len);
                 if (got == 0)
@@ -264,7 +314,7 @@ static void write_names_slow(uint32_t step_needed)
             }
             if (n == k || obs_output_write_strings_locked(batch, used) != 0)
                 break;
-            atomic_store(&steps_written, n);
+            atomic_store(&rn->steps_written, n);
         }
     }
     obs_out_lock_release(&obs_out.lock);
@@ -273,15 +323,16 @@ static void write_names_slow(uint32_t step_needed)
 static inline void ensure_names(uint32_t name_id)
 {
     uint32_t step = name_id >= OBS_PHASE_STEP_NAME_BASE ? name_id - OBS_PHASE_STEP_NAME_BASE : OBS_NO_STEP;
-    if (obs_unlikely(atomic_load_explicit(&fixed_written, memory_order_relaxed) == 0) ||
-        (step != OBS_NO_STEP && obs_unlikely(step >= atomic_load_explicit(&steps_written, memory_order_relaxed))))
+    if (obs_unlikely(atomic_load_explicit(&engine.ranges.fixed_written, memory_order_relaxed) == 0) ||
+        (step != OBS_NO_STEP &&
+         obs_unlikely(step >= atomic_load_explicit(&engine.ranges.steps_written, memory_order_relaxed))))
         write_names_slow(step);
 }
 
 static void names_fork_child(void)
 {
-    atomic_store(&fixed_written, 0);
-    atomic_store(&steps_written, 0);
+    atomic_store(&engine.ranges.fixed_written, 0);
+    atomic_store(&engine.ranges.steps_written, 0);
 }
 
 /* ---- per-thread state ------------------------------------------------------------------ */
@@ -347,32 +398,43 @@ struct token_loop {
     uint32_t prompt_name;
 };
 
-struct phase_thread {
-    struct logic logic;
-    struct range open[4];
-    unsigned depth;
-    bool after_delimiter;
-    bool launch_range_open;
-    uint64_t delimiter_t;
-    uint64_t held_end_t; /* a PREFILL kept open past a delimiter: its end, if it ends there */
-    /* rules: the current iteration (launches since the last host delimiter) */
+/* OBS_PHASES rules: the current iteration (launches since the last host delimiter). */
+struct rules_state {
     bool iter_open;      /* it has had its first launch */
     uint8_t iter_phase;  /* the phase a selector gave it, or NONE */
     uint16_t iter_after; /* copies (bit per direction) and memsets since the delimiter */
+};
+
+/* Automatic mode: shape (b)'s token loop and shape (a)'s learning. */
+struct auto_state {
     struct token_loop loop;
-    uint64_t gen_first_index;  /* record index of the current generation's first launch */
-    bool mark_gen_first;       /* the next stored launch starts a generation */
+    uint64_t gen_first_index;   /* record index of the current generation's first launch */
+    bool mark_gen_first;        /* the next stored launch starts a generation */
     uint64_t learn_first_index; /* LEARNED: record index of the first launch learned from */
-    /* automatic mode */
-    uint8_t learn;
-    uint8_t *roles;                  /* LEARNED: role per name id */
-    struct history_entry *history;   /* LEARNING */
+    uint8_t learn;                  /* enum learn_state */
+    uint8_t *roles;                 /* LEARNED: role per name id */
+    struct history_entry *history;  /* LEARNING */
     uint32_t history_n, segment_start;
-    uint32_t run[UNIT_MAX + 1];      /* LEARNING: periodic stretch per period */
+    uint32_t run[UNIT_MAX + 1];     /* LEARNING: periodic stretch per period */
+};
+
+/* A thread's phase state: what both modes keep, then the mode's own part
+ * (engine.set.mode says which; it never changes once set up). */
+struct phase_thread {
+    struct logic logic;
+    struct range open[4];  /* the ranges open live, outermost first */
+    unsigned depth;
+    bool after_delimiter;  /* no launch since the last host delimiter */
+    bool launch_range_open;
+    uint64_t delimiter_t;
+    uint64_t held_end_t;   /* a PREFILL kept open past a delimiter: its end, if it ends there */
+    union {
+        struct rules_state rules;         /* OBS_PHASES_RULES */
+        struct auto_state automatic;      /* OBS_PHASES_AUTO */
+    };
 };
 
 static __thread struct phase_thread *phase_tls __attribute__((tls_model("initial-exec")));
-static pthread_key_t thread_key;
 
 static void *map_zeroed(size_t bytes)
 {
@@ -380,40 +442,58 @@ static void *map_zeroed(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static void free_history(struct phase_thread *p)
+static void free_history(struct auto_state *a)
 {
-    if (p->history != NULL)
-        munmap(p->history, HISTORY_CAP * sizeof *p->history);
-    p->history = NULL;
+    if (a->history != NULL)
+        munmap(a->history, HISTORY_CAP * sizeof *a->history);
+    a->history = NULL;
 }
 
 static void thread_gone(void *arg)
 {
     struct phase_thread *p = arg;
     phase_tls = NULL; /* a hooked call from a later destructor starts afresh */
-    free_history(p);
-    if (p->roles != NULL)
-        munmap(p->roles, ROLE_CACHE);
+    if (engine.set.mode == OBS_PHASES_AUTO) {
+        free_history(&p->automatic);
+        if (p->automatic.roles != NULL)
+            munmap(p->automatic.roles, ROLE_CACHE);
+    }
     munmap(p, sizeof *p);
 }
 
-static struct phase_thread *thread_state(void)
+/* A thread's first event: map its state. Out of line, so that the inlined
+ * fast path below stays a TLS load and a test. */
+static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(void)
+{
+    struct phase_thread *p;
+    obs_call_note_slow();
+    p = map_zeroed(sizeof *p);
+    if (p == NULL) {
+        OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: this thread's calls get no phases",
+                      obs_thread_id(), obs_tls.call_counter);
+        return NULL;
+    }
+    p->logic.step = OBS_NO_STEP;
+    if (engine.set.mode == OBS_PHASES_AUTO) {
+        p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
+        p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
+        if (p->automatic.history == NULL)
+            OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: no learning window, shape (b) only",
+                          obs_thread_id(), obs_tls.call_counter);
+    }
+    OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u thread-state mode=%s", obs_thread_id(), obs_tls.call_counter,
+                  engine.set.mode == OBS_PHASES_RULES ? "rules" : "auto");
+    phase_tls = p;
+    pthread_setspecific(engine.thread_key, p);
+    return p;
+}
+
+static inline struct phase_thread *thread_state(void)
 {
     struct phase_thread *p = phase_tls;
     if (obs_likely(p != NULL))
         return p;
-    obs_call_note_slow();
-    p = map_zeroed(sizeof *p);
-    if (p == NULL)
-        return NULL;
-    p->logic.step = OBS_NO_STEP;
-    if (engine_mode == OBS_PHASES_AUTO) {
-        p->history = map_zeroed(HISTORY_CAP * sizeof *p->history);
-        p->learn = p->history != NULL ? LEARNING : GAVE_UP;
-    }
-    phase_tls = p;
-    pthread_setspecific(thread_key, p);
-    return p;
+    return thread_state_slow();
 }
 
 /* ---- records and live ranges ----------------------------------------------------------- */
@@ -444,7 +524,7 @@ static void push_range(struct phase_thread *p, const struct range *r)
 {
     p->open[p->depth++] = *r;
     write_phase(OBS_PHASE_BEGIN, r, 0, 0);
-    if (ranges_on)
+    if (engine.set.ranges_on)
         obs_range_push(handle_of(r->name));
 }
 
@@ -453,7 +533,7 @@ static void pop_range(struct phase_thread *p)
     const struct range *r = &p->open[--p->depth];
     /* a PREFILL held open past its last delimiter ends there in the trace */
     write_phase_at(OBS_PHASE_END, r, 0, 0, p->held_end_t != 0 ? p->held_end_t : obs_now_ns());
-    if (ranges_on)
+    if (engine.set.ranges_on)
         obs_range_pop();
 }
 
@@ -499,6 +579,47 @@ static unsigned wanted(const struct logic *l, bool kv, bool steady_graph, struct
     return n;
 }
 
+/* ---- the decision log (OBS_DEBUG=phases:N, docs/phases.md "Reading a decision log") ---------- */
+
+/* Level 2: each decision with the signal that made it and the numbers it
+ * compared: "tid=T call=N <decision> gen=G [step=K] because=<signal> k=v ...".
+ * call is the thread's N-th recorded call (its N-th row in obs-report csv).
+ * Logged where the state changes, so a launch that changes nothing pays no
+ * test of the level. */
+#define LOG_DECISION(l, what, because, ...)                    \
+    do {                                                       \
+        if (obs_debug_on(OBS_DBG_PHASES, 2))                   \
+            log_decision((l), (what), (because), __VA_ARGS__); \
+    } while (0)
+
+static __attribute__((cold, format(printf, 4, 5))) void log_decision(const struct logic *l, const char *what,
+                                                                    const char *because, const char *fmt, ...)
+{
+    char extra[512], step[24] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(extra, sizeof extra, fmt, ap);
+    va_end(ap);
+    if (l->top == OBS_PHASE_DECODE && l->step != OBS_NO_STEP)
+        snprintf(step, sizeof step, " step=%u", l->step);
+    obs_debug_write(OBS_DBG_PHASES, "tid=%u call=%u %s gen=%u%s because=%s%s", obs_thread_id(), obs_tls.call_counter,
+                    what, l->gen, step, because, extra);
+}
+
+/* A launch's decision in rules mode or learned shape (a): out of line and
+ * not variadic, so that the launch path around it stays as it was. */
+static __attribute__((noinline, cold)) void log_launch_decision(const struct logic *l, const char *what,
+                                                                const char *because, uint32_t name)
+{
+    log_decision(l, what, because, " name=%u", name);
+}
+
+#define LOG_LAUNCH_DECISION(l, what, because, name)            \
+    do {                                                       \
+        if (obs_debug_on(OBS_DBG_PHASES, 2))                   \
+            log_launch_decision((l), (what), (because), (name)); \
+    } while (0)
+
 /* ---- the three ways a launch moves the logical state ------------------------------------ */
 
 static void new_generation(struct logic *l)
@@ -527,18 +648,26 @@ static bool step_rules_mode(struct logic *l, uint8_t cls, uint32_t name, bool gr
     if (graph)
         return l->top == OBS_PHASE_DECODE;
     if (phase == OBS_PHASE_PREFILL) {
-        if (l->top != OBS_PHASE_PREFILL)
+        if (l->top != OBS_PHASE_PREFILL) {
             new_generation(l);
+            LOG_LAUNCH_DECISION(l, "new-generation", "rule-PREFILL", name);
+        }
     } else if (phase == OBS_PHASE_DECODE || phase == OBS_PHASE_KV_GATHER || (cls & CLASS_STEP)) {
         if (l->top != OBS_PHASE_DECODE) {
             enter_decode(l, name);
-        } else if (have_step_rule) {
+            LOG_LAUNCH_DECISION(l, "decode-starts", phase == OBS_PHASE_KV_GATHER ? "rule-KV_GATHER"
+                                                    : phase == OBS_PHASE_DECODE  ? "rule-DECODE"
+                                                                                 : "OBS_STEP",
+                                name);
+        } else if (engine.set.have_step_rule) {
             if (cls & CLASS_STEP) {
                 l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
                 l->opener = name;
+                LOG_LAUNCH_DECISION(l, "step", "OBS_STEP", name);
             }
         } else if (new_segment || name == l->opener) {
             l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+            LOG_LAUNCH_DECISION(l, "step", new_segment ? "first-launch-after-delimiter" : "opener-kernel-again", name);
         }
     }
     return false;
@@ -546,59 +675,68 @@ static bool step_rules_mode(struct logic *l, uint8_t cls, uint32_t name, bool gr
 
 /* Rules with conditions or selectors: which kernel patterns' globs a name
  * matches (obs_phase_rules_kernel_mask), per name id, computed once. */
-static _Atomic uint32_t *name_masks; /* mmap'ed at set-up when the rules need it */
-
 static uint32_t rules_mask_of(uint32_t id)
 {
-    uint32_t m = id < CLASS_CACHE && name_masks != NULL ? atomic_load_explicit(&name_masks[id], memory_order_relaxed) : 0;
+    _Atomic uint32_t *masks = engine.names.rules_masks;
+    uint32_t m = id < CLASS_CACHE && masks != NULL ? atomic_load_explicit(&masks[id], memory_order_relaxed) : 0;
     char base[256];
     if (obs_likely(m != 0))
         return m;
     base_name_of(id, base, sizeof base); /* slow path: once per name id */
-    m = obs_phase_rules_kernel_mask(&phase_rules, base);
-    if (id < CLASS_CACHE && name_masks != NULL)
-        atomic_store_explicit(&name_masks[id], m, memory_order_relaxed);
+    m = obs_phase_rules_kernel_mask(&engine.set.rules, base);
+    if (id < CLASS_CACHE && masks != NULL)
+        atomic_store_explicit(&masks[id], m, memory_order_relaxed);
     return m;
 }
 
 /* Rules: the class a launch counts as. At an iteration's first launch the
  * selectors choose the iteration's phase, which every launch of it takes;
  * otherwise a sized name's phase comes from its patterns' conditions. */
-static uint8_t rules_class(struct phase_thread *p, uint8_t cls, const struct obs_rec_call *rec, bool graph)
+static uint8_t rules_class(struct rules_state *r, uint8_t cls, const struct obs_rec_call *rec, bool graph)
 {
+    const struct obs_phase_rules *rules = &engine.set.rules;
     struct obs_launch_size size = {0, 0, 0};
     uint32_t mask = 0;
-    if (!graph && ((cls & CLASS_SIZED) || (!p->iter_open && (cls & CLASS_ITER)))) {
+    if (!graph && ((cls & CLASS_SIZED) || (!r->iter_open && (cls & CLASS_ITER)))) {
         mask = rules_mask_of(rec->name);
         size = obs_launch_size_of((uint64_t)rec->u.grid.x * rec->u.grid.y * rec->u.grid.z,
                                   (uint64_t)rec->block_x * rec->block_y * rec->block_z);
     }
-    if (!p->iter_open) {
-        p->iter_open = true;
-        p->iter_phase = phase_rules.iter_mask == 0 ? OBS_PHASE_NONE
-                        : obs_phase_rules_match_iteration(&phase_rules, cls & CLASS_ITER ? mask : 0,
-                                                          graph ? NULL : &size, p->iter_after);
+    if (!r->iter_open) {
+        r->iter_open = true;
+        r->iter_phase = rules->iter_mask == 0 ? OBS_PHASE_NONE
+                        : obs_phase_rules_match_iteration(rules, cls & CLASS_ITER ? mask : 0,
+                                                          graph ? NULL : &size, r->iter_after);
+        if (r->iter_phase != OBS_PHASE_NONE)
+            OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u iteration-selected phase=%s because=selector after=0x%x",
+                          obs_thread_id(), obs_tls.call_counter, phase_names[r->iter_phase & 3],
+                          (unsigned)r->iter_after);
     }
-    if (p->iter_phase != OBS_PHASE_NONE)
-        return (uint8_t)((cls & ~CLASS_PHASE_MASK) | p->iter_phase);
+    if (r->iter_phase != OBS_PHASE_NONE)
+        return (uint8_t)((cls & ~CLASS_PHASE_MASK) | r->iter_phase);
     if (cls & CLASS_SIZED)
-        return (uint8_t)((cls & ~CLASS_PHASE_MASK) | obs_phase_rules_match_launch(&phase_rules, mask, &size));
+        return (uint8_t)((cls & ~CLASS_PHASE_MASK) | obs_phase_rules_match_launch(rules, mask, &size));
     return cls;
 }
 
 /* Automatic mode, learned shape (a): roles from the repeating unit. */
-static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool graph)
+static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool graph, bool live)
 {
     if (graph)
         return l->top == OBS_PHASE_DECODE;
     if (role == ROLE_PREFIX) {
-        if (l->top != OBS_PHASE_PREFILL)
+        if (l->top != OBS_PHASE_PREFILL) {
             new_generation(l);
+            if (live)
+                LOG_LAUNCH_DECISION(l, "new-generation", "prefix-kernel", name);
+        }
     } else if (role == ROLE_OPENER) {
         if (l->top != OBS_PHASE_DECODE)
             enter_decode(l, name);
         else
             l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+        if (live)
+            LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "opener-kernel", name);
     }
     return false;
 }
@@ -609,19 +747,35 @@ static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool grap
  * launch 4x the size of the decode steps' first launch. Before any decode
  * step was seen (a prompt with no decode steps), a copy in of at least a
  * quarter of the last prompt's bytes. */
-static bool new_prompt(const struct token_loop *t, const struct iteration_start *s)
+enum prompt_signal {
+    PROMPT_NO = 0,
+    PROMPT_GRAPH_REPLAY_STOPPED,
+    PROMPT_COPY_IN_OVER_STEPS,
+    PROMPT_FIRST_LAUNCH_OVER_STEPS,
+    PROMPT_COPY_IN_LIKE_LAST_PROMPT,
+    PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
+};
+static const char *const prompt_signal_names[] = {"none", "graph-replay-stopped", "copy-in-over-4x-steps",
+                                                  "first-launch-4x-steps", "copy-in-quarter-of-last-prompt",
+                                                  "first-kernel-quarter-of-last-prompt"};
+
+static enum prompt_signal new_prompt(const struct token_loop *t, const struct iteration_start *s)
 {
     if (t->prev_graph_first && !s->graph)
-        return true;
+        return PROMPT_GRAPH_REPLAY_STOPPED;
     if (t->decode_seen) {
         if (s->htod > 0 && s->htod / PROMPT_RATIO >= t->decode_htod_max && s->htod > t->decode_htod_max)
-            return true;
-        return !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads;
+            return PROMPT_COPY_IN_OVER_STEPS;
+        return !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
+                   ? PROMPT_FIRST_LAUNCH_OVER_STEPS
+                   : PROMPT_NO;
     }
     if (t->prompt_htod > 0)
-        return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt_htod;
+        return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt_htod ? PROMPT_COPY_IN_LIKE_LAST_PROMPT : PROMPT_NO;
     return !s->graph && s->name == t->prompt_name && t->prompt_threads > 0 &&
-           s->threads * PROMPT_RATIO >= t->prompt_threads && s->threads > 0 && t->ever_token_read;
+                   s->threads * PROMPT_RATIO >= t->prompt_threads && s->threads > 0 && t->ever_token_read
+               ? PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
+               : PROMPT_NO;
 }
 
 /* Shape (b): an iteration after a prompt's iteration that read no token is
@@ -630,13 +784,18 @@ static bool new_prompt(const struct token_loop *t, const struct iteration_start 
  * like the prompt did and about as large, or the prompt's input arriving
  * after a warm-up that copied none (graph capture at start-up). A decode
  * step otherwise. */
-static bool prompt_continues(const struct token_loop *t, const struct iteration_start *s)
+enum chunk_signal { CHUNK_NO = 0, CHUNK_NO_TOKEN_READ_YET, CHUNK_LIKE_PROMPT_START };
+static const char *const chunk_signal_names[] = {"none", "no-token-read-yet", "first-kernel-over-quarter-of-prompt"};
+
+static enum chunk_signal prompt_continues(const struct token_loop *t, const struct iteration_start *s)
 {
     if (!t->copied || t->gen_token_read)
-        return false;
+        return CHUNK_NO;
     if (t->ever_token_read)
-        return true;
-    return !s->graph && s->name == t->prompt_name && s->threads * PROMPT_RATIO > t->prompt_threads;
+        return CHUNK_NO_TOKEN_READ_YET;
+    return !s->graph && s->name == t->prompt_name && s->threads * PROMPT_RATIO > t->prompt_threads
+               ? CHUNK_LIKE_PROMPT_START
+               : CHUNK_NO;
 }
 
 static void remember_prompt(struct token_loop *t, const struct iteration_start *s)
@@ -670,46 +829,160 @@ static void unlabel_since(uint64_t first)
         write_phase(OBS_PHASE_RELABEL, &none, first, next - 1);
 }
 
-static void start_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+static void start_generation(struct logic *l, struct auto_state *a, const struct iteration_start *s)
 {
     new_generation(l);
-    remember_prompt(&p->loop, s);
-    p->mark_gen_first = true;
+    remember_prompt(&a->loop, s);
+    a->mark_gen_first = true;
 }
 
-static void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+static uint64_t launch_threads(const struct obs_rec_call *r)
 {
-    struct token_loop *t = &p->loop;
-    if (!l->started || (p->after_delimiter && s->now - p->delimiter_t > gen_gap_ns)) {
-        start_generation(l, p, s);
+    return (uint64_t)r->u.grid.x * r->u.grid.y * r->u.grid.z * r->block_x * r->block_y * r->block_z;
+}
+
+/* ---- the decision log, automatic mode's lines ------------------------------------------------ */
+
+/* Level 3: what an iteration's first launch brings, before the decision. */
+static __attribute__((cold)) void log_iteration(const struct phase_thread *p, const struct iteration_start *s)
+{
+    const struct token_loop *t = &p->automatic.loop;
+    obs_debug_write(OBS_DBG_PHASES,
+                    "tid=%u call=%u iteration name=%u threads=%llu htod=%llu graph=%d prev_graph=%d "
+                    "token_read_gen=%d token_read_ever=%d copied=%d decode_seen=%d steps_threads=%llu "
+                    "steps_htod_max=%llu prompt_name=%u prompt_threads=%llu prompt_htod=%llu top=%s",
+                    obs_thread_id(), obs_tls.call_counter, s->name, (unsigned long long)s->threads,
+                    (unsigned long long)s->htod, s->graph, t->graph_first, t->gen_token_read, t->ever_token_read,
+                    t->copied, t->decode_seen, (unsigned long long)t->decode_threads,
+                    (unsigned long long)t->decode_htod_max, t->prompt_name, (unsigned long long)t->prompt_threads,
+                    (unsigned long long)t->prompt_htod, phase_names[p->logic.top & 3]);
+}
+
+/* The numbers a new_prompt signal compared. */
+static __attribute__((cold)) void prompt_numbers(char *out, size_t len, enum prompt_signal why,
+                                                 const struct token_loop *t, const struct iteration_start *s)
+{
+    switch (why) {
+    case PROMPT_COPY_IN_OVER_STEPS:
+        snprintf(out, len, " htod=%llu steps_htod_max=%llu", (unsigned long long)s->htod,
+                 (unsigned long long)t->decode_htod_max);
+        break;
+    case PROMPT_FIRST_LAUNCH_OVER_STEPS:
+        snprintf(out, len, " threads=%llu steps_threads=%llu", (unsigned long long)s->threads,
+                 (unsigned long long)t->decode_threads);
+        break;
+    case PROMPT_COPY_IN_LIKE_LAST_PROMPT:
+        snprintf(out, len, " htod=%llu prompt_htod=%llu", (unsigned long long)s->htod,
+                 (unsigned long long)t->prompt_htod);
+        break;
+    case PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT:
+        snprintf(out, len, " name=%u threads=%llu prompt_threads=%llu token_read_ever=1", s->name,
+                 (unsigned long long)s->threads, (unsigned long long)t->prompt_threads);
+        break;
+    default:
+        snprintf(out, len, " graph=%d", s->graph);
+        break;
+    }
+}
+
+/* Level 1: shape (a) found. */
+static __attribute__((cold)) void log_learned(const struct phase_thread *p, uint32_t unit_start, uint32_t unit_len)
+{
+    const struct auto_state *a = &p->automatic;
+    char unit[400];
+    size_t used = 0;
+    uint32_t i;
+    unit[0] = '\0';
+    for (i = 0; i < unit_len && used < sizeof unit - 12; i++)
+        used += (size_t)snprintf(unit + used, sizeof unit - used, "%s%u", i ? "," : "",
+                                 a->history[unit_start + i].token);
+    obs_debug_write(OBS_DBG_PHASES,
+                    "tid=%u call=%u learned because=unit-repeated-%u-times unit=%s opener=%u window=%u "
+                    "relabelled_from_record=%llu gen=%u",
+                    obs_thread_id(), obs_tls.call_counter, UNIT_MIN_REPEATS, unit, a->history[unit_start].token,
+                    a->history_n, (unsigned long long)a->learn_first_index, p->logic.gen);
+}
+
+/* Level 4: every launch and the innermost range open after it (its label). */
+static __attribute__((noinline, cold)) void log_launch(const struct phase_thread *p, const struct obs_rec_call *rec,
+                                                       bool graph)
+{
+    char label[64] = "none";
+    if (p->depth > 0) {
+        const struct range *r = &p->open[p->depth - 1];
+        if (r->step != OBS_NO_STEP)
+            snprintf(label, sizeof label, "%s gen=%u step=%u", phase_names[r->phase & 3], r->gen, r->step);
+        else
+            snprintf(label, sizeof label, "%s gen=%u", phase_names[r->phase & 3], r->gen);
+    }
+    obs_debug_write(OBS_DBG_PHASES, "tid=%u call=%u launch name=%u threads=%llu graph=%d phase=%s", obs_thread_id(),
+                    obs_tls.call_counter, graph ? 0 : rec->name, graph ? 0ull : (unsigned long long)launch_threads(rec),
+                    graph, label);
+}
+
+static __attribute__((noinline)) void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    enum prompt_signal prompt;
+    enum chunk_signal chunk;
+    if (obs_debug_on(OBS_DBG_PHASES, 3))
+        log_iteration(p, s);
+    if (!l->started) {
+        start_generation(l, a, s);
+        LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
+                     (unsigned long long)s->htod);
+    } else if (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns) {
+        start_generation(l, a, s);
+        LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
+                     (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
+                     (unsigned long long)(engine.set.gen_gap_ns / 1000000u));
     } else if (l->top == OBS_PHASE_PREFILL && !t->ever_token_read && !t->gen_token_read && s->htod > 0 &&
                t->prompt_htod == 0) {
         /* The thread's first prompt arrives after iterations that copied
          * nothing in and read nothing back: those were a warm-up (graphs
          * captured at start-up). Not a generation: their labels come off
          * in the trace, and the prompt takes the generation's number. */
-        unlabel_since(p->gen_first_index);
+        uint64_t warm_up_from = a->gen_first_index;
+        unlabel_since(a->gen_first_index);
         l->started = l->gen > 0;
         l->gen = l->gen > 0 ? l->gen - 1 : 0;
-        start_generation(l, p, s);
-    } else if (l->top == OBS_PHASE_PREFILL && prompt_continues(t, s)) {
+        start_generation(l, a, s);
+        LOG_DECISION(l, "warm-up", "copy-in-after-iterations-with-no-copy",
+                     " htod=%llu unlabelled_from_record=%llu; this iteration is the prompt",
+                     (unsigned long long)s->htod, (unsigned long long)warm_up_from);
+    } else if (l->top == OBS_PHASE_PREFILL && (chunk = prompt_continues(t, s)) != CHUNK_NO) {
         /* the prompt's next chunk */
-    } else if ((l->top == OBS_PHASE_PREFILL || l->top == OBS_PHASE_DECODE) && new_prompt(t, s)) {
-        start_generation(l, p, s);
+        LOG_DECISION(l, "prefill-continues", chunk_signal_names[chunk], " threads=%llu prompt_threads=%llu",
+                     (unsigned long long)s->threads, (unsigned long long)t->prompt_threads);
+    } else if ((l->top == OBS_PHASE_PREFILL || l->top == OBS_PHASE_DECODE) &&
+               (prompt = new_prompt(t, s)) != PROMPT_NO) {
+        char numbers[192] = "";
+        if (obs_debug_on(OBS_DBG_PHASES, 2)) /* before start_generation replaces what it compared */
+            prompt_numbers(numbers, sizeof numbers, prompt, t, s);
+        start_generation(l, a, s);
+        LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
     } else if (l->top == OBS_PHASE_PREFILL) {
         enter_decode(l, 0);
         remember_step(t, s);
+        LOG_DECISION(l, "decode-starts", "no-prompt-signal",
+                     " threads=%llu prompt_threads=%llu htod=%llu prompt_htod=%llu graph=%d token_read=%d",
+                     (unsigned long long)s->threads, (unsigned long long)t->prompt_threads,
+                     (unsigned long long)s->htod, (unsigned long long)t->prompt_htod, s->graph, t->gen_token_read);
     } else if (l->top == OBS_PHASE_DECODE) {
         l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
         remember_step(t, s);
+        LOG_DECISION(l, "step", "next-iteration", " threads=%llu htod=%llu graph=%d", (unsigned long long)s->threads,
+                     (unsigned long long)s->htod, s->graph);
     } else {
-        start_generation(l, p, s);
+        start_generation(l, a, s);
+        LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
     }
 }
 
-static inline uint8_t role_of(const struct phase_thread *p, uint32_t name)
+static inline uint8_t role_of(const struct auto_state *a, uint32_t name)
 {
-    return name < ROLE_CACHE && p->roles != NULL ? p->roles[name] : ROLE_UNKNOWN;
+    return name < ROLE_CACHE && a->roles != NULL ? a->roles[name] : ROLE_UNKNOWN;
 }
 
 /* ---- learning shape (a) ------------------------------------------------------------------ */
@@ -718,15 +991,16 @@ static inline uint8_t role_of(const struct phase_thread *p, uint32_t name)
  * of launches with the same label. */
 static void relabel_history(struct phase_thread *p)
 {
+    struct auto_state *a = &p->automatic;
     struct logic l = {OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
     struct range run = {0, 0, 0, 0};
     uint64_t first = UINT64_MAX, last = 0;
     uint32_t i;
 
-    for (i = 0; i < p->history_n; i++) {
-        const struct history_entry *e = &p->history[i];
+    for (i = 0; i < a->history_n; i++) {
+        const struct history_entry *e = &a->history[i];
         bool graph = e->token == GRAPH_TOKEN;
-        bool steady_graph = step_learned(&l, graph ? ROLE_UNKNOWN : role_of(p, e->token), e->token, graph);
+        bool steady_graph = step_learned(&l, graph ? ROLE_UNKNOWN : role_of(a, e->token), e->token, graph, false);
         struct range want[4], label;
         unsigned n = wanted(&l, !graph && (class_of(e->token) & CLASS_KV_DEFAULT), steady_graph, want);
         if (e->index == UINT64_MAX)
@@ -757,27 +1031,32 @@ static void relabel_history(struct phase_thread *p)
  * relabel what came before, go on with the learned state. */
 static void learn_unit(struct phase_thread *p, uint32_t unit_start, uint32_t unit_len)
 {
+    struct auto_state *a = &p->automatic;
     uint32_t i;
-    p->roles = map_zeroed(ROLE_CACHE);
-    if (p->roles == NULL) {
-        p->learn = GAVE_UP;
-        free_history(p);
+    a->roles = map_zeroed(ROLE_CACHE);
+    if (a->roles == NULL) {
+        a->learn = GAVE_UP;
+        free_history(a);
+        OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u gave-up because=no-memory: shape (b) from here", obs_thread_id(),
+                      obs_tls.call_counter);
         return;
     }
     for (i = 0; i < unit_len; i++) {
-        uint32_t t = p->history[unit_start + i].token;
-        if (t < ROLE_CACHE && p->roles[t] == ROLE_UNKNOWN)
-            p->roles[t] = i == 0 ? ROLE_OPENER : ROLE_UNIT;
+        uint32_t t = a->history[unit_start + i].token;
+        if (t < ROLE_CACHE && a->roles[t] == ROLE_UNKNOWN)
+            a->roles[t] = i == 0 ? ROLE_OPENER : ROLE_UNIT;
     }
-    for (i = 0; i < p->history_n; i++) {
-        uint32_t t = p->history[i].token;
-        if (t < ROLE_CACHE && p->roles[t] == ROLE_UNKNOWN)
-            p->roles[t] = ROLE_PREFIX;
+    for (i = 0; i < a->history_n; i++) {
+        uint32_t t = a->history[i].token;
+        if (t < ROLE_CACHE && a->roles[t] == ROLE_UNKNOWN)
+            a->roles[t] = ROLE_PREFIX;
     }
     relabel_history(p);
-    p->learn_first_index = p->history_n > 0 ? p->history[0].index : UINT64_MAX;
-    p->learn = LEARNED;
-    free_history(p);
+    a->learn_first_index = a->history_n > 0 ? a->history[0].index : UINT64_MAX;
+    a->learn = LEARNED;
+    if (obs_debug_on(OBS_DBG_PHASES, 1))
+        log_learned(p, unit_start, unit_len);
+    free_history(a);
 }
 
 /* A unit of one kernel repeated ([k, k]) is a plain loop, not a decode step. */
@@ -795,37 +1074,60 @@ static bool single_kernel(const struct history_entry *unit, uint32_t len)
  * period whose stretch holds UNIT_MIN_REPEATS whole units is the unit. */
 static void learn_online(struct phase_thread *p)
 {
-    uint32_t i = p->history_n - 1, seg_i = i - p->segment_start, period, limit;
-    uint32_t token = p->history[i].token;
+    struct auto_state *a = &p->automatic;
+    uint32_t i = a->history_n - 1, seg_i = i - a->segment_start, period, limit;
+    uint32_t token = a->history[i].token;
     limit = seg_i < UNIT_MAX ? seg_i : UNIT_MAX;
     for (period = UNIT_MIN; period <= limit; period++) {
-        if (token != GRAPH_TOKEN && p->history[i - period].token == token) {
-            if (++p->run[period] >= period * (UNIT_MIN_REPEATS - 1) &&
-                !single_kernel(p->history + i - period + 1, period)) {
-                learn_unit(p, i - p->run[period] - period + 1, period);
+        if (token != GRAPH_TOKEN && a->history[i - period].token == token) {
+            if (++a->run[period] >= period * (UNIT_MIN_REPEATS - 1) &&
+                !single_kernel(a->history + i - period + 1, period)) {
+                learn_unit(p, i - a->run[period] - period + 1, period);
                 return;
             }
         } else {
-            p->run[period] = 0;
+            a->run[period] = 0;
         }
     }
-    if (p->history_n >= HISTORY_CAP) {
-        p->learn = GAVE_UP; /* shape (b), or nothing to learn: stay as we are */
-        free_history(p);
+    if (a->history_n >= HISTORY_CAP) {
+        a->learn = GAVE_UP; /* shape (b), or nothing to learn: stay as we are */
+        free_history(a);
+        OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u gave-up because=window-full launches=%u: shape (b) from here",
+                      obs_thread_id(), obs_tls.call_counter, HISTORY_CAP);
     }
 }
 
-static void segment_ends(struct phase_thread *p)
+static void segment_ends(struct auto_state *a)
 {
-    p->segment_start = p->history_n;
-    memset(p->run, 0, sizeof p->run);
+    a->segment_start = a->history_n;
+    memset(a->run, 0, sizeof a->run);
 }
 
 /* ---- events ---------------------------------------------------------------------------- */
 
-static uint64_t launch_threads(const struct obs_rec_call *r)
+/* Automatic mode: the launch moves the learned state, or at an iteration's
+ * first launch the token loop's; while learning it also feeds the history. */
+static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec, bool graph,
+                        bool new_segment)
 {
-    return (uint64_t)r->u.grid.x * r->u.grid.y * r->u.grid.z * r->block_x * r->block_y * r->block_z;
+    struct auto_state *a = &p->automatic;
+    bool steady_graph = false;
+    if (a->learn == LEARNED) {
+        steady_graph = step_learned(&p->logic, role_of(a, name), name, graph, true);
+    } else if (new_segment) {
+        struct iteration_start s = {graph ? 0 : launch_threads(rec), a->loop.htod, obs_now_ns(), name, graph};
+        a->loop.prev_graph_first = a->loop.graph_first;
+        a->loop.graph_first = graph;
+        step_iterations(&p->logic, p, &s);
+    }
+    if (a->learn == LEARNING) {
+        struct history_entry *e = &a->history[a->history_n++];
+        e->index = UINT64_MAX; /* filled in once the record is stored */
+        e->token = name;
+        e->new_segment = new_segment;
+        learn_online(p); /* may switch this launch to the learned state */
+    }
+    return steady_graph;
 }
 
 static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bool graph)
@@ -833,32 +1135,18 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
     uint32_t name = graph ? GRAPH_TOKEN : rec->name;
     uint8_t cls = graph ? CLASS_KNOWN : class_of(name);
     bool new_segment = p->after_delimiter || !p->logic.started;
-    bool steady_graph = false, kv;
+    bool steady_graph, kv;
     struct range want[4];
     unsigned n;
 
-    if (engine_mode == OBS_PHASES_RULES) {
-        cls = rules_class(p, cls, rec, graph);
-        graph = graph && p->iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
+    if (engine.set.mode == OBS_PHASES_RULES) {
+        cls = rules_class(&p->rules, cls, rec, graph);
+        graph = graph && p->rules.iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
         steady_graph = step_rules_mode(&p->logic, cls, name, graph, new_segment);
         kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
     } else {
-        if (p->learn == LEARNED) {
-            steady_graph = step_learned(&p->logic, role_of(p, name), name, graph);
-        } else if (new_segment) {
-            struct iteration_start s = {graph ? 0 : launch_threads(rec), p->loop.htod, obs_now_ns(), name, graph};
-            p->loop.prev_graph_first = p->loop.graph_first;
-            p->loop.graph_first = graph;
-            step_iterations(&p->logic, p, &s);
-        }
+        steady_graph = auto_launch(p, name, rec, graph, new_segment);
         kv = (cls & CLASS_KV_DEFAULT) != 0;
-        if (p->learn == LEARNING) {
-            struct history_entry *e = &p->history[p->history_n++];
-            e->index = UINT64_MAX; /* filled in once the record is stored */
-            e->token = name;
-            e->new_segment = new_segment;
-            learn_online(p); /* may switch this launch to the learned state */
-        }
     }
     p->after_delimiter = false;
     n = wanted(&p->logic, kv && !graph && p->logic.top == OBS_PHASE_DECODE, steady_graph, want);
@@ -868,19 +1156,23 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
 /* A copy or memset that rules name: it takes its phase (its iteration's,
  * inside an iteration a selector chose) without opening a step. Any copy
  * or memset counts for `iter:after:` selectors. */
-static void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit)
+static __attribute__((noinline)) void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit)
 {
+    struct rules_state *r = &p->rules;
     struct range want[4];
     unsigned n;
-    p->iter_after |= (uint16_t)after_bit;
+    r->iter_after |= (uint16_t)after_bit;
     if (phase == OBS_PHASE_NONE)
         return;
-    if (p->iter_open && p->iter_phase != OBS_PHASE_NONE) /* inside a selected iteration: its phase */
-        phase = p->iter_phase;
-    if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL)
+    if (r->iter_open && r->iter_phase != OBS_PHASE_NONE) /* inside a selected iteration: its phase */
+        phase = r->iter_phase;
+    if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL) {
         new_generation(&p->logic);
-    else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE)
+        LOG_DECISION(&p->logic, "new-generation", "rule-names-this-copy-or-memset", " phase=PREFILL");
+    } else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE) {
         enter_decode(&p->logic, 0);
+        LOG_DECISION(&p->logic, "decode-starts", "rule-names-this-copy-or-memset", " phase=%s", phase_names[phase & 3]);
+    }
     p->after_delimiter = false;
     n = wanted(&p->logic, phase == OBS_PHASE_KV_GATHER, false, want);
     move_to(p, want, n);
@@ -889,9 +1181,10 @@ static void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsign
 /* Automatic mode: copies between host and device mark a host-fed loop
  * (no shape (a) for it), a copy in counts towards the next iteration's
  * input, a copy out is a token read. */
-static void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
+static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
 {
-    struct token_loop *t = &p->loop;
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
     if (dir == OBS_DIR_HTOD) {
         t->htod += bytes;
     } else if (dir == OBS_DIR_DTOH) {
@@ -899,28 +1192,39 @@ static void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
     } else {
         return;
     }
+    OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu htod=%llu", obs_thread_id(), obs_tls.call_counter,
+                  dir == OBS_DIR_HTOD ? "copy-in" : "token-read", (unsigned long long)bytes,
+                  (unsigned long long)t->htod);
     t->copied = true;
-    if (p->learn == LEARNING) {
-        p->learn = GAVE_UP;
-        free_history(p);
-    } else if (p->learn == LEARNED) {
+    if (a->learn == LEARNING) {
+        a->learn = GAVE_UP;
+        free_history(a);
+        OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u gave-up because=copy-%s: a token loop, shape (b) for good",
+                      obs_thread_id(), obs_tls.call_counter, dir == OBS_DIR_HTOD ? "in" : "out");
+    } else if (a->learn == LEARNED) {
         /* What looked like steps was a warm-up (a model's layers captured
          * into a graph at start-up, before anything was copied): its labels
          * come off in the trace, the loop starts afresh, its first prompt
          * generation 0. */
-        p->learn = GAVE_UP;
-        munmap(p->roles, ROLE_CACHE);
-        p->roles = NULL;
+        a->learn = GAVE_UP;
+        munmap(a->roles, ROLE_CACHE);
+        a->roles = NULL;
         p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
-        unlabel_since(p->learn_first_index);
+        unlabel_since(a->learn_first_index);
         move_to(p, NULL, 0);
+        OBS_DEBUG_LOG(PHASES, 1,
+                      "tid=%u call=%u learned-dropped because=first-copy-%s unlabelled_from_record=%llu: a warm-up; "
+                      "generations start again from 0",
+                      obs_thread_id(), obs_tls.call_counter, dir == OBS_DIR_HTOD ? "in" : "out",
+                      (unsigned long long)a->learn_first_index);
     }
 }
 
 void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
 {
     struct phase_thread *p;
-    uint8_t ev = api < OBS_API_COUNT ? api_event[api] : EV_OTHER;
+    uint8_t ev = api < OBS_API_COUNT ? engine.set.api_event[api] : EV_OTHER;
+    unsigned dir;
     if (ev == EV_OTHER || ev == EV_HOST_SYNC)
         return;
     p = thread_state();
@@ -929,36 +1233,91 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
     switch (ev) {
     case EV_LAUNCH:
         on_launch(p, &c->rec, false);
-        if (launch_ranges && c->rec.name != 0) {
+        if (obs_debug_on(OBS_DBG_PHASES, 4))
+            log_launch(p, &c->rec, false);
+        if (engine.set.launch_ranges && c->rec.name != 0) {
             obs_range_push(launch_handle(c->rec.name));
             p->launch_range_open = true;
         }
         break;
     case EV_GRAPH:
         on_launch(p, &c->rec, true);
+        if (obs_debug_on(OBS_DBG_PHASES, 4))
+            log_launch(p, &c->rec, true);
         break;
     case EV_COPY:
     case EV_COPY_SYNC:
-        if (engine_mode == OBS_PHASES_RULES)
-            on_classified_transfer(p, copy_class[(c->rec.flags & OBS_CALL_DIR_MASK) % OBS_DIR_COUNT],
-                                   1u << ((c->rec.flags & OBS_CALL_DIR_MASK) % OBS_DIR_COUNT));
+        dir = c->rec.flags & OBS_CALL_DIR_MASK;
+        if (engine.set.mode == OBS_PHASES_RULES)
+            on_classified_transfer(p, engine.set.copy_class[dir % OBS_DIR_COUNT], 1u << (dir % OBS_DIR_COUNT));
         else
-            on_auto_copy(p, c->rec.flags & OBS_CALL_DIR_MASK, c->rec.u.bytes);
+            on_auto_copy(p, dir, c->rec.u.bytes);
         break;
     case EV_MEMSET:
-        if (engine_mode == OBS_PHASES_RULES)
-            on_classified_transfer(p, memset_class, OBS_AFTER_MEMSET);
+        if (engine.set.mode == OBS_PHASES_RULES)
+            on_classified_transfer(p, engine.set.memset_class, OBS_AFTER_MEMSET);
         break;
     default:
         break;
     }
 }
 
+/* Automatic mode, after a launch is stored: its record index where learning
+ * or a new generation needs it. */
+static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_call *c)
+{
+    if (a->learn == LEARNING && a->history_n > 0 && a->history[a->history_n - 1].index == UINT64_MAX)
+        a->history[a->history_n - 1].index = obs_call_last_index(c);
+    if (obs_unlikely(a->mark_gen_first)) {
+        a->gen_first_index = obs_call_last_index(c);
+        a->mark_gen_first = false;
+    }
+}
+
+/* A host delimiter (a sync, or a synchronous copy from the device) ends
+ * the iteration: the ranges end with it, except a prompt's PREFILL that
+ * has read no token yet: it may go on (a chunk of a chunked prefill),
+ * which the next launch tells. It stays open until then (one PREFILL range
+ * per prompt in nsys, as in the trace); if it does not go on, its trace END
+ * carries this delimiter's time. */
+static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
+{
+    uint64_t now = obs_now_ns();
+    if (engine.set.mode == OBS_PHASES_AUTO) {
+        struct auto_state *a = &p->automatic;
+        bool prompt_may_go_on = a->learn != LEARNED && p->logic.top == OBS_PHASE_PREFILL && p->depth > 0 &&
+                                !a->loop.gen_token_read && !a->loop.iter_token_read;
+        if (!prompt_may_go_on)
+            move_to(p, NULL, 0);
+        else
+            p->held_end_t = now;
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s token_read=%d ranges=%s", obs_thread_id(),
+                      obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read", a->loop.iter_token_read,
+                      prompt_may_go_on ? "prefill-held-open" : "closed");
+        if (a->loop.iter_token_read) {
+            a->loop.gen_token_read = true;
+            a->loop.ever_token_read = true;
+        }
+        a->loop.iter_token_read = false;
+        a->loop.htod = 0;
+        if (a->learn == LEARNING)
+            segment_ends(a);
+    } else {
+        move_to(p, NULL, 0);
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=closed", obs_thread_id(),
+                      obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
+        p->rules.iter_open = false; /* a synchronous copy that delimits counts for the next iteration */
+        p->rules.iter_after = ev == EV_COPY_SYNC ? (uint16_t)(1u << (dir % OBS_DIR_COUNT)) : 0;
+    }
+    p->after_delimiter = true;
+    p->delimiter_t = now;
+}
+
 void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t status)
 {
     struct phase_thread *p = phase_tls;
-    uint8_t ev = api < OBS_API_COUNT ? api_event[api] : EV_OTHER, dir;
-    bool delimiter;
+    uint8_t ev = api < OBS_API_COUNT ? engine.set.api_event[api] : EV_OTHER;
+    unsigned dir;
     int saved_errno;
     (void)status;
     if (ev == EV_OTHER || ev == EV_COPY || ev == EV_MEMSET)
@@ -975,42 +1334,11 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         obs_range_pop();
         p->launch_range_open = false;
     }
-    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && p->learn == LEARNING && p->history_n > 0 &&
-        p->history[p->history_n - 1].index == UINT64_MAX)
-        p->history[p->history_n - 1].index = obs_call_last_index(c);
-    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && obs_unlikely(p->mark_gen_first)) {
-        p->gen_first_index = obs_call_last_index(c);
-        p->mark_gen_first = false;
-    }
+    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && engine.set.mode == OBS_PHASES_AUTO)
+        auto_launch_stored(&p->automatic, c);
     dir = c->rec.flags & OBS_CALL_DIR_MASK;
-    delimiter = ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT));
-    if (delimiter) {
-        /* The ranges end with the sync, except a prompt's PREFILL that has
-         * read no token yet: it may go on (a chunk of a chunked prefill),
-         * which the next launch tells. It stays open until then (one
-         * PREFILL range per prompt in nsys, as in the trace); if it does
-         * not go on, its trace END carries this delimiter's time. */
-        bool prompt_may_go_on = engine_mode == OBS_PHASES_AUTO && p->learn != LEARNED &&
-                                p->logic.top == OBS_PHASE_PREFILL && p->depth > 0 &&
-                                !p->loop.gen_token_read && !p->loop.iter_token_read;
-        uint64_t now = obs_now_ns();
-        if (!prompt_may_go_on)
-            move_to(p, NULL, 0);
-        else
-            p->held_end_t = now;
-        p->after_delimiter = true;
-        p->delimiter_t = now;
-        if (p->loop.iter_token_read) {
-            p->loop.gen_token_read = true;
-            p->loop.ever_token_read = true;
-        }
-        p->loop.iter_token_read = false;
-        p->loop.htod = 0;
-        p->iter_open = false; /* rules: a synchronous copy that delimits counts for the next iteration */
-        p->iter_after = ev == EV_COPY_SYNC ? (uint16_t)(1u << (dir % OBS_DIR_COUNT)) : 0;
-        if (engine_mode == OBS_PHASES_AUTO && p->learn == LEARNING)
-            segment_ends(p);
-    }
+    if (ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT)))
+        on_delimiter(p, ev, dir);
     obs_call_forget_slow(); /* slow paths taken after the real call belong to no call */
     obs_tls.depth = 0;
     errno = saved_errno;
@@ -1041,55 +1369,62 @@ static void report_bad_rule(const char *var, const char *text, const struct obs_
 
 static void setup(void)
 {
+    struct engine_settings *set = &engine.set;
     struct obs_phase_rule_error err;
     const char *phases = obs_cfg.phases, *step = obs_cfg.step;
     unsigned i;
 
     build_api_table();
-    gen_gap_ns = (uint64_t)obs_cfg.gen_gap_ms * 1000000u;
-    if (obs_cfg.phases_off || pthread_key_create(&thread_key, thread_gone) != 0) {
+    set->gen_gap_ns = (uint64_t)obs_cfg.gen_gap_ms * 1000000u;
+    if (obs_cfg.phases_off || pthread_key_create(&engine.thread_key, thread_gone) != 0) {
+        OBS_DEBUG_LOG(PHASES, 1, "set-up mode=off because=%s", obs_cfg.phases_off ? "OBS_PHASES=off" : "no-thread-key");
         atomic_store(&obs_phase_on, 2);
         return;
     }
-    engine_mode = OBS_PHASES_AUTO;
+    set->mode = OBS_PHASES_AUTO;
     if (phases[0] != '\0' || step[0] != '\0') {
-        if (obs_phase_rules_parse(phases, false, &phase_rules, &err) != 0) {
+        if (obs_phase_rules_parse(phases, false, &set->rules, &err) != 0) {
             report_bad_rule("OBS_PHASES", phases, &err);
-        } else if (obs_phase_rules_parse(step, true, &step_rules, &err) != 0) {
+            OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_PHASES column=%zu mode=auto", err.column);
+        } else if (obs_phase_rules_parse(step, true, &set->step_rules, &err) != 0) {
             report_bad_rule("OBS_STEP", step, &err);
-            phase_rules.count = 0;
-        } else if (phase_rules.count > 0 || step_rules.count > 0) {
-            engine_mode = OBS_PHASES_RULES;
-            have_step_rule = step_rules.count > 0;
+            set->rules.count = 0;
+            OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_STEP column=%zu mode=auto", err.column);
+        } else if (set->rules.count > 0 || set->step_rules.count > 0) {
+            set->mode = OBS_PHASES_RULES;
+            set->have_step_rule = set->step_rules.count > 0;
             for (i = 0; i < OBS_DIR_COUNT; i++)
-                copy_class[i] = obs_phase_rules_match_memcpy(&phase_rules, (uint8_t)i);
-            memset_class = obs_phase_rules_match_memset(&phase_rules);
-            if (phase_rules.sized_mask | phase_rules.iter_kernel_mask)
-                name_masks = map_zeroed(CLASS_CACHE * sizeof *name_masks);
+                set->copy_class[i] = obs_phase_rules_match_memcpy(&set->rules, (uint8_t)i);
+            set->memset_class = obs_phase_rules_match_memset(&set->rules);
+            if (set->rules.sized_mask | set->rules.iter_kernel_mask)
+                engine.names.rules_masks = map_zeroed(CLASS_CACHE * sizeof *engine.names.rules_masks);
         }
     }
     if (obs_ranges_init(obs_cfg.nvtx_domain)) {
-        ranges_on = true;
-        step_handles = map_zeroed(STEP_HANDLES * sizeof *step_handles);
+        set->ranges_on = true;
+        engine.ranges.step_handles = map_zeroed(STEP_HANDLES * sizeof *engine.ranges.step_handles);
         for (i = 1; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
-            fixed_handles[i] = obs_range_handle(fixed_names[i], fixed_colors[i]);
+            engine.ranges.fixed_handles[i] = obs_range_handle(fixed_names[i], fixed_colors[i]);
         if (obs_cfg.nvtx_launch) {
-            launch_handles = map_zeroed(CLASS_CACHE * sizeof *launch_handles);
-            launch_ranges = launch_handles != NULL;
+            engine.names.launch_handles = map_zeroed(CLASS_CACHE * sizeof *engine.names.launch_handles);
+            set->launch_ranges = engine.names.launch_handles != NULL;
         }
     }
     pthread_atfork(NULL, NULL, names_fork_child);
+    OBS_DEBUG_LOG(PHASES, 1, "set-up mode=%s patterns=%u step_patterns=%u gen_gap_ms=%u live_ranges=%s nvtx_launch=%d",
+                  set->mode == OBS_PHASES_RULES ? "rules" : "auto", set->rules.count, set->step_rules.count,
+                  obs_cfg.gen_gap_ms, set->ranges_on ? "on" : "off (no NVTX tool or roctx loaded)",
+                  set->launch_ranges);
     atomic_store(&obs_phase_on, 1);
 }
 
 bool obs_phase_engine_init(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, setup);
+    pthread_once(&engine.once, setup);
     return atomic_load(&obs_phase_on) == 1;
 }
 
 enum obs_phase_mode obs_phase_engine_mode(void)
 {
-    return engine_mode;
+    return engine.set.mode;
 }

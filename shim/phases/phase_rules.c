@@ -95,7 +95,7 @@ bool obs_phase_rules_sized(const struct obs_phase_rules *r, uint32_t mask)
 
 struct obs_launch_size obs_launch_size_of(uint64_t grid_blocks, uint64_t block_threads)
 {
-    struct obs_launch_size s = {0, grid_blocks, block_threads};
+    struct obs_launch_size s = {.threads = 0, .grid = grid_blocks, .block = block_threads};
     if (__builtin_mul_overflow(grid_blocks, block_threads, &s.threads))
         s.threads = UINT64_MAX;
     return s;
@@ -479,7 +479,7 @@ static int parse_phase_name(struct parser *p, uint8_t *phase)
 int obs_phase_rules_parse(const char *text, bool step_rule, struct obs_phase_rules *out,
                           struct obs_phase_rule_error *err)
 {
-    struct parser p = {text, 0, step_rule, out, err};
+    struct parser p = {.text = text, .pos = 0, .step_rule = step_rule, .out = out, .err = err};
     size_t len;
 
     out->count = 0;

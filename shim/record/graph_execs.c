@@ -31,7 +31,7 @@ const struct obs_graph_exec_desc *obs_graph_exec_desc_of_id(uint32_t id)
 bool obs_graph_walk_wanted(void)
 {
     int state = atomic_load_explicit(&obs_state, memory_order_acquire);
-    return (state == OBS_STATE_UNINIT || state == OBS_STATE_RECORDING) && obs_tls.depth == 0;
+    return (state == OBS_STATE_UNINIT || state == OBS_STATE_RECORDING) && !obs_guard_held();
 }
 
 void obs_graph_walk_init(struct obs_graph_walk *w, uint64_t nodes)
@@ -141,14 +141,18 @@ uint32_t obs_graph_exec_instantiated(const void *exec, struct obs_graph_walk *w)
         if (id != 0 && obs_ptrmap_put(&obs_graph_exec_ids, (uintptr_t)exec, id) != 0)
             id = 0; /* the slot stays unused */
         pthread_mutex_unlock(&graph_lock);
+        OBS_DEBUG_LOG(RECORD, 2, "graph exec id=%u nodes=%llu kernels=%llu distinct=%zu%s", id,
+                      (unsigned long long)w->nodes, (unsigned long long)w->kernels, w->ndistinct,
+                      w->incomplete ? " (walk incomplete)" : "");
     }
     /* Records only while recording, outside any hooked call (the depth
      * guard keeps our appends from being re-entered). */
     if (id != 0 && atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_RECORDING &&
-        obs_tls.depth == 0) {
-        obs_tls.depth = 1;
+        !obs_guard_held()) {
+        struct obs_guard guard;
+        obs_guard_enter(&guard);
         write_records(id, exec, w);
-        obs_tls.depth = 0;
+        obs_guard_leave(&guard);
     }
     free(w->by_name);
     w->by_name = NULL;

@@ -148,6 +148,7 @@ uint32_t obs_kernel_name_intern(const char *mangled)
     pthread_mutex_lock(&names_lock);
     id = intern_locked(mangled, demangled);
     pthread_mutex_unlock(&names_lock);
+    OBS_DEBUG_LOG(RECORD, 3, "kernel name id=%u %s", id, mangled);
     return id;
 }
 

@@ -18,7 +18,7 @@ static void pause_a_little(unsigned spins)
     if (spins < 64) {
         sched_yield();
     } else {
-        struct timespec ts = {0, 100000}; /* 0.1 ms */
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000}; /* 0.1 ms */
         nanosleep(&ts, NULL);
     }
 }

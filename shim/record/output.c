@@ -262,6 +262,8 @@ bool obs_output_ensure_open_locked(void)
     obs_out.status = OBS_OUTPUT_OPEN;
     if (on_open != NULL)
         on_open();
+    OBS_DEBUG_LOG(OUTPUT, 1, "created %s%s (O_EXCL%s), descriptor %d", obs_out.prefix, OBS_TRACE_SUFFIX,
+                  renamed ? ", name taken: numbered" : "", fd);
     return true;
 }
 
@@ -376,6 +378,9 @@ void obs_output_postprocess(void)
         return;
     }
     err[0] = '\0';
+    OBS_DEBUG_LOG(OUTPUT, 1, "exit: reading %s back for the %s%s", obs_path,
+                  obs_cfg.trace_export != OBS_TRACE_NONE ? "timeline " : "",
+                  obs_cfg.trace_export != OBS_TRACE_NONE ? timeline_path : "summary only");
     {
         struct obs_write_guard g; /* the timeline past a file size limit, the summary to a closed pipe: they fail */
         obs_write_guard_begin(&g);

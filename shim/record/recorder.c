@@ -58,7 +58,7 @@ bool obs_call_begin_slow(struct obs_hooked_call *c)
 {
     struct obs_tls *t = &obs_tls;
 
-    if (t->depth != 0)
+    if (obs_guard_held())
         return false; /* nested inside another hooked call: its caller records */
     if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING)
         return false;
@@ -163,6 +163,9 @@ static uint64_t flush_locked(struct obs_tbuf *b, bool owner, bool from_signal)
 
     if (obs_output_ensure_open_locked()) {
         obs_kernel_names_write_pending_locked(from_signal);
+        if (!from_signal && used > b->flushed) /* formatting is not for signal handlers */
+            OBS_DEBUG_LOG(OUTPUT, 3, "thread %u: a chunk of %u records, indexes %llu..", b->tid, used - b->flushed,
+                          (unsigned long long)(b->first_index + b->flushed));
         if (used > b->flushed &&
             obs_output_write_records_locked(b->tid, b->first_index + b->flushed, &b->recs[b->flushed],
                                             used - b->flushed) != 0) {
@@ -202,9 +205,12 @@ static uint64_t flush_locked(struct obs_tbuf *b, bool owner, bool from_signal)
 static void flush_full_buffer(struct obs_tbuf *b)
 {
     uint64_t t0 = obs_now_ns();
+    uint32_t used = atomic_load_explicit(&b->used, memory_order_relaxed);
     obs_out_lock_acquire(&obs_out.lock, b->tid);
     flush_locked(b, true, false);
     obs_out_lock_release(&obs_out.lock);
+    OBS_DEBUG_LOG(RECORD, 3, "thread %u: buffer full, %u records written in %llu ns", b->tid, used,
+                  (unsigned long long)(obs_now_ns() - t0));
     atomic_store_explicit(&b->flush_ns,
                           atomic_load_explicit(&b->flush_ns, memory_order_relaxed) + (obs_now_ns() - t0),
                           memory_order_relaxed);
@@ -262,6 +268,8 @@ static struct obs_tbuf *thread_attach(struct obs_tls *t)
     if (thread_key_ready)
         pthread_setspecific(thread_key, b);
     t->buf = b;
+    OBS_DEBUG_LOG(RECORD, 2, "thread %u: buffer of %u records (%zu bytes) mapped, first index %llu", b->tid, capacity,
+                  bytes, (unsigned long long)b->first_index);
     return b;
 }
 
@@ -288,18 +296,20 @@ static void thread_detach(void *arg)
     if (hook != NULL)
         hook(); /* GPU time: its GPU_SPAN records go into b, written below */
     obs_out_lock_acquire(&obs_out.lock, b->tid);
-    if (t->depth != 0) {
+    if (obs_guard_held()) {
         /* The thread ends inside a recorded call (cancelled in it, or
          * pthread_exit from a callback): made, never returned, not stored. */
         uint64_t now = obs_now_ns();
         count_lost(b, OBS_LOST_UNFINISHED, 1, now, now);
-        t->depth = 0;
+        obs_guard_drop();
     }
     flush_locked(b, true, false);
     registry_remove_locked(b);
     t->next_index = b->first_index; /* should the thread record again */
     t->buf = NULL;
     obs_out_lock_release(&obs_out.lock);
+    OBS_DEBUG_LOG(RECORD, 2, "thread %u exits: its buffer written and unmapped, %llu records in all", b->tid,
+                  (unsigned long long)t->next_index);
     munmap(b, b->map_bytes);
     errno = saved_errno;
 }

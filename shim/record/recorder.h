@@ -8,9 +8,9 @@
  * a thread, a full buffer, a failed write) is in recorder.c.
  *
  * Per-thread state is split in two: struct obs_tls (tiny, initial-exec TLS:
- * re-entry depth, sample counter, the buffer pointer) and struct obs_tbuf
- * (mmap'ed: the records plus what other threads read when they flush at
- * exit). Buffers are in a registry so that exit and signal paths can flush
+ * re-entry depth (the guard, obs_guard_enter), sample counter, the buffer
+ * pointer) and struct obs_tbuf (mmap'ed: the records plus what other
+ * threads read when they flush at exit). Buffers are in a registry so that exit and signal paths can flush
  * every thread's records; a pthread key destructor flushes a thread's buffer
  * when the thread exits.
  *
@@ -83,12 +83,61 @@ struct obs_tls {
 };
 extern __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec")));
 
+/* The re-entry guard. While a thread holds it, the hooked calls it makes
+ * pass straight through (obs_call_begin says no): the shim's own work
+ * around an application's call, at start-up and at exit is never recorded,
+ * and a runtime call made inside a recorded one is recorded once. It
+ * carries the application's errno: obs_guard_leave puts back the value
+ * obs_guard_enter saw, or the one obs_guard_keep_errno took (what the real
+ * call left). Guards nest. Only these functions write obs_tls.depth. */
+struct obs_guard {
+    int errno_value; /* what errno is to be when the shim returns to the app */
+};
+
+static inline void obs_guard_enter(struct obs_guard *g)
+{
+    g->errno_value = errno;
+    obs_tls.depth++;
+}
+
+static inline void obs_guard_leave(const struct obs_guard *g)
+{
+    obs_tls.depth--;
+    errno = g->errno_value;
+}
+
+/* errno as it is now (the real call's) is what the app gets back. */
+static inline void obs_guard_keep_errno(struct obs_guard *g)
+{
+    g->errno_value = errno;
+}
+
+/* errno back to the carried value (before the real call; after work done
+ * past obs_guard_leave). */
+static inline void obs_guard_restore_errno(const struct obs_guard *g)
+{
+    errno = g->errno_value;
+}
+
+/* True inside a hooked call or the shim's own work on this thread. */
+static inline bool obs_guard_held(void)
+{
+    return obs_tls.depth != 0;
+}
+
+/* A thread that ends inside a recorded call (cancelled in it) never leaves
+ * the guard: its exit path drops it. */
+static inline void obs_guard_drop(void)
+{
+    obs_tls.depth = 0;
+}
+
 /* A call being recorded: the record is described (on the stack) before
- * the real call and stored after it. */
+ * the real call and stored after it, under the guard. */
 struct obs_hooked_call {
     struct obs_rec_call rec;
     uint64_t t_entry;  /* sampled calls: wrapper entry time */
-    int saved_errno;
+    struct obs_guard guard;
     bool sampled;
 };
 
@@ -99,8 +148,7 @@ void obs_call_sample(struct obs_hooked_call *c, uint64_t t_end);
 
 static inline void obs_call_setup(struct obs_hooked_call *c, struct obs_tls *t)
 {
-    c->saved_errno = errno;
-    t->depth = 1;
+    obs_guard_enter(&c->guard);
     c->sampled = (++t->call_counter % OBS_SAMPLE_PERIOD) == 2; /* the 2nd call, then every period */
     if (c->sampled)
         c->t_entry = obs_now_ns();
@@ -114,7 +162,7 @@ static inline bool obs_call_begin(struct obs_hooked_call *c)
 {
     struct obs_tls *t = &obs_tls;
     if (obs_unlikely(atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING) ||
-        obs_unlikely(t->depth != 0))
+        obs_unlikely(obs_guard_held()))
         return obs_call_begin_slow(c);
     obs_call_setup(c, t);
     return true;
@@ -126,7 +174,7 @@ static inline void obs_call_started(struct obs_hooked_call *c, uint16_t api)
 {
     c->rec.type = OBS_REC_CALL;
     c->rec.api = api;
-    errno = c->saved_errno;
+    obs_guard_restore_errno(&c->guard);
     if (obs_unlikely(obs_tls.t_slow != 0)) {
         c->rec.t_begin = obs_tls.t_slow;
         obs_tls.t_slow = 0;
@@ -173,9 +221,9 @@ static inline bool obs_tbuf_append(struct obs_tbuf *b, const struct obs_rec_call
 static inline void obs_call_finish_at(struct obs_hooked_call *c, int32_t status, uint64_t t_end)
 {
     uint64_t dur = t_end - c->rec.t_begin;
-    int real_errno = errno;
     struct obs_tls *t = &obs_tls;
 
+    obs_guard_keep_errno(&c->guard);
     c->rec.status = status;
     if (obs_unlikely(dur > UINT32_MAX)) {
         c->rec.flags |= OBS_CALL_DUR_US;
@@ -186,8 +234,7 @@ static inline void obs_call_finish_at(struct obs_hooked_call *c, int32_t status,
         obs_call_store_slow(c);
     if (obs_unlikely(c->sampled))
         obs_call_sample(c, t_end);
-    t->depth = 0;
-    errno = real_errno;
+    obs_guard_leave(&c->guard);
 }
 
 /* Just after the real call: end time, status, store. errno stays as the

@@ -33,6 +33,12 @@ uint32_t obs_stream_id_slow(uintptr_t handle, uint16_t device)
         atomic_store(&saturated, true);
     }
     pthread_mutex_unlock(&streams_lock);
+    if (is_new)
+        OBS_DEBUG_LOG(RECORD, 2, "stream id=%llu handle=%#llx device=%u", (unsigned long long)id,
+                      (unsigned long long)handle, (unsigned)device);
+    else if (id == 0)
+        OBS_DEBUG_LOG(RECORD, 1, "stream handle=%#llx: the stream table is full; recorded as stream 0",
+                      (unsigned long long)handle);
     if (is_new) {
         memset(&r, 0, sizeof r);
         r.stream.type = OBS_REC_STREAM;

@@ -21,7 +21,13 @@ static _Atomic(void *) cuda_fns[OBS_REAL_CUDA_COUNT];
 static atomic_int cuda_warned[OBS_REAL_CUDA_COUNT];
 
 OBS_HIDDEN struct obs_real_table obs_real_cuda = {
-    "CUDA runtime", cuda_sonames, cuda_names, cuda_fns, cuda_warned, OBS_REAL_CUDA_COUNT, NULL,
+    .library = "CUDA runtime",
+    .sonames = cuda_sonames,
+    .names = cuda_names,
+    .fns = cuda_fns,
+    .warned = cuda_warned,
+    .count = OBS_REAL_CUDA_COUNT,
+    .symbols = NULL,
 };
 
 static const char *const hip_sonames[] = {"libamdhip64.so.5", "libamdhip64.so.6", NULL};
@@ -39,7 +45,13 @@ static _Atomic(void *) hip_fns[OBS_REAL_HIP_COUNT];
 static atomic_int hip_warned[OBS_REAL_HIP_COUNT];
 
 OBS_HIDDEN struct obs_real_table obs_real_hip = {
-    "HIP runtime", hip_sonames, hip_names, hip_fns, hip_warned, OBS_REAL_HIP_COUNT, hip_symbols,
+    .library = "HIP runtime",
+    .sonames = hip_sonames,
+    .names = hip_names,
+    .fns = hip_fns,
+    .warned = hip_warned,
+    .count = OBS_REAL_HIP_COUNT,
+    .symbols = hip_symbols,
 };
 
 static const char *const cudrv_sonames[] = {"libcuda.so.1", NULL};
@@ -52,7 +64,13 @@ static _Atomic(void *) cudrv_fns[OBS_REAL_CUDRV_COUNT];
 static atomic_int cudrv_warned[OBS_REAL_CUDRV_COUNT];
 
 OBS_HIDDEN struct obs_real_table obs_real_cudrv = {
-    "CUDA driver", cudrv_sonames, cudrv_names, cudrv_fns, cudrv_warned, OBS_REAL_CUDRV_COUNT, NULL,
+    .library = "CUDA driver",
+    .sonames = cudrv_sonames,
+    .names = cudrv_names,
+    .fns = cudrv_fns,
+    .warned = cudrv_warned,
+    .count = OBS_REAL_CUDRV_COUNT,
+    .symbols = NULL,
 };
 
 /* Every table, for the one-time resolver. */
@@ -88,13 +106,18 @@ static void *lookup_symbol(const struct obs_real_table *t, unsigned index)
 
 static void resolve_table(struct obs_real_table *t)
 {
-    unsigned i;
-    for (i = 0; i < t->count; i++)
+    unsigned i, found = 0;
+    for (i = 0; i < t->count; i++) {
         if (atomic_load_explicit(&t->fns[i], memory_order_relaxed) == NULL) {
             void *fn = lookup_symbol(t, i);
             if (fn != NULL)
                 atomic_store_explicit(&t->fns[i], fn, memory_order_release);
         }
+        found += atomic_load_explicit(&t->fns[i], memory_order_relaxed) != NULL;
+        OBS_DEBUG_LOG(INTERCEPT, 3, "real %s %s: %p", t->library, symbol_of(t, i),
+                      atomic_load_explicit(&t->fns[i], memory_order_relaxed));
+    }
+    OBS_DEBUG_LOG(INTERCEPT, 1, "resolved the %s: %u of %u hooked entry points found", t->library, found, t->count);
 }
 
 static void resolve_every_table(void)
@@ -118,8 +141,11 @@ void *obs_real_resolve(struct obs_real_table *t, unsigned index)
     if (fn == NULL) {
         /* Loaded since? (dlopen after start-up.) Only missing symbols pay this. */
         fn = lookup_symbol(t, index);
-        if (fn != NULL)
+        if (fn != NULL) {
             atomic_store_explicit(&t->fns[index], fn, memory_order_release);
+            OBS_DEBUG_LOG(INTERCEPT, 1, "resolved %s %s late (loaded after start-up): %p", t->library,
+                          symbol_of(t, index), fn);
+        }
     }
     errno = saved_errno;
     return fn;

@@ -83,13 +83,16 @@ static size_t find_u32(const uint32_t *v, size_t n, uint32_t x)
     return lo;
 }
 
-/* rstep[] of a PREFILL range (a PREFILL range has no step). */
+/* A range's step for the spans of TTFT and tokens/s: a PREFILL range has
+ * none of its own. */
 #define PREFILL_MARK (UINT32_MAX - 1)
 
 /* [begin, end) span accumulator. */
 struct span {
     uint64_t b, e;
 };
+
+static const struct span span_empty = {.b = UINT64_MAX, .e = 0};
 
 static void span_add(struct span *s, uint64_t b, uint64_t e)
 {
@@ -141,282 +144,368 @@ void obs_phase_stats_free(struct obs_phase_stats *s)
     memset(s, 0, sizeof *s);
 }
 
-int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s)
+/* ---- the work of obs_phase_stats_compute ---------------------------------------- */
+
+/* Per range (index into t->phases): where the calls it labels count. */
+struct range_acc {
+    uint32_t gen;     /* index into phase_work.gens */
+    uint32_t key;     /* index into phase_work.keys */
+    uint32_t cell;    /* index into phase_work.cells */
+    uint32_t step;    /* obs_phase_step, or PREFILL_MARK for a PREFILL range */
+    uint64_t calls;   /* calls it labels itself */
+    struct span span; /* of those calls, in the time base */
+};
+
+/* Per generation: what TTFT and tokens/s are made of (see the section
+ * "TTFT and tokens/s" below). */
+struct gen_acc {
+    struct span prefill, first_decode, steady; /* in the time base */
+    /* Host mode: the first PREFILL call's begin, the end of the last
+     * delimiter of step 0 and of the steps after it (0: none). */
+    uint64_t prefill_begin, step0_end, steady_end;
+    /* Graph nodes replayed in the decode outside any step (a captured
+     * steady loop), and kernels launched in its DECODE/STEP_0. */
+    uint64_t graph_nodes, step0_kernels;
+};
+
+/* Generations and phase keys are numbered by sorted unique value; a
+ * damaged trace can have as many generations and phases as ranges, so
+ * the (generation, phase) pairs that occur are kept sorted (cells), never
+ * a generations x phases matrix. */
+struct phase_work {
+    const struct obs_trace *t;
+    size_t ngen, nkey, ncell;
+    uint64_t *gens;      /* (thread index << 32 | generation): generations are per thread */
+    uint32_t *keys;      /* phase ids */
+    uint64_t *cells;     /* generation index << 32 | key index */
+    uint64_t *key_first; /* per key: its first call's index, UINT64_MAX none */
+    struct range_acc *ranges;
+    struct gen_acc *gen;
+    size_t *order;       /* the keys of the phase rows, in order of first call */
+    uint32_t *rank;      /* per key: its row in order, UINT32_MAX none */
+};
+
+static void work_free(struct phase_work *w)
 {
-    size_t nr = t->nphases, i, ngen, nkey, best_n = 0;
-    uint64_t *gens = NULL; /* (thread index << 32 | generation): generations are per thread */
-    uint64_t *wall = NULL; /* host mode, per generation x 3: first PREFILL call's begin, end of the
-                              last delimiter of step 0, of the steps after it */
-    uint32_t *keys = NULL, *rgen = NULL, *rkey = NULL, *rstep = NULL; /* rstep: step, or PREFILL_MARK */
-    uint64_t *key_first = NULL, *steps = NULL;
-    /* The (generation, phase) pairs that occur, sorted (generation index
-     * << 32 | key index), and each range's: a damaged trace can have as
-     * many generations and phases as ranges, so no generations x phases
-     * matrix. */
-    uint64_t *cells = NULL;
-    uint32_t *rcell = NULL;
-    size_t ncell;
-    struct span *rspan = NULL, *gspan = NULL; /* per range; per generation x 3 (prefill, first, steady) */
-    uint64_t *rcalls = NULL;
-    /* Per generation: graph nodes replayed in the decode outside any step
-     * (a captured steady loop), and kernels launched in its DECODE/STEP_0. */
-    uint64_t *graph_nodes = NULL, *step0_kernels = NULL;
-    int rc = -1;
+    free(w->gens);
+    free(w->keys);
+    free(w->cells);
+    free(w->key_first);
+    free(w->ranges);
+    free(w->gen);
+    free(w->order);
+    free(w->rank);
+}
 
-    memset(s, 0, sizeof *s);
-    s->gpu_time = t->ngpu > 0;
-    s->time_base = s->gpu_time ? "gpu" : "host";
-    for (i = 0; i < t->ncalls; i++)
-        if (t->calls[i].phase == OBS_NONE)
-            s->unlabelled_calls++;
-    s->labelled_calls = t->ncalls - s->unlabelled_calls;
-    if (nr == 0 || s->labelled_calls == 0)
-        return 0;
+static uint64_t range_gen_id(const struct obs_phase *p)
+{
+    return (uint64_t)p->thread << 32 | p->generation;
+}
 
-    /* Generations and phase keys (phase ids) of the ranges, sorted unique. */
-    gens = malloc(nr * sizeof *gens);
-    keys = malloc(nr * sizeof *keys);
-    rgen = malloc(nr * sizeof *rgen);
-    rkey = malloc(nr * sizeof *rkey);
-    rspan = malloc(nr * sizeof *rspan);
-    rcalls = calloc(nr, sizeof *rcalls);
-    rstep = malloc(nr * sizeof *rstep);
-    cells = malloc(nr * sizeof *cells);
-    rcell = malloc(nr * sizeof *rcell);
-    if (!gens || !keys || !rgen || !rkey || !rspan || !rcalls || !rstep || !cells || !rcell)
-        goto out;
+/* Number the generations, phase keys and cells; each range's indexes. */
+static int index_ranges(struct phase_work *w)
+{
+    const struct obs_trace *t = w->t;
+    size_t nr = t->nphases, i;
+    w->gens = malloc(nr * sizeof *w->gens);
+    w->keys = malloc(nr * sizeof *w->keys);
+    w->cells = malloc(nr * sizeof *w->cells);
+    w->ranges = malloc(nr * sizeof *w->ranges);
+    if (!w->gens || !w->keys || !w->cells || !w->ranges)
+        return -1;
     for (i = 0; i < nr; i++) {
-        gens[i] = (uint64_t)t->phases[i].thread << 32 | t->phases[i].generation;
-        keys[i] = t->phases[i].phase_id;
-        rspan[i].b = UINT64_MAX;
-        rspan[i].e = 0;
+        w->gens[i] = range_gen_id(&t->phases[i]);
+        w->keys[i] = t->phases[i].phase_id;
     }
-    ngen = unique_u64(gens, nr);
-    nkey = unique_u32(keys, nr);
+    w->ngen = unique_u64(w->gens, nr);
+    w->nkey = unique_u32(w->keys, nr);
     for (i = 0; i < nr; i++) {
-        rgen[i] = (uint32_t)find_u64(gens, ngen, (uint64_t)t->phases[i].thread << 32 | t->phases[i].generation);
-        rkey[i] = (uint32_t)find_u32(keys, nkey, t->phases[i].phase_id);
-        rstep[i] = strcmp(t->phases[i].phase, "PREFILL") == 0 ? PREFILL_MARK : obs_phase_step(t, (uint32_t)i);
-        cells[i] = (uint64_t)rgen[i] << 32 | rkey[i];
+        struct range_acc *r = &w->ranges[i];
+        r->gen = (uint32_t)find_u64(w->gens, w->ngen, range_gen_id(&t->phases[i]));
+        r->key = (uint32_t)find_u32(w->keys, w->nkey, t->phases[i].phase_id);
+        r->step = strcmp(t->phases[i].phase, "PREFILL") == 0 ? PREFILL_MARK : obs_phase_step(t, (uint32_t)i);
+        r->calls = 0;
+        r->span = span_empty;
+        w->cells[i] = (uint64_t)r->gen << 32 | r->key;
     }
-    ncell = unique_u64(cells, nr);
+    w->ncell = unique_u64(w->cells, nr);
     for (i = 0; i < nr; i++)
-        rcell[i] = (uint32_t)find_u64(cells, ncell, (uint64_t)rgen[i] << 32 | rkey[i]);
-    key_first = malloc(nkey * sizeof *key_first);
-    gspan = malloc(ngen * 3 * sizeof *gspan);
-    graph_nodes = calloc(ngen, sizeof *graph_nodes);
-    step0_kernels = calloc(ngen, sizeof *step0_kernels);
-    wall = calloc(ngen * 3, sizeof *wall);
-    s->phases = calloc(nkey, sizeof *s->phases);
-    s->by_gen = calloc(ncell, sizeof *s->by_gen);
-    s->gens = calloc(ngen, sizeof *s->gens);
-    if (!key_first || !gspan || !graph_nodes || !step0_kernels || !wall || !s->phases || !s->by_gen || !s->gens)
-        goto out;
-    for (i = 0; i < nkey; i++)
-        key_first[i] = UINT64_MAX;
-    for (i = 0; i < ngen * 3; i++) {
-        gspan[i].b = UINT64_MAX;
-        gspan[i].e = 0;
-    }
+        w->ranges[i].cell = (uint32_t)find_u64(w->cells, w->ncell, (uint64_t)w->ranges[i].gen << 32 | w->ranges[i].key);
+    return 0;
+}
 
-    /* One pass over the calls. */
-    for (i = 0; i < t->ncalls; i++) {
-        const struct obs_call *c = &t->calls[i];
-        uint32_t r = c->phase, g, k, step;
-        const struct obs_gpu_time *gt;
-        uint64_t b, e;
-        int timed;
-        if (r == OBS_NONE)
-            continue;
-        g = rgen[r];
-        k = rkey[r];
-        if (key_first[k] == UINT64_MAX)
-            key_first[k] = i;
-        count_call(&s->by_gen[rcell[r]], c);
-        count_call(&s->phases[k], c);
-        rcalls[r]++;
-        step = rstep[r];
-        if (step == 0 && c->kind == OBS_KIND_KERNEL)
-            step0_kernels[g]++;
-        /* A graph launch in the decode outside any step replays steps. */
-        if (step == UINT32_MAX && c->kind == OBS_KIND_GRAPH)
-            graph_nodes[g] += c->u.bytes;
-        if (!s->gpu_time) {
-            uint64_t *w = &wall[(size_t)g * 3];
-            if (step == PREFILL_MARK && (w[0] == 0 || c->host_begin < w[0]))
-                w[0] = c->host_begin;
-            else if (step != PREFILL_MARK && host_delimiter(c) && c->host_end > w[step == 0 ? 1 : 2])
-                w[step == 0 ? 1 : 2] = c->host_end;
-        }
-        gt = obs_call_gpu(t, c);
-        timed = s->gpu_time ? gt != NULL : 1;
-        if (!timed)
-            continue;
-        b = s->gpu_time ? gt->begin : c->host_begin;
-        e = s->gpu_time ? gt->end : c->host_end;
-        span_add(&rspan[r], b, e);
-        if (step == PREFILL_MARK)
-            span_add(&gspan[(size_t)g * 3], b, e);
-        else if (step == 0)
-            span_add(&gspan[(size_t)g * 3 + 1], b, e);
-        else if (step != UINT32_MAX || c->kind == OBS_KIND_GRAPH)
-            span_add(&gspan[(size_t)g * 3 + 2], b, e);
+/* The accumulators and the tables of s, sized by the numbering. */
+static int alloc_accumulators(struct phase_work *w, struct obs_phase_stats *s)
+{
+    size_t i;
+    w->key_first = malloc(w->nkey * sizeof *w->key_first);
+    w->gen = malloc(w->ngen * sizeof *w->gen);
+    s->phases = calloc(w->nkey, sizeof *s->phases);
+    s->by_gen = calloc(w->ncell, sizeof *s->by_gen);
+    s->gens = calloc(w->ngen, sizeof *s->gens);
+    if (!w->key_first || !w->gen || !s->phases || !s->by_gen || !s->gens)
+        return -1;
+    for (i = 0; i < w->nkey; i++)
+        w->key_first[i] = UINT64_MAX;
+    for (i = 0; i < w->ngen; i++) {
+        struct gen_acc *g = &w->gen[i];
+        memset(g, 0, sizeof *g);
+        g->prefill = g->first_decode = g->steady = span_empty;
     }
+    return 0;
+}
 
-    /* Times: per range spans summed into their phase (per generation, all). */
-    for (i = 0; i < nr; i++) {
-        struct obs_phase_row *row = &s->by_gen[rcell[i]];
-        if (rcalls[i] == 0)
+/* ---- TTFT and tokens/s: the definitions (trace_phases.h) ------------------------ */
+
+/* Host mode: the marks of a stopwatch around the loop. */
+static void add_wall_marks(struct gen_acc *g, uint32_t step, const struct obs_call *c)
+{
+    uint64_t *mark = step == 0 ? &g->step0_end : &g->steady_end;
+    if (step == PREFILL_MARK && (g->prefill_begin == 0 || c->host_begin < g->prefill_begin))
+        g->prefill_begin = c->host_begin;
+    else if (step != PREFILL_MARK && host_delimiter(c) && c->host_end > *mark)
+        *mark = c->host_end;
+}
+
+/* The span a timed call [b, e) adds to: PREFILL, step 0, the steps after
+ * it (and graph launches in the decode outside any step: replayed steps). */
+static void add_generation_span(struct gen_acc *g, uint32_t step, const struct obs_call *c, uint64_t b, uint64_t e)
+{
+    if (step == PREFILL_MARK)
+        span_add(&g->prefill, b, e);
+    else if (step == 0)
+        span_add(&g->first_decode, b, e);
+    else if (step != UINT32_MAX || c->kind == OBS_KIND_GRAPH)
+        span_add(&g->steady, b, e);
+}
+
+static void generation_spans(struct obs_generation_row *gr, const struct gen_acc *g)
+{
+    gr->has_prefill = span_set(&g->prefill);
+    gr->has_first_decode = span_set(&g->first_decode);
+    gr->has_steady = span_set(&g->steady);
+    gr->prefill_ns = span_len(&g->prefill);
+    gr->first_decode_ns = span_len(&g->first_decode);
+    gr->steady_ns = span_len(&g->steady);
+}
+
+/* GPU time: the sum of the spans. */
+static void generation_rates_gpu(struct obs_generation_row *gr)
+{
+    gr->ttft_defined = gr->has_prefill && gr->has_first_decode;
+    gr->ttft_ms = gr->ttft_defined ? (double)(gr->prefill_ns + gr->first_decode_ns) / 1e6 : 0.0;
+    gr->tokens_defined = gr->decode_steps >= 2 && gr->has_steady && gr->steady_ns > 0;
+    gr->tokens_per_s = gr->tokens_defined ? (double)(gr->decode_steps - 1) * 1e9 / (double)gr->steady_ns : 0.0;
+}
+
+/* Host wall-clock: what a stopwatch around the loop reads. The launches
+ * are asynchronous, so only a delimiter (a sync, a token read) marks where
+ * the device's work ended. Returns 1 when no delimiter bounds its steps. */
+static int generation_rates_host(struct obs_generation_row *gr, const struct gen_acc *g)
+{
+    gr->ttft_defined = gr->has_prefill && g->step0_end > g->prefill_begin;
+    gr->ttft_ms = gr->ttft_defined ? (double)(g->step0_end - g->prefill_begin) / 1e6 : 0.0;
+    gr->tokens_defined = gr->decode_steps >= 2 && g->step0_end > 0 && g->steady_end > g->step0_end;
+    gr->tokens_per_s =
+        gr->tokens_defined ? (double)(gr->decode_steps - 1) * 1e9 / (double)(g->steady_end - g->step0_end) : 0.0;
+    return (gr->has_first_decode && g->step0_end == 0) || (gr->decode_steps >= 2 && g->steady_end == 0);
+}
+
+/* ---- the steps of obs_phase_stats_compute ---------------------------------------- */
+
+/* One labelled call: its counts, its range's span, its generation's marks. */
+static void add_call(struct phase_work *w, struct obs_phase_stats *s, size_t i)
+{
+    const struct obs_call *c = &w->t->calls[i];
+    struct range_acc *r = &w->ranges[c->phase];
+    struct gen_acc *g = &w->gen[r->gen];
+    const struct obs_gpu_time *gt;
+    uint64_t b, e;
+
+    if (w->key_first[r->key] == UINT64_MAX)
+        w->key_first[r->key] = i;
+    count_call(&s->by_gen[r->cell], c);
+    count_call(&s->phases[r->key], c);
+    r->calls++;
+    if (r->step == 0 && c->kind == OBS_KIND_KERNEL)
+        g->step0_kernels++;
+    /* A graph launch in the decode outside any step replays steps. */
+    if (r->step == UINT32_MAX && c->kind == OBS_KIND_GRAPH)
+        g->graph_nodes += c->u.bytes;
+    if (!s->gpu_time)
+        add_wall_marks(g, r->step, c);
+    gt = obs_call_gpu(w->t, c);
+    if (s->gpu_time && gt == NULL) /* untimed in the GPU time base */
+        return;
+    b = s->gpu_time ? gt->begin : c->host_begin;
+    e = s->gpu_time ? gt->end : c->host_end;
+    span_add(&r->span, b, e);
+    add_generation_span(g, r->step, c, b, e);
+}
+
+/* Times: per range spans summed into their phase (per generation, all). */
+static void sum_range_times(struct phase_work *w, struct obs_phase_stats *s)
+{
+    size_t i;
+    for (i = 0; i < w->t->nphases; i++) {
+        const struct range_acc *r = &w->ranges[i];
+        struct obs_phase_row *row = &s->by_gen[r->cell], *all = &s->phases[r->key];
+        if (r->calls == 0)
             continue;
         row->ranges++;
-        s->phases[rkey[i]].ranges++;
-        if (span_set(&rspan[i])) {
-            row->time_ns += span_len(&rspan[i]);
+        all->ranges++;
+        if (span_set(&r->span)) {
+            row->time_ns += span_len(&r->span);
             row->timed = 1;
-            s->phases[rkey[i]].time_ns += span_len(&rspan[i]);
-            s->phases[rkey[i]].timed = 1;
+            all->time_ns += span_len(&r->span);
+            all->timed = 1;
         }
     }
+}
 
-    /* Decode steps per generation: distinct (generation, step) of the ranges that label calls. */
-    steps = malloc(nr * sizeof *steps);
+/* Decode steps per generation: distinct (generation, step) of the ranges
+ * that label calls, plus the steps replayed from graphs. */
+static int count_decode_steps(struct phase_work *w, struct obs_phase_stats *s)
+{
+    const struct obs_trace *t = w->t;
+    uint64_t *steps = malloc(t->nphases * sizeof *steps);
+    size_t n = 0, i;
     if (steps == NULL)
+        return -1;
+    for (i = 0; i < t->nphases; i++) {
+        uint32_t step = obs_phase_step(t, (uint32_t)i);
+        if (w->ranges[i].calls && step != UINT32_MAX)
+            steps[n++] = (uint64_t)w->ranges[i].gen << 32 | step;
+    }
+    qsort(steps, n, sizeof *steps, cmp_u64);
+    for (i = 0; i < n; i++)
+        if (i == 0 || steps[i] != steps[i - 1])
+            s->gens[steps[i] >> 32].decode_steps++;
+    free(steps);
+    /* Steps replayed from graphs: their nodes over the kernels of one
+     * step, as DECODE/STEP_0 of the same generation launched them. */
+    for (i = 0; i < w->ngen; i++)
+        if (w->gen[i].graph_nodes > 0 && w->gen[i].step0_kernels > 0)
+            s->gens[i].decode_steps += (uint32_t)(w->gen[i].graph_nodes / w->gen[i].step0_kernels);
+    return 0;
+}
+
+/* The phase rows in order of first call, each named by its first range
+ * (w->order, w->rank). key_first values are distinct call indexes (a call
+ * has one phase), so sorting them sorts the keys. */
+static int order_phase_rows(struct phase_work *w, struct obs_phase_stats *s)
+{
+    const struct obs_trace *t = w->t;
+    size_t nkey = w->nkey, n = 0, a;
+    uint64_t *first = malloc((nkey ? nkey : 1) * sizeof *first);
+    uint32_t *name_of = malloc((nkey ? nkey : 1) * sizeof *name_of);
+    struct obs_phase_row *sorted = NULL;
+    int rc = -1;
+
+    w->order = malloc((nkey ? nkey : 1) * sizeof *w->order);
+    w->rank = malloc((nkey ? nkey : 1) * sizeof *w->rank);
+    if (first == NULL || name_of == NULL || w->order == NULL || w->rank == NULL)
         goto out;
-    {
-        size_t n = 0;
-        for (i = 0; i < nr; i++) {
-            uint32_t step = obs_phase_step(t, (uint32_t)i);
-            if (rcalls[i] && step != UINT32_MAX)
-                steps[n++] = (uint64_t)rgen[i] << 32 | step;
-        }
-        qsort(steps, n, sizeof *steps, cmp_u64);
-        for (i = 0; i < n; i++)
-            if (i == 0 || steps[i] != steps[i - 1])
-                s->gens[steps[i] >> 32].decode_steps++;
-        /* Steps replayed from graphs: their nodes over the kernels of one
-         * step, as DECODE/STEP_0 of the same generation launched them. */
-        for (i = 0; i < ngen; i++)
-            if (graph_nodes[i] > 0 && step0_kernels[i] > 0)
-                s->gens[i].decode_steps += (uint32_t)(graph_nodes[i] / step0_kernels[i]);
+    for (a = 0; a < nkey; a++) {
+        s->phases[a].phase_id = w->keys[a];
+        s->phases[a].generation = OBS_ALL_GENERATIONS;
+        w->rank[a] = UINT32_MAX;
+        name_of[a] = UINT32_MAX;
+        if (w->key_first[a] != UINT64_MAX)
+            first[n++] = w->key_first[a];
     }
+    qsort(first, n, sizeof *first, cmp_u64);
+    for (a = 0; a < n; a++) {
+        w->order[a] = w->ranges[t->calls[first[a]].phase].key;
+        w->rank[w->order[a]] = (uint32_t)a;
+    }
+    for (a = 0; a < t->nphases; a++) /* a phase's name: that of its first range */
+        if (name_of[w->ranges[a].key] == UINT32_MAX)
+            name_of[w->ranges[a].key] = (uint32_t)a;
+    sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (sorted == NULL)
+        goto out;
+    for (a = 0; a < n; a++) {
+        sorted[a] = s->phases[w->order[a]];
+        sorted[a].phase = t->phases[name_of[w->order[a]]].phase;
+    }
+    free(s->phases);
+    s->phases = sorted;
+    s->nphases = n;
+    rc = 0;
+out:
+    free(first);
+    free(name_of);
+    return rc;
+}
 
-    /* Rows: phases in order of first call; generations ascending. */
-    for (i = 0; i < nkey; i++) {
-        s->phases[i].phase_id = keys[i];
-        s->phases[i].generation = OBS_ALL_GENERATIONS;
+/* The per-generation rows: generations ascending, then phases in the
+ * order of the phase rows; each generation's totals. */
+static int gather_generation_rows(struct phase_work *w, struct obs_phase_stats *s)
+{
+    const struct obs_trace *t = w->t;
+    uint64_t *sk = malloc((w->ncell ? w->ncell : 1) * sizeof *sk);
+    struct obs_phase_row *rows = NULL;
+    size_t i, j = 0;
+    if (sk == NULL)
+        return -1;
+    for (i = 0; i < w->ncell; i++) {
+        uint32_t k = (uint32_t)(w->cells[i] & 0xffffffffu);
+        if (w->rank[k] != UINT32_MAX && s->by_gen[i].calls > 0)
+            sk[j++] = (w->cells[i] >> 32) << 32 | w->rank[k];
     }
-    {
-        /* Keys in order of first call: key_first values are distinct call
-         * indexes (a call has one phase), so sorting them sorts the keys. */
-        size_t *order = malloc((nkey ? nkey : 1) * sizeof *order), a, n = 0, j;
-        uint64_t *first = malloc((nkey ? nkey : 1) * sizeof *first), *sk = NULL;
-        uint32_t *rank = malloc((nkey ? nkey : 1) * sizeof *rank), *name_of = NULL;
-        struct obs_phase_row *sorted = NULL, *rows = NULL;
-        int ok = 0;
-        name_of = malloc((nkey ? nkey : 1) * sizeof *name_of);
-        sk = malloc((ncell ? ncell : 1) * sizeof *sk);
-        if (order == NULL || first == NULL || rank == NULL || name_of == NULL || sk == NULL)
-            goto rows_out;
-        for (a = 0; a < nkey; a++) {
-            rank[a] = UINT32_MAX;
-            name_of[a] = UINT32_MAX;
-            if (key_first[a] != UINT64_MAX)
-                first[n++] = key_first[a];
-        }
-        qsort(first, n, sizeof *first, cmp_u64);
-        for (a = 0; a < n; a++) {
-            order[a] = rkey[t->calls[first[a]].phase];
-            rank[order[a]] = (uint32_t)a;
-        }
-        for (i = 0; i < nr; i++) /* a phase's name: that of its first range */
-            if (name_of[rkey[i]] == UINT32_MAX)
-                name_of[rkey[i]] = (uint32_t)i;
-        sorted = malloc((n ? n : 1) * sizeof *sorted);
-        if (sorted == NULL)
-            goto rows_out;
-        for (a = 0; a < n; a++) {
-            sorted[a] = s->phases[order[a]];
-            sorted[a].phase = t->phases[name_of[order[a]]].phase;
-        }
-        free(s->phases);
-        s->phases = sorted;
-        s->nphases = n;
-        sorted = NULL;
-        /* Rows: generations ascending, then phases in the order above. */
-        for (i = 0, j = 0; i < ncell; i++) {
-            uint32_t k = (uint32_t)(cells[i] & 0xffffffffu);
-            if (rank[k] != UINT32_MAX && s->by_gen[i].calls > 0)
-                sk[j++] = (cells[i] >> 32) << 32 | rank[k];
-        }
-        qsort(sk, j, sizeof *sk, cmp_u64);
-        rows = malloc((j ? j : 1) * sizeof *rows);
-        if (rows == NULL)
-            goto rows_out;
-        for (a = 0; a < j; a++) {
-            size_t g = (size_t)(sk[a] >> 32), r = (size_t)(sk[a] & 0xffffffffu);
-            struct obs_phase_row *row = &s->by_gen[find_u64(cells, ncell, (uint64_t)g << 32 | order[r])];
-            struct obs_generation_row *gr = &s->gens[g];
-            row->phase = s->phases[r].phase;
-            row->phase_id = keys[order[r]];
-            row->generation = (uint32_t)gens[g];
-            row->thread = t->threads[gens[g] >> 32].tid;
-            gr->calls += row->calls;
-            gr->launches += row->launches;
-            gr->kernels += row->kernels;
-            gr->bytes += row->bytes;
-            rows[s->nby_gen++] = *row;
-        }
-        free(s->by_gen);
-        s->by_gen = rows;
-        ok = 1;
-    rows_out:
-        free(order);
-        free(first);
-        free(rank);
-        free(name_of);
+    qsort(sk, j, sizeof *sk, cmp_u64);
+    rows = malloc((j ? j : 1) * sizeof *rows);
+    if (rows == NULL) {
         free(sk);
-        if (!ok)
-            goto out;
+        return -1;
     }
+    for (i = 0; i < j; i++) {
+        size_t g = (size_t)(sk[i] >> 32), r = (size_t)(sk[i] & 0xffffffffu);
+        struct obs_phase_row *row = &s->by_gen[find_u64(w->cells, w->ncell, (uint64_t)g << 32 | w->order[r])];
+        struct obs_generation_row *gr = &s->gens[g];
+        row->phase = s->phases[r].phase;
+        row->phase_id = w->keys[w->order[r]];
+        row->generation = (uint32_t)w->gens[g];
+        row->thread = t->threads[w->gens[g] >> 32].tid;
+        gr->calls += row->calls;
+        gr->launches += row->launches;
+        gr->kernels += row->kernels;
+        gr->bytes += row->bytes;
+        rows[s->nby_gen++] = *row;
+    }
+    free(sk);
+    free(s->by_gen);
+    s->by_gen = rows;
+    return 0;
+}
 
-    /* Generations: TTFT and tokens/s. */
+/* The generations that have calls, with their TTFT and tokens/s. */
+static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
+{
+    size_t i;
     s->ngens = 0;
-    for (i = 0; i < ngen; i++) {
+    for (i = 0; i < w->ngen; i++) {
         struct obs_generation_row *gr = &s->gens[i];
-        const struct span *sp = &gspan[i * 3];
         if (gr->calls == 0)
             continue;
-        gr->generation = (uint32_t)gens[i];
-        gr->thread = t->threads[gens[i] >> 32].tid;
-        gr->has_prefill = span_set(&sp[0]);
-        gr->has_first_decode = span_set(&sp[1]);
-        gr->has_steady = span_set(&sp[2]);
-        gr->prefill_ns = span_len(&sp[0]);
-        gr->first_decode_ns = span_len(&sp[1]);
-        gr->steady_ns = span_len(&sp[2]);
-        if (s->gpu_time) {
-            gr->ttft_defined = gr->has_prefill && gr->has_first_decode;
-            gr->ttft_ms = gr->ttft_defined ? (double)(gr->prefill_ns + gr->first_decode_ns) / 1e6 : 0.0;
-            gr->tokens_defined = gr->decode_steps >= 2 && gr->has_steady && gr->steady_ns > 0;
-            gr->tokens_per_s =
-                gr->tokens_defined ? (double)(gr->decode_steps - 1) * 1e9 / (double)gr->steady_ns : 0.0;
-        } else {
-            /* Host wall-clock: what a stopwatch around the loop reads. The
-             * launches are asynchronous, so only a delimiter (a sync, a
-             * token read) marks where the device's work ended. */
-            const uint64_t *w = &wall[i * 3];
-            gr->ttft_defined = gr->has_prefill && w[1] > w[0];
-            gr->ttft_ms = gr->ttft_defined ? (double)(w[1] - w[0]) / 1e6 : 0.0;
-            gr->tokens_defined = gr->decode_steps >= 2 && w[1] > 0 && w[2] > w[1];
-            gr->tokens_per_s = gr->tokens_defined ? (double)(gr->decode_steps - 1) * 1e9 / (double)(w[2] - w[1]) : 0.0;
-            if ((gr->has_first_decode && w[1] == 0) || (gr->decode_steps >= 2 && w[2] == 0))
-                s->unbounded_steps++;
-        }
+        gr->generation = (uint32_t)w->gens[i];
+        gr->thread = w->t->threads[w->gens[i] >> 32].tid;
+        generation_spans(gr, &w->gen[i]);
+        if (s->gpu_time)
+            generation_rates_gpu(gr);
+        else if (generation_rates_host(gr, &w->gen[i]))
+            s->unbounded_steps++;
         s->gens[s->ngens++] = *gr;
     }
-    /* Bests: over the generations with at least two decode steps when there
-     * are any (a one-step generation, like the workload's warm-up, has no
-     * steady rate and a lighter prefill), else over all. */
+}
+
+/* Bests: over the generations with at least two decode steps when there
+ * are any (a one-step generation, like the workload's warm-up, has no
+ * steady rate and a lighter prefill), else over all. */
+static void choose_bests(struct obs_phase_stats *s)
+{
+    size_t i, best_n = 0;
     for (i = 0; i < s->ngens; i++)
         if (s->gens[i].decode_steps >= 2)
             best_n++;
@@ -437,23 +526,36 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
             s->best_tokens_generation = gr->generation;
         }
     }
+}
+
+int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s)
+{
+    struct phase_work w = {.t = t};
+    size_t i;
+    int rc = -1;
+
+    memset(s, 0, sizeof *s);
+    s->gpu_time = t->ngpu > 0;
+    s->time_base = s->gpu_time ? "gpu" : "host";
+    for (i = 0; i < t->ncalls; i++)
+        if (t->calls[i].phase == OBS_NONE)
+            s->unlabelled_calls++;
+    s->labelled_calls = t->ncalls - s->unlabelled_calls;
+    if (t->nphases == 0 || s->labelled_calls == 0)
+        return 0;
+    if (index_ranges(&w) != 0 || alloc_accumulators(&w, s) != 0)
+        goto out;
+    for (i = 0; i < t->ncalls; i++) /* the one pass over the calls */
+        if (t->calls[i].phase != OBS_NONE)
+            add_call(&w, s, i);
+    sum_range_times(&w, s);
+    if (count_decode_steps(&w, s) != 0 || order_phase_rows(&w, s) != 0 || gather_generation_rows(&w, s) != 0)
+        goto out;
+    finish_generations(&w, s);
+    choose_bests(s);
     rc = 0;
 out:
-    free(gens);
-    free(wall);
-    free(keys);
-    free(rgen);
-    free(rkey);
-    free(rspan);
-    free(rcalls);
-    free(rstep);
-    free(key_first);
-    free(steps);
-    free(graph_nodes);
-    free(step0_kernels);
-    free(gspan);
-    free(cells);
-    free(rcell);
+    work_free(&w);
     if (rc != 0)
         obs_phase_stats_free(s);
     return rc;

@@ -21,6 +21,7 @@ struct item {
     char name[ITEM_MAX];
     int is_kernel; /* else a copy direction or memset */
     int usable;    /* can be written in a rule */
+    int shared;    /* a kernel PREFILL and a decode phase both label (before the selectors) */
     uint64_t count[NPH], other, openers;
     int phase; /* the phase it goes to, -1 none */
 };
@@ -48,35 +49,6 @@ static int cmp_name(const void *a, const void *b)
 {
     const struct item *x = *(const struct item *const *)a, *y = *(const struct item *const *)b;
     return strcmp(x->name, y->name);
-}
-
-static int starts_with(const char *s, const char *prefix, size_t n)
-{
-    return strncmp(s, prefix, n) == 0;
-}
-
-/* The shortest prefix of it->name ending at '_' that no foreign kernel
- * item starts with (foreign: kernel items other than those of `phase`, or
- * all but `it` itself when phase < 0), as "prefix*"; else the exact name. */
-static void glob_for(const struct item *items, size_t n, const struct item *it, int phase, char *out, size_t len)
-{
-    size_t cut, k;
-    for (cut = 1; it->name[cut - 1]; cut++) {
-        int safe = 1;
-        if (it->name[cut - 1] != '_')
-            continue;
-        for (k = 0; k < n && safe; k++) {
-            const struct item *f = &items[k];
-            int foreign = phase >= 0 ? f->phase != phase : f != it;
-            if (f->is_kernel && foreign && starts_with(f->name, it->name, cut))
-                safe = 0;
-        }
-        if (safe) {
-            snprintf(out, len, "%.*s*", (int)cut, it->name);
-            return;
-        }
-    }
-    snprintf(out, len, "%s", it->name);
 }
 
 struct step_key {
@@ -131,13 +103,14 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
                            struct iteration **out, size_t *nout, uint32_t *iter_of)
 {
     uint32_t *cur = malloc((t->nthreads + 1) * sizeof *cur);
+    uint32_t *last = malloc((t->nthreads + 1) * sizeof *last); /* each thread's latest iteration */
     unsigned char *htod = calloc(t->nthreads + 1, 1);
     struct iteration *its = NULL;
     size_t n = 0, cap = 0, i;
-    if (cur == NULL || htod == NULL)
+    if (cur == NULL || last == NULL || htod == NULL)
         goto fail;
     for (i = 0; i <= t->nthreads; i++)
-        cur[i] = OBS_NONE;
+        cur[i] = last[i] = OBS_NONE;
     for (i = 0; i < t->ncalls; i++) {
         const struct obs_call *c = &t->calls[i];
         uint32_t th = c->thread < t->nthreads ? c->thread : (uint32_t)t->nthreads;
@@ -146,17 +119,14 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
             continue;
         if ((c->kind == OBS_KIND_KERNEL || c->kind == OBS_KIND_GRAPH) && cur[th] == OBS_NONE) {
             struct iteration *it;
-            const struct iteration *prev = NULL;
-            size_t k;
+            const struct iteration *prev;
             if (n == cap) {
                 struct iteration *grown = realloc(its, (cap = cap ? 2 * cap : 256) * sizeof *its);
                 if (grown == NULL)
                     goto fail;
                 its = grown;
             }
-            for (k = n; k > 0 && prev == NULL; k--) /* the thread's previous iteration */
-                if (its[k - 1].thread == th)
-                    prev = &its[k - 1];
+            prev = last[th] != OBS_NONE ? &its[last[th]] : NULL;
             it = &its[n];
             memset(it, 0, sizeof *it);
             it->thread = th;
@@ -166,7 +136,7 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
             it->threads = c->kind == OBS_KIND_KERNEL ? call_threads(c) : 0;
             it->after_htod = htod[th];
             it->prompt_first = it->phase == 0 && !(prev && prev->phase == 0 && prev->gen == it->gen);
-            cur[th] = (uint32_t)n++;
+            cur[th] = last[th] = (uint32_t)n++;
         }
         iter_of[i] = cur[th];
         if (c->kind == OBS_KIND_MEMCPY && obs_call_direction(c) == OBS_DIR_HTOD)
@@ -177,12 +147,14 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
         }
     }
     free(cur);
+    free(last);
     free(htod);
     *out = its;
     *nout = n;
     return 0;
 fail:
     free(cur);
+    free(last);
     free(htod);
     free(its);
     return -1;
@@ -250,15 +222,25 @@ static int threads_selectors(const struct iteration *its, size_t n, int want, co
     return nfirsts > 0 ? 0 : -1;
 }
 
+/* How the iterations of PREFILL are told apart (choose_selectors). */
+enum selector_choice {
+    SEL_NONE_PREFILL, /* no iteration begins in PREFILL */
+    SEL_HTOD,         /* iter:after:memcpy:HtoD */
+    SEL_THREADS,      /* iter:NAME[threads>=T] */
+    SEL_HTOD_THREADS, /* both: the prompt's first iteration, then its later chunks */
+    SEL_NONE_FOUND,   /* none separates them (why says why) */
+};
+
 /* When PREFILL and DECODE share kernels: choose the selectors (into sel)
- * and mark the iterations they select. Writes why on out. */
-static void choose_selectors(struct iteration *its, size_t n, const struct item *items, char *sel, size_t len,
-                             FILE *out)
+ * and mark the iterations they select. why: the reason none was found. */
+static enum selector_choice choose_selectors(struct iteration *its, size_t n, const struct item *items, char *sel,
+                                             size_t len, int *htod_ok_out, char *why, size_t whylen)
 {
     int htod_ok = 1, chunks = 0, prefill = 0;
+    enum selector_choice choice;
     size_t i;
-    char why[400] = "";
     sel[0] = '\0';
+    why[0] = '\0';
     for (i = 0; i < n; i++) {
         if (its[i].phase == 0) {
             prefill++;
@@ -270,311 +252,593 @@ static void choose_selectors(struct iteration *its, size_t n, const struct item 
             htod_ok &= !its[i].after_htod;
         }
     }
-    if (prefill == 0) {
-        fputs("# no iteration begins in PREFILL: no iteration selector\n", out);
-        return;
-    }
+    *htod_ok_out = htod_ok;
+    if (prefill == 0)
+        return SEL_NONE_PREFILL;
     if (htod_ok && !chunks) {
         snprintf(sel, len, "iter:after:memcpy:HtoD");
-        fputs("# iteration selector: every prompt's first iteration follows a host-to-device copy, no other "
-              "iteration does\n",
-              out);
-    } else if (threads_selectors(its, n, 1, items, sel, len, why, sizeof why) == 0) {
-        fputs("# iteration selector: PREFILL iterations start with a larger launch than any other iteration "
-              "starting with the same kernel\n",
-              out);
+        choice = SEL_HTOD;
+    } else if (threads_selectors(its, n, 1, items, sel, len, why, whylen) == 0) {
+        choice = SEL_THREADS;
     } else if (htod_ok && (sel[0] = '\0', snprintf(sel, len, "iter:after:memcpy:HtoD"),
-                           threads_selectors(its, n, 2, items, sel, len, why, sizeof why) == 0)) {
-        fputs("# iteration selectors: a prompt's first iteration follows a host-to-device copy, its later chunks "
-              "start with a larger launch than any other iteration starting with the same kernel\n",
-              out);
+                           threads_selectors(its, n, 2, items, sel, len, why, whylen) == 0)) {
+        choice = SEL_HTOD_THREADS;
     } else {
         sel[0] = '\0';
-        fprintf(out,
-                "# no iteration selector separates them (%s%s): the rules below go by names only and will not "
-                "reproduce the trace's PREFILL\n",
-                htod_ok ? "" : "host-to-device copies do not precede exactly the prompts' first iterations; ", why);
-        return;
+        return SEL_NONE_FOUND;
     }
     for (i = 0; i < n; i++)
         its[i].selected = its[i].phase == 0;
+    return choice;
+}
+
+/* ---- the analysis: items, their phases and globs, the step rule ---------------- */
+
+/* What suggest-phases found, printed by the print_* functions below. */
+struct suggestion {
+    const struct obs_trace *t;
+    size_t nlabelled;           /* calls with a phase */
+    struct item *items;         /* kernel base names, copy directions, memset */
+    size_t nitems;
+    struct item **byname;       /* the kernel items sorted by name */
+    size_t nkernel_items;
+    long *kernel_item;          /* per kernel name id: its item (the first of equal base names), -1 none */
+    long copy_item[OBS_DIR_COUNT], memset_item;
+    int *range_phase;           /* per range: its rule phase, -1 none */
+    uint64_t *range_first;      /* per range: its first call, UINT64_MAX none */
+    uint64_t other_phase_calls; /* calls in phases no rule can name */
+    uint32_t *unruled;          /* ranges whose phase no rule can name, one per phase name, in range order */
+    size_t nunruled;
+    size_t shared;              /* kernel items in PREFILL and in a decode phase */
+    struct iteration *its;      /* when shared: the iterations, and each call's (iter_of) */
+    size_t nits;
+    uint32_t *iter_of;
+    enum selector_choice selector;
+    int htod_ok;
+    char selectors[1024], selector_why[400];
+    char (*globs)[ITEM_MAX + 2]; /* per item with a phase: its pattern in OBS_PHASES */
+    unsigned char *covered;      /* per item: an earlier item of its phase prints the same glob */
+    size_t nsteps;               /* decode steps: distinct (generation, step) */
+    long step_item;              /* the item OBS_STEP names, -1 none */
+    char step_glob[ITEM_MAX + 2];
+};
+
+static void suggestion_free(struct suggestion *sg)
+{
+    free(sg->items);
+    free(sg->byname);
+    free(sg->kernel_item);
+    free(sg->range_phase);
+    free(sg->range_first);
+    free(sg->unruled);
+    free(sg->its);
+    free(sg->iter_of);
+    free(sg->globs);
+    free(sg->covered);
 }
 
 /* The item of a call, or -1. */
-static long item_of(const struct obs_call *c, const long *kernel_item, const long *copy_item, long memset_item)
+static long item_of(const struct suggestion *sg, const struct obs_call *c)
 {
     unsigned d;
     switch (c->kind) {
     case OBS_KIND_KERNEL:
-        return c->kernel ? kernel_item[c->kernel] : -1;
+        return c->kernel ? sg->kernel_item[c->kernel] : -1;
     case OBS_KIND_MEMCPY:
         d = obs_call_direction(c);
-        return d != OBS_DIR_NONE && d < OBS_DIR_COUNT ? copy_item[d] : -1;
+        return d != OBS_DIR_NONE && d < OBS_DIR_COUNT ? sg->copy_item[d] : -1;
     case OBS_KIND_MEMSET:
-        return memset_item;
+        return sg->memset_item;
     default:
         return -1;
     }
 }
 
-/* Calls per item and phase (skipping the calls of selected iterations when
- * its is given). */
-static void count_items(const struct obs_trace *t, struct item *items, const long *kernel_item,
-                        const long *copy_item, long memset_item, const int *range_phase, const struct iteration *its,
-                        const uint32_t *iter_of)
+/* Items: kernel base names (deduplicated: equal names share the first of
+ * their run in name order), copy directions, memset. */
+static int build_items(struct suggestion *sg)
 {
+    const struct obs_trace *t = sg->t;
+    struct item **rep;
+    size_t i, n = 0;
+    sg->items = calloc(t->nkernels + OBS_DIR_COUNT + 1, sizeof *sg->items);
+    sg->byname = calloc(t->nkernels + 1, sizeof *sg->byname);
+    sg->kernel_item = calloc(t->nkernels + 1, sizeof *sg->kernel_item);
+    if (!sg->items || !sg->byname || !sg->kernel_item)
+        return -1;
+    for (i = 1; i < t->nkernels; i++) {
+        obs_kernel_base_name_of(t->kernels[i].mangled, t->kernels[i].demangled, sg->items[n].name, ITEM_MAX);
+        sg->items[n].is_kernel = 1;
+        sg->byname[i - 1] = &sg->items[n++];
+    }
+    sg->nkernel_items = n;
+    qsort(sg->byname, n, sizeof *sg->byname, cmp_name);
+    rep = calloc(n + 1, sizeof *rep);
+    if (rep == NULL)
+        return -1;
+    for (i = 0; i < n; i++)
+        rep[sg->byname[i] - sg->items] = i > 0 && strcmp(sg->byname[i]->name, sg->byname[i - 1]->name) == 0
+                                             ? rep[sg->byname[i - 1] - sg->items]
+                                             : sg->byname[i];
+    sg->kernel_item[0] = -1;
+    for (i = 1; i < t->nkernels; i++)
+        sg->kernel_item[i] = rep[i - 1] - sg->items;
+    free(rep);
+    for (i = 0; i < OBS_DIR_COUNT; i++) {
+        sg->copy_item[i] = (long)n;
+        snprintf(sg->items[n++].name, ITEM_MAX, "memcpy:%s", obs_direction_name((unsigned)i));
+    }
+    sg->memset_item = (long)n;
+    snprintf(sg->items[n++].name, ITEM_MAX, "memset");
+    sg->nitems = n;
+    for (i = 0; i < n; i++) {
+        sg->items[i].phase = -1;
+        sg->items[i].usable = sg->items[i].is_kernel ? usable_text(sg->items[i].name) : 1;
+    }
+    return 0;
+}
+
+/* Each range's rule phase and first call; the calls no rule can name. */
+static int scan_ranges(struct suggestion *sg)
+{
+    const struct obs_trace *t = sg->t;
     size_t i;
-    if (its != NULL)
-        for (i = 0; i < t->nkernels + OBS_DIR_COUNT + 1; i++) {
-            memset(items[i].count, 0, sizeof items[i].count);
-            items[i].other = 0;
-        }
+    sg->range_first = malloc(t->nphases * sizeof *sg->range_first);
+    sg->range_phase = malloc(t->nphases * sizeof *sg->range_phase);
+    if (!sg->range_first || !sg->range_phase)
+        return -1;
+    for (i = 0; i < t->nphases; i++) {
+        sg->range_first[i] = UINT64_MAX;
+        sg->range_phase[i] = rule_phase(t->phases[i].phase);
+    }
     for (i = 0; i < t->ncalls; i++) {
         const struct obs_call *c = &t->calls[i];
-        long it = item_of(c, kernel_item, copy_item, memset_item);
-        int ph = c->phase != OBS_NONE ? range_phase[c->phase] : -1;
-        if (it < 0 || (its != NULL && iter_of[i] != OBS_NONE && its[iter_of[i]].selected))
+        if (c->phase == OBS_NONE)
+            continue;
+        if (sg->range_first[c->phase] == UINT64_MAX)
+            sg->range_first[c->phase] = i;
+        if (sg->range_phase[c->phase] < 0)
+            sg->other_phase_calls++;
+    }
+    return 0;
+}
+
+/* Calls per item and phase, skipping the calls of the iterations a
+ * selector gives PREFILL when skip_selected. */
+static void count_items(struct suggestion *sg, int skip_selected)
+{
+    const struct obs_trace *t = sg->t;
+    size_t i;
+    for (i = 0; i < sg->nitems; i++) {
+        memset(sg->items[i].count, 0, sizeof sg->items[i].count);
+        sg->items[i].other = 0;
+    }
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        long it = item_of(sg, c);
+        int ph = c->phase != OBS_NONE ? sg->range_phase[c->phase] : -1;
+        if (it < 0 || (skip_selected && sg->iter_of[i] != OBS_NONE && sg->its[sg->iter_of[i]].selected))
             continue;
         if (ph >= 0)
-            items[it].count[ph]++;
+            sg->items[it].count[ph]++;
         else
-            items[it].other++;
+            sg->items[it].other++;
+    }
+}
+
+static int shared_kernel(const struct item *it)
+{
+    return it->is_kernel && it->count[0] && (it->count[1] || it->count[2]);
+}
+
+/* Kernels in both PREFILL and decode: names cannot tell them apart, an
+ * iteration selector may; the per-name rules then cover the calls of the
+ * iterations it does not select. */
+static int split_shared_kernels(struct suggestion *sg)
+{
+    size_t i;
+    for (i = 0; i < sg->nitems; i++) {
+        sg->items[i].shared = shared_kernel(&sg->items[i]);
+        sg->shared += (size_t)sg->items[i].shared;
+    }
+    if (sg->shared == 0)
+        return 0;
+    sg->iter_of = malloc((sg->t->ncalls + 1) * sizeof *sg->iter_of);
+    if (sg->iter_of == NULL ||
+        find_iterations(sg->t, sg->kernel_item, sg->range_phase, &sg->its, &sg->nits, sg->iter_of) != 0)
+        return -1;
+    sg->selector = choose_selectors(sg->its, sg->nits, sg->items, sg->selectors, sizeof sg->selectors, &sg->htod_ok,
+                                    sg->selector_why, sizeof sg->selector_why);
+    if (sg->selectors[0])
+        count_items(sg, 1);
+    return 0;
+}
+
+/* Step openers: the first call of each (generation, step) counts for its
+ * item; nsteps: the distinct (generation, step). */
+static int count_step_openers(struct suggestion *sg)
+{
+    const struct obs_trace *t = sg->t;
+    struct step_key *steps = malloc(t->nphases * sizeof *steps);
+    size_t i, n = 0;
+    if (steps == NULL)
+        return -1;
+    for (i = 0; i < t->nphases; i++) {
+        uint32_t step = obs_phase_step(t, (uint32_t)i);
+        if (sg->range_first[i] == UINT64_MAX || step == UINT32_MAX)
+            continue;
+        steps[n].key = (uint64_t)t->phases[i].generation << 32 | step;
+        steps[n].first = sg->range_first[i];
+        n++;
+    }
+    qsort(steps, n, sizeof *steps, cmp_step_key);
+    for (i = 0; i < n; i++) {
+        long it;
+        if (i > 0 && steps[i].key == steps[i - 1].key)
+            continue;
+        sg->nsteps++;
+        it = item_of(sg, &t->calls[steps[i].first]);
+        if (it >= 0)
+            sg->items[it].openers++;
+    }
+    free(steps);
+    return 0;
+}
+
+/* Each item goes to the phase that labels most of its calls. */
+static void assign_phases(struct suggestion *sg)
+{
+    size_t i;
+    for (i = 0; i < sg->nitems; i++) {
+        int best = -1, p;
+        for (p = 0; p < NPH; p++)
+            if (sg->items[i].count[p] && (best < 0 || sg->items[i].count[p] > sg->items[i].count[best]))
+                best = p;
+        sg->items[i].phase = best;
+    }
+}
+
+struct named_range {
+    const char *name;
+    uint32_t index;
+};
+
+static int cmp_named_range(const void *a, const void *b)
+{
+    const struct named_range *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ranges whose phase no rule can name: the first of each phase name,
+ * in range order. */
+static int find_unruled_phases(struct suggestion *sg)
+{
+    const struct obs_trace *t = sg->t;
+    struct named_range *r;
+    size_t i, n = 0;
+    if (sg->other_phase_calls == 0)
+        return 0;
+    r = malloc(t->nphases * sizeof *r);
+    sg->unruled = malloc(t->nphases * sizeof *sg->unruled);
+    if (r == NULL || sg->unruled == NULL) {
+        free(r);
+        return -1;
+    }
+    for (i = 0; i < t->nphases; i++)
+        if (sg->range_phase[i] < 0)
+            r[n++] = (struct named_range){.name = t->phases[i].phase, .index = (uint32_t)i};
+    qsort(r, n, sizeof *r, cmp_named_range);
+    for (i = 0; i < n; i++)
+        if (i == 0 || strcmp(r[i].name, r[i - 1].name) != 0)
+            sg->unruled[sg->nunruled++] = r[i].index;
+    free(r);
+    qsort(sg->unruled, sg->nunruled, sizeof *sg->unruled, cmp_u32);
+    return 0;
+}
+
+/* ---- globs: the shortest safe prefix of a kernel name ---------------------------- */
+
+/* The kernel items whose names start with prefix[0..cut): [*lo, *hi) of
+ * byname (sorted by strcmp, so they are one run). */
+static void prefix_run(struct item *const *byname, size_t n, const char *prefix, size_t cut, size_t *lo, size_t *hi)
+{
+    size_t a = 0, b = n;
+    while (a < b) { /* first name >= the prefix */
+        size_t mid = a + (b - a) / 2;
+        if (strncmp(byname[mid]->name, prefix, cut) < 0)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *lo = a;
+    b = n;
+    while (a < b) { /* first name past the names with the prefix */
+        size_t mid = a + (b - a) / 2;
+        if (strncmp(byname[mid]->name, prefix, cut) <= 0)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *hi = a;
+}
+
+/* Prefix counts of the kernel items per phase in name order:
+ * in_phase[(p + 1) * (n + 1) + i] = items of phase p (-1 .. NPH - 1)
+ * among byname[0..i). */
+static size_t *count_phases_by_name(struct item *const *byname, size_t n)
+{
+    size_t *in_phase = calloc((NPH + 1) * (n + 1), sizeof *in_phase), i;
+    int p;
+    if (in_phase == NULL)
+        return NULL;
+    for (p = -1; p < NPH; p++)
+        for (i = 0; i < n; i++)
+            in_phase[(size_t)(p + 1) * (n + 1) + i + 1] =
+                in_phase[(size_t)(p + 1) * (n + 1) + i] + (byname[i]->phase == p);
+    return in_phase;
+}
+
+/* The shortest prefix of it->name ending at '_' that no foreign kernel
+ * item starts with (foreign: kernel items of another phase than it's, or
+ * all but it itself with in_phase NULL), as "prefix*"; else the exact name. */
+static void glob_for(const struct suggestion *sg, const size_t *in_phase, const struct item *it, char *out,
+                     size_t len)
+{
+    size_t n = sg->nkernel_items, cut, lo, hi;
+    for (cut = 1; it->name[cut - 1]; cut++) {
+        size_t foreign;
+        if (it->name[cut - 1] != '_')
+            continue;
+        prefix_run(sg->byname, n, it->name, cut, &lo, &hi);
+        if (in_phase != NULL) {
+            const size_t *mine = &in_phase[(size_t)(it->phase + 1) * (n + 1)];
+            foreign = (hi - lo) - (mine[hi] - mine[lo]);
+        } else {
+            foreign = hi - lo - 1; /* it is in the run */
+        }
+        if (foreign == 0) {
+            snprintf(out, len, "%.*s*", (int)cut, it->name);
+            return;
+        }
+    }
+    snprintf(out, len, "%s", it->name);
+}
+
+struct glob_of {
+    int phase;
+    const char *glob;
+    size_t item;
+};
+
+static int cmp_glob_of(const void *a, const void *b)
+{
+    const struct glob_of *x = a, *y = b;
+    int c = x->phase != y->phase ? (x->phase > y->phase) - (x->phase < y->phase) : strcmp(x->glob, y->glob);
+    return c ? c : (x->item > y->item) - (x->item < y->item);
+}
+
+/* Each rule item's glob; covered: an earlier item of the same phase
+ * already prints that glob (items sorted by phase, glob, index). */
+static int make_globs(struct suggestion *sg)
+{
+    size_t *in_phase = count_phases_by_name(sg->byname, sg->nkernel_items);
+    struct glob_of *g = malloc((sg->nitems + 1) * sizeof *g);
+    size_t i, n = 0;
+    int rc = -1;
+    sg->globs = calloc(sg->nitems + 1, sizeof *sg->globs);
+    sg->covered = calloc(sg->nitems + 1, 1);
+    if (in_phase == NULL || g == NULL || sg->globs == NULL || sg->covered == NULL)
+        goto out;
+    for (i = 0; i < sg->nitems; i++) {
+        const struct item *it = &sg->items[i];
+        if (it->phase < 0 || !it->usable)
+            continue;
+        if (!it->is_kernel) {
+            snprintf(sg->globs[i], sizeof sg->globs[i], "%s", it->name);
+            continue;
+        }
+        glob_for(sg, in_phase, it, sg->globs[i], sizeof sg->globs[i]);
+        g[n++] = (struct glob_of){.phase = it->phase, .glob = sg->globs[i], .item = i};
+    }
+    qsort(g, n, sizeof *g, cmp_glob_of);
+    for (i = 1; i < n; i++)
+        sg->covered[g[i].item] = g[i].phase == g[i - 1].phase && strcmp(g[i].glob, g[i - 1].glob) == 0;
+    rc = 0;
+out:
+    free(in_phase);
+    free(g);
+    return rc;
+}
+
+/* OBS_STEP: the usable item that opens most decode steps. */
+static void choose_step_rule(struct suggestion *sg)
+{
+    size_t i;
+    sg->step_item = -1;
+    for (i = 0; i < sg->nitems; i++)
+        if (sg->items[i].openers && sg->items[i].usable &&
+            (sg->step_item < 0 || sg->items[i].openers > sg->items[sg->step_item].openers))
+            sg->step_item = (long)i;
+    if (sg->step_item < 0)
+        return;
+    if (sg->items[sg->step_item].is_kernel)
+        glob_for(sg, NULL, &sg->items[sg->step_item], sg->step_glob, sizeof sg->step_glob);
+    else
+        snprintf(sg->step_glob, sizeof sg->step_glob, "%s", sg->items[sg->step_item].name);
+}
+
+/* The whole analysis; 0, or -1 out of memory. */
+static int analyse(struct suggestion *sg)
+{
+    if (build_items(sg) != 0 || scan_ranges(sg) != 0)
+        return -1;
+    count_items(sg, 0);
+    if (split_shared_kernels(sg) != 0 || count_step_openers(sg) != 0)
+        return -1;
+    assign_phases(sg);
+    if (find_unruled_phases(sg) != 0 || make_globs(sg) != 0)
+        return -1;
+    choose_step_rule(sg);
+    return 0;
+}
+
+/* ---- printing ------------------------------------------------------------------- */
+
+static void print_header(const struct suggestion *sg, FILE *out)
+{
+    fprintf(out, "# obs-report suggest-phases: %s: %zu labelled calls, %zu decode steps\n", sg->t->path, sg->nlabelled,
+            sg->nsteps);
+    fprintf(out, "# rules that reproduce the trace's phases (globs over kernel base names); paste them before\n"
+                 "# running the program under obsshim\n");
+}
+
+static void print_selector(const struct suggestion *sg, FILE *out)
+{
+    switch (sg->selector) {
+    case SEL_NONE_PREFILL:
+        fputs("# no iteration begins in PREFILL: no iteration selector\n", out);
+        break;
+    case SEL_HTOD:
+        fputs("# iteration selector: every prompt's first iteration follows a host-to-device copy, no other "
+              "iteration does\n",
+              out);
+        break;
+    case SEL_THREADS:
+        fputs("# iteration selector: PREFILL iterations start with a larger launch than any other iteration "
+              "starting with the same kernel\n",
+              out);
+        break;
+    case SEL_HTOD_THREADS:
+        fputs("# iteration selectors: a prompt's first iteration follows a host-to-device copy, its later chunks "
+              "start with a larger launch than any other iteration starting with the same kernel\n",
+              out);
+        break;
+    case SEL_NONE_FOUND:
+        fprintf(out,
+                "# no iteration selector separates them (%s%s): the rules below go by names only and will not "
+                "reproduce the trace's PREFILL\n",
+                sg->htod_ok ? "" : "host-to-device copies do not precede exactly the prompts' first iterations; ",
+                sg->selector_why);
+        break;
+    }
+}
+
+static void print_shared(const struct suggestion *sg, FILE *out)
+{
+    size_t listed = 0, i;
+    if (sg->shared == 0)
+        return;
+    fprintf(out, "# PREFILL and DECODE share %zu kernel%s (", sg->shared, sg->shared == 1 ? "" : "s");
+    for (i = 0; i < sg->nitems; i++)
+        if (sg->items[i].shared && listed++ < 4)
+            fprintf(out, "%s%s", listed > 1 ? ", " : "", sg->items[i].name);
+    fprintf(out, "%s): names cannot tell them apart\n", listed > 4 ? ", ..." : "");
+    print_selector(sg, out);
+}
+
+static void print_unruled_phases(const struct suggestion *sg, FILE *out)
+{
+    size_t i;
+    for (i = 0; i < sg->nunruled; i++) {
+        const struct obs_phase *r = &sg->t->phases[sg->unruled[i]];
+        if (r->phase[0])
+            fprintf(out, "# phase '%s' has no rule (OBS_PHASES names PREFILL, DECODE and KV_GATHER)\n", r->phase);
+        else
+            fprintf(out, "# phase id %u has no name in the trace: no rule\n", r->phase_id);
+    }
+}
+
+static void print_item_notes(const struct suggestion *sg, FILE *out)
+{
+    size_t i;
+    for (i = 0; i < sg->nitems; i++) {
+        const struct item *it = &sg->items[i];
+        int p, n = 0;
+        if (it->phase < 0)
+            continue;
+        for (p = 0; p < NPH; p++)
+            n += it->count[p] > 0;
+        if (n > 1 || it->other)
+            fprintf(out, "# note: %s is in PREFILL %llu, KV_GATHER %llu, DECODE %llu, elsewhere %llu times; "
+                         "rule: %s\n",
+                    it->name, (unsigned long long)it->count[0], (unsigned long long)it->count[1],
+                    (unsigned long long)it->count[2], (unsigned long long)it->other, rule_phases[it->phase]);
+        if (!it->usable)
+            fprintf(out, "# left out: kernel name '%s' cannot be written as a glob\n", it->name);
+    }
+}
+
+/* export OBS_PHASES='PREFILL=...;KV_GATHER=...;DECODE=...' */
+static void print_phases_rule(const struct suggestion *sg, FILE *out)
+{
+    int p, first_rule = 1;
+    size_t i;
+    fputs("export OBS_PHASES='", out);
+    for (p = 0; p < NPH; p++) {
+        int first_pat = 1;
+        if (p == 0 && sg->selectors[0]) {
+            fprintf(out, "PREFILL=%s", sg->selectors);
+            first_pat = 0;
+            first_rule = 0;
+        }
+        for (i = 0; i < sg->nitems; i++) {
+            if (sg->items[i].phase != p || !sg->items[i].usable || sg->covered[i])
+                continue;
+            fprintf(out, "%s%s%s%s", first_pat && !first_rule ? ";" : "", first_pat ? rule_phases[p] : "",
+                    first_pat ? "=" : ",", sg->globs[i]);
+            first_pat = 0;
+            first_rule = 0;
+        }
+    }
+    fputs("'\n", out);
+}
+
+static void print_step_rule(const struct suggestion *sg, FILE *out)
+{
+    const struct item *best = sg->step_item >= 0 ? &sg->items[sg->step_item] : NULL;
+    if (sg->nsteps == 0) {
+        fputs("# no step rule: the trace has no decode steps\n", out);
+    } else if (best == NULL) {
+        fputs("# no step rule: the calls that open decode steps have no usable name\n", out);
+    } else {
+        if (best->openers < sg->nsteps)
+            fprintf(out, "# %s opens %llu of the %zu decode steps\n", best->name, (unsigned long long)best->openers,
+                    sg->nsteps);
+        fprintf(out, "export OBS_STEP='%s'\n", sg->step_glob);
     }
 }
 
 int obs_report_suggest_phases(const struct obs_trace *t, FILE *out)
 {
-    size_t nitems = 0, i, k, nsteps = 0, nlabelled = 0, shared = 0, nits = 0;
-    struct iteration *its = NULL;
-    uint32_t *iter_of = NULL;
-    char selectors[1024] = "";
-    struct item *items = NULL, **byname = NULL;
-    long *kernel_item = NULL, copy_item[OBS_DIR_COUNT], memset_item;
-    uint64_t *range_first = NULL, other_phase_calls = 0;
-    struct step_key *steps = NULL;
-    int rc = -1, *range_phase = NULL;
-    char glob[ITEM_MAX + 2];
+    struct suggestion sg = {.t = t};
+    size_t i;
+    int rc = -1;
 
     for (i = 0; i < t->ncalls; i++)
         if (t->calls[i].phase != OBS_NONE)
-            nlabelled++;
-    if (t->nphases == 0 || nlabelled == 0) {
+            sg.nlabelled++;
+    if (t->nphases == 0 || sg.nlabelled == 0) {
         fprintf(out, "# %s: the trace has no phases (no PHASE records label its calls)\n", t->path);
         return fflush(out) == 0 && !ferror(out) ? 1 : -1;
     }
-
-    /* Items: kernel base names (deduplicated), copy directions, memset. */
-    items = calloc(t->nkernels + OBS_DIR_COUNT + 1, sizeof *items);
-    byname = calloc(t->nkernels + 1, sizeof *byname);
-    kernel_item = calloc(t->nkernels + 1, sizeof *kernel_item);
-    range_first = malloc(t->nphases * sizeof *range_first);
-    range_phase = malloc(t->nphases * sizeof *range_phase);
-    steps = malloc(t->nphases * sizeof *steps);
-    if (!items || !byname || !kernel_item || !range_first || !range_phase || !steps)
-        goto out;
-    for (i = 1; i < t->nkernels; i++) {
-        obs_kernel_base_name_of(t->kernels[i].mangled, t->kernels[i].demangled, items[nitems].name, ITEM_MAX);
-        items[nitems].is_kernel = 1;
-        byname[i - 1] = &items[nitems++];
+    if (analyse(&sg) == 0) {
+        print_header(&sg, out);
+        print_shared(&sg, out);
+        print_unruled_phases(&sg, out);
+        print_item_notes(&sg, out);
+        print_phases_rule(&sg, out);
+        print_step_rule(&sg, out);
+        rc = fflush(out) == 0 && !ferror(out) ? 0 : -1;
     }
-    qsort(byname, nitems, sizeof *byname, cmp_name);
-    {
-        /* merge equal names into the first of their run */
-        struct item **rep = calloc(nitems + 1, sizeof *rep);
-        if (rep == NULL)
-            goto out;
-        for (i = 0; i < nitems; i++)
-            rep[byname[i] - items] = i > 0 && strcmp(byname[i]->name, byname[i - 1]->name) == 0
-                                         ? rep[byname[i - 1] - items]
-                                         : byname[i];
-        kernel_item[0] = -1;
-        for (i = 1; i < t->nkernels; i++)
-            kernel_item[i] = rep[i - 1] - items;
-        free(rep);
-    }
-    for (i = 0; i < OBS_DIR_COUNT; i++) {
-        copy_item[i] = (long)nitems;
-        snprintf(items[nitems].name, ITEM_MAX, "memcpy:%s", obs_direction_name((unsigned)i));
-        nitems++;
-    }
-    memset_item = (long)nitems;
-    snprintf(items[nitems++].name, ITEM_MAX, "memset");
-    for (i = 0; i < nitems; i++) {
-        items[i].phase = -1;
-        items[i].usable = items[i].is_kernel ? usable_text(items[i].name) : 1;
-    }
-
-    /* Count calls per item and phase; each range's first call. */
-    for (i = 0; i < t->nphases; i++) {
-        range_first[i] = UINT64_MAX;
-        range_phase[i] = rule_phase(t->phases[i].phase);
-    }
-    for (i = 0; i < t->ncalls; i++) {
-        const struct obs_call *c = &t->calls[i];
-        int ph = c->phase != OBS_NONE ? range_phase[c->phase] : -1;
-        if (c->phase != OBS_NONE && range_first[c->phase] == UINT64_MAX)
-            range_first[c->phase] = i;
-        if (c->phase != OBS_NONE && ph < 0)
-            other_phase_calls++;
-    }
-    count_items(t, items, kernel_item, copy_item, memset_item, range_phase, NULL, NULL);
-    /* Kernels in both PREFILL and decode: names cannot tell them apart, an
-     * iteration selector may; the per-name rules then cover the calls of
-     * the iterations it does not select. */
-    for (i = 0; i < nitems; i++)
-        if (items[i].is_kernel && items[i].count[0] && (items[i].count[1] || items[i].count[2]))
-            shared++;
-    if (shared) {
-        iter_of = malloc((t->ncalls + 1) * sizeof *iter_of);
-        if (iter_of == NULL || find_iterations(t, kernel_item, range_phase, &its, &nits, iter_of) != 0)
-            goto out;
-    }
-    /* Step openers: the first call of each (generation, step). */
-    for (i = 0; i < t->nphases; i++) {
-        uint32_t step = obs_phase_step(t, (uint32_t)i);
-        if (range_first[i] == UINT64_MAX || step == UINT32_MAX)
-            continue;
-        steps[nsteps].key = (uint64_t)t->phases[i].generation << 32 | step;
-        steps[nsteps].first = range_first[i];
-        nsteps++;
-    }
-    qsort(steps, nsteps, sizeof *steps, cmp_step_key);
-    for (i = 0, k = 0; i < nsteps; i++) {
-        long it;
-        if (i > 0 && steps[i].key == steps[i - 1].key)
-            continue;
-        k++;
-        it = item_of(&t->calls[steps[i].first], kernel_item, copy_item, memset_item);
-        if (it >= 0)
-            items[it].openers++;
-    }
-    nsteps = k;
-
-    fprintf(out, "# obs-report suggest-phases: %s: %zu labelled calls, %zu decode steps\n", t->path, nlabelled,
-            nsteps);
-    fprintf(out, "# rules that reproduce the trace's phases (globs over kernel base names); paste them before\n"
-                 "# running the program under obsshim\n");
-    if (shared) {
-        size_t listed = 0;
-        fprintf(out, "# PREFILL and DECODE share %zu kernel%s (", shared, shared == 1 ? "" : "s");
-        for (i = 0; i < nitems; i++)
-            if (items[i].is_kernel && items[i].count[0] && (items[i].count[1] || items[i].count[2]) && listed++ < 4)
-                fprintf(out, "%s%s", listed > 1 ? ", " : "", items[i].name);
-        fprintf(out, "%s): names cannot tell them apart\n", listed > 4 ? ", ..." : "");
-        choose_selectors(its, nits, items, selectors, sizeof selectors, out);
-        if (selectors[0]) /* the names' rules cover the iterations not selected */
-            count_items(t, items, kernel_item, copy_item, memset_item, range_phase, its, iter_of);
-    }
-    /* Each item goes to the phase that labels most of its calls. */
-    for (i = 0; i < nitems; i++) {
-        int best = -1, p;
-        for (p = 0; p < NPH; p++)
-            if (items[i].count[p] && (best < 0 || items[i].count[p] > items[i].count[best]))
-                best = p;
-        items[i].phase = best;
-    }
-
-    if (other_phase_calls) {
-        for (i = 0; i < t->nphases; i++) /* name each such phase once */
-            if (range_phase[i] < 0) {
-                size_t j;
-                int seen = 0;
-                for (j = 0; j < i && !seen; j++)
-                    seen = range_phase[j] < 0 && strcmp(t->phases[j].phase, t->phases[i].phase) == 0;
-                if (seen)
-                    continue;
-                if (t->phases[i].phase[0])
-                    fprintf(out, "# phase '%s' has no rule (OBS_PHASES names PREFILL, DECODE and KV_GATHER)\n",
-                            t->phases[i].phase);
-                else
-                    fprintf(out, "# phase id %u has no name in the trace: no rule\n", t->phases[i].phase_id);
-            }
-    }
-    for (i = 0; i < nitems; i++) {
-        int p, n = 0;
-        if (items[i].phase < 0)
-            continue;
-        for (p = 0; p < NPH; p++)
-            n += items[i].count[p] > 0;
-        if (n > 1 || items[i].other)
-            fprintf(out, "# note: %s is in PREFILL %llu, KV_GATHER %llu, DECODE %llu, elsewhere %llu times; "
-                         "rule: %s\n",
-                    items[i].name, (unsigned long long)items[i].count[0], (unsigned long long)items[i].count[1],
-                    (unsigned long long)items[i].count[2], (unsigned long long)items[i].other,
-                    rule_phases[items[i].phase]);
-        if (!items[i].usable)
-            fprintf(out, "# left out: kernel name '%s' cannot be written as a glob\n", items[i].name);
-    }
-
-    fputs("export OBS_PHASES='", out);
-    {
-        int p, first_rule = 1;
-        for (p = 0; p < NPH; p++) {
-            int first_pat = 1;
-            if (p == 0 && selectors[0]) {
-                fprintf(out, "PREFILL=%s", selectors);
-                first_pat = 0;
-                first_rule = 0;
-            }
-            for (i = 0; i < nitems; i++) {
-                size_t j;
-                int covered = 0;
-                if (items[i].phase != p || !items[i].usable)
-                    continue;
-                if (items[i].is_kernel) {
-                    glob_for(items, nitems, &items[i], p, glob, sizeof glob);
-                    /* an earlier item of this phase may already print the same glob */
-                    for (j = 0; j < i && !covered; j++) {
-                        char other[ITEM_MAX + 2];
-                        if (items[j].phase != p || !items[j].usable || !items[j].is_kernel)
-                            continue;
-                        glob_for(items, nitems, &items[j], p, other, sizeof other);
-                        covered = strcmp(other, glob) == 0;
-                    }
-                } else {
-                    snprintf(glob, sizeof glob, "%s", items[i].name);
-                }
-                if (covered)
-                    continue;
-                fprintf(out, "%s%s%s%s", first_pat && !first_rule ? ";" : "", first_pat ? rule_phases[p] : "",
-                        first_pat ? "=" : ",", glob);
-                first_pat = 0;
-                first_rule = 0;
-            }
-        }
-    }
-    fputs("'\n", out);
-    if (nsteps) {
-        long best = -1;
-        for (i = 0; i < nitems; i++)
-            if (items[i].openers && items[i].usable && (best < 0 || items[i].openers > items[best].openers))
-                best = (long)i;
-        if (best < 0) {
-            fputs("# no step rule: the calls that open decode steps have no usable name\n", out);
-        } else {
-            if (items[best].is_kernel)
-                glob_for(items, nitems, &items[best], -1, glob, sizeof glob);
-            else
-                snprintf(glob, sizeof glob, "%s", items[best].name);
-            if (items[best].openers < nsteps)
-                fprintf(out, "# %s opens %llu of the %zu decode steps\n", items[best].name,
-                        (unsigned long long)items[best].openers, nsteps);
-            fprintf(out, "export OBS_STEP='%s'\n", glob);
-        }
-    } else {
-        fputs("# no step rule: the trace has no decode steps\n", out);
-    }
-    rc = fflush(out) == 0 && !ferror(out) ? 0 : -1;
-out:
     if (rc < 0 && errno == 0)
         errno = ENOMEM;
-    free(items);
-    free(byname);
-    free(kernel_item);
-    free(range_first);
-    free(range_phase);
-    free(steps);
-    free(iter_of);
-    free(its);
+    suggestion_free(&sg);
     return rc;
 }

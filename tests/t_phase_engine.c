@@ -1,0 +1,1046 @@
+/* The phase engine under unit test: shim/phases/phase_engine.c linked, as
+ * it is, with a stand-in for the layers below it (tests/engine_stub.c: the
+ * record buffer, a virtual clock, kernel names, the live range sinks), and
+ * fed sequences of calls as the wrappers would make them. Each case is a
+ * line of the table below: the settings, the calls, and the truth written
+ * into them as markers; the test checks, for every launch, the
+ * generation, phase and step the trace gives it (BEGIN/END nesting and
+ * RELABEL records, read as docs/trace-format.md says readers read them)
+ * against the truth, and that the live ranges agree with the trace
+ * wherever the trace did not relabel after the fact.
+ *
+ * Why linked with a stub rather than rebuilt with -DUNIT_TEST (uftrace's
+ * way): the engine's public entry points (obs_phase_before/after) are what
+ * a rewrite keeps, its static helpers are what it changes; the cases here
+ * stay valid across a rewrite and the engine's source carries no test-only
+ * branches. Each case runs in a forked child, so that each starts with the
+ * engine not set up (its settings are read once per process) and nothing
+ * learned.
+ *
+ * Cases the current engine gets wrong carry the reason as a TAP TODO
+ * (automake: XFAIL), so make check stays green; one that passes prints a
+ * plain ok and says "TODO case passes now". The engine rewrite of issue 22
+ * takes the marks off.
+ *
+ * The call language (a case's `calls`), tokens separated by blanks:
+ *   NAME[:SIZE]     a kernel launch (cudaLaunchKernel); SIZE = N (grid N,
+ *                   block 1) or GxB; each number may be a product a*b and
+ *                   end in k (x 1024); default 1
+ *   graph           a graph launch (cudaGraphLaunch)
+ *   h2d:N d2h:N d2d:N   cudaMemcpyAsync of N bytes in that direction
+ *   H2D:N D2H:N     cudaMemcpy (synchronous: D2H is a host delimiter)
+ *   memset:N        cudaMemsetAsync
+ *   sync devsync evsync   cudaStreamSynchronize / DeviceSynchronize / EventSynchronize
+ *   wait            cudaStreamWaitEvent (not a host delimiter)
+ *   +N              N ms with no call (an idle gap)
+ *   T0 .. T3        the calls that follow run on host thread 0 .. 3
+ *   ( ... )*N       the group N times
+ * and the truth, which applies to the launches that follow on the current
+ * thread:
+ *   @gen    a new generation: PREFILL of the thread's next generation
+ *   @step   the next decode step (step 0 after the prompt)
+ *   @steady DECODE/STEADY with no step (a graph launch holding the steps)
+ *   @none   no phase (a warm-up whose labels come off)
+ * A launch is KV_GATHER inside a decode step when its name contains "kv".
+ * A call token may end in =P, =D, =K, =S or =- to state its phase itself
+ * (copies are checked only when they do).
+ *
+ * Labels in the messages: P<gen>, D<gen>.<step>, K<gen>.<step>, S<gen>,
+ * - (none); live ranges carry no generation: P, D.<step> ...
+ *
+ * Every case also runs with the decision log on (OBS_DEBUG=phases:4,
+ * OBS_DEBUG_FILE in the test's directory): each line must have the shape
+ * docs/phases.md gives, and a case's `log` pieces must each be in a line
+ * (the signal that made a decision, named).
+ *
+ * OBS_ENGINE_DUMP=NAME prints every call of that case with its labels
+ * (OBS_ENGINE_DUMP=all: of every case). */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine_stub.h"
+#include "common/config.h"
+#include "phases/phase_engine.h"
+#include "phases/phase_rules.h"
+#include "record/record.h"
+#include "tap/basic.h"
+#include "tap/process.h"
+#include "trace/kernel_base_name.h"
+
+/* ---- the table ---------------------------------------------------------------------------------- */
+
+struct engine_case {
+    const char *name;    /* what it shows */
+    const char *rule;    /* the rule of docs/phases.md, or the issue-22 shape, it covers */
+    const char *env[4];  /* OBS_* settings of the case ("NAME=value") */
+    const char *calls;   /* the calls with their truth */
+    const char *todo;    /* NULL, or why the current engine gets it wrong */
+    int launch_ranges;   /* OBS_NVTX_LAUNCH=1: each launch's range is its kernel's base name */
+    const char *log[4];  /* what its decision log must say (OBS_DEBUG=phases:4), each a piece of one line */
+};
+
+/* A Hugging Face style eager forward pass over T tokens (a string of digits):
+ * an embedding, 2 layers, the LM head over the last token and a sampler. */
+#define HF_LAYER(T) "rms:" T "*64 qkv:" T "*192 rope:" T "*64 kv_write:" T "*64 attn:" T "*64 o_proj:" T "*64 up:" T "*256 act:" T "*256 down:" T "*64 "
+#define HF_FORWARD(T) "embed:" T "*64 (" HF_LAYER(T) ")*2 lm_head:512 argmax:1 "
+/* The same with 4 layers: the layers repeat 3 times and more in one pass. */
+#define HF_FORWARD4(T) "embed:" T "*64 (" HF_LAYER(T) ")*4 lm_head:512 argmax:1 "
+/* The prompt's ids copied in (8 bytes a token), its pass, the token read
+ * with a synchronous copy; a step: the pass over one token and its read. */
+#define HF_PROMPT(T) "@gen h2d:" T "*8 " HF_FORWARD(T) "D2H:8 "
+#define HF_STEP "@step " HF_FORWARD("1") "D2H:8 "
+
+/* ggml (llama.cpp, the GPT-2 examples; CUDA backend): each evaluation of
+ * T tokens copies its inputs in (ids, positions) and synchronises before
+ * launching, then reads the logits back (async copy + sync), prompt
+ * chunks included. */
+#define GGML_LAYER(T) "norm:" T "*16 mul_mat:" T "*192 cpy_f32_f16:" T "*8 mul_mat:" T "*64 soft_max:" T "*16 mul_mat:" T "*64 add:" T "*64 norm:" T "*16 mul_mat:" T "*256 gelu:" T "*256 mul_mat:" T "*64 add:" T "*64 "
+#define GGML_EVAL(T) "h2d:" T "*4 h2d:" T "*4 sync get_rows:" T "*64 (" GGML_LAYER(T) ")*2 norm:" T "*16 mul_mat:" T "*3141 d2h:201028 sync "
+
+/* The reference workload (seed 000): a prefill kernel, then per step a KV
+ * gather and a decode kernel; no copies, no sync inside a generation. */
+#define WL_GEN(STEPS) "@gen prefill_kernel:16k (@step kv_gather_kernel:16k decode_kernel:16) *" STEPS " sync "
+
+static const struct engine_case cases[] = {
+    /* ---- emission rule -------------------------------------------------------------------------- */
+    {"a stream waiting for an event is no delimiter", "Emission rule; Rules: selectors (delimiters)", {NULL},
+     HF_PROMPT("16") "(@step embed:64 wait mlp:64 wait mlp:64 D2H:8)*3", NULL, 0, {NULL}},
+    {"the sync or token copy that ends a step falls inside it", "Emission rule",
+     {NULL}, HF_PROMPT("16") "(@step embed:64 mlp:64 d2h:8=D sync=D)*3", NULL, 0, {NULL}},
+    {"a prompt's PREFILL stays open past a plain sync, the next launch tells", "Emission rule (one exception)",
+     {NULL}, "@gen h2d:4k (embed:2k*64 mlp:2k*64 sync=P)*3 embed:1k*64 mlp:1k*64 D2H:8 (@step embed:64 mlp:64 D2H:8)*3",
+     NULL, 0, {NULL}},
+    {"OBS_NVTX_LAUNCH=1: a range per launch inside the phase ranges, live only", "Emission rule (OBS_NVTX_LAUNCH)",
+     {"OBS_NVTX_LAUNCH=1", NULL}, HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 1, {NULL}},
+
+    /* ---- automatic mode, shape (b) ------------------------------------------------------------------ */
+    {"token loop: the prompt, then one step per iteration", "Automatic (b): first iteration; next decode step",
+     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=first-iteration", "decode-starts gen=0 step=0 because=no-prompt-signal", "step gen=0 step=1 because=next-iteration", "gave-up because=copy-in"}},
+    {"idle gap over OBS_GEN_GAP_MS starts a generation", "Automatic (b): idle gap", {NULL},
+     HF_PROMPT("16") "(" HF_STEP ")*3 +1500 @gen " HF_FORWARD("1") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"new-generation gen=1 because=idle-gap gap_ms=1500"}},
+    {"idle gap under OBS_GEN_GAP_MS does not", "Automatic (b): idle gap (OBS_GEN_GAP_MS)",
+     {"OBS_GEN_GAP_MS=5000", NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 +1500 " HF_STEP "(" HF_STEP ")*2", NULL, 0, {NULL}},
+    {"graph replay stopped: a new prompt", "Automatic (b): graph replay stopped", {NULL},
+     HF_PROMPT("16") "(@step graph sample:1 D2H:8)*3 @gen " HF_FORWARD("1") "D2H:8 (@step graph sample:1 D2H:8)*3",
+     NULL, 0, {"new-generation gen=1 because=graph-replay-stopped"}},
+    {"more bytes in than 4x the steps' (serving loop: each step copies its input in)",
+     "Automatic (b): copy in over 4x the decode steps'", {NULL},
+     "@gen h2d:2k " HF_FORWARD("64") "D2H:8 (@step h2d:16 " HF_FORWARD("1") "D2H:8)*3 @gen h2d:1k " HF_FORWARD("64")
+     "D2H:8 (@step h2d:16 " HF_FORWARD("1") "D2H:8)*3",
+     NULL, 0, {"new-generation gen=1 because=copy-in-over-4x-steps htod=1024 steps_htod_max=16"}},
+    {"any bytes in where the steps copy none (1-token prompt next)", "Automatic (b): copy in where steps copy none",
+     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("1") "(" HF_STEP ")*3", NULL, 0, {"new-generation gen=1 because=copy-in-over-4x-steps htod=8 steps_htod_max=0"}},
+    {"a first launch 4x the steps' (no copy in)", "Automatic (b): first launch 4x the steps'", {NULL},
+     HF_PROMPT("16") "(" HF_STEP ")*3 @gen " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*3", NULL, 0, {"new-generation gen=1 because=first-launch-4x-steps"}},
+    {"prompts with no decode step, back to back", "Automatic (b): before any decode step, a quarter of the last prompt's bytes",
+     {NULL}, HF_PROMPT("64") HF_PROMPT("32") HF_PROMPT("48") HF_PROMPT("64"), NULL, 0, {"new-generation gen=3 because=copy-in-quarter-of-last-prompt"}},
+    {"chunked prefill: chunks end in a sync and read no token", "Automatic (b): PREFILL goes on until the token read",
+     {NULL}, "@gen h2d:8k (" HF_FORWARD("256") "sync)*3 " HF_FORWARD("128") "D2H:8 (" HF_STEP ")*3 "
+     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prefill-continues gen=0 because=first-kernel-over-quarter-of-prompt", "prefill-continues gen=1 because=no-token-read-yet"}},
+    {"chunked prefill whose last chunk is a quarter of the first (first prompt)",
+     "Automatic (b): the next chunk at no less than a quarter of the prompt's size",
+     {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3",
+     "docs/phases.md says a chunk at no less than a quarter of the first chunk's size goes on; prompt_continues "
+     "requires more than a quarter (threads * 4 > prompt_threads)",
+     0, {NULL}},
+    {"chunked prefill whose next chunk starts with another kernel (first prompt)",
+     "Limits (b): first chunked prompt ends its PREFILL early",
+     {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync rms:256*64 " HF_FORWARD("256") "D2H:8 (" HF_STEP ")*3",
+     "docs/phases.md Limits: in a thread that has read no token yet, a chunk must begin with the prompt's first kernel "
+     "(prompt_continues)", 0, {NULL}},
+    {"a warm-up iteration before the first prompt loses its labels", "Automatic (b): warm-up", {NULL},
+     "@none (embed:64 mlp:64)*2 sync " HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0, {"warm-up gen=0 because=copy-in-after-iterations-with-no-copy"}},
+    {"two warm-up iterations before the first prompt", "Automatic (b): warm-up (several iterations)", {NULL},
+     "@none (embed:64 mlp:64 sync)*2 " HF_PROMPT("16") "(" HF_STEP ")*3",
+     "step_iterations' warm-up branch needs the thread still in PREFILL: the second warm-up iteration became decode "
+     "step 0, so the prompt's copy-in reads as a new prompt (generation 1) and the warm-up keeps its labels",
+     0, {NULL}},
+    {"KV kernels: KV_GATHER inside a step, PREFILL inside the prompt", "Automatic (b): KV_GATHER globs", {NULL},
+     "@gen h2d:128 embed:1k kv_gather:1k mlp:1k D2H:8 (@step embed:64 kv_gather:64 mlp:64 D2H:8)*3", NULL, 0, {NULL}},
+    {"a graph launch in a step is that step's launch", "Automatic (b): next decode step (graph launch)", {NULL},
+     HF_PROMPT("16") "(@step graph D2H:8)*4", NULL, 0, {NULL}},
+    {"two threads, each its own generations", "Automatic: per thread", {NULL},
+     "T0 " HF_PROMPT("16") "T1 " HF_PROMPT("32") "T0 " HF_STEP "T1 " HF_STEP HF_STEP "T0 " HF_STEP HF_PROMPT("8")
+     "T1 " HF_STEP "T0 " HF_STEP, NULL, 0, {NULL}},
+    {"a step that reads back twice (token, then a stop flag)", "Limits (b): two reads, two steps", {NULL},
+     HF_PROMPT("16") "(@step " HF_FORWARD("1") "D2H:8 flag:1 D2H:4)*3",
+     "docs/phases.md Limits: each synchronous read ends an iteration, each iteration is a step", 0, {NULL}},
+    {"a new 1-token prompt at once, copying no more than a step", "Limits (b): a token-sized prompt that follows at once",
+     {NULL}, "@gen h2d:128 " HF_FORWARD("16") "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*3 @gen h2d:8 " HF_FORWARD("1")
+     "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*2",
+     "docs/phases.md Limits: no signal tells this prompt from a step (new_prompt: no copy-in, size or graph signal)", 0, {NULL}},
+
+    /* ---- automatic mode, shape (a) ------------------------------------------------------------------ */
+    {"reference workload: the step unit learned, the window relabelled", "Automatic (a): unit, opener, prefix", {NULL},
+     WL_GEN("5") WL_GEN("5") WL_GEN("4"),
+     NULL, 0, {"learned because=unit-repeated-3-times unit=2,3 opener=2", "new-generation gen=1 because=prefix-kernel", "step gen=1 step=1 because=opener-kernel"}},
+    {"after a sync the learned state carries on; a graph in the decode is STEADY", "Automatic (a): after a sync", {NULL},
+     WL_GEN("4") "(@step kv_gather_kernel:16k decode_kernel:16)*2 sync @steady graph sync " WL_GEN("3"), NULL, 0, {NULL}},
+    {"a kernel never seen before stays in the current phase", "Automatic (a): unknown kernel", {NULL},
+     WL_GEN("4") "(@step kv_gather_kernel:16k decode_kernel:16 other:1)*1 " WL_GEN("3"), NULL, 0, {NULL}},
+    {"a unit with no KV kernel: steps have no KV_GATHER", "Automatic (a): KV_GATHER by name", {NULL},
+     "@gen prefill_kernel:16k (@step attn:16 decode_kernel:16)*5 sync", NULL, 0, {NULL}},
+    {"one kernel repeated is no unit", "Automatic (a): a unit of one kernel", {NULL},
+     "@gen prefill_kernel:16k (decode_kernel:16)*12 sync @step (decode_kernel:16)*4 sync", NULL, 0, {NULL}},
+    {"the first copy drops what was learned: a warm-up", "Automatic (a): the first copy makes a token loop",
+     {NULL}, "@none " "prefill_kernel:16k (kv_gather_kernel:16k decode_kernel:16)*4 sync " HF_PROMPT("16") "(" HF_STEP ")*3",
+     NULL, 0, {"learned-dropped because=first-copy-in"}},
+    {"16384 launches with no unit: shape (b) for good", "Automatic (a): the window fills", {NULL},
+     "@gen a:64 b:64 c:64 sync (@step a:1 b:1 c:1 sync)*5500 @step (x:1 y:1)*6 sync", NULL, 0, {"gave-up because=window-full launches=16384"}},
+    {"a prefix ending with the unit's second kernel", "Limits (a): P D K D K shifts the step boundary",
+     {NULL}, "@gen prefill_kernel:16k decode_kernel:16 (@step kv_gather_kernel:16k decode_kernel:16)*5",
+     "docs/phases.md Limits: the unit is aligned to where its repetition starts (learn_online)", 0, {NULL}},
+    {"steps that repeat layers, no sync, no copy", "Limits (a): layers read as steps", {NULL},
+     "@gen prefill_kernel:16k (@step (kv_attn:64 mlp:64)*3 lm_head:16)*5",
+     "docs/phases.md Limits: the shortest period is the unit (learn_online takes the first period that repeats 3 times)",
+     0, {NULL}},
+
+    /* ---- rules ------------------------------------------------------------------------------------ */
+    {"reference rules with OBS_STEP", "Rules: OBS_STEP opens the next step",
+     {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*", "OBS_STEP=kv_gather*", NULL},
+     WL_GEN("5") WL_GEN("3"), NULL, 0, {"new-generation gen=1 because=rule-PREFILL", "step gen=0 step=1 because=OBS_STEP", "name id=2 base=kv_gather_kernel mangled=kv_gather_kernel rule=KV_GATHER OBS_STEP=yes"}},
+    {"rules without OBS_STEP: the opener kernel or the first launch after a sync",
+     "Rules: a new step without OBS_STEP",
+     {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*,sample*", NULL},
+     WL_GEN("5") "@gen prefill_kernel:16k D2H:4 (@step decode_kernel:16 sample:1 D2H:4)*3", NULL, 0, {"because=opener-kernel-again", "because=first-launch-after-delimiter"}},
+    {"globs match base names of mangled names", "Rules: base names",
+     {"OBS_PHASES=PREFILL=prefill_kernel;DECODE=decode_kernel", NULL},
+     "@gen _Z14prefill_kernelPfPKfii:16k (@step _ZN2ns13decode_kernelILi4EEEvPfi:16 sync)*3", NULL, 0, {NULL}},
+    {"patterns in order, first match wins", "Rules: first match", {"OBS_PHASES=PREFILL=pre*;DECODE=pre_dec*,dec*", NULL},
+     "@gen pre:1k pre_dec:1k (@step dec:1 sync)*2", NULL, 0, {NULL}},
+    {"a launch no rule names stays in its phase (none before any)", "Rules: unnamed launches",
+     {"OBS_PHASES=PREFILL=prefill*;DECODE=decode*", NULL},
+     "other:1 @gen prefill:1k other:1 @step decode:1 other:1 sync @step decode:1 other:1 sync", NULL, 0, {NULL}},
+    {"a KV_GATHER match in PREFILL starts the decode", "Rules: KV_GATHER sub-phase",
+     {"OBS_PHASES=PREFILL=prefill*;KV_GATHER=kv*;DECODE=decode*", NULL},
+     "@gen prefill:1k (@step kv_gather:1k decode:16)*4", NULL, 0, {"decode-starts gen=0 step=0 because=rule-KV_GATHER"}},
+    {"named copies and memsets take their phase, open no step", "Rules: memcpy:KIND, memset",
+     {"OBS_PHASES=PREFILL=memcpy:HtoD,memset,prefill*;DECODE=decode*", NULL},
+     "@gen h2d:2k=P memset:64=P prefill:1k D2H:8 (@step decode:1 D2H:8)*2 @gen memset:64=P h2d:1k=P prefill:1k D2H:8 "
+     "(@step decode:1 D2H:8)*2",
+     NULL, 0, {"new-generation gen=0 because=rule-names-this-copy-or-memset"}},
+    {"size conditions on the launch", "Rules: conditions",
+     {"OBS_PHASES=PREFILL=embed*[threads>=64k],gemm*[grid>=128][block=256];KV_GATHER=*kv*;DECODE=embed*,gemm*", NULL},
+     "@gen embed:256x256 gemm:256x256 D2H:8 (@step embed:1x256 gemm:1x256 kv_write:1 D2H:8)*3 "
+     "@gen embed:512x256 gemm:128x256 D2H:8 (@step embed:1x256 gemm:127x256 D2H:8)*2",
+     NULL, 0, {NULL}},
+    {"selector iter:after:memcpy:HtoD (Hugging Face eager)", "Rules: iter:after:memcpy",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;KV_GATHER=*kv*;DECODE=*", NULL},
+     HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("4") "(" HF_STEP ")*3", NULL, 0, {"iteration-selected phase=PREFILL because=selector", "new-generation gen=1 because=rule-PREFILL"}},
+    {"a synchronous read that delimits counts for the iteration after it", "Rules: iter:after:memcpy:DtoH",
+     {"OBS_PHASES=DECODE=iter:after:memcpy:DtoH;PREFILL=*", NULL},
+     "@gen embed:1k mlp:1k D2H:8 (@step embed:1 mlp:1 D2H:8)*3", NULL, 0, {NULL}},
+    {"a named copy in a selected iteration takes the iteration's phase", "Rules: copies inside selected iterations",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;DECODE=*,memcpy:DtoH", NULL},
+     "@gen h2d:128 embed:1k mlp:1k D2H:8=P (@step embed:1 mlp:1 D2H:8=D)*3", NULL, 0, {NULL}},
+    {"selector iter:after:memset", "Rules: iter:after:memset",
+     {"OBS_PHASES=PREFILL=iter:after:memset;DECODE=*", NULL},
+     "@gen memset:64 embed:1k mlp:1k D2H:8 (@step embed:1 mlp:1 D2H:8)*3", NULL, 0, {NULL}},
+    {"selector on the first kernel's size selects every chunk", "Rules: iter:glob[cond]",
+     {"OBS_PHASES=PREFILL=iter:embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", NULL},
+     "@gen h2d:8k (" HF_FORWARD("2048") "sync)*3 " HF_FORWARD("1024") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
+    {"selector iter:after:memcpy:HtoD selects only a chunked prompt's first chunk", "Rules: iter:after (limit)",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;KV_GATHER=*kv*;DECODE=*", NULL},
+     "@gen h2d:8k " HF_FORWARD("2048") "sync (@step " HF_FORWARD("2048") "sync)*2 @step " HF_FORWARD("1024") "D2H:8 ("
+     HF_STEP ")*3",
+     NULL, 0, {NULL}},
+    {"both selectors: every chunk", "Rules: selectors in order",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:embed*[threads>=65536];KV_GATHER=*kv*;DECODE=*", NULL},
+     "@gen h2d:8k (" HF_FORWARD("2048") "sync)*3 " HF_FORWARD("1024") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
+    {"a graph launch: the selected iteration's, else STEADY in the decode", "Rules: graph launches",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;DECODE=*", NULL},
+     "@gen h2d:64 graph D2H:8 @step embed:1 D2H:8 @steady graph D2H:8 graph D2H:8", NULL, 0, {NULL}},
+    {"a bad rule: automatic mode", "Rules: bad rules", {"OBS_PHASES=PREFILL=prefill_*;F", NULL},
+     HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0, {"fallback because=bad-rule variable=OBS_PHASES column=19 mode=auto"}},
+    {"OBS_PHASES=off: no phases", "OBS_PHASES=off", {"OBS_PHASES=off", NULL},
+     "@none h2d:128 " HF_FORWARD("16") "D2H:8 (" HF_FORWARD("1") "D2H:8)*3", NULL, 0, {"set-up mode=off because=OBS_PHASES=off"}},
+
+    /* ---- framework shapes of issue 22 --------------------------------------------------------------- */
+    {"ggml: an ordinary prompt", "Issue 22: loops that copy inputs in and sync before every step", {NULL},
+     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*6 @gen " GGML_EVAL("24") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {NULL}},
+    {"ggml: a 1-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
+     "@gen " GGML_EVAL("1") "(@step " GGML_EVAL("1") ")*4",
+     "issue 22: ggml syncs after its input copy, so no copy-in is seen; before any decode step new_prompt's last "
+     "branch (same first kernel, at least a quarter of the prompt's size, a token read) calls every step a new prompt",
+     0, {NULL}},
+    {"ggml: a 2-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
+     "@gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4",
+     "issue 22: as for 1 token: a 1-token step is at least a quarter of the 2-token prompt's first launch "
+     "(new_prompt, before any decode step): every step a new generation",
+     0, {NULL}},
+    {"ggml: a 2-token prompt, with a size selector", "Issue 22: what rules can say (docs/phases.md example)",
+     {"OBS_PHASES=PREFILL=iter:get_rows*[threads>=128];DECODE=*", NULL},
+     "@gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {NULL}},
+    {"ggml: a 4-token prompt", "Issue 22: prompts of 1-4 tokens", {NULL},
+     "@gen " GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4",
+     "issue 22: a 1-token step is exactly a quarter of the 4-token prompt's first launch (new_prompt, before any "
+     "decode step): every step a new generation",
+     0, {NULL}},
+    {"ggml: a 2-token prompt after an ordinary one", "Issue 22: prompts of 1-4 tokens", {NULL},
+     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*3",
+     "issue 22: after decode steps new_prompt needs a copy-in (never seen: ggml syncs after it) or a first launch at "
+     "least 4x the steps' (2 tokens is 2x): the short prompt reads as the next decode step",
+     0, {NULL}},
+    {"ggml: a prompt in chunks that each read their logits (-b 4)", "Issue 22: prompts in chunks that each read logits",
+     {NULL}, "@gen " GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4",
+     "issue 22: the first chunk's logits read sets gen_token_read, so prompt_continues says no; new_prompt's last "
+     "branch (same first kernel, same size, a token read) makes each chunk, then each step, a new generation",
+     0, {NULL}},
+    {"ggml: a prompt in chunks of 32 + 2", "Issue 22: 32+2 chunks", {NULL},
+     "@gen " GGML_EVAL("32") GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*4",
+     "issue 22: after the first chunk read its logits prompt_continues says no, and the 2-token chunk is under a "
+     "quarter of the first (new_prompt says no): step_iterations makes it decode step 0, every step one late",
+     0, {NULL}},
+    {"ggml: 4 sequences decoded in parallel (-np 4)", "Issue 22: 4 parallel sequences per step", {NULL},
+     "@gen " GGML_EVAL("8") "(@step " GGML_EVAL("4") ")*5",
+     "issue 22: a step of 4 tokens is at least a quarter of the 8-token prompt's first launch (new_prompt, before "
+     "any decode step): every step a new generation",
+     0, {NULL}},
+    {"a loop that copies nothing in before its prompt", "Issue 22: a loop that copies nothing before its prompt", {NULL},
+     "@gen " HF_FORWARD4("16") "D2H:8 (@step " HF_FORWARD4("1") "D2H:8)*5",
+     "issue 22: nothing copied, so shape (a) learns the prompt's layers as steps; the first token read (on_auto_copy, "
+     "LEARNED) drops that as a warm-up, takes the prompt's labels off and restarts the logic: step 0 becomes "
+     "generation 0's prompt, and new_prompt's last branch (same first kernel, a token read) makes every later step "
+     "a new generation",
+     0, {NULL}},
+    {"Hugging Face: prompts of 16, 1, 4 and 2 tokens back to back", "Issue 22: prompts of 1-4 tokens (HF copies them in)",
+     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 " HF_PROMPT("1") "(" HF_STEP ")*3 " HF_PROMPT("4") "(" HF_STEP ")*2 "
+     HF_PROMPT("2") "(" HF_STEP ")*2", NULL, 0, {NULL}},
+    {"Hugging Face: a batch of 4 sequences", "Issue 22: parallel sequences (one batch)", {NULL},
+     "@gen h2d:4*16*8 " HF_FORWARD("64") "D2H:32 (@step " HF_FORWARD("4") "D2H:32)*4", NULL, 0, {NULL}},
+    {"serving loop: inputs copied in and a sync before every step", "Issue 22: loops that copy inputs in and sync",
+     {NULL}, "@gen h2d:2k=- sync=- " HF_FORWARD("256") "d2h:8 sync (@step h2d:16=- sync=- " HF_FORWARD("1") "d2h:8=D sync=D)*4 "
+     "@gen h2d:1k sync " HF_FORWARD("128") "d2h:8 sync (@step h2d:16 sync " HF_FORWARD("1") "d2h:8 sync)*3", NULL, 0, {NULL}},
+};
+#define CASE_COUNT (sizeof cases / sizeof cases[0])
+
+/* ---- the call language -------------------------------------------------------------------------- */
+
+enum call_kind { K_LAUNCH, K_GRAPH, K_COPY, K_MEMSET, K_SYNC, K_IDLE, K_THREAD, K_MARK };
+
+struct call {
+    uint8_t kind;
+    uint8_t dir;
+    char mark;       /* K_MARK: 'g' gen, 's' step, 'y' steady, 'n' none */
+    char expect;     /* '\0', or the phase stated with =X */
+    uint16_t api;
+    unsigned thread; /* K_THREAD */
+    uint32_t grid, block;
+    uint64_t bytes, idle_ms;
+    char kernel[96];
+    char truth[24];  /* filled by the truth pass: the label, "" = not checked */
+};
+
+struct call_list {
+    struct call *v;
+    size_t n, cap;
+};
+
+static void push_call(struct call_list *l, const struct call *c)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 256;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        if (l->v == NULL)
+            bail("out of memory");
+    }
+    l->v[l->n++] = *c;
+}
+
+/* "64", "16k", "4*16*8". */
+static int parse_number(const char *s, size_t len, uint64_t *out)
+{
+    uint64_t v = 1;
+    size_t i = 0;
+    if (len == 0)
+        return -1;
+    while (i < len) {
+        uint64_t f = 0;
+        size_t start = i;
+        while (i < len && isdigit((unsigned char)s[i]))
+            f = f * 10 + (uint64_t)(s[i++] - '0');
+        if (i == start)
+            return -1;
+        if (i < len && s[i] == 'k') {
+            f *= 1024;
+            i++;
+        }
+        v *= f;
+        if (i < len && s[i] != '*')
+            return -1;
+        if (i < len)
+            i++;
+    }
+    *out = v;
+    return 0;
+}
+
+static const struct {
+    const char *word;
+    uint8_t kind;
+    uint16_t api;
+    uint8_t dir;
+} call_words[] = {
+    {"h2d", K_COPY, OBS_API_cudaMemcpyAsync, OBS_DIR_HTOD},
+    {"d2h", K_COPY, OBS_API_cudaMemcpyAsync, OBS_DIR_DTOH},
+    {"d2d", K_COPY, OBS_API_cudaMemcpyAsync, OBS_DIR_DTOD},
+    {"H2D", K_COPY, OBS_API_cudaMemcpy, OBS_DIR_HTOD},
+    {"D2H", K_COPY, OBS_API_cudaMemcpy, OBS_DIR_DTOH},
+    {"memset", K_MEMSET, OBS_API_cudaMemsetAsync, OBS_DIR_NONE},
+    {"sync", K_SYNC, OBS_API_cudaStreamSynchronize, OBS_DIR_NONE},
+    {"devsync", K_SYNC, OBS_API_cudaDeviceSynchronize, OBS_DIR_NONE},
+    {"evsync", K_SYNC, OBS_API_cudaEventSynchronize, OBS_DIR_NONE},
+    {"wait", K_SYNC, OBS_API_cudaStreamWaitEvent, OBS_DIR_NONE},
+    {"graph", K_GRAPH, OBS_API_cudaGraphLaunch, OBS_DIR_NONE},
+};
+
+static void parse_token(const char *tok, size_t len, struct call_list *out, const char *case_name)
+{
+    struct call c;
+    const char *colon, *eq = memchr(tok, '=', len);
+    size_t word_len, i;
+
+    memset(&c, 0, sizeof c);
+    if (eq != NULL) {
+        if (eq + 2 != tok + len || strchr("PDKS-", eq[1]) == NULL)
+            bail("%s: bad expectation in '%.*s'", case_name, (int)len, tok);
+        c.expect = eq[1];
+        len = (size_t)(eq - tok);
+    }
+    if (tok[0] == '@') {
+        static const char *const marks[] = {"@gen", "@step", "@steady", "@none"};
+        static const char codes[] = "gsyn";
+        for (i = 0; i < 4; i++)
+            if (strlen(marks[i]) == len && strncmp(tok, marks[i], len) == 0)
+                c.mark = codes[i];
+        if (c.mark == '\0')
+            bail("%s: unknown marker '%.*s'", case_name, (int)len, tok);
+        c.kind = K_MARK;
+        push_call(out, &c);
+        return;
+    }
+    if (tok[0] == '+') {
+        c.kind = K_IDLE;
+        if (parse_number(tok + 1, len - 1, &c.idle_ms) != 0)
+            bail("%s: bad idle time '%.*s'", case_name, (int)len, tok);
+        push_call(out, &c);
+        return;
+    }
+    if (len == 2 && tok[0] == 'T' && tok[1] >= '0' && tok[1] <= '3') {
+        c.kind = K_THREAD;
+        c.thread = (unsigned)(tok[1] - '0');
+        push_call(out, &c);
+        return;
+    }
+    colon = memchr(tok, ':', len);
+    word_len = colon != NULL ? (size_t)(colon - tok) : len;
+    for (i = 0; i < sizeof call_words / sizeof call_words[0]; i++)
+        if (strlen(call_words[i].word) == word_len && strncmp(tok, call_words[i].word, word_len) == 0) {
+            c.kind = call_words[i].kind;
+            c.api = call_words[i].api;
+            c.dir = call_words[i].dir;
+            if ((c.kind == K_COPY || c.kind == K_MEMSET) &&
+                (colon == NULL || parse_number(colon + 1, len - word_len - 1, &c.bytes) != 0))
+                bail("%s: '%.*s' needs its bytes", case_name, (int)len, tok);
+            push_call(out, &c);
+            return;
+        }
+    /* a kernel */
+    c.kind = K_LAUNCH;
+    c.api = OBS_API_cudaLaunchKernel;
+    if (word_len == 0 || word_len >= sizeof c.kernel)
+        bail("%s: bad kernel '%.*s'", case_name, (int)len, tok);
+    memcpy(c.kernel, tok, word_len);
+    c.grid = c.block = 1;
+    if (colon != NULL) {
+        const char *size = colon + 1, *x = memchr(size, 'x', len - word_len - 1);
+        size_t size_len = len - word_len - 1;
+        uint64_t g, b = 1;
+        if (parse_number(size, x != NULL ? (size_t)(x - size) : size_len, &g) != 0 ||
+            (x != NULL && parse_number(x + 1, size_len - (size_t)(x + 1 - size), &b) != 0) || g > UINT32_MAX ||
+            b > UINT16_MAX)
+            bail("%s: bad size in '%.*s'", case_name, (int)len, tok);
+        c.grid = (uint32_t)g;
+        c.block = (uint32_t)b;
+    }
+    push_call(out, &c);
+}
+
+/* Parse until ')' or the end; groups are expanded in place. */
+static const char *parse_calls(const char *p, struct call_list *out, int depth, const char *case_name)
+{
+    for (;;) {
+        const char *start;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == '\0' || *p == ')')
+            return p;
+        if (*p == '(') {
+            struct call_list group = {NULL, 0, 0};
+            uint64_t times = 1;
+            size_t i, k;
+            p = parse_calls(p + 1, &group, depth + 1, case_name);
+            if (*p != ')')
+                bail("%s: '(' without ')'", case_name);
+            p++;
+            while (isspace((unsigned char)*p))
+                p++;
+            if (*p == '*') {
+                start = ++p;
+                while (isdigit((unsigned char)*p))
+                    p++;
+                if (parse_number(start, (size_t)(p - start), &times) != 0)
+                    bail("%s: bad repetition", case_name);
+            }
+            for (k = 0; k < times; k++)
+                for (i = 0; i < group.n; i++)
+                    push_call(out, &group.v[i]);
+            free(group.v);
+            continue;
+        }
+        start = p;
+        while (*p != '\0' && !isspace((unsigned char)*p) && *p != '(' && *p != ')')
+            p++;
+        parse_token(start, (size_t)(p - start), out, case_name);
+    }
+}
+
+/* ---- the truth: the markers, walked per thread ------------------------------------------------------ */
+
+struct truth_state {
+    int started;
+    unsigned gen, step;
+    char phase; /* '-', 'P', 'D' (step), 'S' (steady) */
+};
+
+static void label_text(char *out, size_t len, char phase, unsigned gen, unsigned step)
+{
+    if (phase == '-')
+        snprintf(out, len, "-");
+    else if (phase == 'P' || phase == 'S')
+        snprintf(out, len, "%c%u", phase, gen);
+    else if (step == OBS_NO_STEP)
+        snprintf(out, len, "%c%u", phase, gen);
+    else
+        snprintf(out, len, "%c%u.%u", phase, gen, step);
+}
+
+static void apply_truth(struct call_list *l)
+{
+    struct truth_state st[4];
+    unsigned t = 0;
+    size_t i;
+    memset(st, 0, sizeof st);
+    for (i = 0; i < 4; i++)
+        st[i].phase = '-';
+    for (i = 0; i < l->n; i++) {
+        struct call *c = &l->v[i];
+        struct truth_state *s = &st[t];
+        char phase;
+        if (c->kind == K_THREAD) {
+            t = c->thread;
+            continue;
+        }
+        if (c->kind == K_MARK) {
+            if (c->mark == 'g') {
+                s->gen = s->started ? s->gen + 1 : 0;
+                s->started = 1;
+                s->phase = 'P';
+            } else if (c->mark == 's') {
+                if (!s->started)
+                    s->started = 1;
+                s->step = s->phase == 'D' ? s->step + 1 : 0;
+                s->phase = 'D';
+            } else if (c->mark == 'y') {
+                s->phase = 'S';
+            } else {
+                s->phase = '-';
+            }
+            continue;
+        }
+        if (c->kind != K_LAUNCH && c->kind != K_GRAPH && c->expect == '\0')
+            continue;
+        phase = s->phase;
+        if (phase == 'D' && c->kind == K_LAUNCH && strstr(c->kernel, "kv") != NULL)
+            phase = 'K';
+        if (c->expect != '\0')
+            phase = c->expect;
+        label_text(c->truth, sizeof c->truth, phase, s->gen, phase == 'D' || phase == 'K' ? s->step : OBS_NO_STEP);
+    }
+}
+
+/* ---- running a case in a child ------------------------------------------------------------------ */
+
+/* What the child leaves for each call (shared memory). */
+struct call_result {
+    char trace[24], live[24];
+    char live_inner[96]; /* innermost live range (OBS_NVTX_LAUNCH checks) */
+    uint8_t relabelled, done;
+};
+
+struct case_result {
+    char structure[256]; /* "" or the first structural problem */
+    unsigned threads;
+};
+
+static struct {
+    const struct engine_case *c;
+    char log_path[512];
+    struct call_list *calls;
+    struct call_result *results;
+    struct case_result *summary;
+    const char *env[8];
+} run;
+
+static const char *case_lookup(const char *name)
+{
+    size_t n = strlen(name), i;
+    for (i = 0; run.env[i] != NULL; i++)
+        if (strncmp(run.env[i], name, n) == 0 && run.env[i][n] == '=')
+            return run.env[i] + n + 1;
+    return NULL;
+}
+
+/* One worker per host thread of the case; the main thread hands it calls one at a time. */
+struct worker {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    size_t job;      /* index into run.calls, SIZE_MAX - 1: analyse, SIZE_MAX: none */
+    int busy, started;
+    uint64_t *index; /* per call: its record index on this thread */
+};
+
+#define JOB_NONE SIZE_MAX
+#define JOB_ANALYSE (SIZE_MAX - 1)
+static struct worker workers[4];
+
+static void note_structure(const char *fmt, ...) TAP_PRINTF(1, 2);
+static void note_structure(const char *fmt, ...)
+{
+    va_list ap;
+    if (run.summary->structure[0] != '\0')
+        return;
+    va_start(ap, fmt);
+    vsnprintf(run.summary->structure, sizeof run.summary->structure, fmt, ap);
+    va_end(ap);
+}
+
+static void do_call(struct worker *w, size_t i)
+{
+    struct call *c = &run.calls->v[i];
+    struct call_result *r = &run.results[i];
+    struct obs_rec_call rec;
+    char live[256];
+
+    engine_stub_advance_ns(1000); /* 1 us a call: distinct times */
+    if (c->kind == K_LAUNCH)
+        rec = obs_launch_record(engine_stub_name(c->kernel), c->grid, 1, 1, c->block, 1, 1, 0, 0);
+    else if (c->kind == K_GRAPH)
+        rec = obs_bytes_record(8, OBS_DIR_NONE, 0);
+    else
+        rec = obs_bytes_record(c->bytes, c->dir, 0);
+    w->index[i] = engine_stub_call(&rec, c->api, live, sizeof live);
+    /* the live label: innermost phase range, step of the innermost step range */
+    {
+        char *save = NULL, *part;
+        char phase = '-';
+        unsigned step = OBS_NO_STEP;
+        r->live_inner[0] = '\0';
+        for (part = strtok_r(live, "|", &save); part != NULL; part = strtok_r(NULL, "|", &save)) {
+            if (strcmp(part, "PREFILL") == 0) {
+                phase = 'P';
+            } else if (strcmp(part, "DECODE/STEADY") == 0) {
+                phase = 'S';
+            } else if (strncmp(part, "DECODE/STEP_", 12) == 0) {
+                phase = 'D';
+                step = (unsigned)strtoul(part + 12, NULL, 10);
+            } else if (strcmp(part, "KV_GATHER") == 0) {
+                phase = 'K';
+            }
+            snprintf(r->live_inner, sizeof r->live_inner, "%s", part);
+        }
+        if (phase == '-' || phase == 'P' || phase == 'S')
+            snprintf(r->live, sizeof r->live, "%c", phase);
+        else if (step == OBS_NO_STEP)
+            snprintf(r->live, sizeof r->live, "%c", phase);
+        else
+            snprintf(r->live, sizeof r->live, "%c.%u", phase, step);
+    }
+}
+
+/* The trace's label of each of this thread's calls, as readers give it
+ * (trace_format.h): the ranges open at the call (innermost phase, step of
+ * the innermost range that has one), unless a RELABEL covers its index
+ * (the latest written wins). Also checks that BEGIN/END nest. */
+static void analyse(struct worker *w, unsigned thread)
+{
+    uint64_t count, k;
+    const union obs_record *recs = engine_stub_records(&count);
+    struct obs_rec_phase open[8];
+    unsigned depth = 0;
+    size_t i;
+    char *labels = calloc(count ? count : 1, 24);
+    uint8_t *relabelled = calloc(count ? count : 1, 1);
+
+    if (labels == NULL || relabelled == NULL)
+        abort();
+    for (k = 0; k < count; k++) {
+        const union obs_record *r = &recs[k];
+        if (r->call.type == OBS_REC_PHASE) {
+            const struct obs_rec_phase *ph = &r->phase;
+            if (ph->event == OBS_PHASE_BEGIN) {
+                if (depth >= 3)
+                    note_structure("thread %u: record %llu: a 4th range opens", thread, (unsigned long long)k);
+                if (depth < 8)
+                    open[depth++] = *ph;
+            } else if (ph->event == OBS_PHASE_END) {
+                if (depth == 0 || open[depth - 1].name != ph->name || open[depth - 1].generation != ph->generation ||
+                    open[depth - 1].step != ph->step)
+                    note_structure("thread %u: record %llu: END does not close the innermost open range", thread,
+                                   (unsigned long long)k);
+                if (depth > 0)
+                    depth--;
+            } else if (ph->event == OBS_PHASE_RELABEL) {
+                if (ph->first_index > ph->last_index || ph->last_index >= k)
+                    note_structure("thread %u: record %llu: RELABEL of [%llu, %llu] out of range", thread,
+                                   (unsigned long long)k, (unsigned long long)ph->first_index,
+                                   (unsigned long long)ph->last_index);
+            }
+        } else if (r->call.type == OBS_REC_CALL) {
+            char phase = '-';
+            unsigned step = OBS_NO_STEP, gen = 0, d;
+            for (d = 0; d < depth; d++) {
+                phase = open[d].phase == OBS_PHASE_PREFILL ? 'P' : open[d].phase == OBS_PHASE_KV_GATHER ? 'K' : 'D';
+                gen = open[d].generation;
+                if (open[d].step != OBS_NO_STEP)
+                    step = open[d].step;
+            }
+            if (phase == 'D' && step == OBS_NO_STEP)
+                phase = 'S';
+            label_text(labels + k * 24, 24, phase, gen, step);
+        }
+    }
+    for (k = 0; k < count; k++) {
+        const struct obs_rec_phase *ph = &recs[k].phase;
+        uint64_t j;
+        if (recs[k].call.type != OBS_REC_PHASE || ph->event != OBS_PHASE_RELABEL || ph->last_index >= count)
+            continue;
+        for (j = ph->first_index; j <= ph->last_index; j++) {
+            char phase = ph->phase == OBS_PHASE_NONE      ? '-'
+                         : ph->phase == OBS_PHASE_PREFILL ? 'P'
+                         : ph->phase == OBS_PHASE_KV_GATHER ? 'K'
+                         : ph->step == OBS_NO_STEP        ? 'S'
+                                                          : 'D';
+            if (recs[j].call.type != OBS_REC_CALL)
+                continue;
+            label_text(labels + j * 24, 24, phase, ph->generation, ph->step);
+            relabelled[j] = 1;
+        }
+    }
+    if (engine_stub_live_underflows() != 0)
+        note_structure("thread %u: %u live pops with nothing open", thread, engine_stub_live_underflows());
+    for (i = 0; i < run.calls->n; i++) {
+        if (w->index[i] == UINT64_MAX || w->index[i] >= count)
+            continue;
+        snprintf(run.results[i].trace, sizeof run.results[i].trace, "%s", labels + w->index[i] * 24);
+        run.results[i].relabelled = relabelled[w->index[i]];
+        run.results[i].done = 1;
+    }
+    free(labels);
+    free(relabelled);
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    unsigned thread = (unsigned)(w - workers);
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        size_t job;
+        while (!w->busy)
+            pthread_cond_wait(&w->cond, &w->lock);
+        job = w->job;
+        pthread_mutex_unlock(&w->lock);
+        if (job == JOB_ANALYSE)
+            analyse(w, thread);
+        else
+            do_call(w, job);
+        pthread_mutex_lock(&w->lock);
+        w->busy = 0;
+        pthread_cond_broadcast(&w->cond);
+        if (job == JOB_ANALYSE)
+            break;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+static void hand_over(unsigned t, size_t job)
+{
+    struct worker *w = &workers[t];
+    size_t i;
+    if (!w->started) {
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, NULL);
+        w->index = malloc(run.calls->n * sizeof *w->index);
+        if (w->index == NULL)
+            abort();
+        for (i = 0; i < run.calls->n; i++)
+            w->index[i] = UINT64_MAX;
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
+            abort();
+        w->started = 1;
+    }
+    pthread_mutex_lock(&w->lock);
+    w->job = job;
+    w->busy = 1;
+    pthread_cond_broadcast(&w->cond);
+    while (w->busy)
+        pthread_cond_wait(&w->cond, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void child_run(void)
+{
+    size_t i;
+    unsigned t = 0;
+    uint8_t levels[OBS_DEBUG_DOMAINS] = {0};
+    obs_config_load(&obs_cfg, case_lookup);
+    levels[OBS_DBG_PHASES] = OBS_DEBUG_LEVEL_MAX;
+    obs_debug_setup(levels, run.log_path);
+    for (i = 0; i < run.calls->n; i++) {
+        const struct call *c = &run.calls->v[i];
+        if (c->kind == K_THREAD)
+            t = c->thread;
+        else if (c->kind == K_IDLE)
+            engine_stub_advance_ns(c->idle_ms * 1000000u);
+        else if (c->kind != K_MARK)
+            hand_over(t, i);
+    }
+    for (t = 0; t < 4; t++)
+        if (workers[t].started) {
+            hand_over(t, JOB_ANALYSE);
+            pthread_join(workers[t].thread, NULL);
+            run.summary->threads++;
+        }
+}
+
+static void *shared_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        bail("mmap: out of memory");
+    return p;
+}
+
+/* ---- the checks ------------------------------------------------------------------------------------ */
+
+static const char *call_text(const struct call *c, char *buf, size_t len)
+{
+    if (c->kind == K_LAUNCH)
+        snprintf(buf, len, "%s:%ux%u", c->kernel, c->grid, c->block);
+    else if (c->kind == K_GRAPH)
+        snprintf(buf, len, "graph");
+    else
+        snprintf(buf, len, "api %u bytes %llu", c->api, (unsigned long long)c->bytes);
+    return buf;
+}
+
+/* The live label has no generation: "D0.3" -> "D.3", "P1" -> "P". */
+static void without_gen(const char *label, char *out, size_t len)
+{
+    const char *dot = strchr(label, '.');
+    if (label[0] == '-' || label[0] == '\0')
+        snprintf(out, len, "-");
+    else
+        snprintf(out, len, "%c%s", label[0], dot != NULL ? dot : "");
+}
+
+/* The decision log (docs/phases.md, "Reading a decision log"): every line
+ * "obsshim[phases]: " then either "tid=T call=N <word> ..." with a word of
+ * the documented list, or a process-wide "set-up", "fallback" or "name"
+ * line; a because= has a value; a decision (new-generation, warm-up,
+ * prefill-continues, decode-starts, step) has gen= and because=. Each of
+ * the case's pieces is in some line. */
+static int check_log(const struct engine_case *c, const char *path, char *problem, size_t len)
+{
+    static const char prefix[] = "obsshim[phases]: ";
+    static const char *const words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts", "step",
+                                        "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration",
+                                        "copy-in", "token-read", "delimiter", "launch", "thread-state", "fallback"};
+    size_t size = 0, lines = 0, k;
+    char *text = test_read_file(path, &size), *line, *save = NULL;
+    int good = 1;
+    if (text == NULL) {
+        snprintf(problem, len, "%s not written", path);
+        return 0;
+    }
+    for (line = strtok_r(text, "\n", &save); line != NULL && good; line = strtok_r(NULL, "\n", &save)) {
+        const char *body = line + sizeof prefix - 1, *because = strstr(line, " because="), *word = NULL;
+        unsigned tid, call;
+        int at = 0;
+        lines++;
+        if (strncmp(line, prefix, sizeof prefix - 1) != 0) {
+            good = 0;
+        } else if (sscanf(body, "tid=%u call=%u %n", &tid, &call, &at) == 2 && at > 0) {
+            word = body + at;
+            good = 0;
+            for (k = 0; k < sizeof words / sizeof words[0]; k++)
+                if (strncmp(word, words[k], strlen(words[k])) == 0 &&
+                    (word[strlen(words[k])] == ' ' || word[strlen(words[k])] == '\0'))
+                    good = 1;
+            for (k = 0; good && k < 5; k++) /* a decision: gen= and because= */
+                if (strncmp(word, words[k], strlen(words[k])) == 0 && word[strlen(words[k])] == ' ' &&
+                    (strstr(word, " gen=") == NULL || because == NULL))
+                    good = 0;
+        } else if (strncmp(body, "set-up ", 7) != 0 && strncmp(body, "fallback ", 9) != 0 &&
+                   strncmp(body, "name id=", 8) != 0) {
+            good = 0;
+        }
+        if (good && because != NULL && (because[9] == ' ' || because[9] == '\0'))
+            good = 0;
+        if (!good)
+            snprintf(problem, len, "line %zu has not the documented shape: %.300s", lines, line);
+    }
+    free(text);
+    if (!good)
+        return 0;
+    text = test_read_file(path, &size);
+    for (k = 0; k < 4 && c->log[k] != NULL && good; k++)
+        if (strstr(text, c->log[k]) == NULL) {
+            snprintf(problem, len, "no line says '%s'", c->log[k]);
+            good = 0;
+        }
+    free(text);
+    if (good && lines == 0) {
+        snprintf(problem, len, "empty");
+        good = 0;
+    }
+    return good;
+}
+
+static unsigned cases_passing, cases_todo_failing, cases_todo_passing;
+
+static void check_case(const struct engine_case *c)
+{
+    struct call_list calls = {NULL, 0, 0};
+    struct call_result *results;
+    struct case_result *summary;
+    const char *dump = getenv("OBS_ENGINE_DUMP");
+    size_t i, launches = 0, checked = 0, trace_ok = 0, live_checked = 0, live_ok = 0, shown = 0, live_shown = 0, relabelled = 0;
+    size_t launch_range_ok = 0;
+    char first_live[200] = "", log_problem[800] = "";
+    pid_t pid;
+    int status, trace_all, live_all, log_ok;
+
+    parse_calls(c->calls, &calls, 0, c->name);
+    apply_truth(&calls);
+    results = shared_map(calls.n * sizeof *results);
+    summary = shared_map(sizeof *summary);
+    memset(&run, 0, sizeof run);
+    run.c = c;
+    run.calls = &calls;
+    run.results = results;
+    run.summary = summary;
+    for (i = 0; i < 4 && c->env[i] != NULL; i++)
+        run.env[i] = c->env[i];
+    run.env[i] = NULL;
+    snprintf(run.log_path, sizeof run.log_path, "%s/case-%zu.log", test_tmpdir(), (size_t)(c - cases));
+
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0)
+        bail("fork failed");
+    if (pid == 0) {
+        child_run();
+        _exit(0);
+    }
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        ok(0, "%s: the engine ran the calls (child status %d)", c->name, status);
+        ok(0, "%s: live ranges equal the trace", c->name);
+        return;
+    }
+
+    for (i = 0; i < calls.n; i++) {
+        const struct call *k = &calls.v[i];
+        const struct call_result *r = &results[i];
+        char text[128], live_wanted[24];
+        if (dump != NULL && (strcmp(dump, c->name) == 0 || strcmp(dump, "all") == 0) && k->kind != K_MARK)
+            diag("%5zu %-40s truth %-8s trace %-8s live %-6s%s", i, call_text(k, text, sizeof text), k->truth,
+                 r->trace, r->live, r->relabelled ? " relabelled" : "");
+        if (k->truth[0] == '\0' || !r->done)
+            continue;
+        if (k->kind == K_LAUNCH || k->kind == K_GRAPH)
+            launches++;
+        checked++;
+        if (strcmp(k->truth, r->trace) == 0) {
+            trace_ok++;
+        } else if (shown++ < 3) {
+            diag("%s: call %zu (%s): truth %s, trace %s", c->name, i, call_text(k, text, sizeof text), k->truth,
+                 r->trace);
+        }
+        if (r->relabelled) {
+            relabelled++;
+            continue;
+        }
+        live_checked++;
+        without_gen(r->trace, live_wanted, sizeof live_wanted);
+        if (c->launch_ranges && k->kind == K_LAUNCH) {
+            char base[96];
+            obs_kernel_base_name_of(k->kernel, NULL, base, sizeof base);
+            launch_range_ok += strcmp(r->live_inner, base) == 0;
+        }
+        if (strcmp(live_wanted, r->live) == 0)
+            live_ok++;
+        else if (live_shown++ == 0)
+            snprintf(first_live, sizeof first_live, "call %zu (%s): trace %s, live %s", i,
+                     call_text(k, text, sizeof text), r->trace, r->live);
+    }
+    trace_all = checked > 0 && trace_ok == checked;
+    log_ok = check_log(c, run.log_path, log_problem, sizeof log_problem);
+    live_all = live_ok == live_checked && summary->structure[0] == '\0' &&
+               (!c->launch_ranges || launch_range_ok == launches);
+    if (c->todo != NULL && trace_all) {
+        diag("%s: TODO case passes now: take its TODO mark off (%s)", c->name, c->todo);
+        cases_todo_passing++;
+    } else if (c->todo != NULL) {
+        cases_todo_failing++;
+    } else if (trace_all) {
+        cases_passing++;
+    }
+    ok_todo(trace_all, c->todo, "%s [%s]: %zu of %zu calls right in the trace (%zu launches)", c->name, c->rule,
+            trace_ok, checked, launches);
+    if (first_live[0] != '\0')
+        diag("%s: %s", c->name, first_live);
+    if (summary->structure[0] != '\0')
+        diag("%s: %s", c->name, summary->structure);
+    if (log_problem[0] != '\0')
+        diag("%s: decision log: %s", c->name, log_problem);
+    ok(live_all && log_ok,
+       "%s: ranges nest; live equals the trace for the %zu calls not relabelled (%zu relabelled)%s; decision log "
+       "well formed%s",
+       c->name, live_checked, relabelled, c->launch_ranges ? "; a launch range per launch" : "",
+       c->log[0] != NULL ? ", names its signals" : "");
+    munmap(results, calls.n * sizeof *results);
+    munmap(summary, sizeof *summary);
+    free(calls.v);
+}
+
+int main(void)
+{
+    size_t i;
+    plan(2 * CASE_COUNT);
+    for (i = 0; i < CASE_COUNT; i++)
+        check_case(&cases[i]);
+    diag("FIGURES engine cases %zu: %u right, %u TODO still wrong, %u TODO now right", CASE_COUNT, cases_passing,
+         cases_todo_failing, cases_todo_passing);
+    return 0;
+}
