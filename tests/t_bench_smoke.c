@@ -1,7 +1,8 @@
-/* make bench and make bench-scale, shrunk to a smoke run (1 round, a few
- * thousand launches): the scripts parse and are shellcheck-clean, run every
- * mode, print the table with a verdict for both launch targets, write the
- * raw and summary CSV with one row per mode and call, and the scale run
+/* make bench, make bench-gpu-time and make bench-scale, shrunk to a smoke
+ * run (1 round, a few thousand launches; the GPU-time one on vllm_graphs
+ * only): the scripts parse and are shellcheck-clean, run every mode, print
+ * the table (bench: with a verdict for both launch targets), write the raw
+ * and summary CSV with one row per mode (and call), and the scale run
  * finds every launch in the trace with none lost. No timing is asserted:
  * the figures are the benchmarks' business (docs/performance.md). */
 #include <stdio.h>
@@ -40,12 +41,15 @@ static const char *const modes[] = {"none", "off", "record", "record_mono", "nvt
                                     "phases_rules", "nvtx_phases", "gpu_events"};
 #define NMODES (sizeof modes / sizeof modes[0])
 
-static void check_scripts_lint(const char *bench, const char *scale)
+static const char *const gpu_modes[] = {"none", "record", "events", "cupti", "cupti_alone"};
+#define NGPU_MODES (sizeof gpu_modes / sizeof gpu_modes[0])
+
+static void check_scripts_lint(const char *bench, const char *scale, const char *gpu)
 {
     const char *shellcheck = test_on_path("shellcheck", shellcheck_buf, sizeof shellcheck_buf);
     struct run_result r;
-    for (int i = 0; i < 2; i++) {
-        const char *script = i == 0 ? bench : scale;
+    for (int i = 0; i < 3; i++) {
+        const char *script = i == 0 ? bench : i == 1 ? scale : gpu;
         const char *argv[] = {"/bin/bash", "-n", script, NULL};
         run_program(argv, NULL, 30, &r);
         ok(r.exited && r.status == 0, "bash -n %s", script);
@@ -64,19 +68,22 @@ static void check_scripts_lint(const char *bench, const char *scale)
 
 int main(void)
 {
-    char bench[4200], scale[4200], results[4200], builddir_env[4200], results_env[4300], scale_dir_env[4300];
+    char bench[4200], scale[4200], gpu[4200], results[4200], gpu_results[4200], builddir_env[4200],
+        srcdir_env[4200], results_env[4300], gpu_results_env[4300], scale_dir_env[4300];
     struct run_result r;
     char *summary, *raw;
 
     snprintf(bench, sizeof bench, "%s/contrib/bench/bench.sh", test_srcdir());
     snprintf(scale, sizeof scale, "%s/contrib/bench/scale.sh", test_srcdir());
-    if (access(bench, R_OK) != 0 || access(scale, R_OK) != 0 || access("/bin/bash", X_OK) != 0)
+    snprintf(gpu, sizeof gpu, "%s/contrib/bench/gpu_time_bench.sh", test_srcdir());
+    if (access(bench, R_OK) != 0 || access(scale, R_OK) != 0 || access(gpu, R_OK) != 0 ||
+        access("/bin/bash", X_OK) != 0)
         skip_all("bench scripts or /bin/bash missing");
     if (access(test_path(test_builddir(), "contrib/bench/.libs/libobsbenchnvtx.so"), R_OK) != 0)
         skip_all("contrib/bench/libobsbenchnvtx.so not built");
-    plan(4 + 6 + 2 * (int)NMODES + 5);
+    plan(6 + 6 + 2 * (int)NMODES + 3 + (int)NGPU_MODES + 5);
 
-    check_scripts_lint(bench, scale);
+    check_scripts_lint(bench, scale, gpu);
 
     snprintf(results, sizeof results, "%s/results", test_tmpdir());
     snprintf(builddir_env, sizeof builddir_env, "OBS_BUILDDIR=%s", test_builddir());
@@ -107,6 +114,32 @@ int main(void)
         snprintf(copy, sizeof copy, "\n%s,copy,", modes[i]);
         ok(summary != NULL && strstr(summary, launch) != NULL, "bench summary: %s launch", modes[i]);
         ok(summary != NULL && strstr(summary, copy) != NULL, "bench summary: %s copy", modes[i]);
+    }
+    free(raw);
+    free(summary);
+
+    snprintf(gpu_results, sizeof gpu_results, "%s/gpu-results", test_tmpdir());
+    snprintf(gpu_results_env, sizeof gpu_results_env, "BENCH_RESULTS=%s", gpu_results);
+    snprintf(srcdir_env, sizeof srcdir_env, "OBS_SRCDIR=%s", test_srcdir());
+    {
+        const char *argv[] = {"/bin/bash", gpu, NULL};
+        const char *env[] = {builddir_env, srcdir_env, gpu_results_env, "BENCH_ROUNDS=1",
+                             "BENCH_SCENARIOS=vllm_graphs", NULL};
+        run_program(argv, env, 300, &r);
+        if (!is_int(0, r.exited ? r.status : -1, "bench-gpu-time: exit status 0"))
+            diag_text("stderr", r.err);
+        ok(strstr(r.out, "scenario     mode        launches") != NULL, "bench-gpu-time: the table's header is printed");
+        run_result_free(&r);
+    }
+    raw = read_result(gpu_results, ".csv", "summary");
+    summary = read_result(gpu_results, "-summary.csv", NULL);
+    ok(raw != NULL && strncmp(raw, "round,scenario,mode,launches,loop_ns,ns_per_launch,untimed,cpu_ns_per_launch\n", 77) == 0 &&
+           count_lines_with(raw, ",vllm_graphs,") == NGPU_MODES,
+       "bench-gpu-time: raw CSV, a row per mode");
+    for (size_t i = 0; i < NGPU_MODES; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "\nvllm_graphs,%s,", gpu_modes[i]);
+        ok(summary != NULL && strstr(summary, row) != NULL, "bench-gpu-time summary: %s", gpu_modes[i]);
     }
     free(raw);
     free(summary);

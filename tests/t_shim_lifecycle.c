@@ -331,7 +331,7 @@ static void test_bad_values(void)
 {
     static const char *const bad[][2] = {
         {"OBS_ENABLE", "maybe"},      {"OBS_JSON", "2"},          {"OBS_SUMMARY", "yesplease"},
-        {"OBS_GPU_TIME", "cupti"},    {"OBS_BUFFER_RECORDS", "12"}, {"OBS_BUFFER_RECORDS", "lots"},
+        {"OBS_GPU_TIME", "cuda"},     {"OBS_BUFFER_RECORDS", "12"}, {"OBS_BUFFER_RECORDS", "lots"},
         {"OBS_OUTPUT", "out-%x"},     {"OBS_OUTPUT", ""},         {"OBS_OUTPUT", "x%q{"},
     };
     const char *args[] = {"--launches", "3", NULL};

@@ -64,6 +64,14 @@ static void test_config(void)
         ok(cfg.gpu_time == OBS_GPU_TIME_EVENTS, "config: OBS_GPU_TIME=events");
         is_int(1000, cfg.buffer_records, "config: OBS_BUFFER_RECORDS=1000");
         is_string("run-%h-%p", cfg.output, "config: OBS_OUTPUT kept as a pattern");
+        is_string("", cfg.cupti_path, "config: no OBS_CUPTI_PATH: search for libcupti");
+    }
+    {
+        const char *const env[] = {"OBS_GPU_TIME=CUPTI", "OBS_CUPTI_PATH=/opt/cuda/lib64/libcupti.so.13", NULL};
+        is_int(0, load(&cfg, env), "config: OBS_GPU_TIME=cupti and OBS_CUPTI_PATH accepted");
+        ok(cfg.gpu_time == OBS_GPU_TIME_CUPTI, "config: OBS_GPU_TIME=cupti (any case)");
+        is_string("cupti", obs_gpu_time_mode_name(cfg.gpu_time), "config: the mode's name for the meta");
+        is_string("/opt/cuda/lib64/libcupti.so.13", cfg.cupti_path, "config: OBS_CUPTI_PATH kept");
     }
     {
         const char *const env[] = {"OBS_ENABLE=2", "OBS_JSON=", "OBS_GPU_TIME=always", "OBS_BUFFER_RECORDS=-5",

@@ -2,7 +2,8 @@
  * sequence order, GPU spans, phases, lost records, self cost, names and
  * meta are joined; damaged files (cut at every offset, foreign, newer,
  * other byte order, bad record size, corrupt chunk) are handled; pipes are
- * read; many threads merge in order. */
+ * read; many threads merge in order; several spans of one call read as their
+ * envelope, NO_WORK spans apart. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -475,6 +476,76 @@ static void test_merge(const char *dir)
     obs_trace_free(t);
 }
 
+/* OBS_GPU_TIME=cupti's spans: several for one call (a graph launch's nodes)
+ * read as their envelope, whatever their order; spans flagged NO_WORK give
+ * no GPU time and are counted apart, unless a real span names the call too;
+ * a flagged call without any span is missing; none is orphaned. */
+static void test_cupti_spans(const char *dir)
+{
+    const char *path = test_path(dir, "cupti-spans.obs");
+    struct obs_file_header h;
+    union obs_record calls[5], spans[7];
+    struct obs_trace *t;
+    char err[256];
+    int fd, rc, i;
+    /* call index -> (begin, end, flags) of its spans, written out of order */
+    static const struct {
+        uint64_t index, begin, end;
+        uint8_t flags;
+    } sp[7] = {
+        {0, 5000, 5600, 0},   {0, 4000, 4500, 0}, {0, 4400, 6000, 0}, /* call 0: 4000..6000 */
+        {1, 3000, 3000, OBS_SPAN_NO_WORK},                              /* call 1: no device work */
+        {2, 7000, 7000, OBS_SPAN_NO_WORK}, {2, 7100, 7900, 0},          /* call 2: 7100..7900 */
+        {4, 9000, 9500, 0},                                             /* call 4: 9000..9500 */
+    };
+
+    memset(calls, 0, sizeof calls);
+    for (i = 0; i < 5; i++) {
+        calls[i].call.type = OBS_REC_CALL;
+        calls[i].call.api = i == 0 ? OBS_API_cudaGraphLaunch : OBS_API_cudaLaunchKernel;
+        calls[i].call.flags = OBS_CALL_GPU_TIMED; /* call 3: timed, no span: missing */
+        calls[i].call.t_begin = FIX_T0 + 100 * (uint64_t)i;
+        calls[i].call.t_dur = 50;
+    }
+    memset(spans, 0, sizeof spans);
+    for (i = 0; i < 7; i++) {
+        spans[i].gpu_span.type = OBS_REC_GPU_SPAN;
+        spans[i].gpu_span.flags = sp[i].flags;
+        spans[i].gpu_span.tid = 200;
+        spans[i].gpu_span.call_index = sp[i].index;
+        spans[i].gpu_span.gpu_begin = FIX_T0 + sp[i].begin;
+        spans[i].gpu_span.gpu_end = FIX_T0 + sp[i].end;
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        bail("cannot write %s", path);
+    obs_trace_init_header(&h, FIX_PID, OBS_FILE_GPU_TIME, FIX_T0, FIX_REAL0);
+    if (obs_trace_write_header(fd, &h) != 0 || obs_trace_write_records(fd, 200, 0, calls, 5) != 0 ||
+        obs_trace_write_records(fd, 201, 0, spans, 7) != 0)
+        bail("cannot write %s", path);
+    close(fd);
+    rc = obs_trace_open(path, &t, err, sizeof err);
+    is_int(0, rc, "cupti spans: the trace opens");
+    if (rc != 0) {
+        skip_block(4, "no trace");
+        return;
+    }
+    ok(t->ncalls == 5 && t->ngpu == 3 && obs_call_gpu(t, &t->calls[0]) && obs_call_gpu(t, &t->calls[2]) &&
+           obs_call_gpu(t, &t->calls[4]) && !obs_call_gpu(t, &t->calls[1]) && !obs_call_gpu(t, &t->calls[3]),
+       "cupti spans: calls 0, 2 and 4 have GPU time, 1 (no device work) and 3 (missing) none");
+    ok(obs_call_gpu(t, &t->calls[0]) && obs_call_gpu(t, &t->calls[0])->begin == FIX_T0 + 4000 &&
+           obs_call_gpu(t, &t->calls[0])->end == FIX_T0 + 6000,
+       "cupti spans: three spans of one call read as their envelope, in any order");
+    ok(obs_call_gpu(t, &t->calls[2]) && obs_call_gpu(t, &t->calls[2])->begin == FIX_T0 + 7100 &&
+           obs_call_gpu(t, &t->calls[2])->end == FIX_T0 + 7900,
+       "cupti spans: a real span wins over a NO_WORK one");
+    ok(t->no_work_gpu_calls == 1 && t->missing_gpu_spans == 1 && t->orphan_gpu_spans == 0,
+       "cupti spans: 1 call with no device work, 1 missing, no orphan (%llu, %llu, %llu)",
+       (unsigned long long)t->no_work_gpu_calls, (unsigned long long)t->missing_gpu_spans,
+       (unsigned long long)t->orphan_gpu_spans);
+    obs_trace_free(t);
+}
+
 static void test_names(void)
 {
     is_string("cudaLaunchKernel", obs_api_name(OBS_API_cudaLaunchKernel), "api name");
@@ -489,7 +560,7 @@ static void test_names(void)
 int main(void)
 {
     const char *dir;
-    plan(83);
+    plan(88);
     dir = test_tmpdir();
     test_names();
     test_fixture(dir);
@@ -497,5 +568,6 @@ int main(void)
     test_bad_files(dir);
     test_fifo(dir);
     test_merge(dir);
+    test_cupti_spans(dir);
     return 0;
 }

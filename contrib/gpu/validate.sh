@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# obsshim on a real NVIDIA GPU: builds the project, runs five checks and
+# obsshim on a real NVIDIA GPU: builds the project, runs six checks and
 # prints one table of PASS / FAIL / SKIP rows with their numbers, to stdout
 # and as markdown (--out FILE, what docs/validation.md is made from).
 #
@@ -14,6 +14,9 @@
 #   4  a Triton kernel (triton_add.py) is captured, every launch
 #   5  `ncu --nvtx --nvtx-include "obsshim@PREFILL/"` profiles only the
 #      prefill kernels (the shim's live PREFILL range in its NVTX domain)
+#   6  OBS_GPU_TIME=cupti with the toolkit's libcupti: no fallback, every
+#      launch has a GPU span, none missing, and TTFT and tokens/s agree with
+#      the workload's own CUDA event timings as in check 2
 #
 # A check whose tools are missing (no GPU, no torch, no triton, no ncu)
 # prints SKIP with the reason. Exit status: 0 when no check FAILed, 1
@@ -119,6 +122,7 @@ skip_all() {
     row 3 "PyTorch generate: 100% of CUPTI's launches" SKIP "$reason"
     row 4 "Triton kernel captured" SKIP "$reason"
     row 5 "ncu --nvtx-include obsshim@PREFILL/" SKIP "$reason"
+    row 6 "OBS_GPU_TIME=cupti: spans, times = own" SKIP "$reason"
     finish
 }
 
@@ -259,20 +263,34 @@ check_counts "$OBS_CUDA_STATIC" obs_cuda_static
 
 # ---- 2: GPU event times against the workload's own -----------------------------
 
+# check_gpu_time ID TITLE MODE NAME: obs_cuda with OBS_GPU_TIME=MODE; TTFT
+# and tokens/s from the trace's GPU spans against the workload's own.
 check_gpu_time() {
-    local out res
+    local id=$1 title=$2 mode=$3 name=$4 out res spans
     if [ ! -x "$OBS_CUDA" ]; then
-        row 2 "GPU event times = workload's own timings" FAIL "$OBS_CUDA not built"
+        row "$id" "$title" FAIL "$OBS_CUDA not built"
         return
     fi
-    rm -f "$WORK/gputime.obs"
-    if ! env LD_PRELOAD="$SHIM" OBS_OUTPUT="$WORK/gputime" OBS_SUMMARY=0 OBS_JSON=0 OBS_GPU_TIME=events \
-        "$OBS_CUDA" >"$LOGS/gputime.out" 2>"$LOGS/gputime.log"; then
-        row 2 "GPU event times = workload's own timings" FAIL "exit status non-zero, see $LOGS/gputime.log"
+    rm -f "$WORK/$name.obs"
+    if ! env LD_PRELOAD="$SHIM" OBS_OUTPUT="$WORK/$name" OBS_SUMMARY=0 OBS_JSON=0 OBS_GPU_TIME="$mode" \
+        "$OBS_CUDA" >"$LOGS/$name.out" 2>"$LOGS/$name.log"; then
+        row "$id" "$title" FAIL "exit status non-zero, see $LOGS/$name.log"
         return
     fi
-    out=$(grep -o 'TTFT_ms=[0-9.]* tokens_per_s=[0-9.]*' "$LOGS/gputime.out")
-    res=$("$REPORT" phases "$WORK/gputime.obs" --csv 2>>"$LOGS/gputime.log" | OUT="$out" "$PY" -c '
+    if [ "$mode" = cupti ]; then
+        # No fallback to events, and a span for every launch, none missing.
+        if grep -q 'obsshim: warning' "$LOGS/$name.log"; then
+            row "$id" "$title" FAIL "$(grep -m1 'obsshim: warning' "$LOGS/$name.log")"
+            return
+        fi
+        spans=$("$REPORT" summary "$WORK/$name.obs" 2>>"$LOGS/$name.log" | grep -m1 '^GPU time: ')
+        case $spans in
+        "GPU time: cupti; calls with GPU spans: "*"; GPU spans missing: 0"*) ;;
+        *) row "$id" "$title" FAIL "summary says: ${spans:-nothing}"; return ;;
+        esac
+    fi
+    out=$(grep -o 'TTFT_ms=[0-9.]* tokens_per_s=[0-9.]*' "$LOGS/$name.out")
+    res=$("$REPORT" phases "$WORK/$name.obs" --csv 2>>"$LOGS/$name.log" | OUT="$out" "$PY" -c '
 import csv, os, sys
 own = dict(kv.split("=") for kv in os.environ["OUT"].split())
 own_ttft, own_tps = float(own["TTFT_ms"]), float(own["tokens_per_s"])
@@ -284,11 +302,12 @@ tps = max(float(r["tokens_per_s"]) for r in rows if r["tokens_per_s"])
 ok = abs(ttft - own_ttft) <= max(0.10 * own_ttft, 0.005) and abs(tps - own_tps) <= 0.10 * own_tps
 print(("PASS" if ok else "FAIL") + f"|TTFT {ttft:.4f} ms vs own {own_ttft:.4f} ms ({100*(ttft-own_ttft)/own_ttft:+.1f}%); "
       f"tokens/s {tps:.0f} vs own {own_tps:.0f} ({100*(tps-own_tps)/own_tps:+.1f}%); best of {len(rows)} generations")
-' 2>>"$LOGS/gputime.log")
-    [ -n "$res" ] || res="FAIL|could not compare: workload printed '$out', see $LOGS/gputime.log"
-    row 2 "GPU event times = workload's own timings" "${res%%|*}" "${res#*|}"
+' 2>>"$LOGS/$name.log")
+    [ -n "$res" ] || res="FAIL|could not compare: workload printed '$out', see $LOGS/$name.log"
+    [ -z "${spans:-}" ] || res="$res; ${spans#GPU time: cupti; }"
+    row "$id" "$title" "${res%%|*}" "${res#*|}"
 }
-check_gpu_time
+check_gpu_time 2 "GPU event times = workload's own timings" events gputime
 
 # ---- 3: PyTorch against torch.profiler (CUPTI) ---------------------------------
 
@@ -409,5 +428,9 @@ EOF
     esac
 }
 check_ncu
+
+# ---- 6: CUPTI's device times ----------------------------------------------------
+
+check_gpu_time 6 "OBS_GPU_TIME=cupti: spans, times = own" cupti cupti
 
 finish

@@ -628,6 +628,17 @@ static int write_process(struct exporter *x)
     return 0;
 }
 
+/* How the trace's GPU times were taken: off, or the shim's mode (the last
+ * gpu_time of its meta: events, cupti; a trace from before the meta said
+ * nothing else: events). */
+static const char *gpu_time_mode(const struct obs_trace *t)
+{
+    const char *mode = obs_trace_meta(t, "gpu_time");
+    if (!(t->flags & OBS_FILE_GPU_TIME))
+        return "off";
+    return mode != NULL && strcmp(mode, "off") != 0 ? mode : "events";
+}
+
 static int write_meta(struct exporter *x)
 {
     const struct obs_trace *t = x->t;
@@ -645,7 +656,7 @@ static int write_meta(struct exporter *x)
     if (rc == 0)
         rc = meta(x, "time_base", "CLOCK_MONOTONIC ns; utc_ns = ns - start_mono_ns + start_real_ns", "reader");
     if (rc == 0)
-        rc = meta(x, "gpu_time", t->flags & OBS_FILE_GPU_TIME ? "events" : "off", "reader");
+        rc = meta(x, "gpu_time", gpu_time_mode(t), "reader");
     if (rc == 0 && t->ignored_reason)
         rc = meta(x, "ignored_reason", t->ignored_reason, "reader");
     {
@@ -667,6 +678,7 @@ static int write_meta(struct exporter *x)
             {"records_lost", t->records_lost},
             {"missing_gpu_spans", t->missing_gpu_spans},
             {"orphan_gpu_spans", t->orphan_gpu_spans},
+            {"no_work_gpu_calls", t->no_work_gpu_calls},
             {"ignored_bytes", t->ignored_bytes},
             {"ignored_offset", t->ignored_offset},
             {"unknown_records", t->unknown_records},

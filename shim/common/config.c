@@ -121,8 +121,40 @@ static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time_mode *out)
         *out = OBS_GPU_TIME_EVENTS;
         return 0;
     }
-    obs_log_warn("OBS_GPU_TIME=%s: expected off or events; using the default off", text);
+    if (strcasecmp(text, "cupti") == 0) {
+        *out = OBS_GPU_TIME_CUPTI;
+        return 0;
+    }
+    obs_log_warn("OBS_GPU_TIME=%s: expected off, events or cupti; using the default off", text);
     return 1;
+}
+
+const char *obs_gpu_time_mode_name(enum obs_gpu_time_mode mode)
+{
+    switch (mode) {
+    case OBS_GPU_TIME_EVENTS:
+        return "events";
+    case OBS_GPU_TIME_CUPTI:
+        return "cupti";
+    default:
+        return "off";
+    }
+}
+
+/* OBS_CUPTI_PATH: the libcupti that OBS_GPU_TIME=cupti opens (a file path);
+ * unset or empty: found by its soname, then in the toolkit's usual places. */
+static int load_cupti_path(obs_env_lookup lookup, char *out, size_t outlen)
+{
+    const char *text = lookup("OBS_CUPTI_PATH");
+    out[0] = '\0';
+    if (text == NULL || text[0] == '\0')
+        return 0;
+    if (strlen(text) >= outlen) {
+        obs_log_warn("OBS_CUPTI_PATH: longer than %zu characters; searching for libcupti instead", outlen - 1);
+        return 1;
+    }
+    strcpy(out, text);
+    return 0;
 }
 
 static int load_clock(obs_env_lookup lookup, enum obs_clock_want *out)
@@ -280,6 +312,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     bad += load_trace_export(lookup, &cfg->trace_export, cfg->trace_device, sizeof cfg->trace_device);
     bad += load_summary(lookup, &cfg->summary);
     bad += load_gpu_time(lookup, &cfg->gpu_time);
+    bad += load_cupti_path(lookup, cfg->cupti_path, sizeof cfg->cupti_path);
     bad += load_clock(lookup, &cfg->clock);
     bad += load_buffer_records(lookup, &cfg->buffer_records);
     bad += load_phase_text(lookup, "OBS_PHASES", cfg->phases, &cfg->phases_off);

@@ -21,7 +21,11 @@
 #define OBS_GEN_GAP_MS_DEFAULT_CFG 1000u
 #define OBS_GEN_GAP_MS_MAX 3600000u
 
-enum obs_gpu_time_mode { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1 };
+/* OBS_GPU_TIME: off; events = an event pair around each call; cupti = the
+ * device times of CUPTI's activity records (events where CUPTI cannot be
+ * used). */
+enum obs_gpu_time_mode { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1, OBS_GPU_TIME_CUPTI = 2 };
+#define OBS_CUPTI_PATH_MAX 4096u /* OBS_CUPTI_PATH, NUL included */
 /* OBS_SUMMARY: 0 = none, 1 = the brief summary that fits a screen, full =
  * every table (per generation too), as `obs-report summary` prints it. */
 enum obs_summary_mode { OBS_SUMMARY_OFF = 0, OBS_SUMMARY_BRIEF = 1, OBS_SUMMARY_FULL = 2 };
@@ -44,7 +48,8 @@ struct obs_config {
     enum obs_trace_export trace_export; /* OBS_TRACE (or OBS_JSON): the timeline written at exit */
     char trace_device[OBS_OUTPUT_MAX];  /* OBS_TRACE=KIND:PATH: PATH, a FIFO or device; "" = <prefix>.KIND */
     enum obs_summary_mode summary; /* OBS_SUMMARY: which summary to print on stderr at exit */
-    enum obs_gpu_time_mode gpu_time;  /* OBS_GPU_TIME: off | events */
+    enum obs_gpu_time_mode gpu_time;  /* OBS_GPU_TIME: off | events | cupti */
+    char cupti_path[OBS_CUPTI_PATH_MAX]; /* OBS_CUPTI_PATH: the libcupti to open ("" = search) */
     enum obs_clock_want clock;   /* OBS_CLOCK: auto | tsc | monotonic */
     uint32_t buffer_records;     /* OBS_BUFFER_RECORDS: records per thread buffer */
     int phases_off;              /* OBS_PHASES=off: no phase engine */
@@ -59,6 +64,9 @@ struct obs_config {
 
 /* How a variable is looked up: getenv in the shim, a table in the tests. */
 typedef const char *(*obs_env_lookup)(const char *name);
+
+/* "off", "events", "cupti": the OBS_GPU_TIME value of a mode. */
+const char *obs_gpu_time_mode_name(enum obs_gpu_time_mode mode);
 
 /* Fill cfg from the environment; warns (obs_log_warn) once per bad value.
  * Returns the number of bad values found. */

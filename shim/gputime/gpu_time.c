@@ -41,6 +41,7 @@
  * of our calls fails on the same call (the app then reads ours), and, at
  * process exit (after main), whatever our last queries leave. */
 #include "gpu_time.h"
+#include "gpu_time_cupti.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -147,11 +148,6 @@ static const uint8_t api_kinds[OBS_API_COUNT] = {
 static inline void bump(_Atomic uint64_t *counter, uint64_t n)
 {
     atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n, memory_order_relaxed);
-}
-
-static inline bool kind_is_timed(unsigned kind)
-{
-    return kind == OBS_KIND_KERNEL || kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET || kind == OBS_KIND_GRAPH;
 }
 
 /* After one of our calls failed: put the app's last error back where we
@@ -467,7 +463,10 @@ void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, st
     g->th = NULL;
     g->kind = api < OBS_API_COUNT ? api_kinds[api] : OBS_KIND_NONE;
     g->prev_error = 0;
-    if (!kind_is_timed(g->kind) || atomic_load_explicit(&closed, memory_order_relaxed))
+    g->by_cupti = false;
+    if (obs_cfg.gpu_time == OBS_GPU_TIME_CUPTI && obs_cupti_before(be, g, call))
+        return;
+    if (!obs_gpu_kind_is_timed(g->kind) || atomic_load_explicit(&closed, memory_order_relaxed))
         return;
     th = gpu_tls[be->family];
     if (th == NULL && (th = thread_setup(be)) == NULL)
@@ -542,10 +541,15 @@ static void queue_pair(struct obs_gpu_call *g, const struct obs_hooked_call *cal
 void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t status)
 {
     uint64_t t_end;
-    obs_guard_keep_errno(&call->guard); /* the real call's, for the app */
-    t_end = obs_now_ns();
     struct obs_gpu_thread *th = g->th;
     const struct obs_gpu_backend *be = g->be;
+
+    if (g->by_cupti) {
+        obs_cupti_after(g, call, status);
+        return;
+    }
+    obs_guard_keep_errno(&call->guard); /* the real call's, for the app */
+    t_end = obs_now_ns();
 
     if (th != NULL) {
         if (status != 0) {
@@ -622,6 +626,7 @@ void obs_gpu_thread_exit(void)
 {
     struct obs_guard guard;
     unsigned f;
+    obs_cupti_thread_exit();
     for (f = 0; f < OBS_GPU_FAMILIES; f++) {
         struct obs_gpu_thread *th = gpu_tls[f];
         if (th == NULL)

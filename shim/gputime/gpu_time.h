@@ -1,4 +1,7 @@
-/* GPU time with events (OBS_GPU_TIME=events): an event pair around each
+/* GPU time. OBS_GPU_TIME=cupti takes each call first (gpu_time_cupti.h)
+ * and hands it back here when CUPTI cannot be used; below, events.
+ *
+ * GPU time with events (OBS_GPU_TIME=events): an event pair around each
  * launch, copy, memset and graph launch, on the call's own stream, so that
  * its CALL record gains a device begin and end (a GPU_SPAN record).
  *
@@ -32,31 +35,8 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "gpu_call.h"
 #include "record/record.h"
-
-/* One runtime family's event API (real functions). Every int is the
- * family's status code, 0 = success. */
-struct obs_gpu_backend {
-    const char *name;  /* for messages: "CUDA runtime", "HIP" */
-    unsigned family;   /* OBS_GPU_FAMILY_*: index of the family's shared state */
-    int not_ready;     /* what a query of unfinished work returns */
-    /* HIP stores every call's result, success included, as the thread's last
-     * error; CUDA only failures, kept until cudaGetLastError reads them. */
-    bool every_call_sets_last_error;
-    bool (*available)(void); /* the runtime has every function below */
-    int (*event_create)(void **event);
-    int (*event_destroy)(void *event);
-    int (*event_record)(void *event, uintptr_t stream);
-    int (*event_query)(void *event);
-    int (*event_synchronize)(void *event);
-    int (*elapsed_ms)(float *ms, void *start, void *end);
-    int (*stream_capturing)(uintptr_t stream, bool *capturing);
-    int (*stream_create_private)(uintptr_t *stream); /* a non-blocking stream */
-    int (*peek_last_error)(void);
-    int (*get_last_error)(void); /* reads and resets it */
-};
-
-enum { OBS_GPU_FAMILY_CUDA = 0, OBS_GPU_FAMILY_HIP = 1, OBS_GPU_FAMILIES = 2 };
 
 extern const struct obs_gpu_backend obs_gpu_cuda;
 extern const struct obs_gpu_backend obs_gpu_hip;
@@ -70,19 +50,6 @@ static inline bool obs_gpu_time_enabled(void)
 {
     return obs_unlikely(obs_cfg.gpu_time != OBS_GPU_TIME_OFF);
 }
-
-struct obs_gpu_thread; /* gpu_time.c */
-
-/* A call in progress (on the wrapper's stack). */
-struct obs_gpu_call {
-    const struct obs_gpu_backend *be;
-    struct obs_gpu_thread *th; /* NULL: the call is not timed */
-    void *begin, *end;
-    uintptr_t stream;          /* the handle the events are recorded on */
-    uint8_t kind;              /* enum obs_call_kind of the API */
-    uint16_t device;
-    int prev_error;            /* CUDA: the app's last error before our calls */
-};
 
 /* After describe, before obs_call_started. */
 void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, struct obs_hooked_call *call,

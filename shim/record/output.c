@@ -178,7 +178,7 @@ static int write_meta(int fd)
     len = meta_add(meta, len, sizeof meta, "shim_version", PACKAGE_VERSION);
 #endif
     len = meta_add(meta, len, sizeof meta, "output", obs_cfg.output);
-    len = meta_add(meta, len, sizeof meta, "gpu_time", obs_cfg.gpu_time == OBS_GPU_TIME_EVENTS ? "events" : "off");
+    len = meta_add(meta, len, sizeof meta, "gpu_time", obs_gpu_time_mode_name(obs_cfg.gpu_time));
     snprintf(value, sizeof value, "%u", obs_cfg.buffer_records);
     len = meta_add(meta, len, sizeof meta, "buffer_records", value);
     snprintf(value, sizeof value, "%u", OBS_SAMPLE_PERIOD);
@@ -197,7 +197,7 @@ static int write_meta(int fd)
 static int write_preamble(int fd)
 {
     struct obs_file_header h;
-    uint32_t flags = obs_cfg.gpu_time == OBS_GPU_TIME_EVENTS ? OBS_FILE_GPU_TIME : 0;
+    uint32_t flags = obs_cfg.gpu_time != OBS_GPU_TIME_OFF ? OBS_FILE_GPU_TIME : 0;
     int rc;
     obs_trace_init_header(&h, (uint32_t)getpid(), flags, start_mono_ns, start_real_ns);
     rc = obs_trace_write_header(fd, &h);

@@ -119,9 +119,13 @@ struct obs_rec_call { /* 48 bytes */
     uint16_t device;   /* memcpy peer: destination device; else the current device */
 };
 
+/* GPU_SPAN record flags. */
+#define OBS_SPAN_NO_WORK 0x01u /* the call had no device work (OBS_GPU_TIME=cupti: its API record came, no
+                                  kernel, copy or memset record did): not a span, not missing */
+
 struct obs_rec_gpu_span { /* 48 bytes */
     uint8_t type;      /* OBS_REC_GPU_SPAN */
-    uint8_t flags;
+    uint8_t flags;     /* OBS_SPAN_* */
     uint16_t reserved0;
     uint32_t tid;      /* thread whose CALL this is */
     uint64_t call_index; /* per-thread index of that CALL record */

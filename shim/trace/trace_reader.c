@@ -979,32 +979,36 @@ static void heap_sift_down(struct cursor **heap, size_t n, size_t i)
     }
 }
 
-/* The GPU span of the call at the cursor's head, or NULL. */
-static const struct span_ref *find_span(const struct loader *L, struct cursor *cur)
+/* The GPU spans of the call at the cursor's head: how many (0: none), the
+ * first in *first (consecutive in the thread's sorted spans). */
+static size_t find_spans(const struct loader *L, struct cursor *cur, const struct span_ref **first)
 {
     const struct span_ref *s = L->span_refs;
+    size_t at, n = 0;
     if (cur->span_i >= cur->span_end)
-        return NULL;
-    if (cur->keyed) { /* calls come in time order: binary search */
+        return 0;
+    if (cur->keyed) { /* calls come in time order: binary search for the first of the index */
         size_t lo = cur->span_i, hi = cur->span_end;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (s[mid].call_index <= cur->index)
+            if (s[mid].call_index < cur->index)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        return lo > cur->span_i && s[lo - 1].call_index == cur->index ? &s[lo - 1] : NULL;
-    }
-    /* calls come in index order: walk forward, the last duplicate wins */
-    while (cur->span_i < cur->span_end && s[cur->span_i].call_index < cur->index)
-        cur->span_i++;
-    if (cur->span_i < cur->span_end && s[cur->span_i].call_index == cur->index) {
-        while (cur->span_i + 1 < cur->span_end && s[cur->span_i + 1].call_index == cur->index)
+        at = lo;
+        while (at + n < cur->span_end && s[at + n].call_index == cur->index)
+            n++;
+    } else { /* calls come in index order: walk forward */
+        while (cur->span_i < cur->span_end && s[cur->span_i].call_index < cur->index)
             cur->span_i++;
-        return &s[cur->span_i++];
+        at = cur->span_i;
+        while (at + n < cur->span_end && s[at + n].call_index == cur->index)
+            n++;
+        cur->span_i += n;
     }
-    return NULL;
+    *first = n > 0 ? &s[at] : NULL;
+    return n;
 }
 
 static void decode_call(struct loader *L, struct obs_call *c, const uint8_t *p, uint32_t thread,
@@ -1040,7 +1044,7 @@ static int merge_calls(struct loader *L)
     const struct rec_chunk *chunks = L->chunks.data;
     struct cursor *cur;
     struct cursor **heap;
-    size_t nheap = 0, ti, seq = 0, nspans_used = 0;
+    size_t nheap = 0, ti, seq = 0, ngpu = 0, spans_used = 0;
     size_t nspans = L->spans.n;
 
     t->calls = big_alloc(t->ncalls * sizeof *t->calls);
@@ -1090,18 +1094,38 @@ static int merge_calls(struct loader *L)
         struct cursor *c = heap[0];
         struct obs_call *call = &t->calls[seq];
         const struct span_ref *span;
+        size_t n;
         decode_call(L, call, c->rec, c->thread, c->index);
         if (t->threads[c->thread].first_seq == UINT64_MAX)
             t->threads[c->thread].first_seq = seq;
-        /* nspans_used < nspans: calls of one thread that share an index (a
-         * damaged file) find the same span, and t->gpu has one entry per span */
-        if (nspans_used < nspans && c->span_i < c->span_end && (span = find_span(L, c)) != NULL) {
-            struct obs_gpu_time *g = &t->gpu[nspans_used];
-            memcpy(&g->begin, span->rec + offsetof(struct obs_rec_gpu_span, gpu_begin), sizeof g->begin);
-            memcpy(&g->end, span->rec + offsetof(struct obs_rec_gpu_span, gpu_end), sizeof g->end);
-            if (g->end < g->begin)
-                g->end = g->begin;
-            call->gpu = (uint32_t)nspans_used++;
+        /* ngpu < nspans: calls of one thread that share an index (a damaged
+         * file) find the same spans, and t->gpu has one entry per span at most */
+        if (ngpu < nspans && c->span_i < c->span_end && (n = find_spans(L, c, &span)) > 0) {
+            /* Several spans (CUPTI: a graph launch's nodes): their envelope.
+             * Spans flagged NO_WORK count only when there is nothing else. */
+            uint64_t b = UINT64_MAX, e = 0;
+            size_t k, real = 0;
+            for (k = 0; k < n; k++) {
+                uint64_t kb, ke;
+                uint8_t flags = span[k].rec[offsetof(struct obs_rec_gpu_span, flags)];
+                if (flags & OBS_SPAN_NO_WORK)
+                    continue;
+                memcpy(&kb, span[k].rec + offsetof(struct obs_rec_gpu_span, gpu_begin), sizeof kb);
+                memcpy(&ke, span[k].rec + offsetof(struct obs_rec_gpu_span, gpu_end), sizeof ke);
+                if (ke < kb)
+                    ke = kb;
+                b = kb < b ? kb : b;
+                e = ke > e ? ke : e;
+                real++;
+            }
+            spans_used += n;
+            if (real > 0) {
+                t->gpu[ngpu].begin = b;
+                t->gpu[ngpu].end = e;
+                call->gpu = (uint32_t)ngpu++;
+            } else {
+                t->no_work_gpu_calls++;
+            }
         } else if (call->flags & OBS_CALL_GPU_TIMED) {
             t->missing_gpu_spans++; /* its events were recorded; their times never came */
         }
@@ -1114,8 +1138,8 @@ static int merge_calls(struct loader *L)
     free(cur);
     free(heap);
     t->ncalls = seq;
-    t->ngpu = nspans_used;
-    t->orphan_gpu_spans = nspans - nspans_used;
+    t->ngpu = ngpu;
+    t->orphan_gpu_spans = spans_used >= nspans ? 0 : nspans - spans_used;
     return 0;
 }
 

@@ -173,6 +173,7 @@ struct obs_trace {
     uint64_t unknown_chunks;     /* chunks of a type this reader does not know */
     uint64_t orphan_gpu_spans;   /* GPU_SPAN records whose CALL is not in the file */
     uint64_t missing_gpu_spans;  /* CALLs flagged OBS_CALL_GPU_TIMED with no GPU_SPAN (never resolved) */
+    uint64_t no_work_gpu_calls;  /* CALLs whose only GPU_SPANs say OBS_SPAN_NO_WORK: no device work (cupti) */
     uint64_t bad_phase_records;  /* PHASE records not used: unknown event, END with nothing open,
                                     RELABEL with first_index > last_index, nesting deeper than 256 */
 

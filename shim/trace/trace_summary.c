@@ -198,12 +198,27 @@ static void print_header(const struct obs_trace *t, FILE *out)
     if (t->orphan_gpu_spans)
         fprintf(out, "warning: %llu GPU time records name calls missing from the trace\n",
                 (unsigned long long)t->orphan_gpu_spans);
-    if (t->flags & OBS_FILE_GPU_TIME)
-        fprintf(out, "GPU time: events; calls with GPU spans: %llu; GPU spans missing: %llu%s\n",
-                (unsigned long long)t->ngpu, (unsigned long long)t->missing_gpu_spans,
-                t->missing_gpu_spans ? " (timed calls whose events never completed or could not be read: "
-                                       "the process ended first, or the runtime failed)"
-                                     : "");
+    if (t->flags & OBS_FILE_GPU_TIME) {
+        /* The mode the shim used (the last gpu_time in the meta: a fallback rewrites it). */
+        const char *mode = obs_trace_meta(t, "gpu_time");
+        const char *fallback = obs_trace_meta(t, "gpu_time_fallback");
+        int cupti;
+        if (mode == NULL || strcmp(mode, "off") == 0)
+            mode = "events";
+        cupti = strcmp(mode, "cupti") == 0;
+        fprintf(out, "GPU time: %s%s%s%s; calls with GPU spans: %llu; GPU spans missing: %llu%s", mode,
+                fallback ? " (" : "", fallback ? fallback : "", fallback ? ")" : "", (unsigned long long)t->ngpu,
+                (unsigned long long)t->missing_gpu_spans,
+                !t->missing_gpu_spans ? ""
+                : cupti ? " (timed calls whose CUPTI records never came: the process ended first, or CUPTI "
+                          "dropped them)"
+                        : " (timed calls whose events never completed or could not be read: the process ended "
+                          "first, or the runtime failed)");
+        if (t->no_work_gpu_calls)
+            fprintf(out, "; calls with no device work: %llu (captured into a graph, or empty)",
+                    (unsigned long long)t->no_work_gpu_calls);
+        fputc('\n', out);
+    }
 }
 
 /* Brief: the OBS_SUMMARY_BRIEF_KERNELS names with the most time (the stats

@@ -42,10 +42,15 @@
  * S or L iff it is that read's last call or an earlier one (same clock,
  * same thread, read outside the calls).
  *
- * Usage: llm_replay [--full] [--threads N] FILE.scn
+ * Usage: llm_replay [--full] [--threads N] [--time] FILE.scn
  * Prints "scenario NAME threads T generations G launches L captured C"
  * (the same with and without a shim), exits 0; 1 when a runtime call failed;
- * 2 on a bad scenario or usage. */
+ * 2 on a bad scenario or usage. --time adds a line "loop_ns N": the
+ * CLOCK_MONOTONIC time from just before the first thread's loop to the
+ * last one's end (what a shim adds per launch, without process start and
+ * exit: contrib/bench/gpu_time_bench.sh), and "loop_cpu_ns M": the CPU time
+ * all the process's threads used meanwhile (CLOCK_PROCESS_CPUTIME_ID: a
+ * tool's own threads included). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -499,7 +504,7 @@ static char *read_file(const char *path, size_t *len)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: llm_replay [--full] [--threads N] FILE.scn\n");
+    fprintf(stderr, "usage: llm_replay [--full] [--threads N] [--time] FILE.scn\n");
     return 2;
 }
 
@@ -511,11 +516,14 @@ int main(int argc, char **argv)
     unsigned long launches = 0, captured = 0, generations = 0, failures = 0;
     char err[256], *text;
     size_t len = 0;
-    int i;
+    int i, timed = 0;
+    struct timespec t0, t1, c0, c1;
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0)
             full_sizes = 1;
+        else if (strcmp(argv[i], "--time") == 0)
+            timed = 1;
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -547,6 +555,8 @@ int main(int argc, char **argv)
         truth_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     truth_tid_column = tid != NULL && strcmp(tid, "1") == 0;
     register_kernels();
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (t = 0; t < threads; t++) {
         workers[t].index = (int)t;
         if (threads == 1)
@@ -562,8 +572,14 @@ int main(int argc, char **argv)
         generations += workers[t].generations;
         failures += workers[t].failures;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     unregister_kernels();
     printf("scenario %s threads %u generations %lu launches %lu captured %lu\n", scn.name, threads, generations,
            launches, captured);
+    if (timed)
+        printf("loop_ns %lld\nloop_cpu_ns %lld\n",
+               (long long)(t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec),
+               (long long)(c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec));
     return failures == 0 ? 0 : 1;
 }

@@ -5,6 +5,7 @@
 #include "cudart_sim.h"
 #include "sim_fault.h"
 #include "sim_log.h"
+#include "sim_tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,19 @@ static void sim_init(void)
 void sim_enter(void)
 {
     pthread_once(&sim_once, sim_init);
+    sim_tool_api_begin(SIM_TOOL_RUNTIME);
+}
+
+static void sim_enter_quiet(void)
+{
+    pthread_once(&sim_once, sim_init);
+}
+
+/* The simulated libcupti attaches here (sim_tool.h). */
+SIM_EXPORT void obssim_cudart_tool_attach(const struct sim_tool_port *port)
+{
+    sim_enter_quiet();
+    sim_tool_attach(SIM_TOOL_RUNTIME, port);
 }
 
 static const char *const sim_kind_words[] = {
@@ -51,6 +65,7 @@ void sim_log_call(const char *api, enum sim_kind kind, const char *name, const v
                   long long bytes, int status)
 {
     sim_log_line(api, sim_kind_words[kind], name, stream != SIM_NO_STREAM, (uintptr_t)stream, bytes, status);
+    sim_tool_api_end(SIM_TOOL_RUNTIME, api, status);
 }
 
 obs_cudaError_t sim_finish(const char *api, enum sim_kind kind, const char *name, const void *stream,

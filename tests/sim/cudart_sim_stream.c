@@ -13,6 +13,8 @@
 #include "cudart_sim.h"
 #include "cost_model.h"
 #include "sim_clock.h"
+#include "sim_tool.h"
+#include "abi/cupti_abi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +129,36 @@ static void run_fill(const struct sim_fill *f)
             memset(f->dst + z * f->slice + y * f->pitch, f->value, f->width);
 }
 
+/* Under sim_lock: what a tool (the simulated libcupti) sees of an operation
+ * that ran, and its OBS_SIM_LOG_OPS line (sim_tool.h). */
+static void report_op(const struct sim_stream *s, const struct sim_op *op, int in_graph, uint64_t start,
+                      uint64_t end)
+{
+    struct sim_tool_op t = {0};
+    t.start_ns = start;
+    t.end_ns = end;
+    t.stream = (uintptr_t)s;
+    t.in_graph = in_graph;
+    switch (op->type) {
+    case SIM_OP_KERNEL:
+        t.kind = SIM_TOOL_KERNEL;
+        t.name = sim_kernel_name(sim_kernel_find(op->kernel_func));
+        t.grid[0] = op->kernel_grid.x, t.grid[1] = op->kernel_grid.y, t.grid[2] = op->kernel_grid.z;
+        t.block[0] = op->kernel_block.x, t.block[1] = op->kernel_block.y, t.block[2] = op->kernel_block.z;
+        break;
+    case SIM_OP_COPY:
+        t.kind = SIM_TOOL_MEMCPY;
+        t.bytes = (uint64_t)op->u.copy.width * op->u.copy.height * op->u.copy.depth;
+        t.copy_kind = op->u.copy.device_to_device ? OBS_CUPTI_MEMCPY_KIND_DTOD : OBS_CUPTI_MEMCPY_KIND_UNKNOWN;
+        break;
+    default:
+        t.kind = SIM_TOOL_MEMSET;
+        t.bytes = (uint64_t)op->u.fill.width * op->u.fill.height * op->u.fill.depth;
+        break;
+    }
+    sim_tool_device_op(SIM_TOOL_RUNTIME, &t);
+}
+
 obs_cudaError_t sim_submit(struct sim_stream *s, const struct sim_op *op, int in_graph)
 {
     uint64_t start, cost = 0;
@@ -175,6 +207,8 @@ obs_cudaError_t sim_submit(struct sim_stream *s, const struct sim_op *op, int in
     }
     s->tail_ns = start + cost;
     sim_clock_note_end(s->tail_ns);
+    if (op->type != SIM_OP_EVENT_RECORD)
+        report_op(s, op, in_graph, start, start + cost);
     return obs_cudaSuccess;
 }
 

@@ -4,6 +4,7 @@
 #include "cudrv_sim.h"
 #include "sim_fault.h"
 #include "sim_log.h"
+#include "sim_tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,14 @@ static void drv_init(void)
 void drv_enter(void)
 {
     pthread_once(&drv_once, drv_init);
+    sim_tool_api_begin(SIM_TOOL_DRIVER);
+}
+
+/* The simulated libcupti attaches here (sim_tool.h). */
+DRV_EXPORT void obssim_cudrv_tool_attach(const struct sim_tool_port *port)
+{
+    pthread_once(&drv_once, drv_init);
+    sim_tool_attach(SIM_TOOL_DRIVER, port);
 }
 
 static const char *const drv_kind_words[] = {
@@ -55,6 +64,7 @@ obs_CUresult drv_finish(const char *api, enum drv_kind kind, const char *name, c
     if (injected)
         status = injected;
     sim_log_line(api, drv_kind_words[kind], name, stream != DRV_NO_STREAM, (uintptr_t)stream, bytes, (int)status);
+    sim_tool_api_end(SIM_TOOL_DRIVER, api, (int)status);
     return status;
 }
 

@@ -12,6 +12,8 @@
 #include "cudrv_sim.h"
 #include "cost_model.h"
 #include "sim_clock.h"
+#include "sim_tool.h"
+#include "abi/cupti_abi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +183,34 @@ static void run_fill(const struct drv_fill *f)
     }
 }
 
+/* Under drv_lock: what a tool (the simulated libcupti) sees of an operation
+ * that ran, and its OBS_SIM_LOG_OPS line (sim_tool.h). */
+static void report_op(const struct drv_stream *s, const struct drv_op *op, int in_graph, uint64_t start,
+                      uint64_t end)
+{
+    struct sim_tool_op t = {0};
+    t.start_ns = start;
+    t.end_ns = end;
+    t.stream = (uintptr_t)s;
+    t.in_graph = in_graph;
+    switch (op->type) {
+    case DRV_OP_KERNEL:
+        t.kind = SIM_TOOL_KERNEL;
+        t.name = drv_function_name(drv_function_find(op->kernel));
+        break;
+    case DRV_OP_COPY:
+        t.kind = SIM_TOOL_MEMCPY;
+        t.bytes = (uint64_t)op->u.copy.width * op->u.copy.height * op->u.copy.depth;
+        t.copy_kind = op->u.copy.device_to_device ? OBS_CUPTI_MEMCPY_KIND_DTOD : OBS_CUPTI_MEMCPY_KIND_UNKNOWN;
+        break;
+    default:
+        t.kind = SIM_TOOL_MEMSET;
+        t.bytes = (uint64_t)op->u.fill.width_elems * op->u.fill.elem_size * op->u.fill.height;
+        break;
+    }
+    sim_tool_device_op(SIM_TOOL_DRIVER, &t);
+}
+
 obs_CUresult drv_submit(struct drv_stream *s, const struct drv_op *op, int in_graph)
 {
     uint64_t start, cost = 0;
@@ -220,6 +250,8 @@ obs_CUresult drv_submit(struct drv_stream *s, const struct drv_op *op, int in_gr
     }
     s->tail_ns = start + cost;
     sim_clock_note_end(s->tail_ns);
+    if (op->type != DRV_OP_EVENT_RECORD)
+        report_op(s, op, in_graph, start, start + cost);
     return OBS_CUDA_SUCCESS;
 }
 

@@ -24,4 +24,9 @@ void sim_log_start(const char *banner);
 void sim_log_line(const char *api, const char *kind, const char *name, int has_stream, uintptr_t stream,
                   long long bytes, int status);
 
+/* OBS_SIM_LOG_OPS=1: one line per device operation (sim_tool.h):
+ * "sim_op<TAB>kind<TAB>name<TAB>stream<TAB>start<TAB>end" in virtual ns.
+ * Nothing otherwise. errno is preserved. */
+void sim_log_op(const char *kind, const char *name, uintptr_t stream, uint64_t start_ns, uint64_t end_ns);
+
 #endif
