@@ -402,8 +402,8 @@ static void cross_check(const char *label, const char *trace, int event_class)
         }
         fclose(mem);
         check_query_text(label, db,
-                         "SELECT tid || '|' || generation || '|' || firstToken || '|' || IFNULL(printf('%.6f', ttftMs),"
-                         " '') || '|' || decodeSteps FROM OBS_GENERATIONS ORDER BY rowid;",
+                         "SELECT tid || '|' || generation || '|' || firstToken || '|' || CASE WHEN ttftMs IS NULL THEN ''"
+                         " ELSE printf('%.6f', ttftMs) END || '|' || decodeSteps FROM OBS_GENERATIONS ORDER BY rowid;",
                          rows, "OBS_GENERATIONS: each generation's TTFT definition, TTFT and steps as obs-report phases");
         free(rows);
         obs_phase_stats_free(&ps);

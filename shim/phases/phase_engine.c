@@ -596,6 +596,11 @@ static inline struct phase_thread *thread_state(void)
 static void write_phase_at(uint8_t event, const struct range *r, uint64_t first, uint64_t last, uint64_t t)
 {
     union obs_record rec;
+    /* A one-time slow path before the real call (names written, a step's handle) makes the call begin
+     * where that path began (obs_call_started): the ranges it ends and opens change there too, so that
+     * the call lies inside its range. */
+    if (obs_unlikely(obs_tls.t_slow != 0) && obs_tls.t_slow < t)
+        t = obs_tls.t_slow;
     memset(&rec, 0, sizeof rec);
     rec.phase.type = OBS_REC_PHASE;
     rec.phase.event = event;

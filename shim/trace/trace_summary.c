@@ -770,22 +770,21 @@ static int print_phases(const struct obs_trace *t, FILE *out)
  * with the most time, in order of first call, and the rest in one row),
  * then one block for all generations: their count and the best, median and
  * p90 of TTFT and tokens/s (trace_phases.h, obs_generation_spread). */
-/* Which TTFT definition the generations used (trace_phases.h). */
+/* Which TTFT definition the generations used (trace_phases.h), the end of
+ * the TTFT line: "; N of M ..." for each definition used. */
 static void print_first_token_definitions(const struct obs_phase_stats *s, FILE *out)
 {
-    size_t i, prefill = 0, seqs = 0;
-    for (i = 0; i < s->ngens; i++) {
+    size_t i, prefill = 0;
+    for (i = 0; i < s->ngens; i++)
         prefill += s->gens[i].first_token[0] == 'p';
-        seqs += s->gens[i].sequences > 1;
-    }
     if (prefill)
-        fprintf(out, " TTFT in %zu of %zu: the prompt's first call to the end of its token read (the first token is "
-                     "the prompt's own)%s\n",
-                prefill, s->ngens,
-                seqs ? "; tokens/s = steps/s x sequences per step where the read sizes tell them" : "");
+        fprintf(out, "; %zu of %zu from the prompt's first call to the end of its token read (first token: the "
+                     "prompt's own)",
+                prefill, s->ngens);
     if (prefill < s->ngens)
-        fprintf(out, " TTFT in %zu of %zu: T_prefill + T_first_decode (the prefill reads no token)\n",
-                s->ngens - prefill, s->ngens);
+        fprintf(out, "; %zu of %zu T_prefill + T_first_decode (the prefill reads no token)", s->ngens - prefill,
+                s->ngens);
+    fputc('\n', out);
 }
 
 static int print_phases_brief(const struct obs_trace *t, FILE *out)
@@ -869,15 +868,18 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
         else
             fprintf(out, "all");
         fprintf(out, " (per generation: obs-report phases)\n");
-        print_first_token_definitions(&s, out);
         if (sp.ttft_n)
-            fprintf(out, " TTFT (ms): best %.3f (generation %u), median %.3f, p90 %.3f\n", sp.ttft_best_ms,
+            fprintf(out, " TTFT (ms): best %.3f (generation %u), median %.3f, p90 %.3f", sp.ttft_best_ms,
                     s.best_ttft_generation, sp.ttft_median_ms, sp.ttft_p90_ms);
         else
-            fprintf(out, " TTFT (ms): n/a%s\n", why_na);
+            fprintf(out, " TTFT (ms): n/a%s", why_na);
+        print_first_token_definitions(&s, out);
+        for (i = 0; i < s.ngens && s.gens[i].sequences <= 1; i++)
+            ;
         if (sp.tokens_n)
-            fprintf(out, " tokens/s: best %.2f (generation %u), median %.2f, p90 %.2f\n", sp.tokens_best,
-                    s.best_tokens_generation, sp.tokens_median, sp.tokens_p90);
+            fprintf(out, " tokens/s: best %.2f (generation %u), median %.2f, p90 %.2f%s\n", sp.tokens_best,
+                    s.best_tokens_generation, sp.tokens_median, sp.tokens_p90,
+                    i < s.ngens ? "; steps/s x sequences per step where the read sizes tell them" : "");
         else
             fprintf(out, " tokens/s: n/a%s\n",
                     s.unbounded_steps ? why_na : " (no generation with at least two decode steps)");
