@@ -1197,6 +1197,16 @@ static int load_file_case(const char *path, struct file_case *fc)
 #endif
 }
 
+static void file_case_free(struct file_case *fc)
+{
+    size_t k;
+    for (k = 0; k < fc->nnames; k++)
+        free(fc->names[k]);
+    free(fc->names);
+    free(fc->calls);
+    memset(fc, 0, sizeof *fc);
+}
+
 static int by_text(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -1260,8 +1270,13 @@ int main(void)
         aliases.names = fc.names;
         aliases.n = fc.nnames;
         check_case(&fc.c);
+        aliases.names = NULL;
         aliases.n = 0;
+        file_case_free(&fc);
     }
+    for (i = 0; i < nfiles; i++)
+        free(paths[i]);
+    free(paths);
     diag("FIGURES engine cases %zu and %zu from real programs: %u right, %u TODO still wrong, %u TODO now right",
          CASE_COUNT, nfiles, cases_passing, cases_todo_failing, cases_todo_passing);
     return 0;
