@@ -125,12 +125,15 @@ struct engine_case {
 /* the first layer with one kernel of its own in place of another (a first dense layer's MLP) */
 #define LL_LAYER0(T) "rms:" T "*64 qkv:" T "*192 rope:" T "*64 cat:" T "*64 attn:" T "*64 o_proj:" T "*64 add:" T "*64 rms:" T "*64 up:" T "*256 gelu:" T "*256 down:" T "*64 add:" T "*64 "
 #define LL_FORWARD_FIRST(T) "embed:" T "*64 cos:" T " sin:" T " @L0 " LL_LAYER0(T) "@L1 " LL_LAYER(T) "@L2 " LL_LAYER(T) "@L3 " LL_LAYER(T) "@L4 " LL_LAYER(T) "@L- rms:" T "*64 lm_head:512 argmax:1 "
-/* alternating kinds: a dense MLP, then a mixture of experts (router, top-k, E experts, combine) */
+/* alternating kinds: a dense MLP, then a mixture of experts (router, top-k, E experts, combine), with or
+ * without a shared expert (the dense MLP's kernels) */
 #define ATTN_PART(T) "rms:" T "*64 qkv:" T "*192 rope:" T "*64 cat:" T "*64 attn:" T "*64 o_proj:" T "*64 add:" T "*64 rms:" T "*64 "
 #define DENSE_MLP(T) "up:" T "*256 act:" T "*256 down:" T "*64 add:" T "*64 "
 #define EXPERT(T) "index:" T " eup:" T "*128 eact:" T "*128 edown:" T "*64 index_add:" T "*64 "
 #define MOE_MLP(T, EXPERTS) "router:" T "*8 softmax:" T "*8 topk:" T "*8 " EXPERTS "add:" T "*64 "
 #define ALT_FORWARD(T) "embed:" T "*64 cos:" T " sin:" T " @L0 " ATTN_PART(T) DENSE_MLP(T) "@L1 " ATTN_PART(T) MOE_MLP(T, EXPERT(T) EXPERT(T)) "@L2 " ATTN_PART(T) DENSE_MLP(T) "@L3 " ATTN_PART(T) MOE_MLP(T, EXPERT(T) EXPERT(T)) "@L4 " ATTN_PART(T) DENSE_MLP(T) "@L5 " ATTN_PART(T) MOE_MLP(T, EXPERT(T) EXPERT(T)) "@L- rms:" T "*64 lm_head:512 argmax:1 "
+#define SHARED_EXPERT(T) "up:" T "*256 act:" T "*256 down:" T "*64 "
+#define ALT_SHARED_FORWARD(T) "embed:" T "*64 cos:" T " sin:" T " @L0 " ATTN_PART(T) DENSE_MLP(T) "@L1 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T) EXPERT(T)) "@L2 " ATTN_PART(T) DENSE_MLP(T) "@L3 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T)) "@L4 " ATTN_PART(T) DENSE_MLP(T) "@L5 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T) EXPERT(T) EXPERT(T)) "@L- rms:" T "*64 lm_head:512 argmax:1 "
 /* every layer a mixture of experts, 1 to 4 experts run per layer */
 #define MOE_FORWARD(T, A, B, C, D) "embed:" T "*64 cos:" T " sin:" T " @L0 " ATTN_PART(T) MOE_MLP(T, A) "@L1 " ATTN_PART(T) MOE_MLP(T, B) "@L2 " ATTN_PART(T) MOE_MLP(T, C) "@L3 " ATTN_PART(T) MOE_MLP(T, D) "@L- rms:" T "*64 lm_head:512 argmax:1 "
 #define E1 EXPERT("1")
@@ -375,6 +378,8 @@ static const struct engine_case cases[] = {
      "D2H:8 (@step " LL_FORWARD("1") "D2H:8)*2", NULL, 0, {"layers gen=0 because=token-read layers=4 passes=1"}},
     {"layers: a first layer that differs (one kernel of its own)", "Layers: first layer differs", {NULL},
      "@gen h2d:16*8 " LL_FORWARD_FIRST("16") "D2H:8 (@step " LL_FORWARD_FIRST("1") "D2H:8)*3", NULL, 0, {NULL}},
+    {"layers: alternating kinds, dense and mixture of experts with a shared expert", "Layers: period-2 kinds", {NULL},
+     "@gen h2d:16*8 " ALT_SHARED_FORWARD("16") "D2H:8 (@step " ALT_SHARED_FORWARD("1") "D2H:8)*3", NULL, 0, {NULL}},
     {"layers: alternating kinds, dense and mixture of experts", "Layers: period-2 kinds", {NULL},
      "@gen h2d:16*8 " ALT_FORWARD("16") "D2H:8 (@step " ALT_FORWARD("1") "D2H:8)*3",
      "a dense and a MoE layer here share fewer of their kernels (8 of 17) than a Llama layer's attention and MLP "

@@ -3,9 +3,11 @@
  * The method, on the instance's kernel name ids s[0 .. n):
  *  1. an *anchor* is a name whose occurrences cut the sequence into blocks
  *     (occurrence to occurrence) that look alike: consecutive blocks share
- *     at least two thirds of their distinct names (a name set, so that MoE layers
- *     whose expert kernels run a varying number of times still match, and
- *     the two halves of one layer, attention and MLP, do not). A *run* is a
+ *     at least two thirds of their distinct names, or one block's names are
+ *     all in the other's (a name set, so that MoE layers whose expert
+ *     kernels run a varying number of times still match, and a MoE layer
+ *     with a shared expert next to a dense one; the two halves of one
+ *     layer, attention and MLP, do not). A *run* is a
  *     stretch of such blocks; a block holding a rare name (at most a third
  *     as frequent as the anchor) that also runs before the first anchor or
  *     after the last (an embedding, an LM head: a prompt in chunks passes
@@ -18,8 +20,11 @@
  *     what precedes the stack; one differing launch is stepped over, a
  *     first layer that differs slightly);
  *  3. the last layer of a run ends where the tail that the run's other
- *     layers end with (the launches their ends agree on) first ends after
- *     its anchor; else it is as long as the layer before it.
+ *     layers end with (the launches the ends of each layer and the next
+ *     agree on) first ends after its anchor, if that makes it at least 3/4
+ *     as long as the shortest of the others; else where the tail of each
+ *     layer and the one after next ends (alternating kinds); else it is as
+ *     long as the layer before it.
  * Layers are contiguous inside a run; what precedes the first and follows
  * the last is outside every layer. */
 #include "layer_finder.h"
@@ -30,7 +35,8 @@
 #define MIN_BLOCKS 2u   /* a run: at least two blocks alike (three layers) */
 #define RARE_RATIO 3u   /* a name at most a third as frequent as the anchor is rare */
 #define RUNS_MAX 256u
-#define BLOCK_MIN 4u    /* a layer is at least 4 launches (norm, attention, MLP, residual) */
+#define BLOCK_MIN 4u
+#define CONTAINED_MIN 3u /* a block's names all in its neighbour's: at least this many */    /* a layer is at least 4 launches (norm, attention, MLP, residual) */
 
 struct run {
     uint32_t first_occ, blocks; /* occurrences of the anchor: first_occ .. first_occ + blocks */
@@ -98,8 +104,13 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
         }
         if (occ[j + 1] - occ[j] < BLOCK_MIN)
             has_marker = 1; /* too short for a layer: no run goes through it */
-        /* alike the block before: Jaccard of the name sets >= 2/3 */
-        alike = prev_ok && !has_marker && 3u * shared >= 2u * (prev_distinct + distinct - shared);
+        /* alike the block before: Jaccard of the name sets >= 2/3, or one set inside the other and at least
+         * half its size (a MoE layer with a shared expert next to a dense one; not a MoE layer's experts
+         * inside the whole layer around them) */
+        alike = prev_ok && !has_marker &&
+                (3u * shared >= 2u * (prev_distinct + distinct - shared) ||
+                 (shared >= CONTAINED_MIN && 2u * shared >= (distinct > prev_distinct ? distinct : prev_distinct) &&
+                  (shared == distinct || shared == prev_distinct)));
         if (has_marker) {
             prev_ok = 0;
         } else {
@@ -221,21 +232,31 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
         }
         /* 3: the layers, the last of each run by its tail */
         for (r = 0; r < nruns; r++) {
-            uint32_t a0 = runs[r].first_occ, m = runs[r].blocks, d = ds[r], k, tail = NONE, e;
+            uint32_t a0 = runs[r].first_occ, m = runs[r].blocks, d = ds[r], k, e = NONE, q, shortest = NONE;
             uint32_t limit = r + 1 < nruns ? starts[r + 1] - 1 : n - 1;
             uint32_t last_start = occ[a0 + m] - d, prev_start = occ[a0 + m - 1] - d;
-            for (k = 0; k + 2 <= m; k++) { /* ends of layers k and k + 1 (both followed by a layer) */
-                uint32_t end_a = occ[a0 + k + 1] - d - 1, end_b = occ[a0 + k + 2] - d - 1;
-                uint32_t len_a = end_a + 1 - (occ[a0 + k] - d), len_b = end_b + 1 - (occ[a0 + k + 1] - d), j = 0;
-                while (j < len_a && j < len_b && s[end_a - j] == s[end_b - j])
-                    j++;
-                if (tail == NONE || j < tail)
-                    tail = j;
-            }
-            e = NONE;
-            if (tail != NONE && tail > 0) {
-                uint32_t from = last_start + tail - 1 > occ[a0 + m] ? last_start + tail - 1 : occ[a0 + m];
-                e = find_tail(s, last_start - 1, tail, from, limit);
+            for (k = 0; k < m; k++)
+                if (occ[a0 + k + 1] - occ[a0 + k] < shortest)
+                    shortest = occ[a0 + k + 1] - occ[a0 + k];
+            /* the tail the layers end with: of each layer and the next (q = 1), else of each layer and the
+             * one after (q = 2: alternating kinds); the last layer ends like the layer q before it, and is
+             * at least 3/4 as long as the shortest of the others */
+            for (q = 1; q <= 2 && e == NONE; q++) {
+                uint32_t tail = NONE, ref_end = occ[a0 + m - q + 1] - d - 1; /* the end of layer m - q */
+                for (k = 0; k + q + 1 <= m; k++) { /* ends of layers k and k + q, both followed by a layer */
+                    uint32_t end_a = occ[a0 + k + 1] - d - 1, end_b = occ[a0 + k + q + 1] - d - 1;
+                    uint32_t len_a = end_a + 1 - (occ[a0 + k] - d), len_b = end_b + 1 - (occ[a0 + k + q] - d), j = 0;
+                    while (j < len_a && j < len_b && s[end_a - j] == s[end_b - j])
+                        j++;
+                    if (tail == NONE || j < tail)
+                        tail = j;
+                }
+                if (tail != NONE && tail > 0) {
+                    uint32_t from = last_start + tail - 1 > occ[a0 + m] ? last_start + tail - 1 : occ[a0 + m];
+                    e = find_tail(s, ref_end, tail, from, limit);
+                    if (e != NONE && 4u * (e + 1 - last_start) < 3u * shortest)
+                        e = NONE;
+                }
             }
             if (e == NONE) {
                 e = last_start + (last_start - prev_start) - 1;
