@@ -14,6 +14,7 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
     struct cli_output out;
     struct obs_trace *t;
     int csv = cli_take_flag(&argc, argv, "--csv", NULL);
+    int layers = cli_take_flag(&argc, argv, "--layers", NULL);
     int rc = cli_parse(cmd, argc, argv, &a), ok;
 
     if (rc >= 0)
@@ -26,7 +27,10 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
         return EXIT_TRACE_ERROR;
     }
     errno = 0;
-    ok = (csv ? obs_report_phases_csv(t, out.f) : obs_report_phase_tables(t, out.f)) == 0;
+    if (csv)
+        ok = (layers ? obs_report_layers_csv(t, out.f) : obs_report_phases_csv(t, out.f)) == 0;
+    else
+        ok = obs_report_phase_tables(t, out.f) == 0 && obs_report_layer_table(t, out.f) == 0;
     obs_trace_free(t);
     return cli_close_output(&out, ok);
 }
@@ -62,7 +66,7 @@ static int run_suggest(const struct report_command *cmd, int argc, char **argv)
 const struct report_command report_cmd_phases = {
     "phases",
     "Print the phase tables: time, launches, kernels, bytes per phase and generation; TTFT, tokens/s.",
-    "phases [--csv] [-o OUT] FILE.obs",
+    "phases [--csv [--layers]] [-o OUT] FILE.obs",
     "Times are GPU times when the trace has GPU spans, host API times otherwise\n"
     "(the titles and the time_base column say which). A phase's time in a\n"
     "generation is the sum over its ranges of the span from the first call's begin\n"
@@ -79,7 +83,13 @@ const struct report_command report_cmd_phases = {
     "steady_ms: the three spans in ms (empty: none); calls, launches (kernels,\n"
     "graphs, copies, memsets), kernels, bytes (copies and memsets): the\n"
     "generation's totals; in_best: 1 if counted for the best TTFT and tokens/s.\n"
-    "  --csv              print the CSV rows instead of the tables\n",
+    "When the trace has model layers (LAYER records), a Layers table follows:\n"
+    "per phase and layer, the instances (one pass of a prompt or step through the\n"
+    "layer), their time summed, average and slowest, share of the phase's layer\n"
+    "time, launches and kernels.\n"
+    "  --csv              print the CSV rows instead of the tables\n"
+    "  --layers           with --csv: the Layers table's rows under the header\n"
+    "                     " OBS_LAYERS_CSV_HEADER "\n",
     CLI_OPT_OUTPUT,
     1,
     1,
