@@ -136,6 +136,10 @@ struct engine_case {
 #define ALT_SHARED_FORWARD(T) "embed:" T "*64 cos:" T " sin:" T " @L0 " ATTN_PART(T) DENSE_MLP(T) "@L1 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T) EXPERT(T)) "@L2 " ATTN_PART(T) DENSE_MLP(T) "@L3 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T)) "@L4 " ATTN_PART(T) DENSE_MLP(T) "@L5 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T) EXPERT(T) EXPERT(T)) "@L- rms:" T "*64 lm_head:512 argmax:1 "
 /* every layer a mixture of experts, 1 to 4 experts run per layer */
 #define MOE_FORWARD(T, A, B, C, D) "embed:" T "*64 cos:" T " sin:" T " @L0 " ATTN_PART(T) MOE_MLP(T, A) "@L1 " ATTN_PART(T) MOE_MLP(T, B) "@L2 " ATTN_PART(T) MOE_MLP(T, C) "@L3 " ATTN_PART(T) MOE_MLP(T, D) "@L- rms:" T "*64 lm_head:512 argmax:1 "
+/* GPT-2 shaped, with no kernel named a norm: the embeddings' add ends what precedes the stack as the residual
+ * add ends each layer */
+#define G2_LAYER(T) "ln:" T "*64 qkv:" T "*192 attn:" T "*64 proj:" T "*64 add:" T "*64 ln:" T "*64 fc:" T "*256 gelu:" T "*256 fc2:" T "*64 add:" T "*64 "
+#define G2_FORWARD(T) "wte:" T "*64 wpe:" T "*64 add:" T "*64 @L0 " G2_LAYER(T) "@L1 " G2_LAYER(T) "@L2 " G2_LAYER(T) "@L3 " G2_LAYER(T) "@L- ln:" T "*64 lm_head:512 argmax:1 "
 #define E1 EXPERT("1")
 #define E2 EXPERT("1") EXPERT("1")
 #define E3 EXPERT("1") EXPERT("1") EXPERT("1")
@@ -388,6 +392,13 @@ static const struct engine_case cases[] = {
     {"layers: mixture of experts, 1 to 4 experts a layer, varying by step", "Layers: MoE", {NULL},
      "@gen h2d:16*8 " MOE_FORWARD("16", E4, E4, E4, E4) "D2H:8 @step " MOE_FORWARD("1", E2, E1, E3, E2) "D2H:8 @step "
      MOE_FORWARD("1", E1, E4, E2, E2) "D2H:8 @step " MOE_FORWARD("1", E3, E3, E1, E4) "D2H:8", NULL, 0, {NULL}},
+    {"layers: GPT-2 shaped, no kernel named a norm, automatic", "Layers: a prefix that ends like a layer", {NULL},
+     "@gen h2d:16*8 " G2_FORWARD("16") "D2H:8 (@step " G2_FORWARD("1") "D2H:8)*3",
+     "the embeddings' add, before the stack, is the layers' last kernel: each layer is read one launch early "
+     "(OBS_LAYER names the first kernel: the next case)",
+     0, {NULL}},
+    {"layers: GPT-2 shaped, OBS_LAYER=ln names the layers' first kernel", "Layers: OBS_LAYER", {"OBS_LAYER=ln"},
+     "@gen h2d:16*8 " G2_FORWARD("16") "D2H:8 (@step " G2_FORWARD("1") "D2H:8)*3", NULL, 0, {NULL}},
     {"layers: a prompt in 3 chunks, each a pass through the stack", "Layers: chunked prompt", {NULL},
      "@gen h2d:96*8 " LL_FORWARD("32") "sync " LL_FORWARD("32") "sync " LL_FORWARD("32") "D2H:8 (@step " LL_FORWARD("1")
      "D2H:8)*3", NULL, 0, {NULL}},

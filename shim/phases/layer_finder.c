@@ -18,13 +18,17 @@
  *     before its anchor, d the length over which the launches before the
  *     run's first two anchors agree (so the first layer begins right after
  *     what precedes the stack; one differing launch is stepped over, a
- *     first layer that differs slightly);
+ *     first layer that differs slightly), or at a normalisation kernel up
+ *     to 4 launches later when that start is none (what precedes the stack
+ *     may end with the layers' last kernel: GPT-2's embedding add);
  *  3. the last layer of a run ends where the tail that the run's other
  *     layers end with (the launches the ends of each layer and the next
  *     agree on) first ends after its anchor, if that makes it at least 3/4
  *     as long as the shortest of the others; else where the tail of each
  *     layer and the one after next ends (alternating kinds); else it is as
- *     long as the layer before it.
+ *     long as the layer before it, unless that leaves it under 3/4 of the
+ *     shortest: then its anchor began what follows the stack (a final norm
+ *     that is the layers' first kernel), and the layer before is the last.
  * Layers are contiguous inside a run; what precedes the first and follows
  * the last is outside every layer. */
 #include "layer_finder.h"
@@ -36,7 +40,8 @@
 #define RARE_RATIO 3u   /* a name at most a third as frequent as the anchor is rare */
 #define RUNS_MAX 256u
 #define BLOCK_MIN 4u
-#define CONTAINED_MIN 3u /* a block's names all in its neighbour's: at least this many */    /* a layer is at least 4 launches (norm, attention, MLP, residual) */
+#define CONTAINED_MIN 3u
+#define NORM_WINDOW 4u  /* how far after the agreed start a norm kernel may begin the layer */ /* a block's names all in its neighbour's: at least this many */    /* a layer is at least 4 launches (norm, attention, MLP, residual) */
 
 struct run {
     uint32_t first_occ, blocks; /* occurrences of the anchor: first_occ .. first_occ + blocks */
@@ -227,12 +232,35 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
                 if (occ[a0 + b + 1] - occ[a0 + b] < gapmin)
                     gapmin = occ[a0 + b + 1] - occ[a0 + b];
             ds[r] = agree_back(s, occ[a0], occ[a0 + 1], gapmin, start_floor);
+            if (w->start_named) {
+                /* OBS_LAYER names the first kernel: the launch of it nearest that start */
+                uint32_t k2, dd = NONE;
+                for (k2 = 0; k2 < gapmin && dd == NONE; k2++) {
+                    if (k2 <= ds[r] && w->norm_like(s[occ[a0] - (ds[r] - k2)]))
+                        dd = ds[r] - k2;
+                    else if (ds[r] + k2 < gapmin && occ[a0] >= start_floor + ds[r] + k2 &&
+                             w->norm_like(s[occ[a0] - (ds[r] + k2)]))
+                        dd = ds[r] + k2;
+                }
+                if (dd != NONE)
+                    ds[r] = dd;
+            } else if (w->norm_like != NULL && ds[r] > 0 && !w->norm_like(s[occ[a0] - ds[r]])) {
+                /* the launches before the stack may end like a layer (an embedding's add before layers that end
+                 * with a residual add): a layer starts with its norm, when one is a few launches later */
+                uint32_t k2;
+                for (k2 = 1; k2 <= NORM_WINDOW && k2 < ds[r]; k2++)
+                    if (w->norm_like(s[occ[a0] - ds[r] + k2])) {
+                        ds[r] -= k2;
+                        break;
+                    }
+            }
             starts[r] = occ[a0] - ds[r];
             start_floor = occ[a0 + runs[r].blocks] + 1;
         }
         /* 3: the layers, the last of each run by its tail */
         for (r = 0; r < nruns; r++) {
             uint32_t a0 = runs[r].first_occ, m = runs[r].blocks, d = ds[r], k, e = NONE, q, shortest = NONE;
+            uint32_t last_layer_out = 0;
             uint32_t limit = r + 1 < nruns ? starts[r + 1] - 1 : n - 1;
             uint32_t last_start = occ[a0 + m] - d, prev_start = occ[a0 + m - 1] - d;
             for (k = 0; k < m; k++)
@@ -262,8 +290,12 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
                 e = last_start + (last_start - prev_start) - 1;
                 if (e > limit)
                     e = limit;
+                /* no tail, and too short for a layer: the last anchor began what follows the stack (a final norm
+                 * that is the layers' first kernel), not a layer */
+                if (4u * (e + 1 - last_start) < 3u * shortest)
+                    last_layer_out = 1;
             }
-            for (k = 0; k <= m && found.layers < max; k++) {
+            for (k = 0; k + last_layer_out <= m && found.layers < max; k++) {
                 struct obs_layer_cut *c = &cuts[found.layers++];
                 c->first = occ[a0 + k] - d;
                 c->last = k < m ? occ[a0 + k + 1] - d - 1 : e;

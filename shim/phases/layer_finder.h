@@ -32,6 +32,13 @@ struct obs_layer_work {
     uint32_t *occ;    /* per position: an anchor's positions */
     uint32_t stamp_now;
     uint32_t cap;
+    /* whether a name id is a normalisation (its base name says "norm"), or
+     * NULL: where the first layer's start is ambiguous, a layer begins at one */
+    int (*norm_like)(uint32_t id);
+    /* 1: norm_like says the kernel OBS_LAYER names, which begins every
+     * layer: a layer begins at the launch of it nearest where the
+     * launches before two anchors stop agreeing */
+    int start_named;
 };
 
 /* The anchor found: the name whose occurrences mark one block per layer. */

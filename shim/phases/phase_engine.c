@@ -61,6 +61,8 @@ struct engine_settings {
     struct obs_phase_rules rules;      /* OBS_PHASES */
     struct obs_phase_rules step_rules; /* OBS_STEP */
     bool have_step_rule;
+    struct obs_phase_rules layer_rules; /* OBS_LAYER: the layers' first kernel */
+    bool have_layer_rule;
     uint64_t gen_gap_ns;               /* OBS_GEN_GAP_MS */
     bool ranges_on;                    /* a live range sink (NVTX tool, roctx) is loaded */
     bool launch_ranges;                /* OBS_NVTX_LAUNCH=1, with its handle cache */
@@ -143,6 +145,8 @@ static void build_api_table(void)
 #define CLASS_KV_DEFAULT 0x08u /* automatic mode: a KV_GATHER name */
 #define CLASS_SIZED 0x10u      /* rules: the phase depends on the launch's size */
 #define CLASS_ITER 0x20u       /* rules: an `iter:glob` selector's glob matches the name */
+#define CLASS_NORM 0x40u       /* its base name says "norm" (any case), or with OBS_LAYER: the glob matches it:
+                                  where a layer begins (layer_finder.c) */
 
 static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHER"}; /* by enum obs_phase_id */
 
@@ -164,11 +168,23 @@ static bool kv_in_name(const char *name)
     return false;
 }
 
+static bool norm_in_name(const char *name)
+{
+    const char *p;
+    for (p = name; p[0] != '\0'; p++)
+        if ((p[0] | 0x20) == 'n' && (p[1] | 0x20) == 'o' && (p[2] | 0x20) == 'r' && (p[3] | 0x20) == 'm')
+            return true;
+    return false;
+}
+
 static uint8_t classify_name(const char *name)
 {
     uint8_t cls = CLASS_KNOWN;
     unsigned i;
     const struct engine_settings *set = &engine.set;
+    if (set->have_layer_rule ? obs_phase_rules_match_kernel(&set->layer_rules, name) != OBS_PHASE_NONE
+                             : norm_in_name(name))
+        cls |= CLASS_NORM;
     if (set->mode == OBS_PHASES_RULES) {
         cls |= obs_phase_rules_match_kernel(&set->rules, name) & CLASS_PHASE_MASK;
         if (set->have_step_rule && obs_phase_rules_match_kernel(&set->step_rules, name) != OBS_PHASE_NONE)
@@ -803,7 +819,7 @@ struct layer_track {
     uint32_t n;
     uint32_t gen, step;
     uint8_t top;
-    bool analysed;      /* its layers were found at a token read: its forward is over */
+    uint32_t seg;       /* the first launch not analysed yet: a token read ends a forward, analysed then */
     /* live */
     const struct layer_template *live;
     uint32_t next_bound, occ, layer1;
@@ -816,6 +832,11 @@ struct layer_track {
     struct obs_layer_cut cuts[LAYER_CUTS_MAX];
     struct obs_layer_work work;
 };
+
+static int name_is_norm(uint32_t id)
+{
+    return id < CLASS_CACHE && (class_of(id) & CLASS_NORM) != 0;
+}
 
 /* The tables behind a thread's layer_track, in one mapping after it. */
 static size_t layer_track_bytes(void)
@@ -843,6 +864,8 @@ static struct layer_track *layer_track_new(void)
     lt->work.distinct = lt->work.next + LAYER_SPAN_CAP;
     lt->work.occ = lt->work.distinct + LAYER_SPAN_CAP;
     lt->work.cap = LAYER_SPAN_CAP;
+    lt->work.norm_like = name_is_norm;
+    lt->work.start_named = engine.set.have_layer_rule;
     lt->top = OBS_PHASE_NONE;
     lt->step = OBS_NO_STEP;
     return lt;
@@ -911,15 +934,16 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
     unsigned kind = lt->top == OBS_PHASE_PREFILL ? 0u : 1u;
     struct obs_layer_found f;
     uint64_t next = obs_thread_next_index();
-    uint32_t i, in_pass = 0;
-    if (lt->n == 0 || lt->top == OBS_PHASE_NONE)
+    uint32_t i, in_pass = 0, base = lt->seg, len = lt->n - lt->seg;
+    bool matched;
+    if (len == 0 || lt->top == OBS_PHASE_NONE)
         return;
-    f = obs_layers_find(lt->names, lt->n, lt->tpl_known[kind] ? lt->tpl[kind].anchor : UINT32_MAX, &lt->work, lt->cuts,
-                        LAYER_CUTS_MAX);
+    f = obs_layers_find(lt->names + base, len, lt->tpl_known[kind] ? lt->tpl[kind].anchor : UINT32_MAX, &lt->work,
+                        lt->cuts, LAYER_CUTS_MAX);
     for (i = 0; i < f.layers; i++) {
         const struct obs_layer_cut *c = &lt->cuts[i];
-        uint64_t first = lt->index[c->first];
-        uint64_t last = c->last + 1 < lt->n ? lt->index[c->last + 1] - 1 : next - 1;
+        uint64_t first = lt->index[base + c->first];
+        uint64_t last = base + c->last + 1 < lt->n ? lt->index[base + c->last + 1] - 1 : next - 1;
         if (c->layer == 0) { /* a new pass: how many layers it has */
             for (in_pass = 1; i + in_pass < f.layers && lt->cuts[i + in_pass].layer != 0; in_pass++)
                 ;
@@ -927,16 +951,19 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
         if (first != UINT64_MAX && next != UINT64_MAX && last >= first && last < next)
             write_layer(lt, c->layer, c->pass, in_pass, first, last);
     }
+    matched = live_matched(lt, f.layers);
     if (f.layers > 0) {
-        learn_template(&lt->tpl[kind], lt->names, lt->n, lt->cuts, f.layers, f.anchor);
+        learn_template(&lt->tpl[kind], lt->names + base, len, lt->cuts, f.layers, f.anchor);
         lt->tpl_known[kind] = true;
-        lt->analysed = true;
     }
+    /* the next forward (a prompt's next chunk) is found, and followed live, from here */
+    lt->seg = lt->n;
+    lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
     if (obs_debug_on(OBS_DBG_PHASES, 2)) {
         struct logic l = {lt->top, true, lt->gen, lt->step, 0};
         log_decision(&l, "layers", because, " layers=%u passes=%u anchor=%u launches=%u live=%s", f.layers, f.passes,
                      f.anchor, lt->n,
-                     lt->live == NULL ? "none" : live_matched(lt, f.layers) ? "matched" : "differed");
+                     lt->live == NULL ? "none" : matched ? "matched" : "differed");
     }
 }
 
@@ -945,15 +972,23 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
 static __attribute__((noinline)) void layer_instance_changed(struct layer_track *lt, const struct logic *l)
 {
     unsigned kind = l->top == OBS_PHASE_PREFILL ? 0u : 1u;
-    if (!lt->analysed)
+    if (lt->n > lt->seg)
         layer_analyse(lt, "instance-ended");
-    lt->n = 0;
-    lt->analysed = false;
+    lt->n = lt->seg = 0;
     lt->gen = l->gen;
     lt->top = l->top;
     lt->step = l->top == OBS_PHASE_DECODE ? l->step : OBS_NO_STEP;
     lt->live = l->top != OBS_PHASE_NONE && lt->tpl_known[kind] ? &lt->tpl[kind] : NULL;
     lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
+}
+
+/* A step opens, or a generation is taken back: the next launch begins a new
+ * instance even where its generation, phase and step are those of the
+ * current one (a prompt's last chunk read as step 0, then the real step 0). */
+static void layer_instance_anew(struct phase_thread *p)
+{
+    if (p->layers != NULL)
+        p->layers->gen = UINT32_MAX;
 }
 
 /* Per launch, before its ranges are moved: the instance it is in, its
@@ -972,7 +1007,7 @@ static inline uint32_t layer_launch(struct layer_track *lt, const struct logic *
             lt->next_bound++;
             lt->occ = 0;
             if (b->layer1 != 0 && lt->live_n < LAYER_CUTS_MAX)
-                lt->live_first[lt->live_n++] = lt->n + 1;
+                lt->live_first[lt->live_n++] = lt->n - lt->seg + 1; /* within the forward being followed */
         }
     }
     if (lt->n < LAYER_SPAN_CAP) {
@@ -1429,6 +1464,7 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
+    layer_instance_anew(p);
     struct iteration_look look = look_of(s);
     enum chunk_signal chunk = l->top == OBS_PHASE_DECODE ? chunks_not_steps(t, &look) : CHUNK_NO;
     t->token_pending = false;
@@ -1575,6 +1611,7 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
                                        enum rejoin_signal how)
 {
     struct auto_state *a = &p->automatic;
+    layer_instance_anew(p);
     struct token_loop *t = &a->loop;
     struct range label;
     uint64_t from = a->gen_first_index;
@@ -2092,7 +2129,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
                       (unsigned long long)t->iter_token_bytes, close ? "closed" : "held-open");
         if (token || !t->copied) /* a loop that never copied: each iteration may be the next step */
             t->token_pending = true;
-        if (token && p->layers != NULL && !p->layers->analysed)
+        if (token && p->layers != NULL && p->layers->n > p->layers->seg)
             layer_analyse(p->layers, "token-read");
         if (token) {
             t->gen_token_read = true;
@@ -2112,7 +2149,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
         (void)dir;
         p->rules.iter_open = false;
-        if (p->rules.iter_token && p->layers != NULL && !p->layers->analysed)
+        if (p->rules.iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
             layer_analyse(p->layers, "token-read");
         if (p->rules.iter_token) {
             p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = p->rules.step_armed = true;
@@ -2164,7 +2201,7 @@ void obs_phase_end_open_ranges(void)
     struct phase_thread *p = phase_tls;
     if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
         return;
-    if (p->layers != NULL && !p->layers->analysed)
+    if (p->layers != NULL && p->layers->n > p->layers->seg)
         layer_analyse(p->layers, "exit");
     if (p->depth == 0)
         return;
@@ -2179,7 +2216,8 @@ void obs_phase_end_open_ranges(void)
 
 /* One message for a bad rule: the text with a caret under the offending
  * character (a window of it when long), and what is used instead. */
-static void report_bad_rule(const char *var, const char *text, const struct obs_phase_rule_error *err)
+static void report_bad_rule(const char *var, const char *text, const struct obs_phase_rule_error *err,
+                            const char *instead)
 {
     char shown[81];
     size_t len = strlen(text), col = err->column ? err->column - 1 : 0, from = 0, n, i;
@@ -2191,11 +2229,28 @@ static void report_bad_rule(const char *var, const char *text, const struct obs_
         shown[i] = ch >= ' ' && ch < 0x7f ? (char)ch : '?';
     }
     shown[n] = '\0';
-    obs_log_warn("%s: %s at column %zu; automatic phases are used instead\n"
+    obs_log_warn("%s: %s at column %zu; %s instead\n"
                  "obsshim:   %s%s\n"
                  "obsshim:   %*s^",
-                 var, err->what, err->column, from > 0 ? "..." : "", shown, (int)(col - from + (from > 0 ? 3 : 0)),
+                 var, err->what, err->column, instead, from > 0 ? "..." : "", shown, (int)(col - from + (from > 0 ? 3 : 0)),
                  "");
+}
+
+/* OBS_LAYER has OBS_STEP's grammar (a glob list): its parser's words, said of a layer. */
+static void layer_rule_words(char *what, size_t len)
+{
+    static const struct {
+        const char *from, *to;
+    } words[] = {{"a step opens with a kernel", "a layer begins with a kernel"}, {"OBS_STEP", "OBS_LAYER"}};
+    char out[sizeof ((struct obs_phase_rule_error *)0)->what];
+    size_t i;
+    for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+        char *at = strstr(what, words[i].from);
+        if (at != NULL) {
+            snprintf(out, sizeof out, "%.*s%s%s", (int)(at - what), what, words[i].to, at + strlen(words[i].from));
+            snprintf(what, len, "%s", out);
+        }
+    }
 }
 
 static void setup(void)
@@ -2215,10 +2270,10 @@ static void setup(void)
     set->mode = OBS_PHASES_AUTO;
     if (phases[0] != '\0' || step[0] != '\0') {
         if (obs_phase_rules_parse(phases, false, &set->rules, &err) != 0) {
-            report_bad_rule("OBS_PHASES", phases, &err);
+            report_bad_rule("OBS_PHASES", phases, &err, "automatic phases are used");
             OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_PHASES column=%zu mode=auto", err.column);
         } else if (obs_phase_rules_parse(step, true, &set->step_rules, &err) != 0) {
-            report_bad_rule("OBS_STEP", step, &err);
+            report_bad_rule("OBS_STEP", step, &err, "automatic phases are used");
             set->rules.count = 0;
             OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_STEP column=%zu mode=auto", err.column);
         } else if (set->rules.count > 0 || set->step_rules.count > 0) {
@@ -2229,6 +2284,15 @@ static void setup(void)
             set->memset_class = obs_phase_rules_match_memset(&set->rules);
             if (set->rules.sized_mask | set->rules.iter_kernel_mask)
                 engine.names.rules_masks = map_zeroed(CLASS_CACHE * sizeof *engine.names.rules_masks);
+        }
+    }
+    if (obs_cfg.layer[0] != '\0') {
+        if (obs_phase_rules_parse(obs_cfg.layer, true, &set->layer_rules, &err) != 0) {
+            layer_rule_words(err.what, sizeof err.what);
+            report_bad_rule("OBS_LAYER", obs_cfg.layer, &err, "the layers are found automatically");
+            OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_LAYER column=%zu layers=auto", err.column);
+        } else {
+            set->have_layer_rule = set->layer_rules.count > 0;
         }
     }
     if (obs_ranges_init(obs_cfg.nvtx_domain)) {
