@@ -317,7 +317,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     bad += load_buffer_records(lookup, &cfg->buffer_records);
     bad += load_phase_text(lookup, "OBS_PHASES", cfg->phases, &cfg->phases_off);
     bad += load_phase_text(lookup, "OBS_STEP", cfg->step, NULL);
-    bad += load_phase_text(lookup, "OBS_LAYER", cfg->layer, NULL);
+    bad += load_phase_text(lookup, "OBS_LAYER", cfg->layer, &cfg->layers_off);
     bad += load_nvtx_domain(lookup, cfg->nvtx_domain);
     bad += load_switch(lookup, "OBS_NVTX_LAUNCH", 0, &cfg->nvtx_launch);
     bad += load_gen_gap(lookup, &cfg->gen_gap_ms);

@@ -194,7 +194,7 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
     struct obs_layer_found found = {NONE, 0, 0};
     struct run runs[RUNS_MAX];
     uint32_t *last = w->last, *occ = w->occ;
-    uint32_t nd, i, best = NONE, best_cover = 0, best_count = 0, nruns = 0, r, start_floor = 0;
+    uint32_t nd, i, best = NONE, best_cover = 0, best_count = 0, nruns = 0, r, start_floor = 0, ncand = 0;
     uint32_t starts[RUNS_MAX], ds[RUNS_MAX];
 
     if (n < 6 || n > w->cap)
@@ -207,10 +207,28 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
         if (runs_of(s, w, last, hint, occ, nocc, runs, &nruns) > 0)
             best = hint;
     }
-    for (i = 0; best != hint && i < nd; i++) { /* no hint, or it made no run: every name */
+    if (best != hint) { /* the widest names first: a name's runs cover at most its span, so the rest are skipped */
+        uint32_t j;
+        for (j = 0; j < nd; j++) { /* candidates to the front (the names stay in distinct: their counts are reset) */
+            uint32_t id = w->distinct[j];
+            if (w->count[id] >= MIN_BLOCKS + 1) {
+                w->distinct[j] = w->distinct[ncand];
+                w->distinct[ncand++] = id;
+            }
+        }
+        for (j = 1; j < ncand; j++) { /* insertion sort by span, widest first (tens of names) */
+            uint32_t id = w->distinct[j], span = last[id] - w->first[id], m = j;
+            while (m > 0 && last[w->distinct[m - 1]] - w->first[w->distinct[m - 1]] < span) {
+                w->distinct[m] = w->distinct[m - 1];
+                m--;
+            }
+            w->distinct[m] = id;
+        }
+    }
+    for (i = 0; best != hint && i < ncand; i++) { /* no hint, or it made no run: every name */
         uint32_t id = w->distinct[i], nocc, cover, nr;
-        if (w->count[id] < MIN_BLOCKS + 1)
-            continue;
+        if (best != NONE && last[id] - w->first[id] < best_cover)
+            break; /* its runs cover at most its span: neither it nor a narrower one can win */
         nocc = occurrences(w, id, occ);
         cover = runs_of(s, w, last, id, occ, nocc, runs, &nr);
         if (cover == 0)
@@ -224,7 +242,8 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
     }
     if (best != NONE) {
         uint32_t nocc = occurrences(w, best, occ);
-        runs_of(s, w, last, best, occ, nocc, runs, &nruns);
+        if (best != hint) /* the hint's runs are those computed above */
+            runs_of(s, w, last, best, occ, nocc, runs, &nruns);
         /* 2: each run's offset d from its first two anchors */
         for (r = 0; r < nruns; r++) {
             uint32_t a0 = runs[r].first_occ, gapmin = NONE, b;

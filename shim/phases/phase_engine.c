@@ -535,6 +535,13 @@ struct phase_thread {
     struct layer_track *layers; /* NULL: no memory for it */
     struct range open[5];  /* the ranges open live, outermost first */
     unsigned depth;
+    uint32_t pushes;       /* pushes and pops so far: the open stack is as the last launch left it while equal */
+    /* what the last launch's ranges were computed from: a launch with the same wants the same ranges */
+    struct {
+        uint32_t pushes, gen, step, layer1;
+        uint8_t top;
+        bool kv, steady_graph, valid;
+    } last_want;
     bool after_delimiter;  /* no launch since the last host delimiter */
     bool launch_range_open;
     uint64_t delimiter_t;
@@ -592,7 +599,7 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
         return NULL;
     }
     p->logic.step = OBS_NO_STEP;
-    p->layers = layer_track_new(); /* NULL: no layers for this thread */
+    p->layers = obs_cfg.layers_off ? NULL : layer_track_new(); /* NULL: no layers for this thread */
     if (engine.set.mode == OBS_PHASES_RULES)
         p->rules.first_index = UINT64_MAX;
     if (engine.set.mode == OBS_PHASES_AUTO) {
@@ -667,6 +674,7 @@ static uint32_t layer_handle(uint32_t k)
  * the phase instance's layers are known (layer_analyse). */
 static void push_range(struct phase_thread *p, const struct range *r)
 {
+    p->pushes++;
     p->open[p->depth++] = *r;
     if (r->layer1 != 0) {
         if (engine.set.ranges_on)
@@ -681,6 +689,7 @@ static void push_range(struct phase_thread *p, const struct range *r)
 static void pop_range(struct phase_thread *p)
 {
     const struct range *r = &p->open[--p->depth];
+    p->pushes++;
     /* a PREFILL held open past its last delimiter ends there in the trace */
     if (r->layer1 == 0)
         write_phase_at(OBS_PHASE_END, r, 0, 0, p->held_end_t != 0 ? p->held_end_t : obs_now_ns());
@@ -799,6 +808,7 @@ static __attribute__((noinline, cold)) void log_launch_decision(const struct log
 #define LAYER_SPAN_CAP 32768u   /* launches of one instance looked at */
 #define LAYER_CUTS_MAX 1024u    /* layers of one instance */
 #define LAYER_BOUNDS_MAX 1024u  /* boundaries of a template */
+#define NO_BOUND_NAME (UINT32_MAX - 1u) /* no launch has it (graph launches: GRAPH_TOKEN) */
 
 struct layer_bound {
     uint32_t name;   /* the launch's kernel name id */
@@ -823,7 +833,8 @@ struct layer_track {
     /* live */
     const struct layer_template *live;
     uint32_t next_bound, occ, layer1;
-    bool index_pending;  /* the last launch stored waits for its record index */
+    uint32_t next_name;   /* the next boundary's kernel, NO_BOUND_NAME: none (the one compare a launch makes) */
+    uint32_t raw_step;    /* the logic's step as it was (the instance's identity, with gen and top) */
     uint32_t live_first[LAYER_CUTS_MAX]; /* the launches the live ranges opened at (position + 1; 0: none) */
     uint32_t live_n;
     /* learned, by top phase: [0] PREFILL, [1] DECODE */
@@ -831,6 +842,13 @@ struct layer_track {
     bool tpl_known[2];
     struct obs_layer_cut cuts[LAYER_CUTS_MAX];
     struct obs_layer_work work;
+    /* per top phase, the last forward analysed and what was found in it: a
+     * forward with the same kernels in the same order (decode steps, mostly)
+     * takes its layers with a compare instead of a search */
+    uint32_t *memo_names[2];
+    uint32_t memo_len[2];
+    struct obs_layer_found memo_found[2];
+    struct obs_layer_cut memo_cuts[2][LAYER_CUTS_MAX];
 };
 
 static int name_is_norm(uint32_t id)
@@ -842,7 +860,7 @@ static int name_is_norm(uint32_t id)
 static size_t layer_track_bytes(void)
 {
     return sizeof(struct layer_track) + LAYER_SPAN_CAP * (sizeof(uint32_t) + sizeof(uint64_t)) +
-           4u * OBS_LAYER_NAME_IDS * sizeof(uint32_t) + 3u * LAYER_SPAN_CAP * sizeof(uint32_t);
+           4u * OBS_LAYER_NAME_IDS * sizeof(uint32_t) + 5u * LAYER_SPAN_CAP * sizeof(uint32_t);
 }
 
 static struct layer_track *layer_track_new(void)
@@ -863,24 +881,27 @@ static struct layer_track *layer_track_new(void)
     lt->work.next = lt->work.last + OBS_LAYER_NAME_IDS;
     lt->work.distinct = lt->work.next + LAYER_SPAN_CAP;
     lt->work.occ = lt->work.distinct + LAYER_SPAN_CAP;
+    lt->memo_names[0] = lt->work.occ + LAYER_SPAN_CAP;
+    lt->memo_names[1] = lt->memo_names[0] + LAYER_SPAN_CAP;
     lt->work.cap = LAYER_SPAN_CAP;
     lt->work.norm_like = name_is_norm;
     lt->work.start_named = engine.set.have_layer_rule;
     lt->top = OBS_PHASE_NONE;
     lt->step = OBS_NO_STEP;
+    lt->gen = UINT32_MAX; /* the first launch begins an instance */
+    lt->next_name = NO_BOUND_NAME;
     return lt;
 }
 
 static void write_layer(const struct layer_track *lt, uint32_t layer, uint32_t pass, uint32_t layers, uint64_t first,
-                        uint64_t last)
+                        uint64_t last, uint64_t t)
 {
-    union obs_record rec;
-    memset(&rec, 0, sizeof rec);
+    union obs_record rec; /* every field set: struct obs_rec_layer is the whole record, with no padding */
     rec.layer.type = OBS_REC_LAYER;
     rec.layer.event = OBS_LAYER_LABEL;
     rec.layer.phase = lt->top;
     rec.layer.layer = layer;
-    rec.layer.t = obs_now_ns();
+    rec.layer.t = t;
     rec.layer.generation = lt->gen;
     rec.layer.step = lt->step;
     rec.layer.first_index = first;
@@ -935,11 +956,24 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
     struct obs_layer_found f;
     uint64_t next = obs_thread_next_index();
     uint32_t i, in_pass = 0, base = lt->seg, len = lt->n - lt->seg;
-    bool matched;
+    bool matched, same = false;
+    uint64_t now = obs_now_ns();
     if (len == 0 || lt->top == OBS_PHASE_NONE)
         return;
-    f = obs_layers_find(lt->names + base, len, lt->tpl_known[kind] ? lt->tpl[kind].anchor : UINT32_MAX, &lt->work,
-                        lt->cuts, LAYER_CUTS_MAX);
+    if (len == lt->memo_len[kind] && memcmp(lt->names + base, lt->memo_names[kind], len * sizeof *lt->names) == 0) {
+        f = lt->memo_found[kind]; /* the same forward as the last: the same layers */
+        same = true;
+        memcpy(lt->cuts, lt->memo_cuts[kind], f.layers * sizeof *lt->cuts);
+    } else {
+        f = obs_layers_find(lt->names + base, len, lt->tpl_known[kind] ? lt->tpl[kind].anchor : UINT32_MAX, &lt->work,
+                            lt->cuts, LAYER_CUTS_MAX);
+        if (f.layers > 0) { /* a forward (not the few launches after a token read) */
+            memcpy(lt->memo_names[kind], lt->names + base, len * sizeof *lt->names);
+            lt->memo_len[kind] = len;
+            lt->memo_found[kind] = f;
+            memcpy(lt->memo_cuts[kind], lt->cuts, f.layers * sizeof *lt->cuts);
+        }
+    }
     for (i = 0; i < f.layers; i++) {
         const struct obs_layer_cut *c = &lt->cuts[i];
         uint64_t first = lt->index[base + c->first];
@@ -949,20 +983,21 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
                 ;
         }
         if (first != UINT64_MAX && next != UINT64_MAX && last >= first && last < next)
-            write_layer(lt, c->layer, c->pass, in_pass, first, last);
+            write_layer(lt, c->layer, c->pass, in_pass, first, last, now);
     }
     matched = live_matched(lt, f.layers);
-    if (f.layers > 0) {
+    if (f.layers > 0 && !(matched && lt->live == &lt->tpl[kind])) { /* a template that matched stays as it is */
         learn_template(&lt->tpl[kind], lt->names + base, len, lt->cuts, f.layers, f.anchor);
         lt->tpl_known[kind] = true;
     }
     /* the next forward (a prompt's next chunk) is found, and followed live, from here */
     lt->seg = lt->n;
     lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
+    lt->next_name = lt->live != NULL && lt->live->n > 0 ? lt->live->b[0].name : NO_BOUND_NAME;
     if (obs_debug_on(OBS_DBG_PHASES, 2)) {
         struct logic l = {lt->top, true, lt->gen, lt->step, 0};
-        log_decision(&l, "layers", because, " layers=%u passes=%u anchor=%u launches=%u live=%s", f.layers, f.passes,
-                     f.anchor, lt->n,
+        log_decision(&l, "layers", because, " layers=%u passes=%u anchor=%u launches=%u same_as_last=%d live=%s",
+                     f.layers, f.passes, f.anchor, len, same,
                      lt->live == NULL ? "none" : matched ? "matched" : "differed");
     }
 }
@@ -977,9 +1012,25 @@ static __attribute__((noinline)) void layer_instance_changed(struct layer_track 
     lt->n = lt->seg = 0;
     lt->gen = l->gen;
     lt->top = l->top;
+    lt->raw_step = l->step;
     lt->step = l->top == OBS_PHASE_DECODE ? l->step : OBS_NO_STEP;
     lt->live = l->top != OBS_PHASE_NONE && lt->tpl_known[kind] ? &lt->tpl[kind] : NULL;
     lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
+    lt->next_name = lt->live != NULL && lt->live->n > 0 ? lt->live->b[0].name : NO_BOUND_NAME;
+}
+
+/* A launch of the next boundary's kernel: the boundary when it is the
+ * count-th since the one before. */
+static __attribute__((noinline)) void layer_bound_seen(struct layer_track *lt)
+{
+    const struct layer_bound *b = &lt->live->b[lt->next_bound];
+    if (++lt->occ != b->occ)
+        return;
+    lt->layer1 = b->layer1;
+    lt->occ = 0;
+    if (b->layer1 != 0 && lt->live_n < LAYER_CUTS_MAX)
+        lt->live_first[lt->live_n++] = lt->n - lt->seg + 1; /* within the forward being followed */
+    lt->next_name = ++lt->next_bound < lt->live->n ? lt->live->b[lt->next_bound].name : NO_BOUND_NAME;
 }
 
 /* A step opens, or a generation is taken back: the next launch begins a new
@@ -989,41 +1040,32 @@ static void layer_instance_anew(struct phase_thread *p)
 {
     if (p->layers != NULL)
         p->layers->gen = UINT32_MAX;
+    p->last_want.valid = false; /* the next launch compares the instance */
 }
 
-/* Per launch, before its ranges are moved: the instance it is in, its
- * live layer, its name kept for the analysis. Returns the live layer + 1. */
-static inline uint32_t layer_launch(struct layer_track *lt, const struct logic *l, uint32_t name)
+/* Per launch, before its ranges are moved: the instance it is in (unless
+ * the launch before had the same generation, phase and step), its live
+ * layer, its name kept for the analysis. Returns the live layer + 1. */
+static inline uint32_t layer_launch(struct layer_track *lt, const struct logic *l, uint32_t name, bool same_logic)
 {
-    uint32_t step = l->top == OBS_PHASE_DECODE ? l->step : OBS_NO_STEP;
-    if (obs_unlikely(l->gen != lt->gen || l->top != lt->top || step != lt->step))
+    if (!same_logic && (l->gen != lt->gen || l->step != lt->raw_step || l->top != lt->top))
         layer_instance_changed(lt, l);
     if (lt->top == OBS_PHASE_NONE)
         return 0;
-    if (lt->live != NULL && lt->next_bound < lt->live->n) {
-        const struct layer_bound *b = &lt->live->b[lt->next_bound];
-        if (obs_unlikely(name == b->name) && ++lt->occ == b->occ) {
-            lt->layer1 = b->layer1;
-            lt->next_bound++;
-            lt->occ = 0;
-            if (b->layer1 != 0 && lt->live_n < LAYER_CUTS_MAX)
-                lt->live_first[lt->live_n++] = lt->n - lt->seg + 1; /* within the forward being followed */
-        }
-    }
+    if (obs_unlikely(name == lt->next_name))
+        layer_bound_seen(lt);
     if (lt->n < LAYER_SPAN_CAP) {
-        lt->names[lt->n++] = name;
-        lt->index_pending = true;
+        lt->names[lt->n] = name;
+        lt->index[lt->n++] = obs_thread_next_index(); /* its CALL record's, unless ranges move (layer_launch_moved) */
     }
     return lt->layer1;
 }
 
-/* After the launch's ranges moved: its record index (the next record is its CALL). */
-static inline void layer_launch_index(struct layer_track *lt)
+/* After the launch's ranges moved (PHASE records written before its CALL): its record index. */
+static inline void layer_launch_moved(struct layer_track *lt)
 {
-    if (lt->index_pending) {
+    if (lt->n > 0 && lt->top != OBS_PHASE_NONE)
         lt->index[lt->n - 1] = obs_thread_next_index();
-        lt->index_pending = false;
-    }
 }
 
 /* ---- the three ways a launch moves the logical state ------------------------------------ */
@@ -1872,12 +1914,28 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_
     return steady_graph;
 }
 
+/* The next layer inside the same phase range (no KV_GATHER open): pop the
+ * layer range, push the next, as move_to would. */
+static void layer_switch(struct phase_thread *p, uint32_t layer1)
+{
+    const struct range *phase_range;
+    if (p->last_want.layer1 != 0)
+        pop_range(p);
+    p->held_end_t = 0;
+    if (layer1 != 0 && p->depth > 0) {
+        phase_range = &p->open[p->depth - 1];
+        push_range(p, &(struct range){phase_range->phase, phase_range->step, 0, phase_range->gen, layer1});
+    }
+    p->last_want.layer1 = layer1;
+    p->last_want.pushes = p->pushes;
+}
+
 static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bool graph)
 {
     uint32_t name = graph ? GRAPH_TOKEN : rec->name;
     uint8_t cls = graph ? CLASS_KNOWN : class_of(name);
     bool new_segment = p->after_delimiter || !p->logic.started;
-    bool steady_graph, kv;
+    bool steady_graph, kv, same_logic;
     struct range want[5];
     uint32_t layer1 = 0;
     unsigned n;
@@ -1895,12 +1953,32 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         kv = (cls & CLASS_KV_DEFAULT) != 0;
     }
     p->after_delimiter = false;
+    /* the same generation, phase and step as the last launch: the same layer instance too */
+    same_logic = p->last_want.valid && p->last_want.gen == p->logic.gen && p->last_want.step == p->logic.step &&
+                 p->last_want.top == p->logic.top;
     if (obs_likely(p->layers != NULL))
-        layer1 = layer_launch(p->layers, &p->logic, name);
-    n = wanted_with_layer(&p->logic, kv && !graph && p->logic.top == OBS_PHASE_DECODE, steady_graph, layer1, want);
-    move_to(p, want, n);
-    if (obs_likely(p->layers != NULL))
-        layer_launch_index(p->layers);
+        layer1 = layer_launch(p->layers, &p->logic, name, same_logic);
+    kv = kv && !graph && p->logic.top == OBS_PHASE_DECODE;
+    if (obs_likely(same_logic && p->last_want.pushes == p->pushes && p->last_want.kv == kv &&
+                   p->last_want.steady_graph == steady_graph && p->last_want.layer1 == layer1)) {
+        p->held_end_t = 0; /* as move_to to the ranges already open */
+    } else if (same_logic && p->last_want.pushes == p->pushes && !kv && !p->last_want.kv && !steady_graph &&
+               !p->last_want.steady_graph && p->depth > 0) {
+        layer_switch(p, layer1); /* only the layer changed: the innermost range (live only: no record) */
+    } else {
+        n = wanted_with_layer(&p->logic, kv, steady_graph, layer1, want);
+        move_to(p, want, n);
+        p->last_want.pushes = p->pushes;
+        p->last_want.gen = p->logic.gen;
+        p->last_want.step = p->logic.step;
+        p->last_want.top = p->logic.top;
+        p->last_want.kv = kv;
+        p->last_want.steady_graph = steady_graph;
+        p->last_want.layer1 = layer1;
+        p->last_want.valid = true;
+        if (obs_likely(p->layers != NULL))
+            layer_launch_moved(p->layers);
+    }
 }
 
 /* A copy or memset that rules name: it takes its phase (its iteration's,
