@@ -335,6 +335,17 @@ static const struct engine_case cases[] = {
      "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3 "
      "@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync @none act:128 d2h:192 sync",
      NULL, 0, {"post-token-work gen=0 because=kernel-first-seen-after-token-read", "opener-learned", "step-opens-at-opener gen=1", "not-a-step gen=1 step=3 because=opener-kernel-missing"}},
+    {"Hugging Face generate (real) with suggest-phases' rules: the output sliced after generate() is no step",
+     "Rules: OBS_STEP, a decode iteration that reads a token with no OBS_STEP launch since the last is no step",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;KV_GATHER=kv_*;DECODE=*", "OBS_STEP=embed_sel", NULL},
+     "@gen h2d:24 sync h2d:24 sync prep:128 D2H:1 embed_sel:768 mask:128 d2h:1 sync " HF_FORWARD("3")
+     "d2h:8 sync stop:1 d2h:1 sync "
+     "(@step d2d:8 embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("1") "d2h:8 sync stop:1 d2h:1 sync)*4 "
+     "@gen h2d:64 sync h2d:64 sync prep:128 D2H:1 embed_sel:2k mask:128 d2h:1 sync " HF_FORWARD("8")
+     "d2h:32 sync stop:4 d2h:1 sync act:128=P "
+     "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3 "
+     "@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync @none act:128 d2h:192 sync",
+     NULL, 0, {"not-a-step gen=1 step=3 because=token-read-with-no-OBS_STEP-launch-since-the-last", NULL}},
     {"a loop that copies nothing in before its prompt", "Issue 22: a loop that copies nothing before its prompt", {NULL},
      "@gen " HF_FORWARD4("16") "D2H:8 (@step " HF_FORWARD4("1") "D2H:8)*5", NULL, 0, {"unit-noted", "gave-up because=copy-out"}},
     {"Hugging Face: prompts of 16, 1, 4 and 2 tokens back to back", "Issue 22: prompts of 1-4 tokens (HF copies them in)",
