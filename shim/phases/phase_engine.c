@@ -1812,8 +1812,10 @@ static __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread
  * token read), which the next launch tells: the ranges stay open until
  * then (one range per prompt and per step in nsys, as in the trace), and
  * if the phase does not go on, its trace END carries the time of the first
- * delimiter after its last launch. A thread that learned shape (a), and
- * rules, end the ranges at every delimiter. */
+ * delimiter after its last launch. Rules hold them the same way (the next
+ * launch's phase is given at the launch: a prompt of several iterations is
+ * one PREFILL range live). A thread that learned shape (a) ends the ranges
+ * at every delimiter. */
 static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
 {
     uint64_t now = obs_now_ns();
@@ -1848,8 +1850,9 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         if (a->learn == LEARNING)
             segment_ends(a);
     } else {
-        move_to(p, NULL, 0);
-        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=closed", obs_thread_id(),
+        if (p->held_end_t == 0)
+            p->held_end_t = now;
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=held-open", obs_thread_id(),
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
         (void)dir;
         p->rules.iter_open = false;
