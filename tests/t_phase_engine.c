@@ -302,6 +302,11 @@ static const struct engine_case cases[] = {
      "issue 22: after decode steps new_prompt needs a copy-in (never seen: ggml syncs after it) or a first launch at "
      "least 4x the steps' (2 tokens is 2x): the short prompt reads as the next decode step",
      0, {NULL}},
+    {"ggml: a 2-token prompt after an ordinary one, with a size selector",
+     "Limits (b): what rules say for a token-sized prompt that follows at once",
+     {"OBS_PHASES=PREFILL=iter:get_rows*[threads>=128];DECODE=*", NULL},
+     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*3", NULL,
+     0, {NULL}},
     {"ggml: a prompt in chunks that each read their logits (-b 4)", "Issue 22: prompts in chunks that each read logits",
      {NULL}, "@gen " GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {"was-a-step gen=0 because=next-iteration-looks-the-same", "prompt-chunks gen=0 because=steps-looked-like-the-prompt-then-a-smaller-one steps=3"}},
     {"ggml: a prompt in chunks of 32 + 2", "Issue 22: 32+2 chunks", {NULL},
@@ -320,6 +325,10 @@ static const struct engine_case cases[] = {
      "@gen " GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*3",
      "docs/phases.md Limits: with no decode step seen yet, the second chunk reads as a new prompt (a quarter of the "
      "first's bytes) and the step after it cannot tell a last chunk from a new prompt of a scoring loop", 0, {NULL}},
+    {"ggml: a first prompt in two equal chunks that read their logits, with a size selector",
+     "Limits (b): what rules say for a first prompt in two chunks",
+     {"OBS_PHASES=PREFILL=iter:get_rows*[threads>=128];DECODE=*", NULL},
+     "@gen " GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*3", NULL, 0, {NULL}},
     {"ggml: a 2-token prompt after decode steps, the KV cache cleared first (llama.cpp)",
      "Automatic (b): a memset before the first launch where steps had none", {NULL},
      "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen memset:65536 sync " GGML_EVAL("2") "(@step " GGML_EVAL("1")
