@@ -229,6 +229,9 @@ static const struct engine_case cases[] = {
     {"a prefix ending with the unit's second kernel", "Limits (a): P D K D K shifts the step boundary",
      {NULL}, "@gen prefill_kernel:16k decode_kernel:16 (@step kv_gather_kernel:16k decode_kernel:16)*5",
      "docs/phases.md Limits: the unit is aligned to where its repetition starts (learn_online)", 0, {NULL}},
+    {"a prefix ending with the unit's second kernel, with OBS_STEP", "Limits (a): what rules say for P D K D K",
+     {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*", "OBS_STEP=kv_gather*", NULL},
+     "@gen prefill_kernel:16k decode_kernel:16 (@step kv_gather_kernel:16k decode_kernel:16)*5", NULL, 0, {NULL}},
     {"steps that repeat layers, no sync, no copy", "Limits (a): layers read as steps", {NULL},
      "@gen prefill_kernel:16k (@step (kv_attn:64 mlp:64)*3 lm_head:16)*5",
      "docs/phases.md Limits: the shortest period is the unit (learn_online takes the first period that repeats 3 times)",
@@ -333,6 +336,11 @@ static const struct engine_case cases[] = {
      "issue 22: after decode steps new_prompt needs a copy-in (never seen: ggml syncs after it) or a first launch at "
      "least 4x the steps' (2 tokens is 2x): the short prompt reads as the next decode step",
      0, {NULL}},
+    {"ggml: a 2-token prompt after an ordinary one, with a size selector",
+     "Limits (b): what rules say for a token-sized prompt that follows at once",
+     {"OBS_PHASES=PREFILL=iter:get_rows*[threads>=128];DECODE=*", NULL},
+     "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen " GGML_EVAL("2") "(@step " GGML_EVAL("1") ")*3", NULL,
+     0, {NULL}},
     {"ggml: a prompt in chunks that each read their logits (-b 4)", "Issue 22: prompts in chunks that each read logits",
      {NULL}, "@gen " GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*4", NULL, 0, {"was-a-step gen=0 because=next-iteration-looks-the-same", "prompt-chunks gen=0 because=steps-looked-like-the-prompt-then-a-smaller-one steps=3"}},
     {"ggml: a prompt in chunks of 32 + 2", "Issue 22: 32+2 chunks", {NULL},
@@ -351,6 +359,10 @@ static const struct engine_case cases[] = {
      "@gen " GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*3",
      "docs/phases.md Limits: with no decode step seen yet, the second chunk reads as a new prompt (a quarter of the "
      "first's bytes) and the step after it cannot tell a last chunk from a new prompt of a scoring loop", 0, {NULL}},
+    {"ggml: a first prompt in two equal chunks that read their logits, with a size selector",
+     "Limits (b): what rules say for a first prompt in two chunks",
+     {"OBS_PHASES=PREFILL=iter:get_rows*[threads>=128];DECODE=*", NULL},
+     "@gen " GGML_EVAL("4") GGML_EVAL("4") "(@step " GGML_EVAL("1") ")*3", NULL, 0, {NULL}},
     {"ggml: a 2-token prompt after decode steps, the KV cache cleared first (llama.cpp)",
      "Automatic (b): a memset before the first launch where steps had none", {NULL},
      "@gen " GGML_EVAL("32") "(@step " GGML_EVAL("1") ")*3 @gen memset:65536 sync " GGML_EVAL("2") "(@step " GGML_EVAL("1")
@@ -366,6 +378,17 @@ static const struct engine_case cases[] = {
      "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3 "
      "@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync @none act:128 d2h:192 sync",
      NULL, 0, {"post-token-work gen=0 because=kernel-first-seen-after-token-read", "opener-learned", "step-opens-at-opener gen=1", "not-a-step gen=1 step=3 because=opener-kernel-missing"}},
+    {"Hugging Face generate (real) with suggest-phases' rules: the output sliced after generate() is no step",
+     "Rules: OBS_STEP, a decode iteration that reads a token with no OBS_STEP launch since the last is no step",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;KV_GATHER=kv_*;DECODE=*", "OBS_STEP=embed_sel", NULL},
+     "@gen h2d:24 sync h2d:24 sync prep:128 D2H:1 embed_sel:768 mask:128 d2h:1 sync " HF_FORWARD("3")
+     "d2h:8 sync stop:1 d2h:1 sync "
+     "(@step d2d:8 embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("1") "d2h:8 sync stop:1 d2h:1 sync)*4 "
+     "@gen h2d:64 sync h2d:64 sync prep:128 D2H:1 embed_sel:2k mask:128 d2h:1 sync " HF_FORWARD("8")
+     "d2h:32 sync stop:4 d2h:1 sync act:128=P "
+     "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3 "
+     "@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync @none act:128 d2h:192 sync",
+     NULL, 0, {"not-a-step gen=1 step=3 because=token-read-with-no-OBS_STEP-launch-since-the-last", NULL}},
     {"a loop that copies nothing in before its prompt", "Issue 22: a loop that copies nothing before its prompt", {NULL},
      "@gen " HF_FORWARD4("16") "D2H:8 (@step " HF_FORWARD4("1") "D2H:8)*5", NULL, 0, {"unit-noted", "gave-up because=copy-out"}},
     {"Hugging Face: prompts of 16, 1, 4 and 2 tokens back to back", "Issue 22: prompts of 1-4 tokens (HF copies them in)",

@@ -504,9 +504,12 @@ struct rules_state {
     bool after_token;     /* a token read completed and no launch since */
     bool step_armed;      /* a token read completed since the current step opened: OBS_STEP may open the next */
     bool copied_in;       /* the thread has copied host to device */
-    bool mark_first;      /* the next stored launch is the thread's first labelled one */
-    uint64_t first_index; /* its record index (a warm-up's labels come off from there) */
+    uint8_t marks;        /* RULES_MARK_*: what the next stored launch begins, for its record index */
+    uint64_t first_index; /* the thread's first labelled launch (a warm-up's labels come off from there) */
+    uint64_t iter_index;  /* the first launch of a decode iteration no OBS_STEP launch opened, or UINT64_MAX */
 };
+#define RULES_MARK_FIRST 1u /* the thread's first labelled launch */
+#define RULES_MARK_ITER 2u  /* the first launch of an iteration after a token read that opened no step */
 
 /* Automatic mode: shape (b)'s token loop and shape (a)'s learning. */
 struct auto_state {
@@ -601,7 +604,7 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
     p->logic.step = OBS_NO_STEP;
     p->layers = obs_cfg.layers_off ? NULL : layer_track_new(); /* NULL: no layers for this thread */
     if (engine.set.mode == OBS_PHASES_RULES)
-        p->rules.first_index = UINT64_MAX;
+        p->rules.first_index = p->rules.iter_index = UINT64_MAX;
     if (engine.set.mode == OBS_PHASES_AUTO) {
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
@@ -1152,7 +1155,11 @@ static bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls,
         }
     }
     if (!had_started && l->started)
-        r->mark_first = true;
+        r->marks |= RULES_MARK_FIRST;
+    /* a decode iteration that begins with no step opened since the token
+     * read: if it reads a token still with none, it was no step (below) */
+    if (new_segment && r->step_armed && engine.set.have_step_rule && l->top == OBS_PHASE_DECODE)
+        r->marks |= RULES_MARK_ITER;
     return false;
 }
 
@@ -2178,14 +2185,28 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
     }
 }
 
+/* Rules with OBS_STEP: a decode iteration that read a token with no
+ * OBS_STEP launch since the previous token read was no step (Hugging
+ * Face's output sliced and copied out after generate() returned, as the
+ * automatic mode reads it: an iteration without the steps' opener). Its
+ * labels come off in the trace; live it carried the step it followed. */
+static __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p)
+{
+    unlabel_since(p->rules.iter_index);
+    LOG_DECISION(&p->logic, "not-a-step", "token-read-with-no-OBS_STEP-launch-since-the-last",
+                 " unlabelled_from_record=%llu", (unsigned long long)p->rules.iter_index);
+}
+
 /* A host delimiter (a sync, or a synchronous copy from the device) ends
  * the iteration. In automatic mode the phase may go on after it (a
  * prompt's next chunk, a step's next iteration, the work that follows a
  * token read), which the next launch tells: the ranges stay open until
  * then (one range per prompt and per step in nsys, as in the trace), and
  * if the phase does not go on, its trace END carries the time of the first
- * delimiter after its last launch. A thread that learned shape (a), and
- * rules, end the ranges at every delimiter. */
+ * delimiter after its last launch. Rules hold them the same way (the next
+ * launch's phase is given at the launch: a prompt of several iterations is
+ * one PREFILL range live). A thread that learned shape (a) ends the ranges
+ * at every delimiter. */
 static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
 {
     uint64_t now = obs_now_ns();
@@ -2222,13 +2243,18 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         if (a->learn == LEARNING)
             segment_ends(a);
     } else {
-        move_to(p, NULL, 0);
-        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=closed", obs_thread_id(),
+        if (p->held_end_t == 0)
+            p->held_end_t = now;
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=held-open", obs_thread_id(),
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
         (void)dir;
         p->rules.iter_open = false;
         if (p->rules.iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
             layer_analyse(p->layers, "token-read");
+        if (p->rules.iter_token && p->rules.step_armed && p->rules.iter_index != UINT64_MAX &&
+            p->logic.top == OBS_PHASE_DECODE)
+            rules_not_a_step(p);
+        p->rules.iter_index = UINT64_MAX;
         if (p->rules.iter_token) {
             p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = p->rules.step_armed = true;
             p->rules.iter_token = false;
@@ -2262,9 +2288,12 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
     }
     if ((ev == EV_LAUNCH || ev == EV_GRAPH) && engine.set.mode == OBS_PHASES_AUTO) {
         auto_launch_stored(&p->automatic, c);
-    } else if ((ev == EV_LAUNCH || ev == EV_GRAPH) && obs_unlikely(p->rules.mark_first)) {
-        p->rules.first_index = obs_call_last_index(c);
-        p->rules.mark_first = false;
+    } else if ((ev == EV_LAUNCH || ev == EV_GRAPH) && obs_unlikely(p->rules.marks != 0)) {
+        if (p->rules.marks & RULES_MARK_FIRST)
+            p->rules.first_index = obs_call_last_index(c);
+        if (p->rules.marks & RULES_MARK_ITER)
+            p->rules.iter_index = obs_call_last_index(c);
+        p->rules.marks = 0;
     }
     dir = c->rec.flags & OBS_CALL_DIR_MASK;
     if (ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT)))

@@ -77,6 +77,8 @@ typedef obs_hipDim3 rt_dim3;
 #define RT_OK obs_hipSuccess
 #define RT_D2H obs_hipMemcpyDeviceToHost
 #define RT_H2D obs_hipMemcpyHostToDevice
+#define RT_D2D obs_hipMemcpyDeviceToDevice
+#define rt_memset_async hipMemsetAsync
 #define RT_NONBLOCKING 1u
 #define RT_PER_THREAD OBS_HIP_STREAM_PER_THREAD
 #define rt_launch hipLaunchKernel
@@ -107,6 +109,8 @@ typedef obs_dim3 rt_dim3;
 #define RT_OK obs_cudaSuccess
 #define RT_D2H obs_cudaMemcpyDeviceToHost
 #define RT_H2D obs_cudaMemcpyHostToDevice
+#define RT_D2D obs_cudaMemcpyDeviceToDevice
+#define rt_memset_async cudaMemsetAsync
 #define RT_NONBLOCKING OBS_CUDA_STREAM_NON_BLOCKING
 #define RT_PER_THREAD OBS_CUDA_STREAM_PER_THREAD
 #define rt_launch cudaLaunchKernel
@@ -209,6 +213,9 @@ struct worker {
     char *dev_logits, *host_logits; /* read_bytes x sequences: a read-back of more than a token id */
     int *host_ids;
     size_t ids_cap;
+    char *dev_scratch, *host_scratch; /* the copies and memsets of the scenario's sequences */
+    size_t scratch_cap;
+    unsigned gen_tokens; /* tokens the generation produced: the 'n' of after_generation */
     int depth;
     unsigned long launches, captured, generations, failures;
 };
@@ -252,8 +259,32 @@ static void launch_kernel(struct worker *w, int k, unsigned tokens, int capturin
         w->launches++;
 }
 
+/* A sequence's other calls (scenario.h, struct scn_item). */
+static void run_call(struct worker *w, const struct scn_item *it, unsigned tokens)
+{
+    size_t n = (size_t)it->bytes * (it->per == 't' ? tokens : it->per == 'n' ? w->gen_tokens : 1u);
+    if (n > w->scratch_cap)
+        n = w->scratch_cap;
+    switch (it->kind) {
+    case SCN_ITEM_COPY:
+        if (it->dir == 'h')
+            check(w, (int)rt_memcpy_async(w->dev_scratch, w->host_scratch, n, RT_H2D, w->stream), "copy in");
+        else if (it->dir == 'd')
+            check(w, (int)rt_memcpy_async(w->host_scratch, w->dev_scratch, n, RT_D2H, w->stream), "copy out");
+        else
+            check(w, (int)rt_memcpy_async(w->dev_scratch + n, w->dev_scratch, n, RT_D2D, w->stream), "copy");
+        break;
+    case SCN_ITEM_MEMSET:
+        check(w, (int)rt_memset_async(w->dev_scratch, 0, n, w->stream), "memset");
+        break;
+    case SCN_ITEM_SYNC:
+        check(w, (int)rt_stream_sync(w->stream), "stream sync");
+        break;
+    }
+}
+
 /* One sequence of a pass: which kernels it launches, with KV_GATHER ranges
- * around the kv kernels of an eager decode step. */
+ * around the kv kernels of an eager decode step, and its other calls. */
 static void run_seq(struct worker *w, const struct scn_seq *seq, enum pass pass, unsigned tokens)
 {
     int i;
@@ -261,8 +292,13 @@ static void run_seq(struct worker *w, const struct scn_seq *seq, enum pass pass,
         const struct scn_item *it = &seq->items[i];
         const struct scn_kernel *kd = &scn.kernels[it->kernel];
         int kv_range;
-        if ((pass == PASS_PREFILL && it->when == 'd') || (pass != PASS_PREFILL && it->when == 'p'))
+        if ((pass == PASS_PREFILL && it->when == 'd') || (pass != PASS_PREFILL && it->when == 'p') ||
+            (it->when == 'm' && tokens <= 1))
             continue;
+        if (it->kind != SCN_ITEM_KERNEL) {
+            run_call(w, it, tokens);
+            continue;
+        }
         if (pass == PASS_CAPTURE && kd->eager)
             continue;
         if (pass == PASS_EAGER_AFTER_GRAPH && !kd->eager)
@@ -376,8 +412,10 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
 
     t_prompt = now_ns();
     copy_prompt(w, tokens);
+    run_seq(w, &scn.before_prompt, PASS_PREFILL, tokens);
     push(w, "PREFILL");
     t0 = now_ns();
+    run_seq(w, &scn.prompt_prelude, PASS_PREFILL, tokens);
     while (done < tokens) {
         unsigned piece = scn.chunk && tokens - done > scn.chunk ? scn.chunk : tokens - done;
         copy_eval_inputs(w, piece);
@@ -419,6 +457,8 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     }
     if (steps > 1)
         pop(w);
+    w->gen_tokens = steps + 1;
+    run_seq(w, &scn.after_generation, PASS_DECODE, 1);
     snprintf(timing, sizeof timing, "gen=%lu steps=%u ttft_ns=%lld steady_ns=%lld t0_ns=%llu marks=%llu,%llu,%llu,%llu,%llu",
              w->generations, steps, (long long)(t_prefill_read - t_prompt),
              steps > 0 ? (long long)(t_end - t_prefill_read) : -1LL, (unsigned long long)t0, (unsigned long long)t_prompt,
@@ -441,6 +481,26 @@ static void *worker_main(void *arg)
     }
     if (max_tokens < scn.sequences)
         max_tokens = scn.sequences;
+    {
+        const struct scn_seq *seqs[] = {&scn.pre, &scn.layer, &scn.post, &scn.mask_check, &scn.stop_check,
+                                        &scn.before_prompt, &scn.prompt_prelude, &scn.after_generation};
+        unsigned max_steps = 0;
+        size_t q;
+        for (p = 0; p < scn.nprompts; p++) {
+            unsigned st = full_sizes ? scn.prompts[p].full_steps : scn.prompts[p].steps;
+            if (st > max_steps)
+                max_steps = st;
+        }
+        w->scratch_cap = 64;
+        for (q = 0; q < sizeof seqs / sizeof seqs[0]; q++)
+            for (i = 0; i < (unsigned)seqs[q]->n; i++) {
+                const struct scn_item *it = &seqs[q]->items[i];
+                size_t n = (size_t)it->bytes *
+                           (it->per == 't' ? max_tokens : it->per == 'n' ? (size_t)max_steps + 1 : 1u);
+                if (it->kind != SCN_ITEM_KERNEL && n > w->scratch_cap)
+                    w->scratch_cap = n;
+            }
+    }
     w->ids_cap = (size_t)max_tokens * sizeof(int);
     w->host_ids = calloc(max_tokens, sizeof(int));
     if (w->host_ids == NULL) {
@@ -461,6 +521,10 @@ static void *worker_main(void *arg)
     if (w->host_logits == NULL)
         w->failures++;
     check(w, (int)rt_malloc((void **)&w->dev_logits, (size_t)scn.read_bytes * scn.sequences), "malloc");
+    w->host_scratch = calloc(w->scratch_cap, 1);
+    if (w->host_scratch == NULL)
+        w->failures++;
+    check(w, (int)rt_malloc((void **)&w->dev_scratch, 2 * w->scratch_cap), "malloc"); /* d2d: two halves */
     if (scn.readback == SCN_READ_EVENT)
         check(w, (int)rt_event_create(&w->event), "event create");
     if (w->failures)
@@ -487,6 +551,8 @@ static void *worker_main(void *arg)
     rt_free(w->dev_token);
     rt_free(w->dev_logits);
     free(w->host_logits);
+    rt_free(w->dev_scratch);
+    free(w->host_scratch);
     if (scn.stream != SCN_STREAM_DEFAULT)
         rt_stream_destroy(w->stream);
     free(w->host_ids);

@@ -42,10 +42,23 @@ struct scn_kernel {
     int eager;                       /* launched eagerly after a decode graph, never captured */
 };
 
-/* A kernel in a sequence: when = 'a' (always), 'p' (prefill only), 'd' (decode only). */
+/* An item of a sequence: a kernel, or another call (Hugging Face's
+ * flag reads and input copies, the memsets in a layer). when = 'a'
+ * (always), 'p' (prefill only), 'd' (decode only), 'm' (only for an
+ * evaluation of more than one token: PyTorch reduces one element with a
+ * copy, not a kernel). kind: SCN_ITEM_KERNEL (kernel), SCN_ITEM_COPY
+ * (cudaMemcpyAsync in direction dir: 'h' host to device, 'd' device to
+ * host, 'D' device to device), SCN_ITEM_MEMSET (cudaMemsetAsync),
+ * SCN_ITEM_SYNC (cudaStreamSynchronize). A copy's or memset's bytes are
+ * bytes x (per = 't': the evaluation's tokens; 'n': the tokens the
+ * generation produced, in after_generation; 0: 1). */
+enum scn_item_kind { SCN_ITEM_KERNEL, SCN_ITEM_COPY, SCN_ITEM_MEMSET, SCN_ITEM_SYNC };
+#define SCN_MAX_ITEM_BYTES (1u << 24)
 struct scn_item {
     int kernel;
     char when;
+    char kind, dir, per;
+    unsigned bytes;
 };
 
 struct scn_seq {
@@ -67,6 +80,12 @@ struct scenario {
      * an iteration of its own that reads a flag back (the mask check),
      * and each token read is followed by one (the stopping check) */
     struct scn_seq mask_check, stop_check;
+    /* before_prompt: the calls that bring a prompt in (after the P mark,
+     * before PREFILL: Hugging Face's ids and mask, each copied and synced);
+     * prompt_prelude: generate()'s work before the prompt's forward (after
+     * the F mark, in PREFILL: its flag reads); after_generation: after the
+     * last step (the output read back). No kernel there with a graph. */
+    struct scn_seq before_prompt, prompt_prelude, after_generation;
     unsigned layers;
     enum scn_readback readback;
     enum scn_graph graph;
