@@ -101,38 +101,116 @@ static int collect(const struct obs_trace *t, int gpu, struct instance **out, si
     return 0;
 }
 
-static int by_phase_layer(const void *a, const void *b)
+/* Instances in row order: PREFILL before DECODE, then by layer. */
+static int by_instance_row(const void *a, const void *b)
 {
-    const struct obs_layer_row *x = a, *y = b;
-    int dx = strcmp(x->phase, "PREFILL") != 0, dy = strcmp(y->phase, "PREFILL") != 0;
-    if (dx != dy)
-        return dx - dy;
+    const struct instance *x = a, *y = b;
+    if (x->decode != y->decode)
+        return x->decode - y->decode;
     return x->layer < y->layer ? -1 : x->layer > y->layer;
+}
+
+
+struct gen_steps {
+    uint32_t tid, generation, step;
+    size_t order; /* the instance's position: which generation began first */
+};
+
+static int by_generation(const void *a, const void *b)
+{
+    const struct gen_steps *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->generation != y->generation)
+        return x->generation < y->generation ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Layers x decode steps of the (thread, generation) with the most steps
+ * that hold layers; none where that would be over HEAT_CELLS_MAX cells (a
+ * damaged trace's layer or step numbers). */
+#define HEAT_CELLS_MAX (1u << 20)
+static int heat_map(struct obs_layer_stats *s, const struct instance *v, size_t n)
+{
+    size_t i, j, ng = 0, best_first = SIZE_MAX;
+    uint32_t best_steps = 0;
+    struct gen_steps *g = malloc((n ? n : 1) * sizeof *g);
+    if (g == NULL)
+        return -1;
+    /* the heat map's generation: the most decode steps with layers (of those, the first to begin) */
+    for (i = 0; i < n; i++)
+        if (v[i].decode && v[i].step != OBS_NO_STEP)
+            g[ng++] = (struct gen_steps){v[i].tid, v[i].generation, v[i].step, i};
+    if (ng > 1)
+        qsort(g, ng, sizeof *g, by_generation);
+    for (i = 0; i < ng; i = j) {
+        uint32_t steps = 0;
+        size_t first = g[i].order;
+        for (j = i; j < ng && g[j].tid == g[i].tid && g[j].generation == g[i].generation; j++) {
+            if (g[j].step + 1 > steps)
+                steps = g[j].step + 1;
+            if (g[j].order < first)
+                first = g[j].order;
+        }
+        if (steps > best_steps || (steps == best_steps && first < best_first)) {
+            best_steps = steps;
+            best_first = first;
+            s->map_tid = g[i].tid;
+            s->map_generation = g[i].generation;
+        }
+    }
+    free(g);
+    if (best_steps > 0) {
+        for (i = 0; i < n; i++)
+            if (v[i].decode && v[i].tid == s->map_tid && v[i].generation == s->map_generation &&
+                v[i].layer + 1 > s->map_layers)
+                s->map_layers = v[i].layer + 1;
+        s->map_steps = best_steps;
+        if ((uint64_t)s->map_layers * s->map_steps > HEAT_CELLS_MAX) {
+            s->map_layers = s->map_steps = 0;
+            return 0;
+        }
+        s->map_ns = malloc((size_t)s->map_layers * s->map_steps * sizeof *s->map_ns);
+        if (s->map_ns == NULL)
+            return -1;
+        for (i = 0; i < (size_t)s->map_layers * s->map_steps; i++)
+            s->map_ns[i] = UINT64_MAX;
+        for (i = 0; i < n; i++) {
+            const struct instance *in = &v[i];
+            uint64_t *cell;
+            if (!in->decode || in->tid != s->map_tid || in->generation != s->map_generation ||
+                in->step == OBS_NO_STEP || !in->timed)
+                continue;
+            cell = &s->map_ns[(size_t)in->layer * s->map_steps + in->step];
+            *cell = (*cell == UINT64_MAX ? 0 : *cell) + (in->end - in->begin);
+        }
+    }
+    return 0;
 }
 
 int obs_layer_stats_compute(const struct obs_trace *t, struct obs_layer_stats *s)
 {
     struct instance *v = NULL;
-    size_t n = 0, i, j;
-    uint32_t best_steps = 0;
+    size_t n = 0, i;
     memset(s, 0, sizeof *s);
     s->gpu_time = t->ngpu > 0;
     s->time_base = s->gpu_time ? "gpu" : "host";
     if (collect(t, s->gpu_time, &v, &n) != 0)
         return -1;
+    /* the heat map first (it takes the instances in their order), then the rows */
+    if (heat_map(s, v, n) != 0)
+        goto fail;
+    if (n > 1)
+        qsort(v, n, sizeof *v, by_instance_row);
+    s->rows = malloc((n ? n : 1) * sizeof *s->rows);
+    if (s->rows == NULL)
+        goto fail;
     for (i = 0; i < n; i++) { /* rows: one per (phase, layer) */
         const struct instance *in = &v[i];
         const char *phase = in->decode ? "DECODE" : "PREFILL";
-        struct obs_layer_row *r = NULL;
+        struct obs_layer_row *r = s->nrows ? &s->rows[s->nrows - 1] : NULL;
         uint64_t ns = in->timed ? in->end - in->begin : 0;
-        for (j = 0; j < s->nrows && r == NULL; j++)
-            if (s->rows[j].layer == in->layer && strcmp(s->rows[j].phase, phase) == 0)
-                r = &s->rows[j];
-        if (r == NULL) {
-            struct obs_layer_row *g = realloc(s->rows, (s->nrows + 1) * sizeof *s->rows);
-            if (g == NULL)
-                goto fail;
-            s->rows = g;
+        if (r == NULL || r->layer != in->layer || strcmp(r->phase, phase) != 0) {
             r = &s->rows[s->nrows++];
             memset(r, 0, sizeof *r);
             r->phase = phase;
@@ -147,44 +225,6 @@ int obs_layer_stats_compute(const struct obs_trace *t, struct obs_layer_stats *s
         r->kernels += in->kernels;
         r->timed |= in->timed;
         s->layered_calls += in->calls;
-    }
-    if (s->nrows > 1)
-        qsort(s->rows, s->nrows, sizeof *s->rows, by_phase_layer);
-    /* the heat map's generation: the most decode steps with layers (the first such) */
-    for (i = 0; i < n; i++) {
-        uint32_t steps = 0;
-        if (!v[i].decode || v[i].step == OBS_NO_STEP)
-            continue;
-        for (j = 0; j < n; j++)
-            if (v[j].decode && v[j].tid == v[i].tid && v[j].generation == v[i].generation && v[j].step != OBS_NO_STEP &&
-                v[j].step + 1 > steps)
-                steps = v[j].step + 1;
-        if (steps > best_steps) {
-            best_steps = steps;
-            s->map_tid = v[i].tid;
-            s->map_generation = v[i].generation;
-        }
-    }
-    if (best_steps > 0) {
-        for (i = 0; i < n; i++)
-            if (v[i].decode && v[i].tid == s->map_tid && v[i].generation == s->map_generation &&
-                v[i].layer + 1 > s->map_layers)
-                s->map_layers = v[i].layer + 1;
-        s->map_steps = best_steps;
-        s->map_ns = malloc((size_t)s->map_layers * s->map_steps * sizeof *s->map_ns);
-        if (s->map_ns == NULL)
-            goto fail;
-        for (i = 0; i < (size_t)s->map_layers * s->map_steps; i++)
-            s->map_ns[i] = UINT64_MAX;
-        for (i = 0; i < n; i++) {
-            const struct instance *in = &v[i];
-            uint64_t *cell;
-            if (!in->decode || in->tid != s->map_tid || in->generation != s->map_generation ||
-                in->step == OBS_NO_STEP || !in->timed)
-                continue;
-            cell = &s->map_ns[(size_t)in->layer * s->map_steps + in->step];
-            *cell = (*cell == UINT64_MAX ? 0 : *cell) + (in->end - in->begin);
-        }
     }
     free(v);
     return 0;
