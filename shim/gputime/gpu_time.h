@@ -1,5 +1,8 @@
-/* GPU time. OBS_GPU_TIME=cupti takes each call first (gpu_time_cupti.h)
- * and hands it back here when CUPTI cannot be used; below, events.
+/* GPU time. OBS_GPU_TIME=steps takes each call (gpu_time_steps.h: an event
+ * pair per phase range and stream, following the phase engine's PHASE
+ * records through obs_gpu_on_phase); OBS_GPU_TIME=cupti takes each call
+ * first (gpu_time_cupti.h) and hands it back here when CUPTI cannot be
+ * used; below, events.
  *
  * GPU time with events (OBS_GPU_TIME=events): an event pair around each
  * launch, copy, memset and graph launch, on the call's own stream, so that
@@ -61,5 +64,10 @@ void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t
 /* The calling thread is exiting (recorder.c, before its buffer is flushed):
  * resolve what has completed; what has not waits for process exit. */
 void obs_gpu_thread_exit(void);
+
+/* A PHASE record was stored in the calling thread's buffer at per-thread
+ * index (UINT64_MAX: not kept): the recorder's phase hook, registered by
+ * intercept/ at start-up with OBS_GPU_TIME=steps (a range opens or closes). */
+void obs_gpu_on_phase(const struct obs_rec_phase *r, uint64_t index);
 
 #endif
