@@ -112,6 +112,7 @@ struct steps_thread {
     /* the owner's */
     unsigned depth;            /* ranges tracked in open[] */
     unsigned overflow;         /* open ranges deeper than STEPS_DEPTH */
+    bool capturing;            /* the last mark failed because its stream was capturing a graph */
     uint32_t last_id;          /* hot-path cache: the last stream id seen and its slot */
     unsigned last_slot;
     unsigned nstreams;
@@ -304,6 +305,7 @@ static uint16_t mark_record(struct steps_thread *th, struct stream_slot *s, int 
             obs_gpu_restore_last_error(be, be->every_call_sets_last_error ? 0 : prev_error);
         } else {
             bump(&th->st.capturing, 1);
+            th->capturing = true;
         }
         return NO_MARK;
     }
@@ -377,11 +379,14 @@ static __attribute__((noinline)) void begin_marks(struct steps_thread *th, unsig
     struct obs_guard guard;
 
     obs_guard_enter(&guard);
+    th->capturing = false;
     if (!s->dirty && s->mark != NO_MARK && s->mark_call == obs_tls.call_counter)
         m = s->mark; /* recorded just now, by a range that closed at this call */
     else
         m = mark_record(th, s, app_last_error(s->be));
     obs_guard_leave(&guard);
+    if (m == NO_MARK && th->capturing)
+        return; /* the call's work goes into the app's graph: the next call on the stream tries again */
     for (r = th->depth; r-- > 0 && !(th->open[r].seen & bit);) {
         th->open[r].seen |= (uint16_t)bit;
         th->open[r].begin[i] = m;
@@ -483,6 +488,18 @@ static void marks_on_dirty(struct steps_thread *th, unsigned only_slot)
     obs_guard_leave(&guard);
 }
 
+/* A synchronous copy is a host sync too, and on the legacy stream it is
+ * ordered after every blocking stream's work and before any later: the
+ * other streams' work up to here ends where it is (their marks now, before
+ * the copy); the copy's own stream gets its mark after it. */
+static __attribute__((noinline)) void marks_before_sync_copy(struct steps_thread *th, uint32_t copy_stream)
+{
+    unsigned i;
+    for (i = 0; i < th->nstreams; i++)
+        if (th->streams[i].dirty && th->streams[i].id != copy_stream)
+            marks_on_dirty(th, i);
+}
+
 void obs_steps_on_phase(const struct obs_rec_phase *rec, uint64_t index)
 {
     struct steps_thread *th = steps_tls;
@@ -541,6 +558,8 @@ void obs_steps_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, 
     g->by_steps = true;
     if (th == NULL || th->depth == 0)
         return;
+    if (obs_unlikely(api < OBS_API_COUNT && (api_flags[api] & API_SYNC_COPY)))
+        marks_before_sync_copy(th, call->rec.stream);
     if (obs_likely(obs_gpu_kind_is_timed(g->kind))) {
         id = call->rec.stream;
         slot = th->last_slot;
