@@ -54,6 +54,39 @@ static inline bool obs_gpu_time_enabled(void)
     return obs_unlikely(obs_cfg.gpu_time != OBS_GPU_TIME_OFF);
 }
 
+/* OBS_GPU_TIME=steps, per thread: the stream whose work the innermost open
+ * range already has its begin mark on (stream id + 1; 0: none), and
+ * whether work was enqueued there since the stream's last mark
+ * (gpu_time_steps.c folds it into its own state before reading that). */
+struct obs_steps_hot {
+    uint32_t stream1;
+    uint8_t dirty;
+};
+extern __thread struct obs_steps_hot obs_steps_hot __attribute__((tls_model("initial-exec")));
+
+/* enum obs_call_kind of each API, for tests the compiler folds: a wrapper's
+ * API is a constant. */
+static const uint8_t obs_gpu_api_kinds[OBS_API_COUNT] = {
+#define OBS_GPU_API_KIND_OF(id, name, kind, family) OBS_KIND_##kind,
+    OBS_API_LIST(OBS_GPU_API_KIND_OF)
+#undef OBS_GPU_API_KIND_OF
+};
+
+/* OBS_GPU_TIME=steps' whole work for a kernel, graph or memset launch on
+ * the stream the innermost open range already has its begin mark on: the
+ * stream is marked dirty, and the call goes the way of a call with no GPU
+ * time (true). Anything else (copies, syncs, another stream, a range's
+ * first call, other modes) takes obs_gpu_before (false). */
+static inline __attribute__((always_inline)) bool obs_gpu_steps_fast(const struct obs_hooked_call *c, uint16_t api)
+{
+    unsigned kind = obs_gpu_api_kinds[api];
+    if (!(kind == OBS_KIND_KERNEL || kind == OBS_KIND_GRAPH || kind == OBS_KIND_MEMSET) ||
+        obs_cfg.gpu_time != OBS_GPU_TIME_STEPS || c->rec.stream + 1u != obs_steps_hot.stream1)
+        return false;
+    obs_steps_hot.dirty = 1;
+    return true;
+}
+
 /* After describe, before obs_call_started. */
 void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, struct obs_hooked_call *call,
                     uint16_t api);

@@ -27,6 +27,7 @@
  * under a guard, which keeps it. */
 #include "gpu_time_steps.h"
 #include "gpu_clock.h"
+#include "gpu_time.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -44,6 +45,7 @@
 #define STEPS_MARKS 512u     /* marks (events) per thread */
 #define STEPS_RING 1024u     /* closed (range, stream) pairs pending per thread (power of two) */
 #define STEPS_RESOLVE_AT (STEPS_RING * 3u / 4u) /* the owner resolves when this many are pending */
+#define STEPS_RESOLVE_BATCH 16u /* after a host sync, the owner resolves once this many are pending */
 #define NO_MARK 0xffffu
 #define NO_SLOT 0xffu
 #define EXIT_WAIT_NS 1000000000ull /* process exit waits this long for pairs still running */
@@ -113,6 +115,7 @@ struct steps_thread {
     unsigned depth;            /* ranges tracked in open[] */
     unsigned overflow;         /* open ranges deeper than STEPS_DEPTH */
     bool capturing;            /* the last mark failed because its stream was capturing a graph */
+    unsigned hot_slot;         /* the slot of obs_steps_hot.stream1 */
     uint32_t last_id;          /* hot-path cache: the last stream id seen and its slot */
     unsigned last_slot;
     unsigned nstreams;
@@ -135,6 +138,25 @@ static atomic_bool closed; /* process exit resolved everything: no new marks */
 static atomic_int warned_map;
 
 static __thread struct steps_thread *steps_tls __attribute__((tls_model("initial-exec")));
+OBS_HIDDEN __thread struct obs_steps_hot obs_steps_hot __attribute__((tls_model("initial-exec")));
+
+/* The hot stream's dirty bit (set inline by obs_gpu_steps_fast) into its
+ * slot, before anything reads or clears the slot's. */
+static inline void hot_fold(struct steps_thread *th)
+{
+    if (obs_steps_hot.dirty) {
+        obs_steps_hot.dirty = 0;
+        if (obs_steps_hot.stream1 != 0 && th->hot_slot < th->nstreams)
+            th->streams[th->hot_slot].dirty = true;
+    }
+}
+
+/* No stream is hot: the next launch takes obs_steps_before. */
+static inline void hot_clear(struct steps_thread *th)
+{
+    hot_fold(th);
+    obs_steps_hot.stream1 = 0;
+}
 
 /* Per API: a host synchronisation (a sync other than a stream waiting for
  * an event), a synchronous copy. */
@@ -166,6 +188,8 @@ static void fork_child(void)
     registry = NULL;
     memset(&retired, 0, sizeof retired);
     steps_tls = NULL;
+    obs_steps_hot.stream1 = 0;
+    obs_steps_hot.dirty = 0;
     atomic_store(&closed, false);
 }
 
@@ -474,6 +498,7 @@ static void marks_on_dirty(struct steps_thread *th, unsigned only_slot)
     unsigned i;
     struct obs_guard guard;
 
+    hot_fold(th);
     obs_guard_enter(&guard);
     for (i = 0; i < th->nstreams; i++) {
         struct stream_slot *s = &th->streams[i];
@@ -506,6 +531,8 @@ void obs_steps_on_phase(const struct obs_rec_phase *rec, uint64_t index)
 
     if (atomic_load_explicit(&closed, memory_order_relaxed))
         return;
+    if (th != NULL)
+        hot_clear(th); /* the innermost range changes */
     if (rec->event == OBS_PHASE_BEGIN) {
         struct open_range *r;
         if (th == NULL && (th = thread_setup()) == NULL)
@@ -558,19 +585,24 @@ void obs_steps_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, 
     g->by_steps = true;
     if (th == NULL || th->depth == 0)
         return;
-    if (obs_unlikely(api < OBS_API_COUNT && (api_flags[api] & API_SYNC_COPY)))
+    hot_fold(th);
+    if (api < OBS_API_COUNT && (api_flags[api] & API_SYNC_COPY))
         marks_before_sync_copy(th, call->rec.stream);
-    if (obs_likely(obs_gpu_kind_is_timed(g->kind))) {
+    if (obs_gpu_kind_is_timed(g->kind)) {
         id = call->rec.stream;
         slot = th->last_slot;
-        if (obs_unlikely(id != th->last_id || slot == NO_SLOT || th->streams[slot].be->family != be->family)) {
+        if (id != th->last_id || slot == NO_SLOT || th->streams[slot].be->family != be->family) {
             slot = stream_slot(th, id, be);
             if (slot == NO_SLOT)
                 return;
         }
-        if (obs_unlikely(!(th->open[th->depth - 1].seen & (1u << slot))))
+        if (!(th->open[th->depth - 1].seen & (1u << slot)))
             begin_marks(th, slot);
         th->streams[slot].dirty = true;
+        if (th->open[th->depth - 1].seen & (1u << slot)) { /* the next launch here needs nothing more */
+            th->hot_slot = slot;
+            obs_steps_hot.stream1 = id + 1u;
+        }
     } else if (api < OBS_API_COUNT && (api_flags[api] & API_HOST_SYNC)) {
         marks_on_dirty(th, NO_SLOT);
     }
@@ -587,8 +619,9 @@ void obs_steps_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32
     if (api_flags[api] & API_SYNC_COPY) {
         if (th->depth > 0 && th->last_slot != NO_SLOT && th->last_id == call->rec.stream)
             marks_on_dirty(th, th->last_slot); /* the copy's end, the stream idle after it */
-    } else if (atomic_load_explicit(&th->head, memory_order_relaxed) !=
-               atomic_load_explicit(&th->tail, memory_order_relaxed)) {
+    } else if (atomic_load_explicit(&th->head, memory_order_relaxed) -
+                   atomic_load_explicit(&th->tail, memory_order_relaxed) >=
+               STEPS_RESOLVE_BATCH) {
         resolve_own(th); /* the app synchronised: its earlier work is likely complete */
     }
     (void)g;
@@ -669,8 +702,12 @@ static unsigned resolve_locked(struct steps_thread *th, bool own, uint64_t deadl
     while (tail != head) {
         struct pending *p = &th->ring[tail % STEPS_RING];
         const struct obs_gpu_backend *be = pair_backend(th, p);
-        int st = be != NULL ? be->event_query(th->marks[p->end].event) : -1;
+        int st = -1;
 
+        /* No query first: an elapsed time to an event not yet complete says
+         * "not ready" itself (both marks' times are kept once known). */
+        if (be != NULL && (st = mark_time(th, p->begin, be, own)) == 0)
+            st = mark_time(th, p->end, be, own);
         if (be != NULL && st == be->not_ready) {
             struct timespec pause = {.tv_sec = 0, .tv_nsec = POLL_NS};
             not_ok++;
@@ -679,8 +716,6 @@ static unsigned resolve_locked(struct steps_thread *th, bool own, uint64_t deadl
             nanosleep(&pause, NULL);
             continue;
         }
-        if (st == 0 && (st = mark_time(th, p->begin, be, own)) == 0)
-            st = mark_time(th, p->end, be, own);
         if (st != 0) {
             /* Events in an unknown state: never reused; the range reads as missing. */
             not_ok++;
@@ -770,6 +805,7 @@ static void thread_free_locked(struct steps_thread *th)
 /* The thread's open ranges end now (it exits, or the process does). */
 static void close_all(struct steps_thread *th)
 {
+    hot_clear(th);
     th->overflow = 0;
     while (th->depth > 0)
         range_end(th);
@@ -785,6 +821,7 @@ void obs_steps_thread_exit(void)
     obs_guard_enter(&guard);
     if (!atomic_load(&closed))
         close_all(th);
+    hot_clear(th);
     steps_tls = NULL;
     pthread_mutex_lock(&registry_lock);
     pthread_mutex_lock(&th->resolve_lock);
