@@ -549,7 +549,7 @@ void obs_steps_on_phase(const struct obs_rec_phase *rec, uint64_t index)
         r->gen = rec->generation;
         r->name = rec->name;
         r->seen = 0;
-        OBS_DEBUG_LOG(GPUTIME, 3, "steps: thread %u opens range %u (step %u gen %u) at record %llu", th->tid,
+        OBS_DEBUG_LOG(GPUTIME, 2, "steps: thread %u opens range %u (step %u gen %u) at record %llu", th->tid,
                       (unsigned)rec->name, (unsigned)rec->step, (unsigned)rec->generation,
                       (unsigned long long)index);
     } else if (rec->event == OBS_PHASE_END && th != NULL) {
