@@ -591,12 +591,12 @@ static int put_range_slices(struct json_ctx *x, const uint32_t *ids, size_t nstr
     const struct obs_trace *t = x->t;
     struct nest nest = {0};
     size_t i, n = 0, slot = SIZE_MAX;
-    uint32_t *order = t->ngpu == 0 ? obs_range_spans_by_stream(t, &n) : NULL;
+    uint32_t *order;
     int rc = 0;
 
     if (t->ngpu != 0 || t->nrange_spans == 0) /* a trace with per-call spans draws those */
         return 0;
-    if (order == NULL)
+    if ((order = obs_range_spans_by_stream(t, &n)) == NULL)
         return -1;
     for (i = 0; i < n && rc == 0; i++) {
         const struct obs_range_span *r = &t->range_spans[order[i]];
