@@ -23,8 +23,8 @@
 # included.
 #
 # Ends with a verdict per scenario: what steps adds per launch over record
-# (CPU time, median of the rounds' differences) against a tenth of what
-# record adds over none.
+# (CPU time: steps' median added over none minus record's) against a tenth
+# of what record adds over none.
 #
 # BENCH_COUNT=instructions counts instead of timing: each mode of each
 # scenario run once at the scenario's default size and once --full under
@@ -103,12 +103,12 @@ run_once() {
         cmd+=(LD_PRELOAD="$preload" OBS_OUTPUT="$work/run-%p" OBS_TRACE=none OBS_SUMMARY=0 $envs)
     fi
     if [ "$count" = instructions ]; then
-        "${cmd[@]}" valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$app" $size --time \
+        "${cmd[@]}" valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$app" ${size:+"$size"} --time \
             "$srcdir/tests/scenarios/$scn.scn" 2>"$work/stderr" || return 1
         echo "ir $(sed -n 's/^totals: //p; s/^summary: //p' "$work/cg.out" | head -n 1)"
         rm -f "$work/cg.out"
     else
-        "${cmd[@]}" "$app" $size --time "$srcdir/tests/scenarios/$scn.scn" 2>"$work/stderr"
+        "${cmd[@]}" "$app" ${size:+"$size"} --time "$srcdir/tests/scenarios/$scn.scn" 2>"$work/stderr"
     fi
 }
 
