@@ -261,13 +261,14 @@ static const struct lengths gap_ranges = {"launch_gaps", "data-max_ns", "<line c
 static void check_lengths(const char *label, const struct html_doc *doc, const char *page, const char *run,
                           int any_run, const struct lengths *L)
 {
-    size_t i;
+    size_t i, n = 0;
+    double *width = calloc(doc->n + 1, sizeof *width), *total = calloc(doc->n + 1, sizeof *total);
     double w0 = -1, t0 = 0, worst = 0;
-    size_t n = 0;
+    if (width == NULL || total == NULL)
+        bail("out of memory");
     for (i = 0; i < doc->n; i++) {
         const struct html_elem *e = &doc->e[i];
         const char *rep = html_attr(e, "data-report"), *r = html_attr(e, "data-run"), *tot, *tag, *w;
-        double width, total;
         if (rep == NULL || strcmp(rep, L->rep) != 0 ||
             (!any_run && ((run == NULL) != (r == NULL) || (run && strcmp(run, r) != 0))))
             continue;
@@ -276,18 +277,25 @@ static void check_lengths(const char *label, const struct html_doc *doc, const c
         w = tag ? strstr(tag, L->attr) : NULL;
         if (tot == NULL || w == NULL)
             continue;
-        width = strtod(w + strlen(L->attr), NULL) - (strcmp(L->attr, "x2=\"") == 0 ? 4.0 : 0.0);
-        total = strtod(tot, NULL);
-        if (w0 < 0 && total > 0) {
-            w0 = width;
-            t0 = total;
-        } else if (t0 > 0) {
-            double want = w0 * total / t0, err = fabs(want - width);
-            if (want >= 1 && err > worst)
-                worst = err;
-        }
+        width[n] = strtod(w + strlen(L->attr), NULL) - (strcmp(L->attr, "x2=\"") == 0 ? 4.0 : 0.0);
+        total[n] = strtod(tot, NULL);
         n++;
     }
+    /* The scale from the longest item: its length's rounding (0.01 unit)
+     * is the smallest share of it, whatever the values (a short first item
+     * as the reference magnified its rounding in the others). */
+    for (i = 0; i < n; i++)
+        if (total[i] > t0) {
+            t0 = total[i];
+            w0 = width[i];
+        }
+    for (i = 0; t0 > 0 && i < n; i++) {
+        double want = w0 * total[i] / t0, err = fabs(want - width[i]);
+        if (want >= 1 && err > worst)
+            worst = err;
+    }
+    free(width);
+    free(total);
     ok(n > 0 && worst <= 1.0, "%s: %zu %s items long in proportion to %s (worst %.2f units off)", label, n, L->rep,
        L->key + 5, worst);
 }
