@@ -39,6 +39,7 @@
 
 #include "common/common.h"
 #include "gpu_call.h"
+#include "gpu_time_steps.h" /* obs_steps_hot, read by the inline fast path */
 #include "record/record.h"
 
 extern const struct obs_gpu_backend obs_gpu_cuda;
@@ -53,16 +54,6 @@ static inline bool obs_gpu_time_enabled(void)
 {
     return obs_unlikely(obs_cfg.gpu_time != OBS_GPU_TIME_OFF);
 }
-
-/* OBS_GPU_TIME=steps, per thread: the stream whose work the innermost open
- * range already has its begin mark on (stream id + 1; 0: none), and
- * whether work was enqueued there since the stream's last mark
- * (gpu_time_steps.c folds it into its own state before reading that). */
-struct obs_steps_hot {
-    uint32_t stream1;
-    uint8_t dirty;
-};
-extern __thread struct obs_steps_hot obs_steps_hot __attribute__((tls_model("initial-exec")));
 
 /* enum obs_call_kind of each API, for tests the compiler folds: a wrapper's
  * API is a constant. */

@@ -27,7 +27,6 @@
  * under a guard, which keeps it. */
 #include "gpu_time_steps.h"
 #include "gpu_clock.h"
-#include "gpu_time.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -51,6 +51,17 @@
 
 struct obs_hooked_call;
 
+/* Per thread: the stream whose work the innermost open range already has
+ * its begin mark on (stream id + 1; 0: none), and whether work was
+ * enqueued there since the stream's last mark. gpu_time.h's inline fast
+ * path (obs_gpu_steps_fast) sets dirty; gpu_time_steps.c folds it into its
+ * own state before reading that. */
+struct obs_steps_hot {
+    uint32_t stream1;
+    uint8_t dirty;
+};
+extern __thread struct obs_steps_hot obs_steps_hot __attribute__((tls_model("initial-exec")));
+
 /* From obs_gpu_before with OBS_GPU_TIME=steps (g->kind set). */
 void obs_steps_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, struct obs_hooked_call *call,
                       uint16_t api);
