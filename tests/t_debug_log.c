@@ -319,9 +319,11 @@ static const struct obs_call *nth_call(const struct obs_trace *t, unsigned tid, 
 static void test_decision_log(const char *dir)
 {
     static const char *const shape_words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts",
-                                              "step", "learned", "gave-up", "learned-dropped", "iteration-selected",
-                                              "iteration", "copy-in", "token-read", "delimiter", "launch",
-                                              "thread-state", "fallback"};
+                                              "step", "step-continues", "post-token-work", "was-a-step", "was-a-prompt-chunk",
+                                              "prompt-chunks", "step-opens-at-opener", "not-a-step", "learned", "gave-up", "learned-dropped",
+                                              "iteration-selected", "iteration", "copy-in", "token-read", "flag-read",
+                                              "memset", "delimiter", "launch", "thread-state", "fallback",
+                                              "unit-noted", "opener-learned"};
     const char *argv[] = {shim_build_path("tests/apps/llm_replay"), "--threads", "2",
                           test_path(test_srcdir(), "tests/scenarios/chunked_prefill.scn"), NULL};
     const char *env[] = {env_var("OBS_OUTPUT", "%s/scn", dir), "OBS_DEBUG=phases:2",
@@ -332,17 +334,17 @@ static void test_decision_log(const char *dir)
         unsigned gen, step;
     } expected[] = {
         {"new-generation", "first-iteration", 0, ~0u},
-        {"prefill-continues", "first-kernel-over-quarter-of-prompt", 0, ~0u},
-        {"prefill-continues", "first-kernel-over-quarter-of-prompt", 0, ~0u},
-        {"decode-starts", "no-prompt-signal", 0, 0},
-        {"step", "next-iteration", 0, 1}, {"step", "next-iteration", 0, 2}, {"step", "next-iteration", 0, 3},
-        {"step", "next-iteration", 0, 4}, {"step", "next-iteration", 0, 5}, {"step", "next-iteration", 0, 6},
-        {"step", "next-iteration", 0, 7},
+        {"prefill-continues", "no-token-read-yet", 0, ~0u},
+        {"prefill-continues", "no-token-read-yet", 0, ~0u},
+        {"decode-starts", "token-read", 0, 0},
+        {"step", "token-read", 0, 1}, {"step", "token-read", 0, 2}, {"step", "token-read", 0, 3},
+        {"step", "token-read", 0, 4}, {"step", "token-read", 0, 5}, {"step", "token-read", 0, 6},
+        {"step", "token-read", 0, 7},
         {"new-generation", "copy-in-over-4x-steps", 1, ~0u},
-        {"decode-starts", "no-prompt-signal", 1, 0},
-        {"step", "next-iteration", 1, 1}, {"step", "next-iteration", 1, 2}, {"step", "next-iteration", 1, 3},
-        {"step", "next-iteration", 1, 4}, {"step", "next-iteration", 1, 5}, {"step", "next-iteration", 1, 6},
-        {"step", "next-iteration", 1, 7},
+        {"decode-starts", "token-read", 1, 0},
+        {"step", "token-read", 1, 1}, {"step", "token-read", 1, 2}, {"step", "token-read", 1, 3},
+        {"step", "token-read", 1, 4}, {"step", "token-read", 1, 5}, {"step", "token-read", 1, 6},
+        {"step", "token-read", 1, 7},
     };
     const size_t nexpected = sizeof expected / sizeof expected[0];
     struct run_result res;
@@ -401,9 +403,9 @@ static void test_decision_log(const char *dir)
     ok(tids[0] != 0 && tids[1] != 0 && tids[0] != tids[1] && nd == 2 * nexpected,
        "two threads, %zu decisions each (%zu in all)", nexpected, nd);
     ok(in_order[0] == nexpected && in_order[1] == nexpected,
-       "each thread's decisions in order with the signals expected: the prompt's chunks go on (the first kernel "
-       "over a quarter of the prompt's), decode starts with no prompt signal, a step per iteration, the second "
-       "prompt by its copy-in (%zu, %zu of %zu)",
+       "each thread's decisions in order with the signals expected: the prompt's chunks go on (no token read "
+       "yet), decode starts at the iteration after the prompt's token read, a step after each token read, the "
+       "second prompt by its copy-in (%zu, %zu of %zu)",
        in_order[0], in_order[1], nexpected);
     /* call= names the launch the trace labels as the line says */
     snprintf(path, sizeof path, "%s/scn.obs", dir);

@@ -26,13 +26,19 @@
  *   - no logged stub of the driver is called;
  *   - the ground truth the scripts wrote (fw_truth.py) has one timing line
  *     per generation.
- * Printed, not checked (the phase engine on real frameworks is issue 22's):
- *   # FIGURES phases CASE launches=N trace_ok=X (P%) live_ok=Y (Q%) captured=C
- * (tests/phase_compare.c: the shim's automatic phases against the truth),
+ *   - the phase engine against that truth (tests/phase_compare.c): every
+ *     launch's generation, phase and step in the trace, and live for every
+ *     launch the trace did not relabel after the fact; TTFT, tokens/s and
+ *     steps of the phase tables equal the spans of the calls the truth's
+ *     marks name in the same trace (the streamer's own TTFT printed beside);
+ *     obs-report suggest-phases' rules fed back reproduce the automatic
+ *     labels (docs/phases.md, docs/phases-report.md).
+ * Printed: FIGURES lines of all of that, per case,
  * the records per case, and what PyTorch asked of the driver: entry points
  * called, private tables, the runtime versions of the integrity checks, NVML. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -44,6 +50,7 @@
 #include "tap/basic.h"
 #include "tap/process.h"
 #include "trace/api_list.h"
+#include "trace/trace.h"
 
 #define RUN_TIMEOUT_S 900
 
@@ -337,25 +344,164 @@ static void compare(const char *label, const struct log *lg, const struct obs_tr
 }
 
 /* The shim's phases against the truth the scripts wrote: printed only. */
-static void phase_figures(const char *label, const char *log_path, const struct obs_trace *t)
+/* ---- phases: the engine against the frameworks' truth (issue 22) -------------------------------- */
+
+/* Each launch's generation, phase and step in the trace equal the truth's
+ * (fw_truth.py: the model's forward hooks); live, every launch the trace
+ * did not relabel after the fact. Captured launches (inside the truth's
+ * GRAPH_CAPTURE) are not executions: left out and counted. */
+static void phase_attribution(const char *label, struct pc_run *run)
 {
-    struct pc_run run;
-    size_t i, n, mismatch = 0, launches = 0, trace_ok = 0, live_ok = 0, captured = 0;
-    n = pc_read_log(log_path, &run);
-    pc_trace_labels(t, &run, &mismatch);
-    for (i = 0; i < n; i++) {
-        const struct pc_launch *l = &run.l[i];
+    size_t i, launches = 0, trace_ok = 0, live_ok = 0, captured = 0, kept = 0, kept_live_ok = 0, shown = 0;
+    char a[64], b[64], d[64];
+    for (i = 0; i < run->n; i++) {
+        const struct pc_launch *l = &run->l[i];
+        int tr, lv, relabelled;
         if (l->captured) {
             captured++;
             continue;
         }
         launches++;
-        trace_ok += pc_same(&l->truth, &l->trace, 1);
-        live_ok += pc_same(&l->truth, &l->live, 1);
+        tr = pc_same(&l->truth, &l->trace, 1);
+        lv = pc_same(&l->truth, &l->live, 1);
+        trace_ok += tr;
+        live_ok += lv;
+        /* relabelled after the fact: a RELABEL record, or the trace took the label off (a RELABEL of no
+         * phase: the launch is in no range in the trace, in one live) */
+        relabelled = l->relabelled || (l->trace.phase[0] == '\0' && l->live.phase[0] != '\0');
+        if (!relabelled) {
+            kept++;
+            kept_live_ok += lv;
+        }
+        if ((!tr || (!lv && !relabelled)) && shown++ < 3)
+            diag("%s: launch %zu %.60s: truth %s live %s trace %s%s", label, i, run->names[l->name],
+                 pc_label_text(&l->truth, a, sizeof a), pc_label_text(&l->live, b, sizeof b),
+                 pc_label_text(&l->trace, d, sizeof d), relabelled ? " (relabelled)" : "");
     }
-    diag("FIGURES phases %s launches=%zu trace_ok=%zu (%.1f%%) live_ok=%zu (%.1f%%) captured=%zu generations=%zu",
+    diag("FIGURES phases %s launches=%zu trace_ok=%zu (%.2f%%) live_ok=%zu (%.2f%%) relabelled=%zu captured=%zu "
+         "generations=%zu",
          label, launches, trace_ok, launches ? 100.0 * (double)trace_ok / (double)launches : 0.0, live_ok,
-         launches ? 100.0 * (double)live_ok / (double)launches : 0.0, captured, run.ntiming);
+         launches ? 100.0 * (double)live_ok / (double)launches : 0.0, launches - kept, captured, run->ntiming);
+    ok(launches > 0 && trace_ok == launches,
+       "%s: trace: every launch has the truth's generation, phase and step (%zu of %zu)", label, trace_ok, launches);
+    ok(kept > 0 && kept_live_ok == kept,
+       "%s: live: every launch the trace did not relabel has the truth's generation, phase and step (%zu of %zu; "
+       "%zu relabelled after the fact)",
+       label, kept_live_ok, kept, launches - kept);
+}
+
+/* A thread's calls in order, by thread id. */
+static size_t thread_calls(const struct obs_trace *t, long tid, const struct obs_call ***out)
+{
+    size_t i, n = 0;
+    uint32_t th = UINT32_MAX;
+    *out = NULL;
+    for (i = 0; i < t->nthreads; i++)
+        if ((long)t->threads[i].tid == tid)
+            th = (uint32_t)i;
+    if (th == UINT32_MAX)
+        return 0;
+    *out = malloc((t->threads[th].calls + 1) * sizeof **out);
+    if (*out == NULL)
+        bail("out of memory");
+    for (i = 0; i < t->ncalls; i++)
+        if (t->calls[i].thread == th)
+            (*out)[n++] = &t->calls[i];
+    return n;
+}
+
+/* TTFT and tokens/s of the trace's phase tables (obs-report phases, the
+ * summary, HTML and SQLite all compute them so) against the spans of the
+ * calls the truth's marks name, in the same trace (fw_truth.py: P before
+ * the prompt's ids are copied, F before generate(), R after the first
+ * token's read, L after the last's; docs/phases-report.md, first token
+ * "prefill"): TTFT from the prompt's first call (its ids' copy; in a
+ * thread's first generation, whose inputs the engine cannot tell from the
+ * model's set-up copies, generate()'s first launch) to the end of the first
+ * token read; tokens/s = steps / (end of the last read - end of the
+ * first). Structural: no clock read elsewhere is compared; the streamer's
+ * own TTFT (R - F, Python's clock) is printed beside. */
+static void phase_timing(const char *label, const struct pc_run *run, const struct obs_trace *t)
+{
+    struct obs_phase_stats s;
+    size_t i, k, equal = 0, defined = 0;
+    double worst = 0.0;
+    if (obs_phase_stats_compute(t, &s) != 0)
+        bail("out of memory");
+    for (i = 0; i < run->ntiming; i++) {
+        const struct pc_timing *g = &run->timing[i];
+        const struct obs_call **c;
+        const struct obs_call *first = NULL, *read = NULL, *last = NULL;
+        const struct obs_generation_row *row = NULL;
+        size_t n = thread_calls(t, g->tid, &c);
+        double want_ttft = NAN, want_tps = NAN, streamer = g->ttft_ns >= 0 ? (double)g->ttft_ns / 1e6 : NAN;
+        for (k = 0; k < n; k++) {
+            int launch = c[k]->kind == OBS_KIND_KERNEL || c[k]->kind == OBS_KIND_GRAPH;
+            if (first == NULL && c[k]->host_begin >= (g->gen == 0 ? g->mark_prefill : g->mark_prompt) &&
+                (g->gen != 0 || launch))
+                first = c[k];
+            if (c[k]->host_begin <= g->mark_prefill_read)
+                read = c[k];
+            if (g->mark_last_read && c[k]->host_begin <= g->mark_last_read)
+                last = c[k];
+        }
+        if (first != NULL && read != NULL && read->host_end > first->host_begin)
+            want_ttft = (double)(read->host_end - first->host_begin) / 1e6;
+        if (g->steps >= 1 && read != NULL && last != NULL && last->host_end > read->host_end)
+            want_tps = (double)g->steps * 1e9 / (double)(last->host_end - read->host_end);
+        for (k = 0; k < s.ngens; k++)
+            if ((long)s.gens[k].thread == g->tid && (long)s.gens[k].generation == g->gen)
+                row = &s.gens[k];
+        if (row != NULL && !isnan(want_ttft) && row->ttft_defined && strcmp(row->first_token, "prefill") == 0 &&
+            fabs(row->ttft_ms - want_ttft) <= 1e-9 * want_ttft && (long)row->decode_steps == g->steps &&
+            (isnan(want_tps) ? !row->tokens_defined
+                             : row->tokens_defined && fabs(row->tokens_per_s - want_tps) <= 1e-9 * want_tps))
+            equal++;
+        else
+            diag("%s: thread %ld generation %ld: from the named calls TTFT %.6f ms, %.3f tokens/s, %ld steps; the "
+                 "phase tables %.6f ms (%s), %.3f tokens/s, %ld steps",
+                 label, g->tid, g->gen, want_ttft, want_tps, g->steps, row ? row->ttft_ms : NAN,
+                 row ? row->first_token : "no row", row ? row->tokens_per_s : NAN,
+                 row ? (long)row->decode_steps : -1L);
+        if (row != NULL && row->ttft_defined && !isnan(streamer) && streamer > 0) {
+            /* the streamer's clock from generate()'s call (F) and from the prompt's ids copy (P): the
+             * trace's TTFT starts at the latter, but in a thread's first generation at the former */
+            double from_p = g->mark_prompt && g->mark_prefill_read > g->mark_prompt
+                                ? (double)(g->mark_prefill_read - g->mark_prompt) / 1e6
+                                : streamer;
+            double dev_f = 100.0 * (row->ttft_ms - streamer) / streamer;
+            double dev_p = 100.0 * (row->ttft_ms - from_p) / from_p;
+            /* the trace's TTFT lies between the two: its first call is at or after P (and in a thread's first
+             * generation at or after F), its read ends before R; the nearer one says how far */
+            double near = g->gen == 0 || fabs(dev_f) < fabs(dev_p) ? dev_f : dev_p;
+            defined++;
+            diag("FIGURES ttft %s thread %ld generation %ld: %.3f ms (first token %s); the streamer's clock: %.3f ms "
+                 "from generate() (%+.2f%%), %.3f ms from the ids' copy (%+.2f%%)",
+                 label, g->tid, g->gen, row->ttft_ms, row->first_token, streamer, dev_f, from_p, dev_p);
+            if (fabs(near) > worst)
+                worst = fabs(near);
+        }
+        free(c);
+    }
+    diag("FIGURES ttft %s: %zu generations beside the streamer's clock; the largest difference against the nearer "
+         "of its two figures (from generate() in a thread's first generation) %.2f%% (printed, not checked: two "
+         "clocks)",
+         label, defined, worst);
+    ok(run->ntiming > 0 && equal == run->ntiming,
+       "%s: each generation's TTFT (first token from the prefill), tokens/s and steps = the spans of the calls the "
+       "truth names (%zu of %zu)",
+       label, equal, run->ntiming);
+    obs_phase_stats_free(&s);
+}
+
+static void phase_checks(const char *label, const char *log_path, const struct obs_trace *t)
+{
+    struct pc_run run;
+    size_t mismatch = 0;
+    pc_read_log(log_path, &run);
+    pc_trace_labels(t, &run, &mismatch);
+    phase_attribution(label, &run);
+    phase_timing(label, &run, t);
     pc_run_free(&run);
 }
 
@@ -379,10 +525,10 @@ static double now_s(void)
 }
 
 static void run_case(const struct fw_case *c, int shim, const char *log, const char *prefix, struct run_result *res,
-                     int quiet)
+                     int quiet, const char *const *rules)
 {
     char script[4400], log_env[4400], path_env[4400], inject_env[4400];
-    const char *argv[12], *env[12];
+    const char *argv[12], *env[14];
     size_t a = 0, e = 0;
     snprintf(script, sizeof script, "%s/%s", frameworks_dir, c->script);
     snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log);
@@ -406,10 +552,15 @@ static void run_case(const struct fw_case *c, int shim, const char *log, const c
     argv[a] = NULL;
     env[e++] = log_env;
     env[e++] = "OBS_SIM_LOG_TID=1";
+    env[e++] = "OBS_CLOCK=monotonic"; /* the truth's marks (time.monotonic_ns) and the trace: one clock */
     env[e++] = "LD_PRELOAD";
     env[e++] = "PYTHONDONTWRITEBYTECODE=1"; /* nothing written into the source tree */
     if (c->extra_env)
         env[e++] = c->extra_env;
+    if (rules != NULL) {
+        env[e++] = rules[0];
+        env[e++] = rules[1];
+    }
     env[e] = NULL;
     if (run_program(argv, env, RUN_TIMEOUT_S, res) != 0)
         bail("cannot run %s", python);
@@ -476,7 +627,7 @@ static void plain_start(const struct fw_case *c, const char *log, struct plain_j
         bail("fork failed");
     if (job->pid == 0) {
         struct run_result res;
-        run_case(c, 0, log, NULL, &res, 1);
+        run_case(c, 0, log, NULL, &res, 1, NULL);
         test_write_file(job->out, res.out ? res.out : "", res.out ? strlen(res.out) : 0);
         test_write_file(job->err, res.err ? res.err : "", res.err ? strlen(res.err) : 0);
         _exit(res.exited && res.status == 0 ? 0 : 1); /* no atexit: the temporary directory stays */
@@ -522,10 +673,152 @@ static void check_process(const struct fw_case *c, const char *label, const char
              label, k.records, lg.n, k.kernels, k.copies, k.memsets, k.syncs, k.graphs, k.threads,
              (unsigned long long)t->records_lost);
         if (c->generations)
-            phase_figures(label, log, t);
+            phase_checks(label, log, t);
         obs_trace_free(t);
     }
     log_free(&lg);
+}
+
+/* ---- suggest-phases round trip ------------------------------------------------------------------ */
+
+static int cmp_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each thread's launches as "phase step gen;" labels, one string per
+ * thread, sorted (thread ids differ between runs). */
+static char **launch_labels(const struct obs_trace *t)
+{
+    char **per = calloc(t->nthreads + 1, sizeof *per);
+    size_t *len = calloc(t->nthreads + 1, sizeof *len), i;
+    if (per == NULL || len == NULL)
+        bail("out of memory");
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        char item[64];
+        size_t n;
+        if (c->kind != OBS_KIND_KERNEL && c->kind != OBS_KIND_GRAPH)
+            continue;
+        n = c->phase == OBS_NONE ? (size_t)snprintf(item, sizeof item, "-;")
+                                 : (size_t)snprintf(item, sizeof item, "%s %d %u;", t->phases[c->phase].phase,
+                                                    (int)obs_phase_step(t, c->phase), t->phases[c->phase].generation);
+        per[c->thread] = realloc(per[c->thread], len[c->thread] + n + 1);
+        if (per[c->thread] == NULL)
+            bail("out of memory");
+        memcpy(per[c->thread] + len[c->thread], item, n + 1);
+        len[c->thread] += n;
+    }
+    for (i = 0; i < t->nthreads; i++)
+        if (per[i] == NULL && (per[i] = strdup("")) == NULL)
+            bail("out of memory");
+    free(len);
+    qsort(per, t->nthreads, sizeof *per, cmp_text);
+    return per;
+}
+
+/* The rules obs-report suggest-phases writes for the automatic trace,
+ * fed back through OBS_PHASES / OBS_STEP, label every launch as the
+ * automatic mode did, those it took the labels off after the fact
+ * included (docs/phases.md: the output sliced after the last generate(),
+ * an iteration without the steps' opener; with OBS_STEP, one that reads
+ * a token with no OBS_STEP launch since the last). */
+static void round_trip(const struct fw_case *c, const char *prefix)
+{
+    static char phases[4200], step[1200];
+    const char *rules[2] = {phases, step};
+    char rules_prefix[4400], trace_path[4500], rules_trace[4500], log[4500], *text = NULL, *line, *save = NULL;
+    size_t len = 0, i, k, nproc = c->procs ? 2 : 1, total = 0, other = 0, unlabelled = 0, nthreads = 0, compared = 0;
+    struct obs_trace *a, *b;
+    struct run_result res;
+    FILE *f;
+
+    /* the rules from the (first) process's automatic trace */
+    if (c->procs)
+        snprintf(trace_path, sizeof trace_path, "%s.0.obs", prefix);
+    else
+        snprintf(trace_path, sizeof trace_path, "%s.obs", prefix);
+    a = shim_trace_open(trace_path);
+    snprintf(phases, sizeof phases, "OBS_PHASES=");
+    snprintf(step, sizeof step, "OBS_STEP=");
+    f = open_memstream(&text, &len);
+    if (f == NULL)
+        bail("open_memstream");
+    if (a != NULL)
+        obs_report_suggest_phases(a, f);
+    fclose(f);
+    if (a != NULL)
+        obs_trace_free(a);
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *q = strchr(line, '\''), *e = q ? strrchr(line, '\'') : NULL;
+        if (q == NULL || e == q)
+            continue;
+        *e = '\0';
+        if (strncmp(line, "export OBS_PHASES=", 18) == 0)
+            snprintf(phases, sizeof phases, "OBS_PHASES=%s", q + 1);
+        else if (strncmp(line, "export OBS_STEP=", 16) == 0)
+            snprintf(step, sizeof step, "OBS_STEP=%s", q + 1);
+    }
+    free(text);
+    snprintf(rules_prefix, sizeof rules_prefix, "%s-rules", prefix);
+    snprintf(log, sizeof log, "%s-rules.log", prefix);
+    run_case(c, 1, log, rules_prefix, &res, 0, rules);
+    /* each process's automatic trace against its run with the rules */
+    for (k = 0; k < nproc && res.exited && res.status == 0; k++) {
+        if (c->procs) {
+            snprintf(trace_path, sizeof trace_path, "%s.%zu.obs", prefix, k);
+            snprintf(rules_trace, sizeof rules_trace, "%s.%zu.obs", rules_prefix, k);
+        } else {
+            snprintf(trace_path, sizeof trace_path, "%s.obs", prefix);
+            snprintf(rules_trace, sizeof rules_trace, "%s.obs", rules_prefix);
+        }
+        a = shim_trace_open(trace_path);
+        b = shim_trace_open(rules_trace);
+        if (a != NULL && b != NULL && a->nthreads == b->nthreads) {
+            char **la = launch_labels(a), **lb = launch_labels(b);
+            compared++;
+            nthreads += a->nthreads;
+            for (i = 0; i < a->nthreads; i++) {
+                const char *x = la[i], *y = lb[i];
+                while (*x || *y) {
+                    const char *ex = strchr(x, ';'), *ey = strchr(y, ';');
+                    size_t nx = ex ? (size_t)(ex - x) : strlen(x), ny = ey ? (size_t)(ey - y) : strlen(y);
+                    total++;
+                    if (nx != ny || strncmp(x, y, nx) != 0) {
+                        if (nx == 1 && x[0] == '-')
+                            unlabelled++;
+                        else
+                            other++;
+                    }
+                    x += nx + (ex != NULL);
+                    y += ny + (ey != NULL);
+                }
+                free(la[i]);
+                free(lb[i]);
+            }
+            free(la);
+            free(lb);
+        }
+        if (a != NULL)
+            obs_trace_free(a);
+        if (b != NULL)
+            obs_trace_free(b);
+        remove(rules_trace);
+        if (c->procs) {
+            char child_log[4520];
+            snprintf(child_log, sizeof child_log, "%s.%zu", log, k);
+            remove(child_log);
+        }
+    }
+    diag("FIGURES round trip %s: %s %s: %zu launches, %zu labelled otherwise (%zu of them no phase in the automatic "
+         "trace)",
+         c->label, phases, step, total, other + unlabelled, unlabelled);
+    ok(compared == nproc && total > 0 && other == 0 && unlabelled == 0,
+       "%s: suggest-phases' rules fed back label every launch as the automatic mode did (%zu launches, %zu "
+       "processes, %zu threads; %zu otherwise)",
+       c->label, total, compared, nthreads, other + unlabelled);
+    run_result_free(&res);
+    remove(log);
 }
 
 /* The llama case's tokens without the shim ("GEN IDS"): each child of the
@@ -545,7 +838,7 @@ static void check_case(const struct fw_case *c)
     snprintf(prefix, sizeof prefix, "%s/%s", test_tmpdir(), c->label);
     if (c->compare_plain)
         plain_start(c, log_plain, &job);
-    run_case(c, 1, log_shim, prefix, &shim, 0);
+    run_case(c, 1, log_shim, prefix, &shim, 0, NULL);
     if (c->compare_plain) {
         struct log lg;
         ok(plain_wait(c->label, &job, &out_plain), "%s: runs on the simulated driver alone", c->label);
@@ -597,6 +890,8 @@ static void check_case(const struct fw_case *c)
         snprintf(trace, sizeof trace, "%s.obs", prefix);
         check_process(c, c->label, log_shim, trace);
     }
+    if (c->generations)
+        round_trip(c, prefix);
     run_result_free(&shim);
     diag("FIGURES time %s: %.1f s (%s)", c->label, now_s() - t0,
          c->compare_plain ? "with and without the shim at once" : "under the shim");

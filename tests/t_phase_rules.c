@@ -140,6 +140,14 @@ static void test_conditions(void)
     is_int(OBS_PHASE_DECODE, obs_phase_rules_match_iteration(&r, 0, NULL, 1u << OBS_DIR_DTOH),
            "after any copy (first selector written wins)");
     is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, 0, NULL, 0), "after nothing");
+
+    is_int(0, obs_phase_rules_parse("PREFILL=iter:after:memcpy:HtoD, Iter:Until:Token;DECODE=*", false, &r, &err),
+           "iter:until:token parses (any case)");
+    is_int(OBS_PATTERN_UNTIL_TOKEN, r.patterns[1].kind, "iter:until:token is its own kind of selector");
+    is_int(3, (long long)r.iter_mask, "two selectors");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_iteration(&r, 0, NULL, OBS_AFTER_NO_TOKEN),
+           "until:token holds before the generation's token read (a graph launch first too)");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, 0, &small, 0), "and not after it");
 }
 
 /* One bad text: the parse fails at column col with a message containing what. */
@@ -194,6 +202,8 @@ static void test_bad_rules(void)
     bad("PREFILL=iter:after:memcpy:DtoX", false, 27, "unknown copy kind 'DtoX'");
     bad("PREFILL=iter:after:memset[grid<1]", false, 26, "kernel globs only");
     bad("PREFILL=iter:memcpy:HtoD", false, 14, "iter:after:memcpy:HtoD");
+    bad("PREFILL=iter:until:token[threads>1]", false, 25, "kernel globs only");
+    bad("PREFILL=iter:", false, 14, "until:token");
     bad("k*,iter:a*", true, 4, "not a kernel glob");
     bad("k*[grid<1]", true, 3, "no conditions");
 

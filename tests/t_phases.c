@@ -201,6 +201,8 @@ static void check_phase_numbers(const char *label, const char *trace_path, const
 
 /* ---- the cases ----------------------------------------------------------------------------- */
 
+static void suggest_round_trip(const char *label, const char *const argv[], int hip, const char *selector);
+
 static const char *const rules_env[] = {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*",
                                         "OBS_STEP=kv_gather*", NULL};
 
@@ -234,6 +236,13 @@ static void workload_cases(const struct workload_bin *b, int hip)
             run_case(label, argv, hip, no_step, &r);
             free_case(&r);
         }
+    }
+    /* suggest-phases on the automatic trace: its rules, fed back, give
+     * every launch the same phase, step and generation */
+    for (graphs = 0; graphs < 2; graphs++) {
+        const char *argv[] = {path, graphs ? "--graphs" : NULL, NULL};
+        snprintf(label, sizeof label, "suggest-phases %s%s", b->label, graphs ? " --graphs" : "");
+        suggest_round_trip(label, argv, hip, "export OBS_STEP='kv_");
     }
     /* TTFT and tokens/s from GPU time (automatic mode), with and without
      * graphs (a graph replaying the steady decode counts its nodes over the
@@ -322,7 +331,7 @@ static size_t same_phases(const char *path_a, const char *path_b, size_t *launch
 /* obs-report suggest-phases on an automatic-mode trace of a loop whose
  * prefill and decode run the same kernels: it writes an iteration
  * selector, and its rules, fed back, reproduce the automatic phases. */
-static void suggest_round_trip(const char *label, const char *const argv[], const char *selector)
+static void suggest_round_trip(const char *label, const char *const argv[], int hip, const char *selector)
 {
     const char *report = shim_build_path("obs-report");
     struct case_result a, b;
@@ -334,7 +343,7 @@ static void suggest_round_trip(const char *label, const char *const argv[], cons
     int n_env = 0;
 
     snprintf(name, sizeof name, "%s, automatic", label);
-    run_case(name, argv, 0, NULL, &a);
+    run_case(name, argv, hip, NULL, &a);
     {
         const char *rargv[] = {report, "suggest-phases", a.trace_path, NULL};
         shim_run(rargv, NULL, 0, 60, &res);
@@ -357,7 +366,7 @@ static void suggest_round_trip(const char *label, const char *const argv[], cons
     ok(n_env > 0, "%s: suggest-phases wrote rules", label);
     diag("%s: %s %s", label, phases_env, n_env > 1 ? step_env : "");
     snprintf(name, sizeof name, "%s, suggested rules", label);
-    run_case(name, argv, 0, env, &b);
+    run_case(name, argv, hip, env, &b);
     equal = same_phases(a.trace_path, b.trace_path, &launches);
     ok(launches == a.launches && launches > 0 && equal == launches,
        "%s: the suggested rules give %zu/%zu launches the automatic mode's phase, step and generation", label,
@@ -416,9 +425,10 @@ static void llm_loop_cases(void)
     {
         const char *argv8[] = {app, "--steps", "16", "--prompts", "3", "--layers", "8", NULL};
         const char *argv8_chunks[] = {app, "--steps", "8", "--prompts", "3", "--layers", "8", "--chunks", "4", NULL};
-        suggest_round_trip("suggest-phases llm_loop 8 layers", argv8, "PREFILL=iter:after:memcpy:HtoD");
-        suggest_round_trip("suggest-phases llm_loop 8 layers, 4 chunks", argv8_chunks,
-                           "PREFILL=iter:embed_tokens[threads>=8192]");
+        suggest_round_trip("suggest-phases llm_loop 8 layers", argv8, 0, "PREFILL=iter:after:memcpy:HtoD");
+        /* the chunks come before the prompt's token read: iter:until:token */
+        suggest_round_trip("suggest-phases llm_loop 8 layers, 4 chunks", argv8_chunks, 0,
+                           "PREFILL=iter:after:memcpy:HtoD,iter:until:token");
         /* Phases no selector can express (every token step labelled PREFILL,
          * the prompts DECODE): suggest-phases says so. */
         {

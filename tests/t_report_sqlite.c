@@ -23,6 +23,7 @@
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
+#include "trace/trace.h"
 #include "trace/trace_reader.h"
 #include "workload_bins.h"
 
@@ -383,6 +384,30 @@ static void cross_check(const char *label, const char *trace, int event_class)
            query_int(db, "SELECT COUNT(*) FROM slice c JOIN slice p ON p.id = c.parent_id"
                          " WHERE c.depth != p.depth + 1 OR c.track_id != p.track_id OR p.category != 'phase';"),
            "%s: a slice's parent is a phase range one level up, on its track", label);
+
+    /* generations: the rows obs-report phases --csv prints (one definition, shim/trace/trace_phases.c) */
+    {
+        struct obs_phase_stats ps;
+        char *rows = NULL;
+        size_t rlen = 0, g;
+        FILE *mem = open_memstream(&rows, &rlen);
+        if (mem == NULL || obs_phase_stats_compute(t, &ps) != 0)
+            bail("out of memory");
+        for (g = 0; g < ps.ngens; g++) {
+            const struct obs_generation_row *gr = &ps.gens[g];
+            fprintf(mem, "%u|%u|%s|", gr->thread, gr->generation, gr->first_token);
+            if (gr->ttft_defined)
+                fprintf(mem, "%.6f", gr->ttft_ms);
+            fprintf(mem, "|%u\n", gr->decode_steps);
+        }
+        fclose(mem);
+        check_query_text(label, db,
+                         "SELECT tid || '|' || generation || '|' || firstToken || '|' || CASE WHEN ttftMs IS NULL THEN ''"
+                         " ELSE printf('%.6f', ttftMs) END || '|' || decodeSteps FROM OBS_GENERATIONS ORDER BY rowid;",
+                         rows, "OBS_GENERATIONS: each generation's TTFT definition, TTFT and steps as obs-report phases");
+        free(rows);
+        obs_phase_stats_free(&ps);
+    }
 
     /* trace_processor-style */
     gpu_work = (size_t)query_int(db, "SELECT (SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL)"

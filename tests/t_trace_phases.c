@@ -332,16 +332,16 @@ static void test_report_phases(void)
     struct run_result r = report_run("phases", "--csv", path_gpu);
     ok(r.exited && r.status == 0, "obs-report phases --csv");
     is_string(OBS_PHASES_CSV_HEADER "\n"
-              "0,0.013000,,1,gpu,0.010000,0.003000,,3,3,3,0,0,200\n"
-              "1,0.116000,103448.276,4,gpu,0.101000,0.015000,0.029000,10,10,9,4096,1,200\n"
-              "2,0.093000,71428.571,4,gpu,0.081000,0.012000,0.042000,10,10,9,4096,1,201\n",
+              "0,0.013000,,1,gpu,0.010000,0.003000,,3,3,3,0,0,200,step0,,1,\n"
+              "1,0.116000,103448.276,4,gpu,0.101000,0.015000,0.029000,10,10,9,4096,1,200,step0,103448.276,1,0.009667\n"
+              "2,0.093000,71428.571,4,gpu,0.081000,0.012000,0.042000,10,10,9,4096,1,201,step0,71428.571,1,0.014000\n",
               r.out, "GPU rows: generation, TTFT, tokens/s (empty when undefined), steps, time base ...");
     run_result_free(&r);
     r = report_run("phases", path_host, "--csv");
     is_string(OBS_PHASES_CSV_HEADER "\n"
-              "0,0.012600,,1,host,0.000500,0.002600,,4,4,3,4,0,200\n"
-              "1,0.111600,96774.194,4,host,0.001500,0.010600,0.026600,14,14,9,4112,1,200\n"
-              "2,,,4,host,0.001500,0.008500,0.038500,10,10,9,4096,1,201\n",
+              "0,0.012600,,1,host,0.000500,0.002600,,4,4,3,4,0,200,step0,,1,\n"
+              "1,0.111600,96774.194,4,host,0.001500,0.010600,0.026600,14,14,9,4112,1,200,step0,96774.194,1,0.010333\n"
+              "2,,,4,host,0.001500,0.008500,0.038500,10,10,9,4096,1,201,step0,,1,\n",
               r.out, "host rows (--csv after the file)");
     run_result_free(&r);
     r = report_run("phases", path_gpu, NULL);
@@ -396,8 +396,9 @@ static void test_suggest(void)
  * the prompts' iterations) do not also start with, so it is written out;
  * gemm_0_tile and gemm_1_tile (shared, DECODE once PREFILL's iterations
  * are selected) give gemm_* once; the two rms_norm kernels (one base name)
- * give the exact name; the step opener kv_gather_0 (150 of 300 steps, as
- * kv_gather_1) is written out as kv_gather_1 starts with every prefix. */
+ * give the exact name; the steps' openers kv_gather_0 and kv_gather_1 take
+ * turns (150 of 300 steps each), so no OBS_STEP: each step reads its token
+ * back, and rules open a step at the first launch after a token read. */
 static void test_suggest_shared_prefixes(void)
 {
     struct phased_big_opts o = {.calls = 3000, .threads = 1, .kernels = 8, .layers = 2, .steps = 3, .gpu = 0};
@@ -409,15 +410,17 @@ static void test_suggest_shared_prefixes(void)
         bail("cannot write %s: %s", path, strerror(-rc));
     r = report_run("suggest-phases", path, NULL);
     ok(strstr(r.out, "# PREFILL and DECODE share 2 kernels (gemm_0_tile, gemm_1_tile): names cannot tell them apart\n"
-                     "# iteration selector: every prompt's first iteration follows a host-to-device copy") != NULL,
-       "suggest-phases: two shared kernels, the HtoD selector");
-    ok(strstr(r.out, "\nexport OBS_PHASES='PREFILL=iter:after:memcpy:HtoD,memcpy:HtoD;KV_GATHER=kv_*;DECODE="
-                     "sm90_xmma_gemm_bf16_tile0_decode,gemm_*,sm90_xmma_gemm_bf16_tile1_decode,rms_norm,"
-                     "memcpy:DtoH'\n") != NULL,
-       "suggest-phases: exact names where no prefix is safe, one gemm_* for two kernels");
-    ok(strstr(r.out, "\n# kv_gather_0 opens 150 of the 300 decode steps\nexport OBS_STEP='kv_gather_0'\n") != NULL,
-       "suggest-phases: OBS_STEP names the first of two equal openers exactly");
-    if (!strstr(r.out, "OBS_STEP='kv_gather_0'"))
+                     "# iteration selectors: a prompt's iterations up to its token read (iter:until:token); a later "
+                     "prompt's first iteration follows a host-to-device copy, no other iteration does") != NULL,
+       "suggest-phases: two shared kernels, the token loop's selectors");
+    ok(strstr(r.out, "\nexport OBS_PHASES='PREFILL=iter:after:memcpy:HtoD,iter:until:token;KV_GATHER=kv_*;DECODE="
+                     "sm90_xmma_gemm_bf16_tile0_decode,gemm_*,sm90_xmma_gemm_bf16_tile1_decode,rms_norm'\n") != NULL,
+       "suggest-phases: exact names where no prefix is safe, one gemm_* for two kernels, no copies named");
+    ok(strstr(r.out, "\n# no OBS_STEP: kv_gather_0 opens 150 of the 300 decode steps, not all; steps open at the "
+                     "first launch after a token read\n") != NULL &&
+           strstr(r.out, "export OBS_STEP") == NULL,
+       "suggest-phases: no OBS_STEP where two openers take turns (the token reads open the steps)");
+    if (!strstr(r.out, "# no OBS_STEP: kv_gather_0"))
         diag_text("suggest-phases", r.out);
     run_result_free(&r);
 }

@@ -425,6 +425,32 @@ static int gen_chart(FILE *f, const struct run *rn, const char *key, const char 
     return 0;
 }
 
+/* Which TTFT definition the generations used (docs/phases-report.md). */
+static void first_token_note(FILE *f, const struct rtable *g)
+{
+    size_t r, prefill = 0, seqs = 0;
+    char text[512];
+    for (r = 0; r < g->nrows; r++) {
+        prefill += strcmp(str(g, r, "first_token"), "prefill") == 0;
+        seqs += num(g, r, "sequences") > 1;
+    }
+    if (prefill) {
+        snprintf(text, sizeof text,
+                 "First token 'prefill' in %zu of %zu generations: TTFT from the prompt's first call to the end of "
+                 "its token read (the first token is the prompt's own); tokens/s from the steps' token reads after "
+                 "it%s.",
+                 prefill, g->nrows, seqs ? ", times the sequences per step where the read sizes tell them" : "");
+        note(f, text);
+    }
+    if (prefill < g->nrows) {
+        snprintf(text, sizeof text,
+                 "First token 'step0' in %zu of %zu generations (the prefill reads no token): TTFT = T_prefill + "
+                 "T_first_decode; tokens/s = (N_decode - 1) / T_decode_after_first.",
+                 g->nrows - prefill, g->nrows);
+        note(f, text);
+    }
+}
+
 static int generations_section(FILE *f, const struct run *runs, size_t nruns, int width)
 {
     double ymax_ttft = gen_ymax(runs, nruns, "ttft_ms", "ttft_best_ms", "ttft_median_ms", "ttft_p90_ms");
@@ -463,6 +489,7 @@ static int generations_section(FILE *f, const struct run *runs, size_t nruns, in
                 note(f, sp->notes[k]);
         }
         fputs("<h3>TTFT</h3>\n", f);
+        first_token_note(f, g);
         if (gen_chart(f, &runs[i], "ttft_ms", "TTFT (ms)", ymax_ttft, width, "#4e79a7", 1) != 0)
             return -1;
         fputs("<h3>Tokens per second (steady decode)</h3>\n", f);
@@ -902,7 +929,9 @@ static int timeline_section(FILE *f, const struct run *runs, size_t nruns, int w
         fprintf(f, ">Generation %u of thread %u%s: ", tl[i].generation, runs[i].t->threads[tl[i].thread].tid,
                 o && o->has_generation ? "" : " (the median TTFT)");
         if (html_cell_num(g, (size_t)row[i], "ttft_ms", &v))
-            fprintf(f, "TTFT %s", html_ms(v, buf, sizeof buf));
+            fprintf(f, "TTFT %s (first token: %s)", html_ms(v, buf, sizeof buf),
+                    strcmp(str(g, (size_t)row[i], "first_token"), "prefill") == 0 ? "the prompt's own"
+                                                                                   : "decode step 0's");
         else
             fputs("TTFT n/a", f);
         if (html_cell_num(g, (size_t)row[i], "tokens_per_s", &v))

@@ -448,7 +448,9 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
         {"Prefill (ms)", "prefill_ms", RT_REAL, 6},  {"First decode (ms)", "first_decode_ms", RT_REAL, 6},
         {"Steady (ms)", "steady_ms", RT_REAL, 6},    {"Kernels", "kernels", RT_UINT, 0},
         {"In best", "in_best", RT_UINT, 0},          {"Time base", "time_base", RT_TEXT, 0},
-        {"TID", "tid", RT_UINT, 0},
+        {"TID", "tid", RT_UINT, 0},                  {"First token", "first_token", RT_TEXT, 0},
+        {"Steps/s", "steps_per_s", RT_REAL, 3},      {"Sequences", "sequences", RT_UINT, 0},
+        {"ITL (ms)", "itl_ms", RT_REAL, 6},
     };
     static const struct rt_col bcols[] = {
         {"Best TTFT (ms)", "best_ttft_ms", RT_REAL, 6}, {"Generation", "best_ttft_generation", RT_UINT, 0},
@@ -461,9 +463,11 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
     if (obs_phase_stats_compute(t, &s) != 0)
         return -1;
     rt_init(gens, "generations", gcols, sizeof gcols / sizeof gcols[0],
-            "Generations (%s): TTFT = T_prefill + T_first_decode; tokens/s = (N_decode - 1) / "
-            "T_decode_after_first",
-            s.gpu_time ? "GPU time" : "host API time");
+            "Generations (%s): first token 'prefill' (the prompt's own): TTFT = the prompt's first call to the end "
+            "of its token read, tokens/s = steps/s x sequences, steps/s = decode steps / time to the last step's "
+            "token read; 'step0' (the prefill reads no token): TTFT = T_prefill + T_first_decode, tokens/s = "
+            "(N_decode - 1) / T_decode_after_first",
+            s.gpu_time ? "GPU time" : "host wall-clock between host syncs");
     gens->empty = " none: the trace has no phases";
     for (i = 0; i < s.ngens; i++) {
         const struct obs_generation_row *g = &s.gens[i];
@@ -494,6 +498,16 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
         rt_uint(gens, (uint64_t)g->in_best);
         rt_text(gens, s.time_base);
         rt_uint(gens, g->thread);
+        rt_text(gens, g->first_token);
+        if (g->steps_defined)
+            rt_real(gens, g->steps_per_s);
+        else
+            rt_null(gens);
+        rt_uint(gens, g->sequences);
+        if (g->steps_defined)
+            rt_real(gens, g->itl_ms);
+        else
+            rt_null(gens);
     }
     rt_init(bests, "bests", bcols, sizeof bcols / sizeof bcols[0], "Bests");
     bests->empty = " none: the trace has no phases";

@@ -82,6 +82,10 @@ static const char schema_sql[] =
     " streamId INTEGER NOT NULL, globalTid INTEGER, liveRangeId INTEGER NOT NULL, rangeId INTEGER, name TEXT,"
     " phase TEXT, step INTEGER, generation INTEGER, calls INTEGER NOT NULL, relabelled INTEGER NOT NULL,"
     " severalRanges INTEGER NOT NULL, container INTEGER NOT NULL);\n"
+    "CREATE TABLE OBS_GENERATIONS (globalTid INTEGER, tid INTEGER NOT NULL, generation INTEGER NOT NULL,"
+    " firstToken TEXT NOT NULL, ttftMs REAL, tokensPerS REAL, stepsPerS REAL, sequences INTEGER, itlMs REAL,"
+    " decodeSteps INTEGER NOT NULL, timeBase TEXT NOT NULL, prefillMs REAL, firstDecodeMs REAL, steadyMs REAL,"
+    " inBest INTEGER NOT NULL);\n"
     "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
     " rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,"
     " textId INTEGER REFERENCES StringIds(id), domainId INTEGER, phase TEXT, step INTEGER,"
@@ -803,6 +807,58 @@ static int write_gpu_ranges(struct exporter *x)
     return ok ? 0 : db_fail(x, "OBS_GPU_RANGES");
 }
 
+/* OBS_GENERATIONS: obs-report phases --csv's rows (trace_phases.h). */
+static void bind_real_or_null(sqlite3_stmt *st, int col, int defined, double v)
+{
+    if (defined)
+        sqlite3_bind_double(st, col, v);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static int write_generations(struct exporter *x)
+{
+    struct obs_phase_stats s;
+    sqlite3_stmt *st = NULL;
+    size_t i, th;
+    int ok = 1;
+    if (obs_phase_stats_compute(x->t, &s) != 0)
+        return fail(x, "out of memory");
+    if (sqlite3_prepare_v2(x->db, "INSERT INTO OBS_GENERATIONS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        obs_phase_stats_free(&s);
+        return db_fail(x, "prepare");
+    }
+    for (i = 0; i < s.ngens && ok; i++) {
+        const struct obs_generation_row *g = &s.gens[i];
+        for (th = 0; th < x->t->nthreads && x->t->threads[th].tid != g->thread; th++)
+            ;
+        if (th < x->t->nthreads)
+            sqlite3_bind_int64(st, 1, thread_gtid(x, (uint32_t)th));
+        else
+            sqlite3_bind_null(st, 1);
+        sqlite3_bind_int64(st, 2, g->thread);
+        sqlite3_bind_int64(st, 3, g->generation);
+        sqlite3_bind_text(st, 4, g->first_token, -1, SQLITE_STATIC);
+        bind_real_or_null(st, 5, g->ttft_defined, g->ttft_ms);
+        bind_real_or_null(st, 6, g->tokens_defined, g->tokens_per_s);
+        bind_real_or_null(st, 7, g->steps_defined, g->steps_per_s);
+        sqlite3_bind_int64(st, 8, g->sequences);
+        bind_real_or_null(st, 9, g->steps_defined, g->itl_ms);
+        sqlite3_bind_int64(st, 10, g->decode_steps);
+        sqlite3_bind_text(st, 11, s.time_base, -1, SQLITE_STATIC);
+        bind_real_or_null(st, 12, g->has_prefill, (double)g->prefill_ns / 1e6);
+        bind_real_or_null(st, 13, g->has_first_decode, (double)g->first_decode_ns / 1e6);
+        bind_real_or_null(st, 14, g->has_steady, (double)g->steady_ns / 1e6);
+        sqlite3_bind_int64(st, 15, g->in_best);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    obs_phase_stats_free(&s);
+    return ok ? 0 : db_fail(x, "OBS_GENERATIONS");
+}
+
 /* NVTX_EVENTS and a slice per range; slice id = range index = rangeId. */
 static int write_phases(struct exporter *x)
 {
@@ -1134,7 +1190,8 @@ int obs_sqlite_export(const struct obs_trace *t, const char *path, struct obs_sq
     if (exec(&x, pragmas) != 0 || exec(&x, schema_sql) != 0 || prepare(&x) != 0 || exec(&x, "BEGIN") != 0)
         goto out;
     if (intern_names(&x) != 0 || write_enums(&x) != 0 || write_process(&x) != 0 || write_meta(&x) != 0 ||
-        write_graphs(&x) != 0 || write_phases(&x) != 0 || write_gpu_ranges(&x) != 0)
+        write_graphs(&x) != 0 || write_phases(&x) != 0 || write_generations(&x) != 0 ||
+        write_gpu_ranges(&x) != 0)
         goto out;
     for (i = 0; i < t->ncalls; obs_progress_tick(++i, t->ncalls))
         if (write_call(&x, i) != 0)

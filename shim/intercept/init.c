@@ -32,6 +32,7 @@
 #include "common/common.h"
 #include "runtimes/real_symbols.h"
 #include "gputime/gpu_time.h"
+#include "phases/phase_engine.h"
 
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -176,6 +177,10 @@ __attribute__((destructor)) static void obs_destructor(void)
     struct obs_guard guard;
     obs_guard_enter(&guard); /* post-processing makes no hooked call; guard anyway */
     OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor flushes every thread and writes the files");
+    /* the exiting thread's phase held open past its last sync; not in a fork child that recorded nothing
+     * (an END record would give it a file of its own) */
+    if (obs_output_open_here())
+        obs_phase_end_open_ranges();
     if (obs_recorder_finish(false, "exit"))
         obs_output_postprocess();
     obs_guard_leave(&guard);
@@ -239,8 +244,13 @@ static void finish_before_exit(const char *how)
 {
     struct obs_guard guard;
     obs_guard_enter(&guard);
-    if (obs_output_open_here() && obs_recorder_finish(true, how))
-        obs_output_report_ending(how);
+    if (obs_output_open_here()) {
+        /* the exiting thread's phase held open past its last sync; not in a vfork child, whose thread
+         * state is the parent's */
+        obs_phase_end_open_ranges();
+        if (obs_recorder_finish(true, how))
+            obs_output_report_ending(how);
+    }
     obs_guard_leave(&guard);
 }
 

@@ -147,8 +147,19 @@ static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHE
  * or write the KV cache (gathers, cache writes such as vLLM's
  * reshape_and_cache, decode attention over a paged or blocked cache such
  * as vLLM's paged_attention and TensorRT-LLM's masked_multihead_attention). */
-static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*kv*", "*KV*", "*Kv*", "*cache*", "*Cache*",
+static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*cache*", "*Cache*",
                                        "*paged_attention*", "*PagedAttention*", "*multihead_attention*"};
+
+/* "kv" in any case, other than as the end of "qkv" (a fused query-key-value
+ * projection, a GEMM that does not touch the cache). */
+static bool kv_in_name(const char *name)
+{
+    const char *p;
+    for (p = name; p[0] != '\0' && p[1] != '\0'; p++)
+        if ((p[0] == 'k' || p[0] == 'K') && (p[1] == 'v' || p[1] == 'V') && !(p > name && (p[-1] == 'q' || p[-1] == 'Q')))
+            return true;
+    return false;
+}
 
 static uint8_t classify_name(const char *name)
 {
@@ -170,6 +181,8 @@ static uint8_t classify_name(const char *name)
                 cls |= CLASS_KV_DEFAULT;
                 break;
             }
+        if (kv_in_name(name))
+            cls |= CLASS_KV_DEFAULT;
     }
     return cls;
 }
@@ -357,6 +370,12 @@ struct logic {
 
 enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 
+/* What a stored launch begins (auto_state.marks), so that its record index is kept. */
+#define MARK_GEN 1u    /* a generation */
+#define MARK_STEP0 2u  /* its decode step 0 */
+#define MARK_THREAD 4u /* the thread's generation 0 */
+#define MARK_ITER 8u   /* an iteration whose step waits for its opener kernel */
+
 #define GRAPH_TOKEN UINT32_MAX
 #define HISTORY_CAP 16384u
 #define UNIT_MAX 64u
@@ -375,42 +394,114 @@ struct history_entry {
 };
 
 /* What the first launch of an iteration (the launches between two host
- * delimiters) looks like: what automatic mode's shape (b) decides on. */
+ * delimiters) looks like, with what came in before it: what automatic
+ * mode's shape (b) decides on. */
 struct iteration_start {
     uint64_t threads; /* grid x block of the first launch, 0 for a graph launch */
-    uint64_t htod;    /* host-to-device bytes copied since the delimiter */
+    uint64_t htod;    /* host-to-device bytes since the last launch or token read */
     uint64_t now;
     uint32_t name;    /* its kernel name id */
     bool graph;       /* it is a graph launch */
+    bool memset;      /* a memset since the last launch or token read */
 };
+
+/* An iteration's look, kept to compare later ones with: a prompt's
+ * first iteration, a decode step's first. */
+struct iteration_look {
+    uint64_t threads, htod;
+    uint32_t name;
+    bool graph, memset;
+};
+
+#define TOKEN_READ_MIN 4u /* a token id is at least 4 bytes: a smaller read is a flag (a bool's .item()) */
+#define POST_NAMES 8u     /* kernels a thread runs right after a token read, before its next step */
+#define SEEN_BYTES (CLASS_CACHE / 8u)
+
+/* How a generation began: what new_prompt compared. A generation told
+ * from the last prompt alone (no decode step seen yet) may turn out to be
+ * the previous one's step 0 (the next iteration looks just like it). */
+enum gen_origin { ORIGIN_OTHER = 0, ORIGIN_AT_TOKEN_READ };
 
 /* Shape (b)'s memory of a thread: what its prompts and decode steps looked
- * like, to tell the next iteration's kind. */
+ * like, to tell the next iteration's kind. A *token read* is a copy from
+ * the device of at least TOKEN_READ_MIN bytes after a launch of the same
+ * iteration, complete at the delimiter that ends the iteration. */
 struct token_loop {
-    bool copied;          /* the thread copied between host and device: a host-fed loop */
-    bool iter_token_read; /* a device-to-host copy in the current iteration */
-    bool gen_token_read;  /* the current generation has read its first token */
-    bool ever_token_read; /* some generation of this thread read a token */
-    uint64_t htod;        /* host-to-device bytes since the last delimiter, up to the first launch */
+    bool copied;             /* the thread copied between host and device: a host-fed loop */
+    bool ever_token_read;    /* some generation of this thread read a token */
+    bool gen_token_read;     /* the current generation has read its first token */
+    bool token_pending;      /* a token read completed and no step opened since: the next may */
+    /* the current iteration */
+    bool iter_launched;        /* it has had a launch */
+    bool per_launch_work;      /* window_dirty or opener_wait: a launch has more to do */
+    uint64_t iter_token_bytes; /* its token read (0: none yet) */
+    /* since the last launch or token read: what the next iteration brings in */
+    bool window_dirty;
+    uint64_t window_htod;
+    bool window_memset;
+    uint64_t window_first_index; /* record index of its first copy in, UINT64_MAX: none */
     bool prev_graph_first, graph_first; /* the previous / current iteration began with a graph launch */
-    bool decode_seen;     /* the references below hold decode iterations */
+    /* decode steps of the thread */
+    bool decode_seen;
+    bool decode_memset;        /* a decode step began after a memset */
     uint64_t decode_threads, decode_htod_max;
-    uint64_t prompt_threads, prompt_htod;
-    uint32_t prompt_name;
+    /* the current generation */
+    struct iteration_look prompt;     /* its first iteration */
+    struct iteration_look step0;      /* its first decode step's first iteration */
+    uint8_t origin;                   /* enum gen_origin */
+    uint32_t gen_iterations;          /* iterations since it began */
+    uint32_t gen_token_reads;         /* token reads since it began */
+    uint32_t gen_steps;               /* decode steps opened */
+    bool steps_like_prompt;           /* every step so far looked like its first iteration */
+    bool steps_alike;                 /* every step so far looked like step 0 */
+    uint64_t last_read_bytes;
+    uint32_t post[POST_NAMES];        /* kernels learned as post-token work */
+    unsigned post_n;
+    /* the kernel the thread's decode steps open with (two steps in a row
+     * opened with it), and a step waiting for it inside its first iteration */
+    uint32_t opener, opener_candidate;
+    bool opener_known, opener_wait;
+    struct iteration_start wait_start;
+    /* the generation before, while the current one may still rejoin it (was_a_step) */
+    struct iteration_look prev_prompt;
+    uint8_t prev_origin;
+    uint32_t prev_gen_steps, prev_gen_iterations, prev_gen_token_reads;
 };
 
-/* OBS_PHASES rules: the current iteration (launches since the last host delimiter). */
+/* OBS_PHASES rules: the current iteration (launches since the last host
+ * delimiter) and the token reads (as in automatic mode: a copy from the
+ * device of at least TOKEN_READ_MIN bytes after a launch of its iteration). */
 struct rules_state {
     bool iter_open;      /* it has had its first launch */
     uint8_t iter_phase;  /* the phase a selector gave it, or NONE */
-    uint16_t iter_after; /* copies (bit per direction) and memsets since the delimiter */
+    uint8_t iter_kind;   /* the kind of that selector (enum obs_pattern_kind) */
+    uint16_t iter_after; /* copies (bit per direction) and memsets since the last launch */
+    bool iter_launched;   /* this iteration has had a launch */
+    bool iter_token;      /* this iteration read a token */
+    bool gen_token_read;  /* the current generation has read its token */
+    bool ever_token_read; /* the thread has: steps then open after token reads */
+    bool after_token;     /* a token read completed and no launch since */
+    bool step_armed;      /* a token read completed since the current step opened: OBS_STEP may open the next */
+    bool copied_in;       /* the thread has copied host to device */
+    uint8_t marks;        /* RULES_MARK_*: what the next stored launch begins, for its record index */
+    uint64_t first_index; /* the thread's first labelled launch (a warm-up's labels come off from there) */
+    uint64_t iter_index;  /* the first launch of a decode iteration no OBS_STEP launch opened, or UINT64_MAX */
 };
+#define RULES_MARK_FIRST 1u /* the thread's first labelled launch */
+#define RULES_MARK_ITER 2u  /* the first launch of an iteration after a token read that opened no step */
 
 /* Automatic mode: shape (b)'s token loop and shape (a)'s learning. */
 struct auto_state {
     struct token_loop loop;
-    uint64_t gen_first_index;   /* record index of the current generation's first launch */
-    bool mark_gen_first;        /* the next stored launch starts a generation */
+    uint8_t *seen;              /* a bit per name id this thread launched (mmap'ed) */
+    uint64_t gen_first_index;   /* record index of the current generation's first call */
+    uint64_t step0_index;       /* record index of the current generation's step 0 */
+    uint64_t prev_gen_first_index;
+    uint64_t thread_first_index; /* record index of the first launch of the thread's generation 0 */
+    uint64_t iter_index;         /* record index of the first launch of an iteration waiting for its opener */
+    uint8_t marks;              /* MARK_*: what the next stored launch begins, for its record index */
+    bool had_delimiter;         /* the thread has ended an iteration */
+    uint32_t found_start, found_len; /* LEARNING: a unit found before the first delimiter, not taken yet */
     uint64_t learn_first_index; /* LEARNED: record index of the first launch learned from */
     uint8_t learn;                  /* enum learn_state */
     uint8_t *roles;                 /* LEARNED: role per name id */
@@ -458,6 +549,8 @@ static void thread_gone(void *arg)
         free_history(&p->automatic);
         if (p->automatic.roles != NULL)
             munmap(p->automatic.roles, ROLE_CACHE);
+        if (p->automatic.seen != NULL)
+            munmap(p->automatic.seen, SEEN_BYTES);
     }
     munmap(p, sizeof *p);
 }
@@ -475,9 +568,14 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
         return NULL;
     }
     p->logic.step = OBS_NO_STEP;
+    if (engine.set.mode == OBS_PHASES_RULES)
+        p->rules.first_index = p->rules.iter_index = UINT64_MAX;
     if (engine.set.mode == OBS_PHASES_AUTO) {
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
+        p->automatic.seen = map_zeroed(SEEN_BYTES); /* NULL: every kernel counts as seen */
+        p->automatic.loop.window_first_index = UINT64_MAX;
+        p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index = UINT64_MAX;
         if (p->automatic.history == NULL)
             OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: no learning window, shape (b) only",
                           obs_thread_id(), obs_tls.call_counter);
@@ -502,6 +600,11 @@ static inline struct phase_thread *thread_state(void)
 static void write_phase_at(uint8_t event, const struct range *r, uint64_t first, uint64_t last, uint64_t t)
 {
     union obs_record rec;
+    /* A one-time slow path before the real call (names written, a step's handle) makes the call begin
+     * where that path began (obs_call_started): the ranges it ends and opens change there too, so that
+     * the call lies inside its range. */
+    if (obs_unlikely(obs_tls.t_slow != 0) && obs_tls.t_slow < t)
+        t = obs_tls.t_slow;
     memset(&rec, 0, sizeof rec);
     rec.phase.type = OBS_REC_PHASE;
     rec.phase.event = event;
@@ -643,34 +746,73 @@ static void enter_decode(struct logic *l, uint32_t opener)
 }
 
 /* OBS_PHASES rules. Returns true for a graph launch inside the decode. */
-static bool step_rules_mode(struct logic *l, uint8_t cls, uint32_t name, bool graph, bool new_segment)
+/* OBS_PHASES rules. Returns true for a graph launch inside the decode.
+ * With OBS_STEP, only a launch it matches opens the decode (and each step);
+ * without it, a step opens at the first launch after a token read, or, in
+ * a thread that has read none, after a host delimiter or at a launch of the
+ * kernel that opened the current step. */
+static bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32_t name, bool graph,
+                            bool new_segment)
 {
     uint8_t phase = cls & CLASS_PHASE_MASK;
-    if (graph)
-        return l->top == OBS_PHASE_DECODE;
+    bool had_started = l->started;
+    if (graph && r->ever_token_read && r->after_token && !engine.set.have_step_rule &&
+        (l->top == OBS_PHASE_DECODE || l->top == OBS_PHASE_PREFILL)) {
+        /* a token loop replaying its step as a graph: the graph launch opens the next step */
+        if (l->top == OBS_PHASE_DECODE)
+            l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+        else
+            enter_decode(l, name);
+        LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "graph-launch-after-token-read", name);
+        return false;
+    }
+    if (graph) /* in a token loop, a graph launch inside a step is one of the step's */
+        return l->top == OBS_PHASE_DECODE && !r->ever_token_read;
     if (phase == OBS_PHASE_PREFILL) {
-        if (l->top != OBS_PHASE_PREFILL) {
+        /* an iteration iter:after: selects after the generation's token read is the next prompt (its
+         * inputs came in); a size selector's, a chunk of this one */
+        bool next_prompt = new_segment && r->iter_phase == OBS_PHASE_PREFILL && r->gen_token_read &&
+                           (r->iter_kind == OBS_PATTERN_MEMCPY || r->iter_kind == OBS_PATTERN_MEMSET);
+        if (l->top != OBS_PHASE_PREFILL || next_prompt) {
+            const char *why = l->top == OBS_PHASE_PREFILL ? "selected-iteration-after-token-read" : "rule-PREFILL";
             new_generation(l);
-            LOG_LAUNCH_DECISION(l, "new-generation", "rule-PREFILL", name);
+            r->gen_token_read = false;
+            LOG_LAUNCH_DECISION(l, "new-generation", why, name);
         }
     } else if (phase == OBS_PHASE_DECODE || phase == OBS_PHASE_KV_GATHER || (cls & CLASS_STEP)) {
         if (l->top != OBS_PHASE_DECODE) {
+            if (engine.set.have_step_rule && !(cls & CLASS_STEP))
+                return false; /* OBS_STEP opens the decode: this stays where it is */
             enter_decode(l, name);
+            r->step_armed = false;
             LOG_LAUNCH_DECISION(l, "decode-starts", phase == OBS_PHASE_KV_GATHER ? "rule-KV_GATHER"
                                                     : phase == OBS_PHASE_DECODE  ? "rule-DECODE"
                                                                                  : "OBS_STEP",
                                 name);
         } else if (engine.set.have_step_rule) {
-            if (cls & CLASS_STEP) {
+            /* in a thread that reads tokens, one step per token read: the
+             * first OBS_STEP launch after it (a kernel may run twice a step) */
+            if ((cls & CLASS_STEP) && (!r->ever_token_read || r->step_armed)) {
                 l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
                 l->opener = name;
+                r->step_armed = false;
                 LOG_LAUNCH_DECISION(l, "step", "OBS_STEP", name);
             }
-        } else if (new_segment || name == l->opener) {
+        } else if (r->ever_token_read ? r->after_token : new_segment || name == l->opener) {
             l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
-            LOG_LAUNCH_DECISION(l, "step", new_segment ? "first-launch-after-delimiter" : "opener-kernel-again", name);
+            LOG_LAUNCH_DECISION(l, "step",
+                                r->ever_token_read ? "first-launch-after-token-read"
+                                : new_segment      ? "first-launch-after-delimiter"
+                                                   : "opener-kernel-again",
+                                name);
         }
     }
+    if (!had_started && l->started)
+        r->marks |= RULES_MARK_FIRST;
+    /* a decode iteration that begins with no step opened since the token
+     * read: if it reads a token still with none, it was no step (below) */
+    if (new_segment && r->step_armed && engine.set.have_step_rule && l->top == OBS_PHASE_DECODE)
+        r->marks |= RULES_MARK_ITER;
     return false;
 }
 
@@ -693,7 +835,8 @@ static uint32_t rules_mask_of(uint32_t id)
 /* Rules: the class a launch counts as. At an iteration's first launch the
  * selectors choose the iteration's phase, which every launch of it takes;
  * otherwise a sized name's phase comes from its patterns' conditions. */
-static uint8_t rules_class(struct rules_state *r, uint8_t cls, const struct obs_rec_call *rec, bool graph)
+static uint8_t rules_class(struct rules_state *r, bool started, uint8_t cls, const struct obs_rec_call *rec,
+                           bool graph)
 {
     const struct obs_phase_rules *rules = &engine.set.rules;
     struct obs_launch_size size = {0, 0, 0};
@@ -705,13 +848,14 @@ static uint8_t rules_class(struct rules_state *r, uint8_t cls, const struct obs_
     }
     if (!r->iter_open) {
         r->iter_open = true;
+        unsigned after = r->iter_after | (!started || !r->gen_token_read ? OBS_AFTER_NO_TOKEN : 0u);
         r->iter_phase = rules->iter_mask == 0 ? OBS_PHASE_NONE
-                        : obs_phase_rules_match_iteration(rules, cls & CLASS_ITER ? mask : 0,
-                                                          graph ? NULL : &size, r->iter_after);
+                        : obs_phase_rules_match_iteration_kind(rules, cls & CLASS_ITER ? mask : 0,
+                                                               graph ? NULL : &size, after, &r->iter_kind);
         if (r->iter_phase != OBS_PHASE_NONE)
             OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u iteration-selected phase=%s because=selector after=0x%x",
                           obs_thread_id(), obs_tls.call_counter, phase_names[r->iter_phase & 3],
-                          (unsigned)r->iter_after);
+                          after);
     }
     if (r->iter_phase != OBS_PHASE_NONE)
         return (uint8_t)((cls & ~CLASS_PHASE_MASK) | r->iter_phase);
@@ -742,22 +886,31 @@ static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool grap
     return false;
 }
 
-/* Shape (b): does this iteration begin a new prompt? One signal is
- * enough: graph replay stopped and eager launches resumed; more bytes copied
- * in than before any decode step (any, where steps copy none); a first
- * launch 4x the size of the decode steps' first launch. Before any decode
- * step was seen (a prompt with no decode steps), a copy in of at least a
- * quarter of the last prompt's bytes. */
+/* Shape (b): does this iteration begin a new prompt? Asked only where a
+ * prompt may begin: after a token read. One signal is enough: graph replay
+ * stopped and eager launches resumed; more bytes copied in than 4x the most
+ * a decode step did (any, where steps copy none); a memset before the
+ * first launch where decode steps had none (llama.cpp clears its KV cache
+ * between conversations); a first launch 4x the size of the decode steps'
+ * first launch. Before any decode step was seen (a prompt with no decode
+ * steps, or the thread's first), a copy in of at least a quarter of the
+ * last prompt's, or, where that copied none, the same first kernel at
+ * least a quarter of its size. */
 enum prompt_signal {
     PROMPT_NO = 0,
     PROMPT_GRAPH_REPLAY_STOPPED,
     PROMPT_COPY_IN_OVER_STEPS,
+    PROMPT_MEMSET_BEFORE_PROMPT,
     PROMPT_FIRST_LAUNCH_OVER_STEPS,
     PROMPT_COPY_IN_LIKE_LAST_PROMPT,
     PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
 };
-static const char *const prompt_signal_names[] = {"none", "graph-replay-stopped", "copy-in-over-4x-steps",
-                                                  "first-launch-4x-steps", "copy-in-quarter-of-last-prompt",
+static const char *const prompt_signal_names[] = {"none",
+                                                  "graph-replay-stopped",
+                                                  "copy-in-over-4x-steps",
+                                                  "memset-before-first-launch",
+                                                  "first-launch-4x-steps",
+                                                  "copy-in-quarter-of-last-prompt",
                                                   "first-kernel-quarter-of-last-prompt"};
 
 static enum prompt_signal new_prompt(const struct token_loop *t, const struct iteration_start *s)
@@ -767,59 +920,67 @@ static enum prompt_signal new_prompt(const struct token_loop *t, const struct it
     if (t->decode_seen) {
         if (s->htod > 0 && s->htod / PROMPT_RATIO >= t->decode_htod_max && s->htod > t->decode_htod_max)
             return PROMPT_COPY_IN_OVER_STEPS;
+        if (s->memset && !t->decode_memset)
+            return PROMPT_MEMSET_BEFORE_PROMPT;
         return !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
                    ? PROMPT_FIRST_LAUNCH_OVER_STEPS
                    : PROMPT_NO;
     }
-    if (t->prompt_htod > 0)
-        return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt_htod ? PROMPT_COPY_IN_LIKE_LAST_PROMPT : PROMPT_NO;
-    return !s->graph && s->name == t->prompt_name && t->prompt_threads > 0 &&
-                   s->threads * PROMPT_RATIO >= t->prompt_threads && s->threads > 0 && t->ever_token_read
+    if (t->prompt.htod > 0)
+        return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt.htod ? PROMPT_COPY_IN_LIKE_LAST_PROMPT : PROMPT_NO;
+    return !s->graph && s->name == t->prompt.name && t->prompt.threads > 0 &&
+                   s->threads * PROMPT_RATIO >= t->prompt.threads && s->threads > 0
                ? PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
                : PROMPT_NO;
 }
 
-/* Shape (b): an iteration after a prompt's iteration that read no token is
- * more of the prompt in a host-fed loop: a chunk of a chunked prefill in a
- * loop that reads its tokens; before any token was read, one that starts
- * like the prompt did and about as large, or the prompt's input arriving
- * after a warm-up that copied none (graph capture at start-up). A decode
- * step otherwise. */
-enum chunk_signal { CHUNK_NO = 0, CHUNK_NO_TOKEN_READ_YET, CHUNK_LIKE_PROMPT_START };
-static const char *const chunk_signal_names[] = {"none", "no-token-read-yet", "first-kernel-over-quarter-of-prompt"};
-
-static enum chunk_signal prompt_continues(const struct token_loop *t, const struct iteration_start *s)
+static struct iteration_look look_of(const struct iteration_start *s)
 {
-    if (!t->copied || t->gen_token_read)
-        return CHUNK_NO;
-    if (t->ever_token_read)
-        return CHUNK_NO_TOKEN_READ_YET;
-    return !s->graph && s->name == t->prompt_name && s->threads * PROMPT_RATIO > t->prompt_threads
-               ? CHUNK_LIKE_PROMPT_START
-               : CHUNK_NO;
+    return (struct iteration_look){s->threads, s->htod, s->name, s->graph, s->memset};
 }
 
-static void remember_prompt(struct token_loop *t, const struct iteration_start *s)
+static bool same_look(const struct iteration_look *a, const struct iteration_look *b)
 {
-    t->gen_token_read = false;
-    t->prompt_threads = s->threads;
-    t->prompt_htod = s->htod;
-    t->prompt_name = s->name;
+    return a->name == b->name && a->threads == b->threads && a->htod == b->htod && a->graph == b->graph;
 }
 
-static void remember_step(struct token_loop *t, const struct iteration_start *s)
+/* b: the same first kernel as a, at fewer threads, or as large with fewer bytes in. */
+static bool smaller_look(const struct iteration_look *a, const struct iteration_look *b)
 {
-    t->decode_seen = true;
-    if (s->htod > t->decode_htod_max)
-        t->decode_htod_max = s->htod;
-    if (!s->graph)
-        t->decode_threads = s->threads;
+    return !b->graph && !a->graph && a->name == b->name &&
+           (b->threads < a->threads || (b->threads == a->threads && b->htod < a->htod));
 }
 
-/* Automatic mode, shape (b) (and the guess used while shape (a) is being
- * learned): the launches between two host delimiters are an iteration; a
- * generation's iterations up to the one that reads its first token are
- * PREFILL, each later one the next decode step, until a new prompt. */
+static bool kernel_seen(const struct auto_state *a, uint32_t name)
+{
+    return a->seen == NULL || name >= CLASS_CACHE || (a->seen[name >> 3] & (1u << (name & 7))) != 0;
+}
+
+/* Shape (b): after a token read, is this iteration the work that follows
+ * the read (a stopping check, the next inputs prepared) rather than the
+ * next step? Its first kernel is one the thread first ran right after a
+ * token read: a kernel never launched before (learned then), or one
+ * learned so. A decode step runs the model again, whose kernels the prompt
+ * ran. */
+enum post_signal { POST_NO = 0, POST_NEW_KERNEL, POST_LEARNED_KERNEL };
+static const char *const post_signal_names[] = {"none", "kernel-first-seen-after-token-read",
+                                                "post-token-kernel"};
+
+static enum post_signal post_token(struct auto_state *a, const struct iteration_start *s)
+{
+    struct token_loop *t = &a->loop;
+    unsigned i;
+    if (s->graph)
+        return POST_NO;
+    for (i = 0; i < t->post_n; i++)
+        if (t->post[i] == s->name)
+            return POST_LEARNED_KERNEL;
+    if (kernel_seen(a, s->name) || t->post_n == POST_NAMES)
+        return POST_NO;
+    t->post[t->post_n++] = s->name;
+    return POST_NEW_KERNEL;
+}
+
 /* Take the labels off the thread's records [first, now) in the trace: a
  * RELABEL of no phase (what looked like a generation was a warm-up). */
 static void unlabel_since(uint64_t first)
@@ -830,11 +991,63 @@ static void unlabel_since(uint64_t first)
         write_phase(OBS_PHASE_RELABEL, &none, first, next - 1);
 }
 
-static void start_generation(struct logic *l, struct auto_state *a, const struct iteration_start *s)
+/* The trace's labels of the thread's records [first, now) become r's. */
+static void relabel_since(uint64_t first, const struct range *r)
 {
+    uint64_t next = obs_thread_next_index();
+    if (first != UINT64_MAX && next != UINT64_MAX && next > first)
+        write_phase(OBS_PHASE_RELABEL, r, first, next - 1);
+}
+
+static void forget_window(struct token_loop *t)
+{
+    t->window_dirty = false;
+    t->window_htod = 0;
+    t->window_memset = false;
+    t->window_first_index = UINT64_MAX;
+}
+
+/* A new generation begins at this iteration. Its prompt's inputs, the
+ * copies in since the last launch or token read, become its first calls
+ * in the trace (a RELABEL: live they were outside every range), except in
+ * the thread's first generation, where they cannot be told from the
+ * model's own set-up copies. */
+static void start_generation(struct logic *l, struct auto_state *a, const struct iteration_start *s, uint8_t origin)
+{
+    struct token_loop *t = &a->loop;
+    bool first = !l->started;
+    t->prev_prompt = t->prompt;
+    t->prev_origin = t->origin;
+    t->prev_gen_steps = t->gen_steps;
+    t->prev_gen_iterations = t->gen_iterations;
+    t->prev_gen_token_reads = t->gen_token_reads;
+    a->prev_gen_first_index = a->gen_first_index;
     new_generation(l);
-    remember_prompt(&a->loop, s);
-    a->mark_gen_first = true;
+    t->gen_token_read = false;
+    t->token_pending = false;
+    t->prompt = look_of(s);
+    t->origin = origin;
+    t->gen_iterations = t->gen_token_reads = t->gen_steps = 0;
+    t->steps_like_prompt = t->steps_alike = true;
+    a->gen_first_index = UINT64_MAX;
+    a->marks |= MARK_GEN | (first ? MARK_THREAD : 0u);
+    if (!first && t->window_first_index != UINT64_MAX) {
+        struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+        relabel_since(t->window_first_index, &prefill);
+        a->gen_first_index = t->window_first_index;
+        a->marks &= (uint8_t)~MARK_GEN;
+    }
+}
+
+static void remember_step(struct token_loop *t, const struct iteration_look *s)
+{
+    t->decode_seen = true;
+    if (s->htod > t->decode_htod_max)
+        t->decode_htod_max = s->htod;
+    if (s->memset)
+        t->decode_memset = true;
+    if (!s->graph)
+        t->decode_threads = s->threads;
 }
 
 static uint64_t launch_threads(const struct obs_rec_call *r)
@@ -849,14 +1062,16 @@ static __attribute__((cold)) void log_iteration(const struct phase_thread *p, co
 {
     const struct token_loop *t = &p->automatic.loop;
     obs_debug_write(OBS_DBG_PHASES,
-                    "tid=%u call=%u iteration name=%u threads=%llu htod=%llu graph=%d prev_graph=%d "
-                    "token_read_gen=%d token_read_ever=%d copied=%d decode_seen=%d steps_threads=%llu "
-                    "steps_htod_max=%llu prompt_name=%u prompt_threads=%llu prompt_htod=%llu top=%s",
+                    "tid=%u call=%u iteration name=%u threads=%llu htod=%llu memset=%d graph=%d prev_graph=%d "
+                    "token_pending=%d token_read_gen=%d token_read_ever=%d copied=%d seen=%d decode_seen=%d "
+                    "steps_threads=%llu steps_htod_max=%llu prompt_name=%u prompt_threads=%llu prompt_htod=%llu "
+                    "gen_steps=%u top=%s",
                     obs_thread_id(), obs_tls.call_counter, s->name, (unsigned long long)s->threads,
-                    (unsigned long long)s->htod, s->graph, t->graph_first, t->gen_token_read, t->ever_token_read,
-                    t->copied, t->decode_seen, (unsigned long long)t->decode_threads,
-                    (unsigned long long)t->decode_htod_max, t->prompt_name, (unsigned long long)t->prompt_threads,
-                    (unsigned long long)t->prompt_htod, phase_names[p->logic.top & 3]);
+                    (unsigned long long)s->htod, s->memset, s->graph, t->graph_first, t->token_pending,
+                    t->gen_token_read, t->ever_token_read, t->copied, s->graph || kernel_seen(&p->automatic, s->name),
+                    t->decode_seen, (unsigned long long)t->decode_threads, (unsigned long long)t->decode_htod_max,
+                    t->prompt.name, (unsigned long long)t->prompt.threads, (unsigned long long)t->prompt.htod,
+                    t->gen_steps, phase_names[p->logic.top & 3]);
 }
 
 /* The numbers a new_prompt signal compared. */
@@ -868,17 +1083,20 @@ static __attribute__((cold)) void prompt_numbers(char *out, size_t len, enum pro
         snprintf(out, len, " htod=%llu steps_htod_max=%llu", (unsigned long long)s->htod,
                  (unsigned long long)t->decode_htod_max);
         break;
+    case PROMPT_MEMSET_BEFORE_PROMPT:
+        snprintf(out, len, " memset=1 steps_memset=0");
+        break;
     case PROMPT_FIRST_LAUNCH_OVER_STEPS:
         snprintf(out, len, " threads=%llu steps_threads=%llu", (unsigned long long)s->threads,
                  (unsigned long long)t->decode_threads);
         break;
     case PROMPT_COPY_IN_LIKE_LAST_PROMPT:
         snprintf(out, len, " htod=%llu prompt_htod=%llu", (unsigned long long)s->htod,
-                 (unsigned long long)t->prompt_htod);
+                 (unsigned long long)t->prompt.htod);
         break;
     case PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT:
-        snprintf(out, len, " name=%u threads=%llu prompt_threads=%llu token_read_ever=1", s->name,
-                 (unsigned long long)s->threads, (unsigned long long)t->prompt_threads);
+        snprintf(out, len, " name=%u threads=%llu prompt_threads=%llu", s->name, (unsigned long long)s->threads,
+                 (unsigned long long)t->prompt.threads);
         break;
     default:
         snprintf(out, len, " graph=%d", s->graph);
@@ -921,64 +1139,264 @@ static __attribute__((noinline, cold)) void log_launch(const struct phase_thread
                     graph, label);
 }
 
+/* Shape (b): this iteration opens the next decode step (step 0 after the
+ * prompt). What the generation's steps looked like may show, at this
+ * point, that they were not steps: a prompt evaluated in chunks that each
+ * read their logits (ggml's -b) reads like a prompt and steps until a
+ * smaller iteration comes: the chunks looked like the prompt's first (or
+ * one "step 0" was larger than the step after it: the prompt's last
+ * chunk). They join the PREFILL in the trace (a RELABEL); live they
+ * carried step ranges. */
+enum chunk_signal { CHUNK_NO = 0, CHUNK_STEPS_LIKE_PROMPT, CHUNK_STEP0_LARGER };
+static const char *const chunk_signal_names[] = {"none", "steps-looked-like-the-prompt-then-a-smaller-one",
+                                                 "step0-larger-than-the-next"};
+
+static enum chunk_signal chunks_not_steps(const struct token_loop *t, const struct iteration_look *s)
+{
+    if (t->gen_steps == 0)
+        return CHUNK_NO;
+    if (t->steps_like_prompt && smaller_look(&t->prompt, s))
+        return CHUNK_STEPS_LIKE_PROMPT;
+    if (t->gen_steps == 1 && !t->steps_like_prompt && smaller_look(&t->step0, s))
+        return CHUNK_STEP0_LARGER;
+    return CHUNK_NO;
+}
+
+static void open_step_now(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    struct iteration_look look = look_of(s);
+    enum chunk_signal chunk = l->top == OBS_PHASE_DECODE ? chunks_not_steps(t, &look) : CHUNK_NO;
+    t->token_pending = false;
+    if (chunk != CHUNK_NO) {
+        struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+        uint32_t steps = t->gen_steps;
+        relabel_since(a->step0_index, &prefill);
+        l->top = OBS_PHASE_PREFILL;
+        l->step = OBS_NO_STEP;
+        t->gen_steps = 0;
+        t->decode_htod_max = 0; /* the chunks' copies were the prompt's */
+        t->decode_memset = false;
+        LOG_DECISION(l, "prompt-chunks", chunk_signal_names[chunk],
+                     " steps=%u relabelled_from_record=%llu threads=%llu step0_threads=%llu prompt_threads=%llu", steps,
+                     (unsigned long long)a->step0_index, (unsigned long long)s->threads,
+                     (unsigned long long)t->step0.threads, (unsigned long long)t->prompt.threads);
+    }
+    if (l->top != OBS_PHASE_DECODE) {
+        enter_decode(l, 0);
+        t->step0 = look;
+        t->steps_like_prompt = same_look(&t->prompt, &look);
+        t->steps_alike = true;
+        a->step0_index = UINT64_MAX;
+        a->marks |= MARK_STEP0;
+        LOG_DECISION(l, "decode-starts", because,
+                     " threads=%llu prompt_threads=%llu htod=%llu prompt_htod=%llu graph=%d read_bytes=%llu",
+                     (unsigned long long)s->threads, (unsigned long long)t->prompt.threads,
+                     (unsigned long long)s->htod, (unsigned long long)t->prompt.htod, s->graph,
+                     (unsigned long long)t->last_read_bytes);
+    } else {
+        l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+        t->steps_like_prompt = t->steps_like_prompt && same_look(&t->prompt, &look);
+        t->steps_alike = t->steps_alike && same_look(&t->step0, &look);
+        LOG_DECISION(l, "step", because, " threads=%llu htod=%llu graph=%d read_bytes=%llu",
+                     (unsigned long long)s->threads, (unsigned long long)s->htod, s->graph,
+                     (unsigned long long)t->last_read_bytes);
+    }
+    t->gen_steps++;
+    remember_step(t, &look);
+}
+
+/* Learn the kernel steps open with: the first launch of a step that
+ * opened at its iteration's first launch, twice in a row the same. */
+static void learn_opener(struct token_loop *t, const struct iteration_start *s)
+{
+    if (s->graph || t->opener_known || !t->ever_token_read)
+        return;
+    if (s->name != t->opener_candidate) {
+        t->opener_candidate = s->name;
+        return;
+    }
+    t->opener = s->name;
+    t->opener_known = true;
+    OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u opener-learned name=%u because=two-steps-in-a-row-opened-with-it",
+                  obs_thread_id(), obs_tls.call_counter, s->name);
+}
+
+/* Shape (b): the next step opens in this iteration. Where the thread's
+ * steps open with a known kernel and this iteration begins with another
+ * (Hugging Face's next inputs prepared by kernels before the next forward,
+ * with a padded batch), the step opens at that kernel's launch; the
+ * launches before it stay in the phase they are in (the framework's step
+ * ends where its next forward begins). */
+static void open_step(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    struct token_loop *t = &p->automatic.loop;
+    if (!s->graph && t->ever_token_read && t->opener_known && s->name != t->opener) {
+        t->token_pending = false;
+        t->opener_wait = true;
+        t->per_launch_work = true;
+        t->wait_start = *s;
+        p->automatic.marks |= MARK_ITER;
+        LOG_DECISION(l, "step-opens-at-opener", "learned-opener-kernel", " name=%u opener=%u", s->name, t->opener);
+        return;
+    }
+    open_step_now(l, p, s, "token-read");
+    learn_opener(t, s);
+}
+
+/* Launches of an iteration waiting for the step's opener kernel. */
+static __attribute__((noinline)) void await_opener(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec)
+{
+    struct token_loop *t = &p->automatic.loop;
+    struct iteration_start s = t->wait_start;
+    if (name != t->opener)
+        return;
+    t->opener_wait = false;
+    s.name = name;
+    s.threads = launch_threads(rec);
+    s.htod = 0;
+    s.memset = false;
+    open_step_now(&p->logic, p, &s, "opener-kernel");
+}
+
+/* The iteration ended without the opener: it was no step (Hugging Face's
+ * output copied out after generate() returned). Its labels come off in the
+ * trace (live it carried the step it followed); the thread's steps no
+ * longer have a known opener, and the next iteration may still open one. */
+static void opener_missed(struct phase_thread *p)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    t->opener_wait = false;
+    t->opener_known = false;
+    t->opener_candidate = 0;
+    t->token_pending = true;
+    unlabel_since(a->iter_index);
+    LOG_DECISION(&p->logic, "not-a-step", "opener-kernel-missing", " opener=%u unlabelled_from_record=%llu",
+                 t->opener, (unsigned long long)a->iter_index);
+}
+
+/* Shape (b): the generation that began at the last token read was not
+ * one. It had one iteration that read a token, after a generation with no
+ * decode step, and this iteration
+ * - looks the same (kernel, size, bytes in): it was that generation's
+ *   decode step 0 (ggml with a prompt of a few tokens, -np N sequences per
+ *   step: a step is at least a quarter of the prompt), this is step 1;
+ * - is smaller, copies its own inputs in (a loop that feeds every
+ *   evaluation) and looks like the thread's decode steps (no larger, no
+ *   more bytes in): it was that generation's last prompt chunk (ggml's -b,
+ *   chunks that each read their logits), this is step 0.
+ * Its labels become the step's, or the PREFILL's, in the trace (a
+ * RELABEL); live it carried a PREFILL range of its own. */
+enum rejoin_signal { REJOIN_NO = 0, REJOIN_AS_STEP, REJOIN_AS_CHUNK };
+static const char *const rejoin_signal_names[] = {"none", "next-iteration-looks-the-same",
+                                                  "next-iteration-smaller-and-copies-in"};
+
+static enum rejoin_signal was_not_a_prompt(const struct logic *l, const struct token_loop *t,
+                                           const struct iteration_start *s)
+{
+    struct iteration_look look = look_of(s);
+    if (l->top != OBS_PHASE_PREFILL || t->origin != ORIGIN_AT_TOKEN_READ || t->prev_gen_steps != 0 ||
+        t->gen_iterations != 1 || t->gen_token_reads != 1 || l->gen == 0)
+        return REJOIN_NO;
+    if (same_look(&t->prompt, &look))
+        return REJOIN_AS_STEP;
+    return s->htod > 0 && smaller_look(&t->prompt, &look) && t->decode_seen && !s->graph &&
+                   s->threads <= t->decode_threads && s->htod <= t->decode_htod_max
+               ? REJOIN_AS_CHUNK
+               : REJOIN_NO;
+}
+
+static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s,
+                                       enum rejoin_signal how)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    struct range label;
+    uint64_t from = a->gen_first_index;
+    struct iteration_look was = t->prompt;
+    l->gen--;
+    if (how == REJOIN_AS_STEP)
+        label = (struct range){OBS_PHASE_DECODE, 0, OBS_PHASE_STEP_NAME_BASE, l->gen};
+    else
+        label = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+    relabel_since(from, &label);
+    LOG_DECISION(l, how == REJOIN_AS_STEP ? "was-a-step" : "was-a-prompt-chunk", rejoin_signal_names[how],
+                 " relabelled_from_record=%llu threads=%llu htod=%llu was_threads=%llu was_htod=%llu",
+                 (unsigned long long)from, (unsigned long long)s->threads, (unsigned long long)s->htod,
+                 (unsigned long long)was.threads, (unsigned long long)was.htod);
+    /* the previous generation goes on */
+    t->prompt = t->prev_prompt;
+    t->origin = t->prev_origin;
+    t->gen_iterations += t->prev_gen_iterations;
+    t->gen_token_reads += t->prev_gen_token_reads;
+    a->gen_first_index = a->prev_gen_first_index;
+    a->marks &= (uint8_t)~MARK_GEN;
+    if (how == REJOIN_AS_STEP) {
+        /* with that iteration as its step 0, and this one opening step 1 */
+        enter_decode(l, 0);
+        t->step0 = was;
+        t->steps_like_prompt = same_look(&t->prompt, &t->step0);
+        t->steps_alike = true;
+        t->gen_steps = 1;
+        a->step0_index = from;
+        a->marks &= (uint8_t)~MARK_STEP0;
+        remember_step(t, &t->step0);
+    }
+    open_step(l, p, s);
+}
+
+/* Automatic mode, shape (b) (and the guess used while shape (a) is being
+ * learned): the launches between two host delimiters are an iteration. A
+ * generation's iterations up to its first token read are its PREFILL; after
+ * a token read, the next iteration is a new prompt (a signal of new_prompt),
+ * work that follows the read (post_token), or the next decode step, whose
+ * later iterations up to its token read are the step's. */
 static __attribute__((noinline)) void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     enum prompt_signal prompt;
-    enum chunk_signal chunk;
+    enum post_signal post;
+    enum rejoin_signal rejoin;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s);
     if (!l->started) {
-        start_generation(l, a, s);
+        start_generation(l, a, s, ORIGIN_OTHER);
         LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
                      (unsigned long long)s->htod);
     } else if (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns) {
-        start_generation(l, a, s);
+        start_generation(l, a, s, ORIGIN_OTHER);
         LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
                      (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
                      (unsigned long long)(engine.set.gen_gap_ns / 1000000u));
-    } else if (l->top == OBS_PHASE_PREFILL && !t->ever_token_read && !t->gen_token_read && s->htod > 0 &&
-               t->prompt_htod == 0) {
-        /* The thread's first prompt arrives after iterations that copied
-         * nothing in and read nothing back: those were a warm-up (graphs
-         * captured at start-up). Not a generation: their labels come off
-         * in the trace, and the prompt takes the generation's number. */
-        uint64_t warm_up_from = a->gen_first_index;
-        unlabel_since(a->gen_first_index);
-        l->started = l->gen > 0;
-        l->gen = l->gen > 0 ? l->gen - 1 : 0;
-        start_generation(l, a, s);
-        LOG_DECISION(l, "warm-up", "copy-in-after-iterations-with-no-copy",
-                     " htod=%llu unlabelled_from_record=%llu; this iteration is the prompt",
-                     (unsigned long long)s->htod, (unsigned long long)warm_up_from);
-    } else if (l->top == OBS_PHASE_PREFILL && (chunk = prompt_continues(t, s)) != CHUNK_NO) {
-        /* the prompt's next chunk */
-        LOG_DECISION(l, "prefill-continues", chunk_signal_names[chunk], " threads=%llu prompt_threads=%llu",
-                     (unsigned long long)s->threads, (unsigned long long)t->prompt_threads);
-    } else if ((l->top == OBS_PHASE_PREFILL || l->top == OBS_PHASE_DECODE) &&
-               (prompt = new_prompt(t, s)) != PROMPT_NO) {
+    } else if (!t->token_pending) {
+        if (l->top == OBS_PHASE_PREFILL)
+            LOG_DECISION(l, "prefill-continues", "no-token-read-yet", " threads=%llu prompt_threads=%llu",
+                         (unsigned long long)s->threads, (unsigned long long)t->prompt.threads);
+        else if (l->top == OBS_PHASE_DECODE)
+            LOG_DECISION(l, "step-continues", "no-token-read-since-it-began", " threads=%llu graph=%d",
+                         (unsigned long long)s->threads, s->graph);
+        else {
+            start_generation(l, a, s, ORIGIN_OTHER);
+            LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
+        }
+    } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
+        rejoin_previous_generation(l, p, s, rejoin);
+    } else if ((prompt = new_prompt(t, s)) != PROMPT_NO) {
         char numbers[192] = "";
         if (obs_debug_on(OBS_DBG_PHASES, 2)) /* before start_generation replaces what it compared */
             prompt_numbers(numbers, sizeof numbers, prompt, t, s);
-        start_generation(l, a, s);
+        start_generation(l, a, s, ORIGIN_AT_TOKEN_READ);
         LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
-    } else if (l->top == OBS_PHASE_PREFILL) {
-        enter_decode(l, 0);
-        remember_step(t, s);
-        LOG_DECISION(l, "decode-starts", "no-prompt-signal",
-                     " threads=%llu prompt_threads=%llu htod=%llu prompt_htod=%llu graph=%d token_read=%d",
-                     (unsigned long long)s->threads, (unsigned long long)t->prompt_threads,
-                     (unsigned long long)s->htod, (unsigned long long)t->prompt_htod, s->graph, t->gen_token_read);
-    } else if (l->top == OBS_PHASE_DECODE) {
-        l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
-        remember_step(t, s);
-        LOG_DECISION(l, "step", "next-iteration", " threads=%llu htod=%llu graph=%d", (unsigned long long)s->threads,
-                     (unsigned long long)s->htod, s->graph);
+    } else if (t->ever_token_read && (post = post_token(a, s)) != POST_NO) {
+        LOG_DECISION(l, "post-token-work", post_signal_names[post], " name=%u read_bytes=%llu", s->name,
+                     (unsigned long long)t->last_read_bytes);
     } else {
-        start_generation(l, a, s);
-        LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
+        open_step(l, p, s);
     }
+    t->gen_iterations++;
 }
 
 static inline uint8_t role_of(const struct auto_state *a, uint32_t name)
@@ -1072,19 +1490,28 @@ static bool single_kernel(const struct history_entry *unit, uint32_t len)
 
 /* Online: after appending history entry i (of the current segment), the
  * length of the periodic stretch ending at i for each period; the first
- * period whose stretch holds UNIT_MIN_REPEATS whole units is the unit. */
+ * period whose stretch holds UNIT_MIN_REPEATS whole units is the unit.
+ * Before the thread's first delimiter it is only noted: a prompt's layers
+ * repeat too, and the copy or read that ends its iteration (a token loop)
+ * must come first (on_delimiter takes the unit at the first delimiter). */
 static void learn_online(struct phase_thread *p)
 {
     struct auto_state *a = &p->automatic;
     uint32_t i = a->history_n - 1, seg_i = i - a->segment_start, period, limit;
     uint32_t token = a->history[i].token;
     limit = seg_i < UNIT_MAX ? seg_i : UNIT_MAX;
-    for (period = UNIT_MIN; period <= limit; period++) {
+    for (period = UNIT_MIN; period <= limit && a->found_len == 0; period++) {
         if (token != GRAPH_TOKEN && a->history[i - period].token == token) {
             if (++a->run[period] >= period * (UNIT_MIN_REPEATS - 1) &&
                 !single_kernel(a->history + i - period + 1, period)) {
-                learn_unit(p, i - a->run[period] - period + 1, period);
-                return;
+                if (a->had_delimiter) {
+                    learn_unit(p, i - a->run[period] - period + 1, period);
+                    return;
+                }
+                a->found_start = i - a->run[period] - period + 1;
+                a->found_len = period;
+                OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u unit-noted unit_len=%u: taken at the first delimiter",
+                              obs_thread_id(), obs_tls.call_counter, period);
             }
         } else {
             a->run[period] = 0;
@@ -1107,20 +1534,34 @@ static void segment_ends(struct auto_state *a)
 /* ---- events ---------------------------------------------------------------------------- */
 
 /* Automatic mode: the launch moves the learned state, or at an iteration's
- * first launch the token loop's; while learning it also feeds the history. */
+ * first launch the token loop's; while learning it also feeds the history.
+ * Every launch notes its kernel as seen and ends the window of what came
+ * in before it. */
 static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec, bool graph,
                         bool new_segment)
 {
     struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
     bool steady_graph = false;
     if (a->learn == LEARNED) {
         steady_graph = step_learned(&p->logic, role_of(a, name), name, graph, true);
     } else if (new_segment) {
-        struct iteration_start s = {graph ? 0 : launch_threads(rec), a->loop.htod, obs_now_ns(), name, graph};
-        a->loop.prev_graph_first = a->loop.graph_first;
-        a->loop.graph_first = graph;
+        struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(),
+                                    name, graph, t->window_memset};
+        t->prev_graph_first = t->graph_first;
+        t->graph_first = graph;
         step_iterations(&p->logic, p, &s);
+    } else if (obs_unlikely(t->per_launch_work) && t->opener_wait && !graph) {
+        await_opener(p, name, rec);
     }
+    if (obs_unlikely(t->per_launch_work)) {
+        if (t->window_dirty)
+            forget_window(t);
+        t->per_launch_work = t->opener_wait;
+    }
+    t->iter_launched = true;
+    if (!graph && name < CLASS_CACHE && a->seen != NULL)
+        a->seen[name >> 3] |= (uint8_t)(1u << (name & 7));
     if (a->learn == LEARNING) {
         struct history_entry *e = &a->history[a->history_n++];
         e->index = UINT64_MAX; /* filled in once the record is stored */
@@ -1141,10 +1582,13 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
     unsigned n;
 
     if (engine.set.mode == OBS_PHASES_RULES) {
-        cls = rules_class(&p->rules, cls, rec, graph);
+        cls = rules_class(&p->rules, p->logic.started, cls, rec, graph);
         graph = graph && p->rules.iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
-        steady_graph = step_rules_mode(&p->logic, cls, name, graph, new_segment);
+        steady_graph = step_rules_mode(&p->logic, &p->rules, cls, name, graph, new_segment);
         kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
+        p->rules.iter_after = 0; /* iter:after: counts what came since the last launch */
+        p->rules.after_token = false;
+        p->rules.iter_launched = true;
     } else {
         steady_graph = auto_launch(p, name, rec, graph, new_segment);
         kv = (cls & CLASS_KV_DEFAULT) != 0;
@@ -1171,6 +1615,8 @@ static __attribute__((noinline)) void on_classified_transfer(struct phase_thread
         new_generation(&p->logic);
         LOG_DECISION(&p->logic, "new-generation", "rule-names-this-copy-or-memset", " phase=PREFILL");
     } else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE) {
+        if (engine.set.have_step_rule)
+            return; /* OBS_STEP opens the decode: this stays where it is */
         enter_decode(&p->logic, 0);
         LOG_DECISION(&p->logic, "decode-starts", "rule-names-this-copy-or-memset", " phase=%s", phase_names[phase & 3]);
     }
@@ -1179,26 +1625,61 @@ static __attribute__((noinline)) void on_classified_transfer(struct phase_thread
     move_to(p, want, n);
 }
 
+/* Rules: a token read (as in automatic mode), and a warm-up: launches
+ * before the thread's first copy in that read nothing lose their labels
+ * in the trace (live they carried their ranges), as in automatic mode. */
+static __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
+{
+    struct rules_state *r = &p->rules;
+    if (dir == OBS_DIR_DTOH && r->iter_launched && bytes >= TOKEN_READ_MIN)
+        r->iter_token = true;
+    if (dir != OBS_DIR_HTOD || r->copied_in)
+        return;
+    r->copied_in = true;
+    if (p->logic.started && !r->ever_token_read && r->first_index != UINT64_MAX) {
+        uint64_t from = r->first_index;
+        unlabel_since(from);
+        p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+        move_to(p, NULL, 0);
+        r->first_index = UINT64_MAX;
+        LOG_DECISION(&p->logic, "warm-up", "first-copy-in-after-launches-with-no-copy",
+                     " htod=%llu unlabelled_from_record=%llu; the next launch begins generation 0",
+                     (unsigned long long)bytes, (unsigned long long)from);
+    }
+}
+
 /* Automatic mode: copies between host and device mark a host-fed loop
- * (no shape (a) for it), a copy in counts towards the next iteration's
- * input, a copy out is a token read. */
+ * (no shape (a) for it); a copy in counts towards the next iteration's
+ * inputs (the window since the last launch or token read); a copy out of
+ * at least TOKEN_READ_MIN bytes after a launch of the iteration is its
+ * token read (smaller: a flag). */
 static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
+    bool first_copy = !t->copied;
     if (dir == OBS_DIR_HTOD) {
-        t->htod += bytes;
+        if (t->window_first_index == UINT64_MAX)
+            t->window_first_index = obs_thread_next_index();
+        t->window_htod += bytes;
+        t->window_dirty = true;
+        t->per_launch_work = true;
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u copy-in bytes=%llu window_htod=%llu", obs_thread_id(),
+                      obs_tls.call_counter, (unsigned long long)bytes, (unsigned long long)t->window_htod);
     } else if (dir == OBS_DIR_DTOH) {
-        t->iter_token_read = true;
+        bool token = t->iter_launched && bytes >= TOKEN_READ_MIN;
+        if (token)
+            t->iter_token_bytes = bytes;
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu after_launch=%d", obs_thread_id(),
+                      obs_tls.call_counter, token ? "token-read" : "flag-read", (unsigned long long)bytes,
+                      t->iter_launched);
     } else {
         return;
     }
-    OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu htod=%llu", obs_thread_id(), obs_tls.call_counter,
-                  dir == OBS_DIR_HTOD ? "copy-in" : "token-read", (unsigned long long)bytes,
-                  (unsigned long long)t->htod);
     t->copied = true;
     if (a->learn == LEARNING) {
         a->learn = GAVE_UP;
+        a->found_len = 0;
         free_history(a);
         OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u gave-up because=copy-%s: a token loop, shape (b) for good",
                       obs_thread_id(), obs_tls.call_counter, dir == OBS_DIR_HTOD ? "in" : "out");
@@ -1218,7 +1699,34 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
                       "generations start again from 0",
                       obs_thread_id(), obs_tls.call_counter, dir == OBS_DIR_HTOD ? "in" : "out",
                       (unsigned long long)a->learn_first_index);
+        return;
     }
+    if (first_copy && dir == OBS_DIR_HTOD && p->logic.started) {
+        /* The thread's first input arrives after launches that copied
+         * nothing in and read nothing back: those were a warm-up (graphs
+         * captured at start-up), not a generation. Their labels come off
+         * in the trace (live they carried a PREFILL range); the next launch
+         * begins generation 0. */
+        uint64_t from = a->thread_first_index;
+        unlabel_since(from);
+        p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+        move_to(p, NULL, 0);
+        LOG_DECISION(&p->logic, "warm-up", "first-copy-in-after-launches-with-no-copy",
+                     " htod=%llu unlabelled_from_record=%llu; the next launch begins generation 0",
+                     (unsigned long long)bytes, (unsigned long long)from);
+    }
+}
+
+/* Automatic mode: a memset before an iteration's first launch (llama.cpp
+ * clears its KV cache this way between conversations). */
+static __attribute__((noinline)) void on_auto_memset(struct phase_thread *p, uint64_t bytes)
+{
+    struct token_loop *t = &p->automatic.loop;
+    t->window_memset = true;
+    t->window_dirty = true;
+    t->per_launch_work = true;
+    OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u memset bytes=%llu", obs_thread_id(), obs_tls.call_counter,
+                  (unsigned long long)bytes);
 }
 
 void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
@@ -1249,14 +1757,18 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
     case EV_COPY:
     case EV_COPY_SYNC:
         dir = c->rec.flags & OBS_CALL_DIR_MASK;
-        if (engine.set.mode == OBS_PHASES_RULES)
+        if (engine.set.mode == OBS_PHASES_RULES) {
+            rules_copy(p, dir, c->rec.u.bytes);
             on_classified_transfer(p, engine.set.copy_class[dir % OBS_DIR_COUNT], 1u << (dir % OBS_DIR_COUNT));
+        }
         else
             on_auto_copy(p, dir, c->rec.u.bytes);
         break;
     case EV_MEMSET:
         if (engine.set.mode == OBS_PHASES_RULES)
             on_classified_transfer(p, engine.set.memset_class, OBS_AFTER_MEMSET);
+        else
+            on_auto_memset(p, c->rec.u.bytes);
         break;
     default:
         break;
@@ -1269,46 +1781,91 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
 {
     if (a->learn == LEARNING && a->history_n > 0 && a->history[a->history_n - 1].index == UINT64_MAX)
         a->history[a->history_n - 1].index = obs_call_last_index(c);
-    if (obs_unlikely(a->mark_gen_first)) {
-        a->gen_first_index = obs_call_last_index(c);
-        a->mark_gen_first = false;
+    if (obs_unlikely(a->marks != 0)) {
+        uint64_t index = obs_call_last_index(c);
+        if (a->marks & MARK_GEN)
+            a->gen_first_index = index;
+        if (a->marks & MARK_STEP0)
+            a->step0_index = index;
+        if (a->marks & MARK_THREAD)
+            a->thread_first_index = index;
+        if (a->marks & MARK_ITER)
+            a->iter_index = index;
+        a->marks = 0;
     }
 }
 
+/* Rules with OBS_STEP: a decode iteration that read a token with no
+ * OBS_STEP launch since the previous token read was no step (Hugging
+ * Face's output sliced and copied out after generate() returned, as the
+ * automatic mode reads it: an iteration without the steps' opener). Its
+ * labels come off in the trace; live it carried the step it followed. */
+static __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p)
+{
+    unlabel_since(p->rules.iter_index);
+    LOG_DECISION(&p->logic, "not-a-step", "token-read-with-no-OBS_STEP-launch-since-the-last",
+                 " unlabelled_from_record=%llu", (unsigned long long)p->rules.iter_index);
+}
+
 /* A host delimiter (a sync, or a synchronous copy from the device) ends
- * the iteration: the ranges end with it, except a prompt's PREFILL that
- * has read no token yet: it may go on (a chunk of a chunked prefill),
- * which the next launch tells. It stays open until then (one PREFILL range
- * per prompt in nsys, as in the trace); if it does not go on, its trace END
- * carries this delimiter's time. */
+ * the iteration. In automatic mode the phase may go on after it (a
+ * prompt's next chunk, a step's next iteration, the work that follows a
+ * token read), which the next launch tells: the ranges stay open until
+ * then (one range per prompt and per step in nsys, as in the trace), and
+ * if the phase does not go on, its trace END carries the time of the first
+ * delimiter after its last launch. Rules hold them the same way (the next
+ * launch's phase is given at the launch: a prompt of several iterations is
+ * one PREFILL range live). A thread that learned shape (a) ends the ranges
+ * at every delimiter. */
 static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8_t ev, unsigned dir)
 {
     uint64_t now = obs_now_ns();
     if (engine.set.mode == OBS_PHASES_AUTO) {
         struct auto_state *a = &p->automatic;
-        bool prompt_may_go_on = a->learn != LEARNED && p->logic.top == OBS_PHASE_PREFILL && p->depth > 0 &&
-                                !a->loop.gen_token_read && !a->loop.iter_token_read;
-        if (!prompt_may_go_on)
+        struct token_loop *t = &a->loop;
+        bool token = t->iter_token_bytes > 0, close;
+        if (t->opener_wait)
+            opener_missed(p);
+        if (a->learn == LEARNING && a->found_len != 0)
+            learn_unit(p, a->found_start, a->found_len); /* noted in this first iteration, no copy in it */
+        close = a->learn == LEARNED;
+        if (close)
             move_to(p, NULL, 0);
-        else
+        else if (p->held_end_t == 0)
             p->held_end_t = now;
-        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s token_read=%d ranges=%s", obs_thread_id(),
-                      obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read", a->loop.iter_token_read,
-                      prompt_may_go_on ? "prefill-held-open" : "closed");
-        if (a->loop.iter_token_read) {
-            a->loop.gen_token_read = true;
-            a->loop.ever_token_read = true;
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s token_read=%llu ranges=%s", obs_thread_id(),
+                      obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read",
+                      (unsigned long long)t->iter_token_bytes, close ? "closed" : "held-open");
+        if (token || !t->copied) /* a loop that never copied: each iteration may be the next step */
+            t->token_pending = true;
+        if (token) {
+            t->gen_token_read = true;
+            t->ever_token_read = true;
+            t->gen_token_reads++;
+            t->last_read_bytes = t->iter_token_bytes;
+            forget_window(t);
         }
-        a->loop.iter_token_read = false;
-        a->loop.htod = 0;
+        t->iter_token_bytes = 0;
+        t->iter_launched = false;
+        a->had_delimiter = true;
         if (a->learn == LEARNING)
             segment_ends(a);
     } else {
-        move_to(p, NULL, 0);
-        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=closed", obs_thread_id(),
+        if (p->held_end_t == 0)
+            p->held_end_t = now;
+        OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s ranges=held-open", obs_thread_id(),
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
-        p->rules.iter_open = false; /* a synchronous copy that delimits counts for the next iteration */
-        p->rules.iter_after = ev == EV_COPY_SYNC ? (uint16_t)(1u << (dir % OBS_DIR_COUNT)) : 0;
+        (void)dir;
+        p->rules.iter_open = false;
+        if (p->rules.iter_token && p->rules.step_armed && p->rules.iter_index != UINT64_MAX &&
+            p->logic.top == OBS_PHASE_DECODE)
+            rules_not_a_step(p);
+        p->rules.iter_index = UINT64_MAX;
+        if (p->rules.iter_token) {
+            p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = p->rules.step_armed = true;
+            p->rules.iter_token = false;
+        }
+        p->rules.iter_launched = false;
     }
     p->after_delimiter = true;
     p->delimiter_t = now;
@@ -1335,14 +1892,33 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         obs_range_pop();
         p->launch_range_open = false;
     }
-    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && engine.set.mode == OBS_PHASES_AUTO)
+    if ((ev == EV_LAUNCH || ev == EV_GRAPH) && engine.set.mode == OBS_PHASES_AUTO) {
         auto_launch_stored(&p->automatic, c);
+    } else if ((ev == EV_LAUNCH || ev == EV_GRAPH) && obs_unlikely(p->rules.marks != 0)) {
+        if (p->rules.marks & RULES_MARK_FIRST)
+            p->rules.first_index = obs_call_last_index(c);
+        if (p->rules.marks & RULES_MARK_ITER)
+            p->rules.iter_index = obs_call_last_index(c);
+        p->rules.marks = 0;
+    }
     dir = c->rec.flags & OBS_CALL_DIR_MASK;
     if (ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT)))
         on_delimiter(p, ev, dir);
     obs_call_forget_slow(); /* slow paths taken after the real call belong to no call */
     obs_tls.depth = 0;
     errno = saved_errno;
+}
+
+void obs_phase_end_open_ranges(void)
+{
+    struct phase_thread *p = phase_tls;
+    if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1 || p->depth == 0)
+        return;
+    if (p->launch_range_open) {
+        obs_range_pop();
+        p->launch_range_open = false;
+    }
+    move_to(p, NULL, 0);
 }
 
 /* ---- set-up ------------------------------------------------------------------------------ */

@@ -52,6 +52,11 @@ static inline bool obs_phase_enabled(void)
 /* The mode in use (after init). */
 enum obs_phase_mode obs_phase_engine_mode(void);
 
+/* At exit, on the exiting thread (guard held): end the ranges it still
+ * holds open (a phase that could have gone on past its last delimiter),
+ * live and in the trace (their END at that delimiter's time). */
+void obs_phase_end_open_ranges(void);
+
 /* Around a recorded call (depth guard held). */
 void obs_phase_before(const struct obs_hooked_call *c, uint16_t api);
 void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t status);

@@ -106,6 +106,13 @@ struct obs_launch_size obs_launch_size_of(uint64_t grid_blocks, uint64_t block_t
 uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_t mask,
                                         const struct obs_launch_size *size, unsigned after)
 {
+    uint8_t kind;
+    return obs_phase_rules_match_iteration_kind(r, mask, size, after, &kind);
+}
+
+uint8_t obs_phase_rules_match_iteration_kind(const struct obs_phase_rules *r, uint32_t mask,
+                                             const struct obs_launch_size *size, unsigned after, uint8_t *kind)
+{
     uint32_t m = r->iter_mask;
     while (m != 0) {
         unsigned i = (unsigned)__builtin_ctz(m);
@@ -119,11 +126,16 @@ uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_
                                                                : p->direction < 16 && ((after >> p->direction) & 1u);
         else if (p->kind == OBS_PATTERN_MEMSET)
             holds = (after & OBS_AFTER_MEMSET) != 0;
+        else if (p->kind == OBS_PATTERN_UNTIL_TOKEN)
+            holds = (after & OBS_AFTER_NO_TOKEN) != 0;
         else
             holds = size != NULL && ((mask >> i) & 1u) && obs_phase_pattern_holds(p, size);
-        if (holds)
+        if (holds) {
+            *kind = p->kind;
             return p->phase;
+        }
     }
+    *kind = OBS_PATTERN_KERNEL;
     return OBS_PHASE_NONE;
 }
 
@@ -346,8 +358,8 @@ static int parse_pattern(struct parser *p, uint8_t phase)
     n = p->pos - body;
     if (n == 0) {
         if (body > begin)
-            return fail(p, p->pos, "empty selector after 'iter:' (expected a kernel glob, after:memcpy[:KIND] or "
-                                   "after:memset)%s", NULL);
+            return fail(p, p->pos, "empty selector after 'iter:' (expected a kernel glob, after:memcpy[:KIND], "
+                                   "after:memset or until:token)%s", NULL);
         if (t[p->pos] == '[')
             return fail(p, p->pos, "a condition needs a kernel glob before it%s", NULL);
         if (t[p->pos] == '\0' || t[p->pos] == ',' || t[p->pos] == ';')
@@ -365,7 +377,10 @@ static int parse_pattern(struct parser *p, uint8_t phase)
     if (p->step_rule && pat->iteration)
         return fail(p, begin, "a step opens with a kernel: '%s' is not a kernel glob",
                     quote(t, begin, p->pos - begin, shown, sizeof shown));
-    if (pat->iteration && n >= 6 && strncasecmp(t + body, "after:", 6) == 0) {
+    if (pat->iteration && n == 11 && strncasecmp(t + body, "until:token", 11) == 0) {
+        pat->kind = OBS_PATTERN_UNTIL_TOKEN;
+        rc = 0;
+    } else if (pat->iteration && n >= 6 && strncasecmp(t + body, "after:", 6) == 0) {
         rc = parse_transfer(p, body + 6, n - 6, pat);
         if (rc > 0)
             return fail(p, body + 6, "expected memcpy, memcpy:KIND or memset after 'iter:after:', found '%s'",

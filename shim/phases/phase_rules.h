@@ -3,7 +3,8 @@
  *   OBS_PHASES = rule { ";" rule }        rule    = PHASE "=" pattern { "," pattern }
  *   OBS_STEP   = glob { "," glob }        PHASE   = PREFILL | DECODE | KV_GATHER (any case)
  *   pattern    = glob { cond } | "memcpy" [ ":" KIND ] | "memset" | selector
- *   selector   = "iter:after:memcpy" [ ":" KIND ] | "iter:after:memset" | "iter:" glob { cond }
+ *   selector   = "iter:after:memcpy" [ ":" KIND ] | "iter:after:memset" | "iter:until:token"
+ *              | "iter:" glob { cond }
  *   cond       = "[" SIZE OP NUMBER "]"   SIZE = threads | grid | block   OP = < | <= | > | >= | =
  *   NUMBER     = decimal digits [ "k" | "M" ]   (k = 1024, M = 1048576)
  *   KIND       = HtoD | DtoH | DtoD | HtoH | peer | default | *   (any case; so are memcpy,
@@ -27,11 +28,14 @@
  * waiting for an event, or a synchronous DtoH/default copy). At an
  * iteration's first launch they are tried in the order written:
  * `iter:after:memcpy:KIND` holds when a copy of that kind came since the
- * previous delimiter (the delimiter itself counts when it is a synchronous
- * copy), `iter:after:memset` likewise for a memset, `iter:glob[conds]` when
- * the first launch is a kernel whose base name and size match. The first
- * that holds gives its phase to every launch of the iteration, in place of
- * the per-launch patterns.
+ * thread's previous launch (a synchronous copy that delimits counts for the
+ * iteration after it), `iter:after:memset` likewise for a memset,
+ * `iter:until:token` while the thread's generation has read no token yet
+ * (a copy from the device of at least 4 bytes after a launch of its
+ * iteration) or none has begun, `iter:glob[conds]` when the first launch
+ * is a kernel whose base name and size match. The first that holds gives
+ * its phase to every launch of the iteration, in place of the per-launch
+ * patterns.
  *
  * Patterns are tried in the order written; the first match wins. Blanks
  * around names, patterns and separators and inside conditions are
@@ -63,7 +67,7 @@ enum obs_phase_id {
     OBS_PHASE_ID_COUNT
 };
 
-enum obs_pattern_kind { OBS_PATTERN_KERNEL = 0, OBS_PATTERN_MEMCPY = 1, OBS_PATTERN_MEMSET = 2 };
+enum obs_pattern_kind { OBS_PATTERN_KERNEL = 0, OBS_PATTERN_MEMCPY = 1, OBS_PATTERN_MEMSET = 2, OBS_PATTERN_UNTIL_TOKEN = 3 };
 
 #define OBS_PATTERN_ANY_DIRECTION 0xffu
 
@@ -102,9 +106,12 @@ struct obs_launch_size {
     uint64_t threads, grid, block;
 };
 
-/* What came since the last host delimiter, for `iter:after:`: bit
- * (1 << direction) per copy direction, OBS_AFTER_MEMSET for a memset. */
+/* What came since the last launch, for `iter:after:`: bit (1 << direction)
+ * per copy direction, OBS_AFTER_MEMSET for a memset; and, for
+ * `iter:until:token`, OBS_AFTER_NO_TOKEN while the thread's generation has
+ * read no token yet (or none has begun). */
 #define OBS_AFTER_MEMSET 0x8000u
+#define OBS_AFTER_NO_TOKEN 0x4000u
 
 struct obs_phase_rule_error {
     size_t column;    /* 1-based, in bytes of the text */
@@ -162,6 +169,9 @@ static inline uint8_t obs_phase_rules_match_launch(const struct obs_phase_rules 
  * selector holds) after what `after` says came since the delimiter. */
 uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_t mask,
                                         const struct obs_launch_size *size, unsigned after);
+/* The same, and *kind the kind of the selector that held (enum obs_pattern_kind). */
+uint8_t obs_phase_rules_match_iteration_kind(const struct obs_phase_rules *r, uint32_t mask,
+                                             const struct obs_launch_size *size, unsigned after, uint8_t *kind);
 
 /* Glob match (iterative: linear backtracking to the last star). */
 bool obs_glob_match(const char *glob, const char *text);

@@ -167,6 +167,11 @@ struct gen_acc {
     /* Graph nodes replayed in the decode outside any step (a captured
      * steady loop), and kernels launched in its DECODE/STEP_0. */
     uint64_t graph_nodes, step0_kernels;
+    /* Token reads (find_token_reads): the PREFILL's last, the steps' last:
+     * host end of the delimiter that completed it, device end of the copy
+     * (0: none), bytes. */
+    uint64_t prompt_read_end, prompt_read_gpu_end, prompt_read_bytes;
+    uint64_t last_read_end, last_read_gpu_end, last_read_bytes;
 };
 
 /* Generations and phase keys are numbered by sorted unique value; a
@@ -310,6 +315,90 @@ static int generation_rates_host(struct obs_generation_row *gr, const struct gen
     gr->tokens_per_s =
         gr->tokens_defined ? (double)(gr->decode_steps - 1) * 1e9 / (double)(g->steady_end - g->step0_end) : 0.0;
     return (gr->has_first_decode && g->step0_end == 0) || (gr->decode_steps >= 2 && g->steady_end == 0);
+}
+
+/* The first token from the prompt's own logits: TTFT to the end of the
+ * PREFILL's token read; a token per step (per sequence) after it. */
+static void generation_rates_token(struct obs_generation_row *gr, const struct gen_acc *g, int gpu)
+{
+    uint64_t begin = gpu ? g->prefill.b : g->prefill_begin;
+    uint64_t first = gpu ? g->prompt_read_gpu_end : g->prompt_read_end;
+    uint64_t last = gpu ? g->last_read_gpu_end : g->last_read_end;
+    gr->first_token = "prefill";
+    gr->ttft_defined = gr->has_prefill && first > begin;
+    gr->ttft_ms = gr->ttft_defined ? (double)(first - begin) / 1e6 : 0.0;
+    gr->sequences = 1;
+    if (g->prompt_read_bytes > 0 && g->last_read_bytes > g->prompt_read_bytes &&
+        g->last_read_bytes % g->prompt_read_bytes == 0)
+        gr->sequences = (uint32_t)(g->last_read_bytes / g->prompt_read_bytes);
+    gr->steps_defined = gr->decode_steps >= 1 && first > 0 && last > first;
+    gr->steps_per_s = gr->steps_defined ? (double)gr->decode_steps * 1e9 / (double)(last - first) : 0.0;
+    gr->itl_ms = gr->steps_defined ? (double)(last - first) / 1e6 / (double)gr->decode_steps : 0.0;
+    gr->tokens_defined = gr->steps_defined;
+    gr->tokens_per_s = gr->steps_per_s * gr->sequences;
+}
+
+/* Token reads, per thread in call order: a copy from the device of at
+ * least TOKEN_READ_MIN bytes after a launch of the same iteration,
+ * complete at the delimiter that ends the iteration (the copy itself when
+ * synchronous). Each counts for the generation and step of the read copy:
+ * the PREFILL's last one, and the last one of its steps. */
+#define TOKEN_READ_MIN 4u
+
+static void token_read_done(struct phase_work *w, const struct obs_call *read, const struct obs_call *end)
+{
+    const struct range_acc *r;
+    const struct obs_gpu_time *gt = obs_call_gpu(w->t, read);
+    struct gen_acc *g;
+    if (read->phase == OBS_NONE)
+        return;
+    r = &w->ranges[read->phase];
+    g = &w->gen[r->gen];
+    if (r->step == PREFILL_MARK) {
+        if (end->host_end >= g->prompt_read_end) {
+            g->prompt_read_end = end->host_end;
+            g->prompt_read_gpu_end = gt != NULL ? gt->end : 0;
+            g->prompt_read_bytes = read->u.bytes;
+        }
+    } else if (end->host_end >= g->last_read_end) {
+        g->last_read_end = end->host_end;
+        g->last_read_gpu_end = gt != NULL ? gt->end : 0;
+        g->last_read_bytes = read->u.bytes;
+    }
+}
+
+static int find_token_reads(struct phase_work *w)
+{
+    const struct obs_trace *t = w->t;
+    size_t *pending = malloc((t->nthreads ? t->nthreads : 1) * sizeof *pending), i;
+    uint8_t *launched = calloc(t->nthreads ? t->nthreads : 1, 1);
+    if (pending == NULL || launched == NULL) {
+        free(pending);
+        free(launched);
+        return -1;
+    }
+    for (i = 0; i < t->nthreads; i++)
+        pending[i] = SIZE_MAX;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        uint32_t th = c->thread;
+        if (th >= t->nthreads)
+            continue;
+        if (c->kind == OBS_KIND_KERNEL || c->kind == OBS_KIND_GRAPH)
+            launched[th] = 1;
+        else if (c->kind == OBS_KIND_MEMCPY && (c->flags & OBS_CALL_DIR_MASK) == OBS_DIR_DTOH && launched[th] &&
+                 c->u.bytes >= TOKEN_READ_MIN)
+            pending[th] = i;
+        if (host_delimiter(c)) {
+            if (pending[th] != SIZE_MAX)
+                token_read_done(w, &t->calls[pending[th]], c);
+            pending[th] = SIZE_MAX;
+            launched[th] = 0;
+        }
+    }
+    free(pending);
+    free(launched);
+    return 0;
 }
 
 /* ---- the steps of obs_phase_stats_compute ---------------------------------------- */
@@ -558,6 +647,20 @@ static int gather_generation_rows(struct phase_work *w, struct obs_phase_stats *
     return 0;
 }
 
+/* OBS_GPU_TIME=steps times no single call: a token read's device end is
+ * the end of its range's span (the PREFILL's for the prompt's token, the
+ * last step's for the last token); the marks enclose the read's copy. */
+static void read_ends_from_range_spans(struct gen_acc *g)
+{
+    uint64_t last = 0;
+    g->prompt_read_gpu_end = span_set(&g->prefill) ? g->prefill.e : 0;
+    if (span_set(&g->first_decode))
+        last = g->first_decode.e;
+    if (span_set(&g->steady) && g->steady.e > last)
+        last = g->steady.e;
+    g->last_read_gpu_end = g->last_read_end != 0 ? last : 0;
+}
+
 /* The generations that have calls, with their TTFT and tokens/s. */
 static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
 {
@@ -570,10 +673,22 @@ static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
         gr->generation = (uint32_t)w->gens[i];
         gr->thread = w->t->threads[w->gens[i] >> 32].tid;
         generation_spans(gr, &w->gen[i]);
-        if (s->gpu_time)
+        gr->first_token = "step0";
+        gr->sequences = 1;
+        if (w->gen[i].prompt_read_end != 0) {
+            if (s->gpu_steps)
+                read_ends_from_range_spans(&w->gen[i]);
+            generation_rates_token(gr, &w->gen[i], s->gpu_time);
+        }
+        else if (s->gpu_time)
             generation_rates_gpu(gr);
         else if (generation_rates_host(gr, &w->gen[i]))
             s->unbounded_steps++;
+        if (gr->first_token[0] == 's' && gr->tokens_defined) {
+            gr->steps_defined = 1;
+            gr->steps_per_s = gr->tokens_per_s;
+            gr->itl_ms = 1e3 / gr->tokens_per_s;
+        }
         s->gens[s->ngens++] = *gr;
     }
 }
@@ -630,8 +745,8 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
     if (s->gpu_steps)
         add_range_spans(&w, s);
     sum_range_times(&w, s);
-    if (count_decode_steps(&w, s) != 0 || order_phase_rows(&w, s) != 0 || gather_generation_rows(&w, s) != 0 ||
-        gather_step_rows(&w, s) != 0)
+    if (find_token_reads(&w) != 0 || count_decode_steps(&w, s) != 0 || order_phase_rows(&w, s) != 0 ||
+        gather_generation_rows(&w, s) != 0 || gather_step_rows(&w, s) != 0)
         goto out;
     finish_generations(&w, s);
     choose_bests(s);
@@ -726,8 +841,14 @@ int obs_report_phases_csv(const struct obs_trace *t, FILE *out)
         fputc(',', out);
         if (g->has_steady)
             fprintf(out, "%.6f", (double)g->steady_ns / 1e6);
-        fprintf(out, ",%llu,%llu,%llu,%llu,%d,%u\n", (unsigned long long)g->calls, (unsigned long long)g->launches,
-                (unsigned long long)g->kernels, (unsigned long long)g->bytes, g->in_best, g->thread);
+        fprintf(out, ",%llu,%llu,%llu,%llu,%d,%u,%s,", (unsigned long long)g->calls, (unsigned long long)g->launches,
+                (unsigned long long)g->kernels, (unsigned long long)g->bytes, g->in_best, g->thread, g->first_token);
+        if (g->steps_defined)
+            fprintf(out, "%.3f", g->steps_per_s);
+        fprintf(out, ",%u,", g->sequences);
+        if (g->steps_defined)
+            fprintf(out, "%.6f", g->itl_ms);
+        fputc('\n', out);
     }
     obs_phase_stats_free(&s);
     if (fflush(out) != 0 || ferror(out)) {

@@ -1,7 +1,8 @@
 /* Phase statistics of a trace: the phase table (time, launches, kernels,
- * bytes per phase and per generation) and, per generation, TTFT and steady
- * tokens per second (seed 000's definitions). Shown by the summary and by
- * `obs-report phases`; definitions in docs/phases-report.md.
+ * bytes per phase and per generation) and, per generation, TTFT, the
+ * decode steps per second and tokens per second. Shown by the summary, by
+ * `obs-report phases`, the HTML page and the SQLite export; definitions in
+ * docs/phases-report.md.
  *
  * Times are GPU times (device spans) when the trace has any GPU span, host
  * API times otherwise (time_base says which); calls without a GPU span do
@@ -18,18 +19,27 @@
  *   T_prefill: span of the generation's calls of phase "PREFILL";
  *   T_first_decode: span of its calls with step 0 (any phase: KV_GATHER too);
  *   T_decode_after_first: span of its calls with step >= 1;
- *   N_decode: the number of distinct steps among its calls;
- *   TTFT = T_prefill + T_first_decode;
- *   tokens/s = (N_decode - 1) / T_decode_after_first, undefined when
- *     N_decode < 2 (the reference workload's warm-up) or the span is 0.
- * Without GPU time, TTFT and tokens/s are host wall-clock between host
- * delimiters (a synchronize, a synchronous copy to the host), as a
- * stopwatch around the loop reads them:
- *   TTFT = end of the last delimiter of step 0 - begin of the first PREFILL call;
- *   tokens/s = (N_decode - 1) / (end of the last delimiter of the steps after
- *     step 0 - end of the last delimiter of step 0);
- * undefined where no delimiter bounds the steps (shape (a): launches only,
- * counted in unbounded_steps). */
+ *   N_decode: the number of distinct steps among its calls.
+ * TTFT, by one of two definitions (first_token says which):
+ *   "prefill": the prompt's own logits give the first token (every real
+ *     framework): a *token read* (a copy from the device of at least 4
+ *     bytes after a launch of the same iteration, complete at the host
+ *     delimiter that ends the iteration) labelled PREFILL.
+ *       TTFT = end of the PREFILL's last token read - begin of the first
+ *         PREFILL call (its input copies, when the engine saw them);
+ *       steps/s = N_decode / (end of the last step's token read - end of
+ *         the PREFILL's); tokens/s = steps/s x sequences, sequences = the
+ *         last step's read bytes over the PREFILL's when a whole multiple
+ *         (several sequences decoded from one prompt), else 1; ITL = 1/steps/s.
+ *     Host time: "end" is the delimiter's host end; GPU time: the read
+ *     copy's device end, and the begin the first PREFILL call's device begin.
+ *   "step0": no token read in the PREFILL (the seed workload, whose prefill
+ *     emits no token): TTFT = T_prefill + T_first_decode (GPU time), or the
+ *     end of the last delimiter of step 0 - begin of the first PREFILL call
+ *     (host time); tokens/s = (N_decode - 1) / T_decode_after_first (GPU
+ *     time) or over the time from step 0's last delimiter to the last
+ *     step's (host time); undefined where no delimiter bounds the steps
+ *     (shape (a): launches only, counted in unbounded_steps). */
 #ifndef OBS_TRACE_PHASES_H
 #define OBS_TRACE_PHASES_H
 
@@ -60,8 +70,10 @@ struct obs_generation_row {
     int has_prefill, has_first_decode, has_steady; /* the span had timed calls */
     uint32_t decode_steps;                         /* N_decode */
     uint64_t calls, launches, kernels, bytes;
-    int ttft_defined, tokens_defined;
-    double ttft_ms, tokens_per_s;
+    const char *first_token;                      /* "prefill" or "step0": which TTFT definition */
+    int ttft_defined, tokens_defined, steps_defined;
+    double ttft_ms, tokens_per_s, steps_per_s, itl_ms;
+    uint32_t sequences; /* per decode step ("prefill": by the read sizes; else 1) */
     int in_best; /* counted for best_* (generations with >= 2 decode steps, if any) */
 };
 
@@ -123,11 +135,12 @@ const char *obs_phase_row_name(const struct obs_phase_row *r, char *buf, size_t 
 
 /* `obs-report phases --csv`: a header line, then one row per generation:
  *   generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,
- *   first_decode_ms,steady_ms,calls,launches,kernels,bytes,in_best,thread
+ *   first_decode_ms,steady_ms,calls,launches,kernels,bytes,in_best,thread,
+ *   first_token,steps_per_s,sequences,itl_ms
  * Undefined values are empty fields. Returns 0, or -1 with errno set. */
 #define OBS_PHASES_CSV_HEADER                                                                                 \
     "generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,first_decode_ms,steady_ms,calls,"      \
-    "launches,kernels,bytes,in_best,thread"
+    "launches,kernels,bytes,in_best,thread,first_token,steps_per_s,sequences,itl_ms"
 int obs_report_phases_csv(const struct obs_trace *t, FILE *out);
 
 /* `obs-report phases --steps [--csv]`: one row per decode step of each

@@ -52,13 +52,16 @@ static int cmp_name(const void *a, const void *b)
 }
 
 struct step_key {
-    uint64_t key;   /* generation << 32 | step */
-    uint64_t first; /* seq of the first call of a range of that step */
+    uint32_t thread; /* generations are per thread */
+    uint64_t key;    /* generation << 32 | step */
+    uint64_t first;  /* seq of the first call of a range of that step */
 };
 
 static int cmp_step_key(const void *a, const void *b)
 {
     const struct step_key *x = a, *y = b;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->first < y->first ? -1 : x->first > y->first;
@@ -74,10 +77,15 @@ struct iteration {
     int phase;        /* rule phase of its first launch's range, -1 none */
     long item;        /* its first launch's kernel item, -1 for a graph launch or no name */
     uint64_t threads; /* grid x block threads of the first launch */
-    int after_htod;   /* a host-to-device copy came since the delimiter */
+    int after_htod;   /* a host-to-device copy came since the thread's previous launch */
     int prompt_first; /* a PREFILL iteration that does not continue the previous one (a prompt's first) */
+    int before_token; /* its generation has read no token yet (or none has begun): iter:until:token holds */
+    int reads_token;  /* it ends with a token read */
+    int need;         /* a PREFILL iteration a selector other than iter:until:token must pick out */
     int selected;     /* a selector gives it PREFILL */
 };
+
+#define TOKEN_READ_MIN 4u /* the engine's: a token read is a copy from the device of at least 4 bytes */
 
 static int is_delimiter(const struct obs_call *c)
 {
@@ -98,26 +106,36 @@ static uint64_t call_threads(const struct obs_call *c)
 }
 
 /* Split each thread's calls into iterations; iter_of[i]: the iteration
- * call i belongs to (OBS_NONE outside any). */
+ * call i belongs to (OBS_NONE outside any). Per iteration also what the
+ * rules' selectors see: a copy in since the previous launch, whether its
+ * generation has read its token (as the engine reads it: a copy from the
+ * device of at least 4 bytes after a launch of the iteration, complete at
+ * its delimiter). */
+struct thread_scan {
+    uint32_t cur, last; /* the current iteration, the latest */
+    unsigned char htod, token, read;
+    uint32_t gen;       /* the generation of its latest labelled iteration */
+    int in_gen;         /* a generation has begun */
+};
+
 static int find_iterations(const struct obs_trace *t, const long *kernel_item, const int *range_phase,
                            struct iteration **out, size_t *nout, uint32_t *iter_of)
 {
-    uint32_t *cur = malloc((t->nthreads + 1) * sizeof *cur);
-    uint32_t *last = malloc((t->nthreads + 1) * sizeof *last); /* each thread's latest iteration */
-    unsigned char *htod = calloc(t->nthreads + 1, 1);
+    struct thread_scan *ts = calloc(t->nthreads + 1, sizeof *ts);
     struct iteration *its = NULL;
     size_t n = 0, cap = 0, i;
-    if (cur == NULL || last == NULL || htod == NULL)
+    if (ts == NULL)
         goto fail;
     for (i = 0; i <= t->nthreads; i++)
-        cur[i] = last[i] = OBS_NONE;
+        ts[i].cur = ts[i].last = OBS_NONE;
     for (i = 0; i < t->ncalls; i++) {
         const struct obs_call *c = &t->calls[i];
         uint32_t th = c->thread < t->nthreads ? c->thread : (uint32_t)t->nthreads;
+        struct thread_scan *s = &ts[th];
         iter_of[i] = OBS_NONE;
         if (c->flags & OBS_CALL_NESTED) /* the engine does not see those */
             continue;
-        if ((c->kind == OBS_KIND_KERNEL || c->kind == OBS_KIND_GRAPH) && cur[th] == OBS_NONE) {
+        if ((c->kind == OBS_KIND_KERNEL || c->kind == OBS_KIND_GRAPH) && s->cur == OBS_NONE) {
             struct iteration *it;
             const struct iteration *prev;
             if (n == cap) {
@@ -126,7 +144,7 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
                     goto fail;
                 its = grown;
             }
-            prev = last[th] != OBS_NONE ? &its[last[th]] : NULL;
+            prev = s->last != OBS_NONE ? &its[s->last] : NULL;
             it = &its[n];
             memset(it, 0, sizeof *it);
             it->thread = th;
@@ -134,34 +152,53 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
             it->gen = c->phase != OBS_NONE ? t->phases[c->phase].generation : 0;
             it->item = c->kind == OBS_KIND_KERNEL && c->kernel ? kernel_item[c->kernel] : -1;
             it->threads = c->kind == OBS_KIND_KERNEL ? call_threads(c) : 0;
-            it->after_htod = htod[th];
+            it->after_htod = s->htod;
             it->prompt_first = it->phase == 0 && !(prev && prev->phase == 0 && prev->gen == it->gen);
-            cur[th] = last[th] = (uint32_t)n++;
+            /* as the rules see it at this launch: the generation so far has read no token (a new one
+             * begins at this launch, after the selectors were tried) */
+            it->before_token = !s->in_gen || !s->token;
+            if (c->phase != OBS_NONE && (!s->in_gen || it->gen != s->gen)) {
+                s->in_gen = 1; /* a new generation: no token read in it yet */
+                s->gen = it->gen;
+                s->token = 0;
+            }
+            s->cur = s->last = (uint32_t)n++;
         }
-        iter_of[i] = cur[th];
-        if (c->kind == OBS_KIND_MEMCPY && obs_call_direction(c) == OBS_DIR_HTOD)
-            htod[th] = 1;
+        iter_of[i] = s->cur;
+        if (c->kind == OBS_KIND_KERNEL || c->kind == OBS_KIND_GRAPH)
+            s->htod = 0;
+        else if (c->kind == OBS_KIND_MEMCPY && obs_call_direction(c) == OBS_DIR_HTOD)
+            s->htod = 1;
+        if (c->kind == OBS_KIND_MEMCPY && obs_call_direction(c) == OBS_DIR_DTOH && s->cur != OBS_NONE &&
+            c->u.bytes >= TOKEN_READ_MIN)
+            s->read = 1;
         if (is_delimiter(c)) {
-            cur[th] = OBS_NONE;
-            htod[th] = 0;
+            if (s->read && s->cur != OBS_NONE) {
+                its[s->cur].reads_token = 1;
+                s->token = 1;
+            }
+            s->cur = OBS_NONE;
+            s->read = 0;
         }
     }
-    free(cur);
-    free(last);
-    free(htod);
+    free(ts);
     *out = its;
     *nout = n;
     return 0;
 fail:
-    free(cur);
-    free(last);
-    free(htod);
+    free(ts);
     free(its);
     return -1;
 }
 
+static int wanted_iteration(const struct iteration *it, int want)
+{
+    return want == 3 ? it->need : it->phase == 0 && !(want == 2 && it->prompt_first);
+}
+
 /* `iter:NAME[threads>=T]` selectors for the iterations `want` picks out
- * (want: 1 all PREFILL iterations, 2 those that continue a prompt), one
+ * (want: 1 all PREFILL iterations, 2 those that continue a prompt, 3 those
+ * marked need), one
  * per first kernel, T above every other non-PREFILL iteration starting
  * with that kernel and at most the smallest wanted one (the smallest
  * power of two in that range, which reads well). Appends to sel; 0 when
@@ -172,7 +209,7 @@ static int threads_selectors(const struct iteration *its, size_t n, int want, co
     long firsts[4];
     size_t nfirsts = 0, i, k;
     for (i = 0; i < n; i++) {
-        if (its[i].phase != 0 || (want == 2 && its[i].prompt_first))
+        if (!wanted_iteration(&its[i], want))
             continue;
         if (its[i].item < 0 || !items[its[i].item].usable) {
             snprintf(why, whylen, "a PREFILL iteration starts with a graph launch or a kernel with no usable name");
@@ -195,7 +232,7 @@ static int threads_selectors(const struct iteration *its, size_t n, int want, co
         for (i = 0; i < n; i++) {
             if (its[i].item != firsts[k])
                 continue;
-            if (its[i].phase == 0 && !(want == 2 && its[i].prompt_first)) {
+            if (wanted_iteration(&its[i], want)) {
                 if (its[i].threads < min_prefill)
                     min_prefill = its[i].threads;
             } else if (its[i].phase != 0) {
@@ -229,6 +266,7 @@ enum selector_choice {
     SEL_THREADS,      /* iter:NAME[threads>=T] */
     SEL_HTOD_THREADS, /* both: the prompt's first iteration, then its later chunks */
     SEL_NONE_FOUND,   /* none separates them (why says why) */
+    SEL_TOKEN,        /* a token loop: iter:until:token, with what the later prompts need */
 };
 
 /* When PREFILL and DECODE share kernels: choose the selectors (into sel)
@@ -272,6 +310,53 @@ static enum selector_choice choose_selectors(struct iteration *its, size_t n, co
     return choice;
 }
 
+/* A token loop (its prompts read their token): iter:until:token selects
+ * every prompt's iterations up to its token read (the thread's first
+ * prompt's included); the prompts that begin after a token read (and,
+ * without OBS_STEP, the chunks read after a prompt's first token read)
+ * need another selector: iter:after:memcpy:HtoD when exactly they follow
+ * a copy in, else the size of their first launch. With OBS_STEP the
+ * work a PREFILL does after its token read stays in it (only OBS_STEP's
+ * kernel opens the decode), unless it begins with that kernel. */
+static enum selector_choice choose_token_selectors(struct iteration *its, size_t n, const struct item *items,
+                                                   long step_item, char *sel, size_t len, int *htod_ok_out,
+                                                   char *why, size_t whylen)
+{
+    size_t i, need = 0;
+    int htod_ok = 1;
+    sel[0] = '\0';
+    why[0] = '\0';
+    for (i = 0; i < n; i++) {
+        struct iteration *it = &its[i];
+        /* with OBS_STEP, a PREFILL iteration after the token read stays PREFILL unless it begins with
+         * OBS_STEP's kernel (a chunk that reads its logits) */
+        it->need = it->phase == 0 && !it->before_token &&
+                   (step_item < 0 || it->prompt_first || it->item == step_item);
+        need += (size_t)it->need;
+        if (it->need)
+            htod_ok &= it->after_htod;
+        else if (it->phase != 0)
+            htod_ok &= !it->after_htod;
+    }
+    *htod_ok_out = htod_ok;
+    if (need > 0 && htod_ok) {
+        snprintf(sel, len, "iter:after:memcpy:HtoD,");
+    } else if (need > 0 && threads_selectors(its, n, 3, items, sel, len, why, whylen) == 0) {
+        size_t used = strlen(sel);
+        snprintf(sel + used, len - used, ",");
+    } else if (need > 0) {
+        sel[0] = '\0';
+        return SEL_NONE_FOUND;
+    }
+    {
+        size_t used = strlen(sel);
+        snprintf(sel + used, len - used, "iter:until:token");
+    }
+    for (i = 0; i < n; i++)
+        its[i].selected = its[i].need || (its[i].before_token && its[i].phase == 0);
+    return SEL_TOKEN;
+}
+
 /* ---- the analysis: items, their phases and globs, the step rule ---------------- */
 
 /* What suggest-phases found, printed by the print_* functions below. */
@@ -300,7 +385,11 @@ struct suggestion {
     unsigned char *covered;      /* per item: an earlier item of its phase prints the same glob */
     size_t nsteps;               /* decode steps: distinct (generation, step) */
     long step_item;              /* the item OBS_STEP names, -1 none */
+    long step_rejected;          /* a token loop's best opener that runs more than once per step, -1 none */
     char step_glob[ITEM_MAX + 2];
+    int token_loop;              /* its prompts read their token: steps open after token reads */
+    int step_once;               /* step_item runs once per decode step */
+    uint64_t step_runs;          /* its launches in the decode */
 };
 
 static void suggestion_free(struct suggestion *sg)
@@ -431,9 +520,24 @@ static int shared_kernel(const struct item *it)
     return it->is_kernel && it->count[0] && (it->count[1] || it->count[2]);
 }
 
+/* Iterations of every thread (find_iterations); a token loop when some
+ * PREFILL iteration reads its token. */
+static int find_all_iterations(struct suggestion *sg)
+{
+    size_t i;
+    sg->iter_of = malloc((sg->t->ncalls + 1) * sizeof *sg->iter_of);
+    if (sg->iter_of == NULL ||
+        find_iterations(sg->t, sg->kernel_item, sg->range_phase, &sg->its, &sg->nits, sg->iter_of) != 0)
+        return -1;
+    for (i = 0; i < sg->nits; i++)
+        if (sg->its[i].phase == 0 && sg->its[i].reads_token)
+            sg->token_loop = 1;
+    return 0;
+}
+
 /* Kernels in both PREFILL and decode: names cannot tell them apart, an
  * iteration selector may; the per-name rules then cover the calls of the
- * iterations it does not select. */
+ * iterations it does not select. A token loop always gets its selectors. */
 static int split_shared_kernels(struct suggestion *sg)
 {
     size_t i;
@@ -441,14 +545,15 @@ static int split_shared_kernels(struct suggestion *sg)
         sg->items[i].shared = shared_kernel(&sg->items[i]);
         sg->shared += (size_t)sg->items[i].shared;
     }
-    if (sg->shared == 0)
+    if (sg->token_loop)
+        sg->selector = choose_token_selectors(sg->its, sg->nits, sg->items, sg->step_item, sg->selectors,
+                                              sizeof sg->selectors, &sg->htod_ok, sg->selector_why,
+                                              sizeof sg->selector_why);
+    else if (sg->shared == 0)
         return 0;
-    sg->iter_of = malloc((sg->t->ncalls + 1) * sizeof *sg->iter_of);
-    if (sg->iter_of == NULL ||
-        find_iterations(sg->t, sg->kernel_item, sg->range_phase, &sg->its, &sg->nits, sg->iter_of) != 0)
-        return -1;
-    sg->selector = choose_selectors(sg->its, sg->nits, sg->items, sg->selectors, sizeof sg->selectors, &sg->htod_ok,
-                                    sg->selector_why, sizeof sg->selector_why);
+    else
+        sg->selector = choose_selectors(sg->its, sg->nits, sg->items, sg->selectors, sizeof sg->selectors,
+                                        &sg->htod_ok, sg->selector_why, sizeof sg->selector_why);
     if (sg->selectors[0])
         count_items(sg, 1);
     return 0;
@@ -467,6 +572,7 @@ static int count_step_openers(struct suggestion *sg)
         uint32_t step = obs_phase_step(t, (uint32_t)i);
         if (sg->range_first[i] == UINT64_MAX || step == UINT32_MAX)
             continue;
+        steps[n].thread = t->phases[i].thread;
         steps[n].key = (uint64_t)t->phases[i].generation << 32 | step;
         steps[n].first = sg->range_first[i];
         n++;
@@ -474,7 +580,7 @@ static int count_step_openers(struct suggestion *sg)
     qsort(steps, n, sizeof *steps, cmp_step_key);
     for (i = 0; i < n; i++) {
         long it;
-        if (i > 0 && steps[i].key == steps[i - 1].key)
+        if (i > 0 && steps[i].key == steps[i - 1].key && steps[i].thread == steps[i - 1].thread)
             continue;
         sg->nsteps++;
         it = item_of(sg, &t->calls[steps[i].first]);
@@ -657,35 +763,58 @@ out:
     return rc;
 }
 
-/* OBS_STEP: the usable item that opens most decode steps. */
+/* OBS_STEP: the usable item that opens most decode steps. In a token
+ * loop only one that opens every step (with OBS_STEP, only its first
+ * launch after each token read opens a step, so it may run more than once
+ * a step); without one, the rules' steps open after token reads. */
 static void choose_step_rule(struct suggestion *sg)
 {
     size_t i;
     sg->step_item = -1;
     for (i = 0; i < sg->nitems; i++)
-        if (sg->items[i].openers && sg->items[i].usable &&
+        if (sg->items[i].openers && sg->items[i].usable && sg->items[i].is_kernel &&
             (sg->step_item < 0 || sg->items[i].openers > sg->items[sg->step_item].openers))
             sg->step_item = (long)i;
     if (sg->step_item < 0)
         return;
-    if (sg->items[sg->step_item].is_kernel)
-        glob_for(sg, NULL, &sg->items[sg->step_item], sg->step_glob, sizeof sg->step_glob);
-    else
-        snprintf(sg->step_glob, sizeof sg->step_glob, "%s", sg->items[sg->step_item].name);
+    sg->step_runs = sg->items[sg->step_item].count[1] + sg->items[sg->step_item].count[2];
+    sg->step_once = sg->items[sg->step_item].openers == sg->nsteps &&
+                    (sg->token_loop || sg->step_runs == sg->nsteps);
+    if (sg->token_loop && !sg->step_once) {
+        sg->step_rejected = sg->step_item;
+        sg->step_item = -1;
+        return;
+    }
+    glob_for(sg, NULL, &sg->items[sg->step_item], sg->step_glob, sizeof sg->step_glob);
+}
+
+/* A token loop's rules name kernels only: the engine decides at launches,
+ * and a named copy would move a phase by itself. */
+static void drop_transfers(struct suggestion *sg)
+{
+    size_t i;
+    for (i = 0; i < sg->nitems; i++)
+        if (!sg->items[i].is_kernel)
+            sg->items[i].phase = -1;
 }
 
 /* The whole analysis; 0, or -1 out of memory. */
 static int analyse(struct suggestion *sg)
 {
+    sg->step_rejected = -1;
     if (build_items(sg) != 0 || scan_ranges(sg) != 0)
         return -1;
     count_items(sg, 0);
-    if (split_shared_kernels(sg) != 0 || count_step_openers(sg) != 0)
-        return -1;
-    assign_phases(sg);
-    if (find_unruled_phases(sg) != 0 || make_globs(sg) != 0)
+    if (find_all_iterations(sg) != 0 || count_step_openers(sg) != 0)
         return -1;
     choose_step_rule(sg);
+    if (split_shared_kernels(sg) != 0)
+        return -1;
+    assign_phases(sg);
+    if (sg->token_loop)
+        drop_transfers(sg);
+    if (find_unruled_phases(sg) != 0 || make_globs(sg) != 0)
+        return -1;
     return 0;
 }
 
@@ -720,6 +849,17 @@ static void print_selector(const struct suggestion *sg, FILE *out)
               "start with a larger launch than any other iteration starting with the same kernel\n",
               out);
         break;
+    case SEL_TOKEN:
+        fprintf(out, "# iteration selectors: a prompt's iterations up to its token read (iter:until:token)%s%s\n",
+                strncmp(sg->selectors, "iter:after:", 11) == 0 ? "; a later prompt's first iteration follows a "
+                                                                 "host-to-device copy, no other iteration does"
+                : strncmp(sg->selectors, "iter:until:", 11) != 0 ? "; later prompts and chunks read after a token "
+                                                                   "start with a larger launch"
+                                                                 : "",
+                sg->step_item >= 0 ? "; only OBS_STEP's kernel opens the decode, so the work after a token read "
+                                     "stays where it is"
+                                   : "");
+        break;
     case SEL_NONE_FOUND:
         fprintf(out,
                 "# no iteration selector separates them (%s%s): the rules below go by names only and will not "
@@ -733,8 +873,11 @@ static void print_selector(const struct suggestion *sg, FILE *out)
 static void print_shared(const struct suggestion *sg, FILE *out)
 {
     size_t listed = 0, i;
-    if (sg->shared == 0)
+    if (sg->shared == 0) {
+        if (sg->token_loop)
+            print_selector(sg, out);
         return;
+    }
     fprintf(out, "# PREFILL and DECODE share %zu kernel%s (", sg->shared, sg->shared == 1 ? "" : "s");
     for (i = 0; i < sg->nitems; i++)
         if (sg->items[i].shared && listed++ < 4)
@@ -805,6 +948,14 @@ static void print_step_rule(const struct suggestion *sg, FILE *out)
     const struct item *best = sg->step_item >= 0 ? &sg->items[sg->step_item] : NULL;
     if (sg->nsteps == 0) {
         fputs("# no step rule: the trace has no decode steps\n", out);
+    } else if (best == NULL && sg->token_loop) {
+        if (sg->step_rejected >= 0)
+            fprintf(out, "# no OBS_STEP: %s opens %llu of the %zu decode steps, not all; steps open at the first launch "
+                         "after a token read\n",
+                    sg->items[sg->step_rejected].name, (unsigned long long)sg->items[sg->step_rejected].openers,
+                    sg->nsteps);
+        else
+            fputs("# no OBS_STEP: steps open at the first launch after a token read\n", out);
     } else if (best == NULL) {
         fputs("# no step rule: the calls that open decode steps have no usable name\n", out);
     } else {

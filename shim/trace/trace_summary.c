@@ -712,7 +712,8 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     static const char *const head_g[] = {"Generation", "Time (ns)", "Ranges", "Calls", "Launches",
                                          "Kernels",    "Bytes",     "Phase"};
     static const char *const head_t[] = {"Generation", "Prefill (ms)", "First decode (ms)", "TTFT (ms)",
-                                         "Decode steps", "Steady (ms)", "Tokens/s"};
+                                         "First token", "Decode steps", "Steady (ms)", "Steps/s", "Seqs",
+                                         "Tokens/s"};
     struct obs_phase_stats s;
     struct table tb;
     const char *base;
@@ -758,21 +759,28 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     table_print(&tb, out);
     table_free(&tb);
 
+    fprintf(out, "\nGenerations (%s)\n", s.gpu_time ? "GPU time" : "host wall-clock between host syncs");
+    fprintf(out, " first token 'prefill': the prompt's own token; TTFT = the prompt's first call to the end of the "
+                 "PREFILL's token read; steps/s = decode steps / time from there to the last step's token read; "
+                 "tokens/s = steps/s x sequences per step (from the read sizes)\n");
     if (s.gpu_time)
-        fprintf(out, "\nGenerations (GPU time): TTFT = T_prefill + T_first_decode; tokens/s = (N_decode - 1) / "
-                     "T_decode_after_first\n");
+        fprintf(out, " first token 'step0' (the prefill emits none): TTFT = T_prefill + T_first_decode; tokens/s = "
+                     "(N_decode - 1) / T_decode_after_first\n");
     else
-        fprintf(out, "\nGenerations (host wall-clock between host syncs: TTFT = first prefill call to the end of "
-                     "step 0's sync or token copy; tokens/s = (N_decode - 1) / time from there to the last step's)\n");
-    table_init(&tb, 7, head_t, 0);
+        fprintf(out, " first token 'step0' (the prefill emits none): TTFT = first prefill call to the end of step 0's "
+                     "sync or token copy; tokens/s = (N_decode - 1) / time from there to the last step's\n");
+    table_init(&tb, 10, head_t, 0);
     multithread = generations_multithread(&s);
     for (i = 0; i < s.ngens; i++) {
         const struct obs_generation_row *g = &s.gens[i];
-        if (!g->tokens_defined && g->decode_steps < 2)
+        char seqs[16];
+        if (!g->tokens_defined && g->decode_steps < 2 && g->first_token[0] == 's')
             one_step = 1;
+        snprintf(seqs, sizeof seqs, "%u", g->sequences);
         table_row(&tb, generation_label(multithread, g), g->has_prefill ? ms3(g->prefill_ns) : "-",
                   g->has_first_decode ? ms3(g->first_decode_ns) : "-", g->ttft_defined ? f3s(g->ttft_ms) : "-",
-                  u64s(g->decode_steps), g->has_steady ? ms3(g->steady_ns) : "-",
+                  g->first_token, u64s(g->decode_steps), g->has_steady ? ms3(g->steady_ns) : "-",
+                  g->steps_defined ? f2s(g->steps_per_s) : "n/a", seqs,
                   g->tokens_defined ? f2s(g->tokens_per_s) : "n/a");
     }
     table_print(&tb, out);
@@ -807,6 +815,23 @@ static int print_phases(const struct obs_trace *t, FILE *out)
  * with the most time, in order of first call, and the rest in one row),
  * then one block for all generations: their count and the best, median and
  * p90 of TTFT and tokens/s (trace_phases.h, obs_generation_spread). */
+/* Which TTFT definition the generations used (trace_phases.h), the end of
+ * the TTFT line: "; N of M ..." for each definition used. */
+static void print_first_token_definitions(const struct obs_phase_stats *s, FILE *out)
+{
+    size_t i, prefill = 0;
+    for (i = 0; i < s->ngens; i++)
+        prefill += s->gens[i].first_token[0] == 'p';
+    if (prefill)
+        fprintf(out, "; %zu of %zu from the prompt's first call to the end of its token read (first token: the "
+                     "prompt's own)",
+                prefill, s->ngens);
+    if (prefill < s->ngens)
+        fprintf(out, "; %zu of %zu T_prefill + T_first_decode (the prefill reads no token)", s->ngens - prefill,
+                s->ngens);
+    fputc('\n', out);
+}
+
 static int print_phases_brief(const struct obs_trace *t, FILE *out)
 {
     static const char *const head[] = {"Time (ns)", "Ranges", "Calls", "Launches", "Kernels", "Bytes", "Phase"};
@@ -889,13 +914,17 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
             fprintf(out, "all");
         fprintf(out, " (per generation: obs-report phases)\n");
         if (sp.ttft_n)
-            fprintf(out, " TTFT (ms): best %.3f (generation %u), median %.3f, p90 %.3f\n", sp.ttft_best_ms,
+            fprintf(out, " TTFT (ms): best %.3f (generation %u), median %.3f, p90 %.3f", sp.ttft_best_ms,
                     s.best_ttft_generation, sp.ttft_median_ms, sp.ttft_p90_ms);
         else
-            fprintf(out, " TTFT (ms): n/a%s\n", why_na);
+            fprintf(out, " TTFT (ms): n/a%s", why_na);
+        print_first_token_definitions(&s, out);
+        for (i = 0; i < s.ngens && s.gens[i].sequences <= 1; i++)
+            ;
         if (sp.tokens_n)
-            fprintf(out, " tokens/s: best %.2f (generation %u), median %.2f, p90 %.2f\n", sp.tokens_best,
-                    s.best_tokens_generation, sp.tokens_median, sp.tokens_p90);
+            fprintf(out, " tokens/s: best %.2f (generation %u), median %.2f, p90 %.2f%s\n", sp.tokens_best,
+                    s.best_tokens_generation, sp.tokens_median, sp.tokens_p90,
+                    i < s.ngens ? "; steps/s x sequences per step where the read sizes tell them" : "");
         else
             fprintf(out, " tokens/s: n/a%s\n",
                     s.unbounded_steps ? why_na : " (no generation with at least two decode steps)");

@@ -27,12 +27,12 @@
  * around a capture (those launches are not executions). And one line per
  * generation with the host wall-clock figures (CLOCK_MONOTONIC):
  *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A marks=P,F,R,S,L<TAB>-<TAB>-<TAB>0[<TAB>tid]
- * ttft_ns: just before the prefill's first launch to the return of step 0's
- * read-back (-1 without a step 0); steady_ns: just before step 1's first
- * launch to the return of the last step's read-back (-1 with fewer than 2
- * steps); t0_ns: that first instant, CLOCK_MONOTONIC; tokens/s =
- * (S - 1) / steady_ns. These are the replay's own stopwatch, for the
- * reader. The marks name the calls the figures run between, for tests
+ * ttft_ns: just before the prompt's first call (its ids' copy) to the
+ * return of the prefill's token read-back (the first token is the prompt's
+ * own); steady_ns: from there to the return of the last step's read-back
+ * (-1 without a decode step); t0_ns: the prefill's first launch,
+ * CLOCK_MONOTONIC; tokens/s = S / steady_ns (a token per step). These are
+ * the replay's own stopwatch, for the reader. The marks name the calls the figures run between, for tests
  * that take the times from the trace itself (tests/t_scenarios): P just
  * before the prompt's first call (its ids' copy), F just before the
  * prefill's first launch, R just after the prefill's token read returned,
@@ -73,6 +73,8 @@ typedef obs_hipDim3 rt_dim3;
 #define RT_OK obs_hipSuccess
 #define RT_D2H obs_hipMemcpyDeviceToHost
 #define RT_H2D obs_hipMemcpyHostToDevice
+#define RT_D2D obs_hipMemcpyDeviceToDevice
+#define rt_memset_async hipMemsetAsync
 #define RT_NONBLOCKING 1u
 #define RT_PER_THREAD OBS_HIP_STREAM_PER_THREAD
 #define rt_launch hipLaunchKernel
@@ -103,6 +105,8 @@ typedef obs_dim3 rt_dim3;
 #define RT_OK obs_cudaSuccess
 #define RT_D2H obs_cudaMemcpyDeviceToHost
 #define RT_H2D obs_cudaMemcpyHostToDevice
+#define RT_D2D obs_cudaMemcpyDeviceToDevice
+#define rt_memset_async cudaMemsetAsync
 #define RT_NONBLOCKING OBS_CUDA_STREAM_NON_BLOCKING
 #define RT_PER_THREAD OBS_CUDA_STREAM_PER_THREAD
 #define rt_launch cudaLaunchKernel
@@ -202,8 +206,12 @@ struct worker {
     rt_exec exec[16];
     int have_graph;
     int *dev_ids, *dev_token, host_token;
+    char *dev_logits, *host_logits; /* read_bytes x sequences: a read-back of more than a token id */
     int *host_ids;
     size_t ids_cap;
+    char *dev_scratch, *host_scratch; /* the copies and memsets of the scenario's sequences */
+    size_t scratch_cap;
+    unsigned gen_tokens; /* tokens the generation produced: the 'n' of after_generation */
     int depth;
     unsigned long launches, captured, generations, failures;
 };
@@ -247,8 +255,32 @@ static void launch_kernel(struct worker *w, int k, unsigned tokens, int capturin
         w->launches++;
 }
 
+/* A sequence's other calls (scenario.h, struct scn_item). */
+static void run_call(struct worker *w, const struct scn_item *it, unsigned tokens)
+{
+    size_t n = (size_t)it->bytes * (it->per == 't' ? tokens : it->per == 'n' ? w->gen_tokens : 1u);
+    if (n > w->scratch_cap)
+        n = w->scratch_cap;
+    switch (it->kind) {
+    case SCN_ITEM_COPY:
+        if (it->dir == 'h')
+            check(w, (int)rt_memcpy_async(w->dev_scratch, w->host_scratch, n, RT_H2D, w->stream), "copy in");
+        else if (it->dir == 'd')
+            check(w, (int)rt_memcpy_async(w->host_scratch, w->dev_scratch, n, RT_D2H, w->stream), "copy out");
+        else
+            check(w, (int)rt_memcpy_async(w->dev_scratch + n, w->dev_scratch, n, RT_D2D, w->stream), "copy");
+        break;
+    case SCN_ITEM_MEMSET:
+        check(w, (int)rt_memset_async(w->dev_scratch, 0, n, w->stream), "memset");
+        break;
+    case SCN_ITEM_SYNC:
+        check(w, (int)rt_stream_sync(w->stream), "stream sync");
+        break;
+    }
+}
+
 /* One sequence of a pass: which kernels it launches, with KV_GATHER ranges
- * around the kv kernels of an eager decode step. */
+ * around the kv kernels of an eager decode step, and its other calls. */
 static void run_seq(struct worker *w, const struct scn_seq *seq, enum pass pass, unsigned tokens)
 {
     int i;
@@ -256,8 +288,13 @@ static void run_seq(struct worker *w, const struct scn_seq *seq, enum pass pass,
         const struct scn_item *it = &seq->items[i];
         const struct scn_kernel *kd = &scn.kernels[it->kernel];
         int kv_range;
-        if ((pass == PASS_PREFILL && it->when == 'd') || (pass != PASS_PREFILL && it->when == 'p'))
+        if ((pass == PASS_PREFILL && it->when == 'd') || (pass != PASS_PREFILL && it->when == 'p') ||
+            (it->when == 'm' && tokens <= 1))
             continue;
+        if (it->kind != SCN_ITEM_KERNEL) {
+            run_call(w, it, tokens);
+            continue;
+        }
         if (pass == PASS_CAPTURE && kd->eager)
             continue;
         if (pass == PASS_EAGER_AFTER_GRAPH && !kd->eager)
@@ -280,24 +317,38 @@ static void run_pass(struct worker *w, enum pass pass, unsigned tokens)
     run_seq(w, &scn.post, pass, tokens);
 }
 
-static void read_token(struct worker *w)
+/* What the host reads back after an evaluation: a token id (4 bytes), or
+ * read_bytes per sequence (ggml reads the logits back). */
+static void read_token(struct worker *w, unsigned seqs)
 {
+    size_t bytes = (size_t)scn.read_bytes * seqs;
+    void *host = scn.read_bytes == 4 && seqs == 1 ? (void *)&w->host_token : (void *)w->host_logits;
+    const void *dev = scn.read_bytes == 4 && seqs == 1 ? (const void *)w->dev_token : (const void *)w->dev_logits;
     switch (scn.readback) {
     case SCN_READ_COPY:
-        check(w, (int)rt_memcpy(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H), "token copy");
+        check(w, (int)rt_memcpy(host, dev, bytes, RT_D2H), "token copy");
         break;
     case SCN_READ_ASYNC:
-        check(w, (int)rt_memcpy_async(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H, w->stream),
-              "token copy");
+        check(w, (int)rt_memcpy_async(host, dev, bytes, RT_D2H, w->stream), "token copy");
         check(w, (int)rt_stream_sync(w->stream), "stream sync");
         break;
     case SCN_READ_EVENT:
-        check(w, (int)rt_memcpy_async(&w->host_token, w->dev_token, sizeof w->host_token, RT_D2H, w->stream),
-              "token copy");
+        check(w, (int)rt_memcpy_async(host, dev, bytes, RT_D2H, w->stream), "token copy");
         check(w, (int)rt_event_record(w->event, w->stream), "event record");
         check(w, (int)rt_event_sync(w->event), "event sync");
         break;
     }
+}
+
+/* mask_check / stop_check: an iteration of its own that reads a 1-byte
+ * flag back (`bool(x.item())`: a cudaMemcpyAsync DtoH and a sync). */
+static void flag_iteration(struct worker *w, const struct scn_seq *seq, enum pass pass, unsigned tokens)
+{
+    if (seq->n == 0)
+        return;
+    run_seq(w, seq, pass, tokens);
+    check(w, (int)rt_memcpy_async(w->host_logits, w->dev_logits, 1, RT_D2H, w->stream), "flag copy");
+    check(w, (int)rt_stream_sync(w->stream), "flag sync");
 }
 
 /* Capture the decode step (tokens = batch size) into w->exec[slot]. */
@@ -316,6 +367,8 @@ static void capture(struct worker *w, int slot, unsigned tokens)
 static void copy_prompt(struct worker *w, unsigned tokens)
 {
     size_t bytes = (size_t)tokens * sizeof(int);
+    if (scn.inputs != SCN_INPUTS_PROMPT)
+        return;
     if (bytes > w->ids_cap)
         bytes = w->ids_cap;
     if (scn.prompt_copy_sync)
@@ -324,25 +377,48 @@ static void copy_prompt(struct worker *w, unsigned tokens)
         check(w, (int)rt_memcpy_async(w->dev_ids, w->host_ids, bytes, RT_H2D, w->stream), "prompt copy");
 }
 
+/* inputs per_eval: an evaluation's inputs, its tokens' ids and positions,
+ * each copied in and synchronised (ggml_backend_tensor_set). */
+static void copy_eval_inputs(struct worker *w, unsigned tokens)
+{
+    size_t bytes = (size_t)tokens * sizeof(int);
+    int k;
+    if (scn.inputs != SCN_INPUTS_PER_EVAL)
+        return;
+    if (bytes > w->ids_cap)
+        bytes = w->ids_cap;
+    for (k = 0; k < 2; k++) {
+        check(w, (int)rt_memcpy_async(w->dev_ids, w->host_ids, bytes, RT_H2D, w->stream), "input copy");
+        check(w, (int)rt_stream_sync(w->stream), "input sync");
+    }
+}
+
 static void generation(struct worker *w, unsigned tokens, unsigned steps)
 {
     unsigned done = 0, k;
-    uint64_t t0, t_first = 0, t1 = 0, t_end = 0, t_prompt, t_prefill_read;
+    uint64_t t0, t_first = 0, t_end = 0, t_prompt, t_prefill_read;
     char name[48], timing[256];
 
     t_prompt = now_ns();
     copy_prompt(w, tokens);
+    run_seq(w, &scn.before_prompt, PASS_PREFILL, tokens);
     push(w, "PREFILL");
     t0 = now_ns();
+    run_seq(w, &scn.prompt_prelude, PASS_PREFILL, tokens);
     while (done < tokens) {
         unsigned piece = scn.chunk && tokens - done > scn.chunk ? scn.chunk : tokens - done;
+        copy_eval_inputs(w, piece);
+        flag_iteration(w, &scn.mask_check, PASS_PREFILL, piece);
         run_pass(w, PASS_PREFILL, piece);
         done += piece;
-        if (done < tokens)
+        if (done < tokens && scn.chunk_read)
+            read_token(w, 1);
+        else if (done < tokens)
             check(w, (int)rt_stream_sync(w->stream), "chunk sync");
     }
-    read_token(w);
+    read_token(w, 1);
     t_prefill_read = now_ns();
+    flag_iteration(w, &scn.stop_check, PASS_PREFILL, 1);
     pop(w);
     if (scn.graph == SCN_GRAPH_AFTER_PREFILL && !w->have_graph && steps > 0)
         capture(w, 0, 1);
@@ -351,27 +427,30 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
             push(w, "DECODE/STEADY");
         snprintf(name, sizeof name, "DECODE/STEP_%u", k);
         push(w, name);
-        if (k == 1)
-            t1 = now_ns();
         if (w->have_graph) {
             check(w, (int)rt_graph_launch(w->exec[0], w->stream), "graph launch");
             w->launches++;
             run_pass(w, PASS_EAGER_AFTER_GRAPH, 1);
         } else {
-            run_pass(w, PASS_DECODE, 1);
+            copy_eval_inputs(w, scn.sequences);
+            flag_iteration(w, &scn.mask_check, PASS_DECODE, scn.sequences);
+            run_pass(w, PASS_DECODE, scn.sequences);
         }
-        read_token(w);
-        /* The read-back's return ends the step: before the truth line. */
+        read_token(w, scn.sequences);
+        /* The read-back's return ends the step's token read: before the truth line. */
         t_end = now_ns();
+        flag_iteration(w, &scn.stop_check, PASS_DECODE, scn.sequences);
         if (k == 0)
             t_first = t_end;
         pop(w);
     }
     if (steps > 1)
         pop(w);
+    w->gen_tokens = steps + 1;
+    run_seq(w, &scn.after_generation, PASS_DECODE, 1);
     snprintf(timing, sizeof timing, "gen=%lu steps=%u ttft_ns=%lld steady_ns=%lld t0_ns=%llu marks=%llu,%llu,%llu,%llu,%llu",
-             w->generations, steps, steps > 0 ? (long long)(t_first - t0) : -1LL,
-             steps > 1 ? (long long)(t_end - t1) : -1LL, (unsigned long long)t0, (unsigned long long)t_prompt,
+             w->generations, steps, (long long)(t_prefill_read - t_prompt),
+             steps > 0 ? (long long)(t_end - t_prefill_read) : -1LL, (unsigned long long)t0, (unsigned long long)t_prompt,
              (unsigned long long)t0, (unsigned long long)t_prefill_read, (unsigned long long)t_first,
              (unsigned long long)(steps > 0 ? t_end : 0));
     truth_write("Generation", "timing", timing, 0);
@@ -389,6 +468,28 @@ static void *worker_main(void *arg)
         if (t > max_tokens)
             max_tokens = t;
     }
+    if (max_tokens < scn.sequences)
+        max_tokens = scn.sequences;
+    {
+        const struct scn_seq *seqs[] = {&scn.pre, &scn.layer, &scn.post, &scn.mask_check, &scn.stop_check,
+                                        &scn.before_prompt, &scn.prompt_prelude, &scn.after_generation};
+        unsigned max_steps = 0;
+        size_t q;
+        for (p = 0; p < scn.nprompts; p++) {
+            unsigned st = full_sizes ? scn.prompts[p].full_steps : scn.prompts[p].steps;
+            if (st > max_steps)
+                max_steps = st;
+        }
+        w->scratch_cap = 64;
+        for (q = 0; q < sizeof seqs / sizeof seqs[0]; q++)
+            for (i = 0; i < (unsigned)seqs[q]->n; i++) {
+                const struct scn_item *it = &seqs[q]->items[i];
+                size_t n = (size_t)it->bytes *
+                           (it->per == 't' ? max_tokens : it->per == 'n' ? (size_t)max_steps + 1 : 1u);
+                if (it->kind != SCN_ITEM_KERNEL && n > w->scratch_cap)
+                    w->scratch_cap = n;
+            }
+    }
     w->ids_cap = (size_t)max_tokens * sizeof(int);
     w->host_ids = calloc(max_tokens, sizeof(int));
     if (w->host_ids == NULL) {
@@ -405,6 +506,14 @@ static void *worker_main(void *arg)
         check(w, (int)rt_stream_create_flags(&w->stream, RT_NONBLOCKING), "stream create");
     check(w, (int)rt_malloc((void **)&w->dev_ids, w->ids_cap), "malloc");
     check(w, (int)rt_malloc((void **)&w->dev_token, 64), "malloc");
+    w->host_logits = malloc((size_t)scn.read_bytes * scn.sequences);
+    if (w->host_logits == NULL)
+        w->failures++;
+    check(w, (int)rt_malloc((void **)&w->dev_logits, (size_t)scn.read_bytes * scn.sequences), "malloc");
+    w->host_scratch = calloc(w->scratch_cap, 1);
+    if (w->host_scratch == NULL)
+        w->failures++;
+    check(w, (int)rt_malloc((void **)&w->dev_scratch, 2 * w->scratch_cap), "malloc"); /* d2d: two halves */
     if (scn.readback == SCN_READ_EVENT)
         check(w, (int)rt_event_create(&w->event), "event create");
     if (w->failures)
@@ -429,6 +538,10 @@ static void *worker_main(void *arg)
         rt_event_destroy(w->event);
     rt_free(w->dev_ids);
     rt_free(w->dev_token);
+    rt_free(w->dev_logits);
+    free(w->host_logits);
+    rt_free(w->dev_scratch);
+    free(w->host_scratch);
     if (scn.stream != SCN_STREAM_DEFAULT)
         rt_stream_destroy(w->stream);
     free(w->host_ids);

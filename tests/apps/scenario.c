@@ -131,30 +131,73 @@ static int kernel_line(struct parser *p, char **w, int n)
     return 0;
 }
 
+/* "sync", or "h2d:N", "d2h:N", "d2d:N", "memset:N" with N a number,
+ * optionally followed by t (x the evaluation's tokens) or n (x the tokens
+ * generated). 1: it is one (filled in), 0: not such a word, -1: bad. */
+static int call_item(struct parser *p, const char *what, const char *word, size_t len, struct scn_item *it)
+{
+    static const struct {
+        const char *prefix;
+        char kind, dir;
+    } calls[] = {{"h2d:", SCN_ITEM_COPY, 'h'}, {"d2h:", SCN_ITEM_COPY, 'd'}, {"d2d:", SCN_ITEM_COPY, 'D'},
+                 {"memset:", SCN_ITEM_MEMSET, 0}};
+    char num[16];
+    size_t j, plen, nlen;
+    if (len == 4 && memcmp(word, "sync", 4) == 0) {
+        it->kind = SCN_ITEM_SYNC;
+        return 1;
+    }
+    for (j = 0; j < sizeof calls / sizeof calls[0]; j++) {
+        plen = strlen(calls[j].prefix);
+        if (len > plen && memcmp(word, calls[j].prefix, plen) == 0)
+            break;
+    }
+    if (j == sizeof calls / sizeof calls[0])
+        return 0;
+    nlen = len - plen;
+    it->kind = calls[j].kind;
+    it->dir = calls[j].dir;
+    it->per = 0;
+    if (word[len - 1] == 't' || word[len - 1] == 'n') {
+        it->per = word[len - 1];
+        nlen--;
+    }
+    if (nlen == 0 || nlen >= sizeof num)
+        return fail(p, "%s: '%.40s': a number of bytes, then t or n, expected", what, word);
+    memcpy(num, word + plen, nlen);
+    num[nlen] = '\0';
+    if (number(p, num, what, 1, SCN_MAX_ITEM_BYTES, &it->bytes) != 0)
+        return -1;
+    return 1;
+}
+
 static int seq_line(struct parser *p, struct scn_seq *seq, char **w, int n)
 {
     int i;
     for (i = 1; i < n; i++) {
-        const char *colon = strchr(w[i], ':');
-        size_t len = colon ? (size_t)(colon - w[i]) : strlen(w[i]);
-        char when = 'a';
-        int k;
-        if (colon != NULL) {
-            if (strcmp(colon, ":p") == 0)
-                when = 'p';
-            else if (strcmp(colon, ":d") == 0)
-                when = 'd';
-            else
-                return fail(p, "%s: '%.40s': suffix :p or :d expected", w[0], w[i]);
+        size_t len = strlen(w[i]);
+        struct scn_item it;
+        int r;
+        memset(&it, 0, sizeof it);
+        it.when = 'a';
+        if (len > 2 && w[i][len - 2] == ':' && strchr("pdm", w[i][len - 1]) != NULL) {
+            it.when = w[i][len - 1];
+            len -= 2;
         }
-        k = find_kernel(p->s, w[i], len);
-        if (k < 0)
-            return fail(p, "%s: unknown kernel '%.40s' (define it first)", w[0], w[i]);
+        r = call_item(p, w[0], w[i], len, &it);
+        if (r < 0)
+            return -1;
+        if (r == 0) {
+            if (memchr(w[i], ':', len) != NULL)
+                return fail(p, "%s: '%.40s': suffix :p, :d or :m expected", w[0], w[i]);
+            it.kind = SCN_ITEM_KERNEL;
+            it.kernel = find_kernel(p->s, w[i], len);
+            if (it.kernel < 0)
+                return fail(p, "%s: unknown kernel '%.40s' (define it first)", w[0], w[i]);
+        }
         if (seq->n >= SCN_MAX_SEQ)
-            return fail(p, "%s: more than %d kernels", w[0], SCN_MAX_SEQ);
-        seq->items[seq->n].kernel = k;
-        seq->items[seq->n].when = when;
-        seq->n++;
+            return fail(p, "%s: more than %d items", w[0], SCN_MAX_SEQ);
+        seq->items[seq->n++] = it;
     }
     return 0;
 }
@@ -232,6 +275,8 @@ static int directive(struct parser *p, char **w, int n)
     static const char *const graphs[] = {"none", "warmup", "after_prefill"};
     static const char *const streams[] = {"default", "own", "nonblocking"};
     static const char *const copies[] = {"async", "sync"};
+    static const char *const inputs[] = {"prompt", "per_eval", "none"};
+    static const char *const yesno[] = {"no", "yes"};
     struct scenario *s = p->s;
     int v;
 
@@ -249,6 +294,16 @@ static int directive(struct parser *p, char **w, int n)
         return seq_line(p, &s->layer, w, n);
     if (strcmp(w[0], "post") == 0)
         return seq_line(p, &s->post, w, n);
+    if (strcmp(w[0], "mask_check") == 0)
+        return seq_line(p, &s->mask_check, w, n);
+    if (strcmp(w[0], "stop_check") == 0)
+        return seq_line(p, &s->stop_check, w, n);
+    if (strcmp(w[0], "before_prompt") == 0)
+        return seq_line(p, &s->before_prompt, w, n);
+    if (strcmp(w[0], "prompt_prelude") == 0)
+        return seq_line(p, &s->prompt_prelude, w, n);
+    if (strcmp(w[0], "after_generation") == 0)
+        return seq_line(p, &s->after_generation, w, n);
     if (strcmp(w[0], "prompt") == 0)
         return prompt_line(p, w, n);
     if (strcmp(w[0], "layers") == 0)
@@ -257,6 +312,22 @@ static int directive(struct parser *p, char **w, int n)
         return one_number(p, w, n, 0, SCN_MAX_TOKENS, &s->chunk);
     if (strcmp(w[0], "threads") == 0)
         return one_number(p, w, n, 1, SCN_MAX_THREADS, &s->threads);
+    if (strcmp(w[0], "read_bytes") == 0)
+        return one_number(p, w, n, 4, SCN_MAX_READ_BYTES, &s->read_bytes);
+    if (strcmp(w[0], "sequences") == 0)
+        return one_number(p, w, n, 1, SCN_MAX_SEQUENCES, &s->sequences);
+    if (strcmp(w[0], "inputs") == 0) {
+        if (choice(p, w, n, inputs, 3, &v) != 0)
+            return -1;
+        s->inputs = (enum scn_inputs)v;
+        return 0;
+    }
+    if (strcmp(w[0], "chunk_read") == 0) {
+        if (choice(p, w, n, yesno, 2, &v) != 0)
+            return -1;
+        s->chunk_read = v;
+        return 0;
+    }
     if (strcmp(w[0], "graph_sizes") == 0)
         return one_number(p, w, n, 1, 16, &s->graph_sizes);
     if (strcmp(w[0], "readback") == 0) {
@@ -286,17 +357,38 @@ static int directive(struct parser *p, char **w, int n)
     return fail(p, "unknown directive '%.40s'", w[0]);
 }
 
+/* How many of a sequence's items are kernels. */
+static int kernel_items(const struct scn_seq *q)
+{
+    int i, n = 0;
+    for (i = 0; i < q->n; i++)
+        n += q->items[i].kind == SCN_ITEM_KERNEL;
+    return n;
+}
+
 static int check_whole(struct parser *p)
 {
     const struct scenario *s = p->s;
-    if (s->pre.n + s->layer.n + s->post.n == 0)
+    int kernels = kernel_items(&s->pre) + kernel_items(&s->layer) + kernel_items(&s->post);
+    if (kernels == 0)
         return fail(p, "no kernels in pre, layer or post");
+    if (s->graph != SCN_GRAPH_NONE && (kernels != s->pre.n + s->layer.n + s->post.n || s->before_prompt.n ||
+                                       s->prompt_prelude.n || s->after_generation.n))
+        return fail(p, "calls other than kernels, or before_prompt, prompt_prelude, after_generation, with a graph");
+    if (kernel_items(&s->before_prompt) > 0)
+        return fail(p, "before_prompt: calls only, no kernel (its launches would belong to no generation)");
+    if (kernel_items(&s->after_generation) > 0)
+        return fail(p, "after_generation: calls only, no kernel");
     if (s->nprompts == 0)
         return fail(p, "no prompt");
     if (s->graph != SCN_GRAPH_NONE && s->stream == SCN_STREAM_DEFAULT)
         return fail(p, "graph capture needs 'stream own' or 'stream nonblocking'");
     if (s->readback == SCN_READ_COPY && s->stream == SCN_STREAM_NONBLOCKING)
         return fail(p, "'readback copy' (legacy stream) does not wait for a non-blocking stream");
+    if (s->graph != SCN_GRAPH_NONE && (s->mask_check.n || s->stop_check.n))
+        return fail(p, "'mask_check' and 'stop_check' with a decode graph");
+    if (s->graph != SCN_GRAPH_NONE && s->sequences > 1)
+        return fail(p, "'sequences' above 1 with a decode graph (its batch is the graph's)");
     return 0;
 }
 
@@ -311,6 +403,8 @@ int scenario_parse(const char *text, size_t len, struct scenario *out, char *err
     out->threads = 1;
     out->graph_sizes = 1;
     out->stream = SCN_STREAM_OWN;
+    out->read_bytes = 4;
+    out->sequences = 1;
     if (errlen > 0)
         err[0] = '\0';
     while (pos < len) {

@@ -26,6 +26,12 @@ enum scn_readback {
     SCN_READ_EVENT  /* cudaMemcpyAsync DtoH + cudaEventRecord + cudaEventSynchronize */
 };
 enum scn_graph { SCN_GRAPH_NONE, SCN_GRAPH_WARMUP, SCN_GRAPH_AFTER_PREFILL };
+/* What each evaluation copies in: the prompt's ids only (Hugging Face), its
+ * ids and positions before every evaluation, each copy followed by a sync
+ * (ggml's ggml_backend_tensor_set), or nothing. */
+enum scn_inputs { SCN_INPUTS_PROMPT, SCN_INPUTS_PER_EVAL, SCN_INPUTS_NONE };
+#define SCN_MAX_READ_BYTES (1u << 20)
+#define SCN_MAX_SEQUENCES 64
 enum scn_stream { SCN_STREAM_DEFAULT, SCN_STREAM_OWN, SCN_STREAM_NONBLOCKING };
 
 struct scn_kernel {
@@ -36,10 +42,23 @@ struct scn_kernel {
     int eager;                       /* launched eagerly after a decode graph, never captured */
 };
 
-/* A kernel in a sequence: when = 'a' (always), 'p' (prefill only), 'd' (decode only). */
+/* An item of a sequence: a kernel, or another call (Hugging Face's
+ * flag reads and input copies, the memsets in a layer). when = 'a'
+ * (always), 'p' (prefill only), 'd' (decode only), 'm' (only for an
+ * evaluation of more than one token: PyTorch reduces one element with a
+ * copy, not a kernel). kind: SCN_ITEM_KERNEL (kernel), SCN_ITEM_COPY
+ * (cudaMemcpyAsync in direction dir: 'h' host to device, 'd' device to
+ * host, 'D' device to device), SCN_ITEM_MEMSET (cudaMemsetAsync),
+ * SCN_ITEM_SYNC (cudaStreamSynchronize). A copy's or memset's bytes are
+ * bytes x (per = 't': the evaluation's tokens; 'n': the tokens the
+ * generation produced, in after_generation; 0: 1). */
+enum scn_item_kind { SCN_ITEM_KERNEL, SCN_ITEM_COPY, SCN_ITEM_MEMSET, SCN_ITEM_SYNC };
+#define SCN_MAX_ITEM_BYTES (1u << 24)
 struct scn_item {
     int kernel;
     char when;
+    char kind, dir, per;
+    unsigned bytes;
 };
 
 struct scn_seq {
@@ -57,6 +76,16 @@ struct scenario {
     struct scn_kernel kernels[SCN_MAX_KERNELS];
     int nkernels;
     struct scn_seq pre, layer, post;
+    /* Hugging Face generate() as PyTorch runs it: each forward begins with
+     * an iteration of its own that reads a flag back (the mask check),
+     * and each token read is followed by one (the stopping check) */
+    struct scn_seq mask_check, stop_check;
+    /* before_prompt: the calls that bring a prompt in (after the P mark,
+     * before PREFILL: Hugging Face's ids and mask, each copied and synced);
+     * prompt_prelude: generate()'s work before the prompt's forward (after
+     * the F mark, in PREFILL: its flag reads); after_generation: after the
+     * last step (the output read back). No kernel there with a graph. */
+    struct scn_seq before_prompt, prompt_prelude, after_generation;
     unsigned layers;
     enum scn_readback readback;
     enum scn_graph graph;
@@ -64,6 +93,10 @@ struct scenario {
     enum scn_stream stream;
     int prompt_copy_sync; /* the prompt's ids: cudaMemcpy (1) or cudaMemcpyAsync (0) */
     unsigned chunk;       /* prefill chunk in tokens; 0: one piece */
+    int chunk_read;       /* each chunk reads back (the logits) as the last does, in place of a sync */
+    enum scn_inputs inputs;
+    unsigned read_bytes;  /* bytes of a read-back per sequence (4: a token id; ggml: the logits) */
+    unsigned sequences;   /* sequences decoded per step from one prompt (llama.cpp's -np) */
     unsigned threads;
     struct scn_prompt prompts[SCN_MAX_PROMPTS];
     int nprompts;

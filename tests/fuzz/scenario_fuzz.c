@@ -11,20 +11,43 @@
 #include "scenario.h"
 #include "scenario_fuzz.h"
 
-static void check_seq(const struct scenario *s, const struct scn_seq *q)
+/* A sequence's items: a kernel that exists, or a call with its direction
+ * and bytes in range; 'kernels' counts the kernels, 'calls_only' wants none. */
+static void check_seq(const struct scenario *s, const struct scn_seq *q, int *kernels, int calls_only)
 {
     int i;
     if (q->n < 0 || q->n > SCN_MAX_SEQ)
         abort();
-    for (i = 0; i < q->n; i++)
-        if (q->items[i].kernel < 0 || q->items[i].kernel >= s->nkernels ||
-            (q->items[i].when != 'a' && q->items[i].when != 'p' && q->items[i].when != 'd'))
+    for (i = 0; i < q->n; i++) {
+        const struct scn_item *it = &q->items[i];
+        if (it->when != 'a' && it->when != 'p' && it->when != 'd' && it->when != 'm')
             abort();
+        switch (it->kind) {
+        case SCN_ITEM_KERNEL:
+            if (calls_only || it->kernel < 0 || it->kernel >= s->nkernels)
+                abort();
+            if (kernels != NULL)
+                (*kernels)++;
+            break;
+        case SCN_ITEM_COPY:
+            if (it->dir != 'h' && it->dir != 'd' && it->dir != 'D')
+                abort();
+            /* fall through */
+        case SCN_ITEM_MEMSET:
+            if (it->bytes < 1 || it->bytes > SCN_MAX_ITEM_BYTES || (it->per != 0 && it->per != 't' && it->per != 'n'))
+                abort();
+            break;
+        case SCN_ITEM_SYNC:
+            break;
+        default:
+            abort();
+        }
+    }
 }
 
 static void check_scenario(const struct scenario *s)
 {
-    int i;
+    int i, kernels = 0;
     if (s->nkernels < 0 || s->nkernels > SCN_MAX_KERNELS || s->nprompts < 1 || s->nprompts > SCN_MAX_PROMPTS)
         abort();
     if (memchr(s->name, '\0', sizeof s->name) == NULL)
@@ -36,10 +59,15 @@ static void check_scenario(const struct scenario *s)
             scenario_grid(k, 1) == 0 || scenario_grid(k, SCN_MAX_TOKENS) > 0x7fffffffu)
             abort();
     }
-    check_seq(s, &s->pre);
-    check_seq(s, &s->layer);
-    check_seq(s, &s->post);
-    if (s->pre.n + s->layer.n + s->post.n == 0 || s->layers < 1 || s->layers > SCN_MAX_LAYERS ||
+    check_seq(s, &s->pre, &kernels, 0);
+    check_seq(s, &s->layer, &kernels, 0);
+    check_seq(s, &s->post, &kernels, 0);
+    check_seq(s, &s->mask_check, NULL, 0);
+    check_seq(s, &s->stop_check, NULL, 0);
+    check_seq(s, &s->prompt_prelude, NULL, 0);
+    check_seq(s, &s->before_prompt, NULL, 1);
+    check_seq(s, &s->after_generation, NULL, 1);
+    if (kernels == 0 || s->layers < 1 || s->layers > SCN_MAX_LAYERS ||
         s->threads < 1 || s->threads > SCN_MAX_THREADS || s->graph_sizes < 1 || s->graph_sizes > 16)
         abort();
     for (i = 0; i < s->nprompts; i++) {

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Turn a real program's trace and its ground truth into a case of
+tests/t_phase_engine (tests/engine_cases/README.md):
+
+    trace_to_case.py NAME CALLS.csv SIM.log "what it is" > NAME.calls
+
+CALLS.csv is `obs-report csv` of the program's trace under the shim, SIM.log
+the simulated driver's log of the same run (OBS_SIM_LOG, OBS_SIM_LOG_TID=1)
+with the ground truth the program wrote into it (tests/frameworks/fw_truth.py
+or tests/apps/llm_replay: RangePush/RangePop lines). Each thread's recorded
+calls (launches, copies, memsets, syncs, graph launches) are in the log in
+the same order as in the trace, so the truth of the log's n-th such line is
+the trace's n-th call's. Written: the kernel names (mangled, as the program
+registered them), then the calls in the call language of t_phase_engine
+with @gen / @step / @steady / @none where the truth changes; a launch made
+while a graph was being captured is not checked (=~)."""
+import csv
+import collections
+import sys
+
+RECORDED = {"kernel", "memcpy", "memset", "sync", "graph"}
+SYNC_WORDS = {"cudaStreamSynchronize": "sync", "cudaDeviceSynchronize": "devsync",
+              "cudaEventSynchronize": "evsync", "cudaStreamWaitEvent": "wait"}
+
+
+def truth_labels(log_path):
+    """Per thread id: one label per recorded line of the log, in order."""
+    per = collections.defaultdict(list)
+    state = {}
+    for line in open(log_path, errors="replace"):
+        f = line.rstrip("\n").split("\t")
+        if len(f) < 7:
+            continue
+        st = state.setdefault(f[6], {"stack": [], "gen": -1})
+        truth_line = f[0].startswith(("fwtruth", "llm_replay"))  # not the shim's own live ranges (NVTX tool)
+        if truth_line and f[0].endswith("RangePush") and f[1] == "range":
+            if f[2] == "PREFILL":
+                st["gen"] += 1
+            st["stack"].append(f[2])
+        elif truth_line and f[0].endswith("RangePop") and f[1] == "range":
+            if st["stack"]:
+                st["stack"].pop()
+        elif f[1] in RECORDED and not f[0].endswith(("Mark", "Generation")):
+            stack = [n for n in st["stack"] if n != "GENERATION"]
+            label = ("-",)
+            if "GRAPH_CAPTURE" in stack:
+                label = ("~",)
+            elif stack:
+                steps = [n for n in stack if n.startswith("DECODE/STEP_")]
+                if stack[-1] == "PREFILL":
+                    label = ("P", st["gen"])
+                elif steps:
+                    label = ("D", st["gen"], int(steps[-1].split("_")[1]))
+                elif stack[-1] == "DECODE/STEADY":
+                    label = ("S", st["gen"])
+            per[f[6]].append(label)
+    return per
+
+
+def threads_of(row):
+    n = 1
+    for c in ("grid_x", "grid_y", "grid_z"):
+        n *= int(row[c] or 1)
+    b = 1
+    for c in ("block_x", "block_y", "block_z"):
+        b *= int(row[c] or 1)
+    return n, b
+
+
+def main():
+    name, calls_csv, log_path, what = sys.argv[1:5]
+    truth = truth_labels(log_path)
+    used = collections.Counter()
+    kernels, out = {}, []
+    tids, thread_no = {}, None
+    state = {}  # tid -> (last label, last time)
+    for row in csv.DictReader(open(calls_csv)):
+        kind = row["kind"]
+        if kind not in RECORDED:
+            continue
+        tid = row["tid"]
+        if tid not in tids:
+            if len(tids) == 4:
+                sys.exit("more than 4 threads")
+            tids[tid] = len(tids)
+        i = used[tid]
+        used[tid] += 1
+        labels = truth.get(tid, [])
+        label = labels[i] if i < len(labels) else ("-",)
+        words = []
+        if thread_no != tids[tid]:
+            thread_no = tids[tid]
+            words.append("T%d" % thread_no)
+        last_label, last_t = state.get(tid, (None, None))
+        t = int(row["host_begin_ns"])
+        if last_t is not None and t - last_t >= 100_000_000:
+            words.append("+%d" % ((t - last_t) // 1_000_000))
+        state[tid] = (last_label, t)
+        if kind in ("kernel", "graph") and label[0] != "~" and label != last_label:
+            if label[0] == "P":
+                words.append("@gen")
+            elif label[0] == "D":
+                words.append("@step")
+            elif label[0] == "S":
+                words.append("@steady")
+            else:
+                words.append("@none")
+            state[tid] = (label, t)
+        if kind == "kernel":
+            k = kernels.setdefault(row["name"], "k%d" % (len(kernels) + 1))
+            g, b = threads_of(row)
+            word = "%s:%dx%d" % (k, g, b)
+        elif kind == "graph":
+            word = "graph"
+        elif kind == "memcpy":
+            d = {"HtoD": "h2d", "DtoH": "d2h", "DtoD": "d2d"}.get(row["direction"])
+            if d is None:
+                sys.exit("copy direction %s" % row["direction"])
+            if "Async" not in row["api"]:
+                d = d.upper()
+                if d == "D2D":
+                    d = "D2Ds"
+            word = "%s:%s" % (d, row["bytes"])
+        elif kind == "memset":
+            word = "memset:%s" % row["bytes"]
+        else:
+            word = SYNC_WORDS.get(row["api"])
+            if word is None:
+                sys.exit("sync api %s" % row["api"])
+        if label[0] == "~" and kind in ("kernel", "graph"):
+            word += "=~"
+        words.append(word)
+        out.append(" ".join(words))
+    print("# %s" % what)
+    print("# made by tests/engine_cases/trace_to_case.py from the trace and the truth of one run")
+    print("name %s" % name)
+    for mangled, k in kernels.items():
+        print("kernel %s %s" % (k, mangled))
+    print("calls")
+    line = ""
+    for w in out:
+        if len(line) + len(w) + 1 > 120:
+            print(line)
+            line = w
+        else:
+            line = (line + " " + w) if line else w
+    if line:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
