@@ -70,6 +70,15 @@ struct stream_slot {
     uint16_t mark;      /* latest mark recorded on it, NO_MARK */
     uint16_t device;
     bool dirty;         /* work enqueued by this thread since that mark */
+    /* The split point of the open ranges' work here (see "Tails"): the
+     * mark the stream stood at after a host sync (pre, held) and a mark
+     * recorded before the first copy or memset after it (resume, held);
+     * NO_MARK: none. */
+    bool resume_launched;  /* a kernel or graph came after resume */
+    uint16_t pre, resume;
+    uint64_t mark_index;   /* obs_thread_next_index() when mark was recorded */
+    uint64_t pre_index;    /* mark_index of pre: the stream's calls before it have lower indexes */
+    uint64_t resume_index; /* obs_thread_next_index() before the resume call */
 };
 
 struct open_range {
@@ -78,6 +87,7 @@ struct open_range {
     uint16_t phase;
     uint16_t seen;        /* bit per stream slot: the range had work there */
     uint16_t begin[STEPS_STREAMS]; /* its begin mark per stream slot, NO_MARK: untimed */
+    uint16_t cut[STEPS_STREAMS];   /* its end there when a RELABEL took its tail (held), else NO_MARK */
 };
 
 struct pending {
@@ -115,6 +125,7 @@ struct steps_thread {
     unsigned overflow;         /* open ranges deeper than STEPS_DEPTH */
     bool capturing;            /* the last mark failed because its stream was capturing a graph */
     unsigned hot_slot;         /* the slot of obs_steps_hot.stream1 */
+    uint16_t cut_slots;        /* bit per stream slot: an open range has a cut there */
     uint32_t last_id;          /* hot-path cache: the last stream id seen and its slot */
     unsigned last_slot;
     unsigned nstreams;
@@ -348,6 +359,7 @@ static uint16_t mark_record(struct steps_thread *th, struct stream_slot *s, int 
     mark_release(th, s->mark);
     s->mark = m;
     s->mark_call = obs_tls.call_counter;
+    s->mark_index = obs_thread_next_index();
     s->dirty = false;
     return m;
 }
@@ -382,6 +394,7 @@ static __attribute__((noinline)) unsigned stream_slot(struct steps_thread *th, u
         s->handle = obs_stream_handle(id);
         s->device = (uint16_t)obs_tls.device;
         s->mark = NO_MARK;
+        s->pre = s->resume = NO_MARK;
         OBS_DEBUG_LOG(GPUTIME, 2, "steps: thread %u times ranges on stream %u (device %u)", th->tid, id,
                       (unsigned)s->device);
     }
@@ -459,9 +472,15 @@ static void range_end(struct steps_thread *th)
     for (i = 0; i < th->nstreams; i++) {
         struct stream_slot *s = &th->streams[i];
         uint16_t end;
-        if (!(r->seen & (1u << i)) || r->begin[i] == NO_MARK)
+        uint16_t cut = r->cut[i];
+        r->cut[i] = NO_MARK;
+        if (!(r->seen & (1u << i)) || r->begin[i] == NO_MARK) {
+            mark_release(th, cut);
             continue;
-        if (s->dirty) {
+        }
+        if (cut != NO_MARK) {
+            end = cut; /* a RELABEL took the work after it (the pair holds it now) */
+        } else if (s->dirty) {
             if (peeked != s->be) {
                 peeked = s->be;
                 prev_error = app_last_error(s->be);
@@ -476,9 +495,11 @@ static void range_end(struct steps_thread *th)
         }
         if (r->begin_index == UINT64_MAX) { /* its BEGIN is not in the trace: nothing to name */
             mark_release(th, r->begin[i]);
+            mark_release(th, cut);
             continue;
         }
         queue_pair(th, r, s, r->begin[i], end);
+        mark_release(th, cut);
     }
     obs_guard_leave(&guard);
     r->seen = 0;
@@ -524,6 +545,121 @@ static __attribute__((noinline)) void marks_before_sync_copy(struct steps_thread
             marks_on_dirty(th, i);
 }
 
+/* ---- tails: a range's work after its last host sync that the trace relabels ---------- */
+
+static void resume_drop(struct steps_thread *th, struct stream_slot *s)
+{
+    mark_release(th, s->pre);
+    mark_release(th, s->resume);
+    s->pre = s->resume = NO_MARK;
+}
+
+static void resume_drop_all(struct steps_thread *th)
+{
+    unsigned i;
+    for (i = 0; i < th->nstreams; i++)
+        if (th->streams[i].resume != NO_MARK)
+            resume_drop(th, &th->streams[i]);
+}
+
+/* Before a copy or memset on slot i, where the open ranges already have
+ * work: if the stream stands at a mark (nothing enqueued since the host
+ * sync that made it), a mark before the call, so that a RELABEL of the
+ * calls from here on (a new prompt's input copies, made after the last
+ * step's token read and before the launch that ends the step) can take
+ * them out of the open ranges exactly. The first such mark holds over
+ * later copies, memsets and syncs, until a launch comes. */
+static __attribute__((noinline)) void resume_mark(struct steps_thread *th, unsigned i)
+{
+    struct stream_slot *s = &th->streams[i];
+    struct obs_guard guard;
+    uint16_t pre = s->mark, m;
+    uint64_t pre_index = s->mark_index;
+
+    if (s->dirty || pre == NO_MARK || (s->resume != NO_MARK && !s->resume_launched))
+        return;
+    resume_drop(th, s);
+    mark_hold(th, pre);
+    obs_guard_enter(&guard);
+    m = mark_record(th, s, app_last_error(s->be));
+    obs_guard_leave(&guard);
+    if (m == NO_MARK) {
+        mark_release(th, pre);
+        return;
+    }
+    mark_hold(th, m);
+    s->pre = pre;
+    s->pre_index = pre_index;
+    s->resume = m;
+    s->resume_index = obs_thread_next_index();
+    s->resume_launched = false;
+}
+
+/* A RELABEL record. Where the calls it labels on a stream are exactly the
+ * open ranges' work there since the stream's resume mark (it labels from
+ * a record at or after the host sync's mark, at or before the resume,
+ * through itself; no launch there since), the open ranges end at the
+ * sync's mark (their cut) and the RELABEL gets the pair (resume, the
+ * stream's mark now), named by the RELABEL record's index: each span then
+ * holds the work of calls of one final label. Elsewhere the open ranges
+ * keep the work; readers count such a span for its calls' final labels. */
+static void relabel_tails(struct steps_thread *th, const struct obs_rec_phase *rec, uint64_t index)
+{
+    struct open_range rl;
+    struct obs_guard guard;
+    unsigned i, k;
+
+    if (th->depth == 0 || rec->last_index + 1 < index)
+        return;
+    memset(&rl, 0, sizeof rl);
+    rl.begin_index = index;
+    rl.phase = rec->phase;
+    rl.step = rec->step;
+    rl.gen = rec->generation;
+    rl.name = rec->name;
+    obs_guard_enter(&guard);
+    for (i = 0; i < th->nstreams; i++) {
+        struct stream_slot *s = &th->streams[i];
+        uint16_t end;
+        if (s->resume == NO_MARK || s->resume_launched || rec->first_index < s->pre_index ||
+            rec->first_index > s->resume_index || !(th->open[th->depth - 1].seen & (1u << i)))
+            continue;
+        end = s->dirty ? mark_record(th, s, app_last_error(s->be)) : s->mark;
+        if (end == NO_MARK) {
+            resume_drop(th, s);
+            continue;
+        }
+        for (k = 0; k < th->depth; k++) {
+            struct open_range *r = &th->open[k];
+            if (!(r->seen & (1u << i)) || r->begin[i] == NO_MARK || r->cut[i] != NO_MARK)
+                continue;
+            r->cut[i] = s->pre;
+            mark_hold(th, s->pre);
+        }
+        th->cut_slots |= (uint16_t)(1u << i);
+        if (rec->phase != 0) { /* a RELABEL of no phase takes the labels off: no span */
+            queue_pair(th, &rl, s, s->resume, end); /* the slot's hold on resume passes to the pair */
+            s->resume = NO_MARK;
+        }
+        resume_drop(th, s);
+        OBS_DEBUG_LOG(GPUTIME, 2, "steps: thread %u: RELABEL at record %llu takes the open ranges' tail on stream %u",
+                      th->tid, (unsigned long long)index, s->id);
+    }
+    obs_guard_leave(&guard);
+}
+
+/* Work on slot i after a cut: the open ranges keep it (their span ends
+ * where the stream is when they close). */
+static __attribute__((noinline)) void cuts_drop(struct steps_thread *th, unsigned i)
+{
+    unsigned k;
+    for (k = 0; k < th->depth; k++) {
+        mark_release(th, th->open[k].cut[i]);
+        th->open[k].cut[i] = NO_MARK;
+    }
+    th->cut_slots &= (uint16_t)~(1u << i);
+}
+
 void obs_steps_on_phase(const struct obs_rec_phase *rec, uint64_t index)
 {
     struct steps_thread *th = steps_tls;
@@ -548,6 +684,8 @@ void obs_steps_on_phase(const struct obs_rec_phase *rec, uint64_t index)
         r->gen = rec->generation;
         r->name = rec->name;
         r->seen = 0;
+        memset(r->cut, 0xff, sizeof r->cut); /* NO_MARK */
+        resume_drop_all(th);
         OBS_DEBUG_LOG(GPUTIME, 2, "steps: thread %u opens range %u (step %u gen %u) at record %llu", th->tid,
                       (unsigned)rec->name, (unsigned)rec->step, (unsigned)rec->generation,
                       (unsigned long long)index);
@@ -569,6 +707,9 @@ void obs_steps_on_phase(const struct obs_rec_phase *rec, uint64_t index)
             found = th->depth - 1;
         while (th->depth > found)
             range_end(th);
+        resume_drop_all(th);
+    } else if (rec->event == OBS_PHASE_RELABEL && th != NULL) {
+        relabel_tails(th, rec, index);
     }
 }
 
@@ -595,8 +736,20 @@ void obs_steps_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, 
             if (slot == NO_SLOT)
                 return;
         }
-        if (!(th->open[th->depth - 1].seen & (1u << slot)))
+        if (th->cut_slots & (1u << slot))
+            cuts_drop(th, slot);
+        if (!(th->open[th->depth - 1].seen & (1u << slot))) {
             begin_marks(th, slot);
+        } else if (g->kind == OBS_KIND_MEMCPY || g->kind == OBS_KIND_MEMSET) {
+            resume_mark(th, slot);
+            if (th->streams[slot].resume != NO_MARK && !th->streams[slot].resume_launched) {
+                hot_clear(th); /* the next launch here comes by to say a launch followed */
+                th->streams[slot].dirty = true;
+                return;
+            }
+        } else if (th->streams[slot].resume != NO_MARK) {
+            th->streams[slot].resume_launched = true;
+        }
         th->streams[slot].dirty = true;
         if (th->open[th->depth - 1].seen & (1u << slot)) { /* the next launch here needs nothing more */
             th->hot_slot = slot;

@@ -345,24 +345,51 @@ static void generation_rates_token(struct obs_generation_row *gr, const struct g
  * the PREFILL's last one, and the last one of its steps. */
 #define TOKEN_READ_MIN 4u
 
+/* OBS_GPU_TIME=steps times no single call: a token read's device end is
+ * the end of its range's span on the read's stream (the marks enclose the
+ * read's copy: the sync that completes it has one), else of its range's
+ * spans; 0: none. Spans are sorted by thread, live range, stream. */
+static uint64_t read_end_from_span(const struct phase_work *w, const struct obs_call *read)
+{
+    const struct obs_trace *t = w->t;
+    const struct range_acc *r = &w->ranges[read->phase];
+    size_t lo = 0, hi = t->nrange_spans;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct obs_range_span *x = &t->range_spans[mid];
+        if (x->thread < read->thread ||
+            (x->thread == read->thread &&
+             (x->live < read->phase || (x->live == read->phase && x->stream < read->stream))))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->nrange_spans && t->range_spans[lo].thread == read->thread && t->range_spans[lo].live == read->phase &&
+        t->range_spans[lo].stream == read->stream && t->range_spans[lo].range == read->phase)
+        return t->range_spans[lo].end;
+    return span_set(&r->span) ? r->span.e : 0;
+}
+
 static void token_read_done(struct phase_work *w, const struct obs_call *read, const struct obs_call *end)
 {
     const struct range_acc *r;
     const struct obs_gpu_time *gt = obs_call_gpu(w->t, read);
     struct gen_acc *g;
+    uint64_t gpu_end;
     if (read->phase == OBS_NONE)
         return;
     r = &w->ranges[read->phase];
     g = &w->gen[r->gen];
+    gpu_end = gt != NULL ? gt->end : (w->t->flags & OBS_FILE_GPU_STEPS) ? read_end_from_span(w, read) : 0;
     if (r->step == PREFILL_MARK) {
         if (end->host_end >= g->prompt_read_end) {
             g->prompt_read_end = end->host_end;
-            g->prompt_read_gpu_end = gt != NULL ? gt->end : 0;
+            g->prompt_read_gpu_end = gpu_end;
             g->prompt_read_bytes = read->u.bytes;
         }
     } else if (end->host_end >= g->last_read_end) {
         g->last_read_end = end->host_end;
-        g->last_read_gpu_end = gt != NULL ? gt->end : 0;
+        g->last_read_gpu_end = gpu_end;
         g->last_read_bytes = read->u.bytes;
     }
 }
@@ -647,20 +674,6 @@ static int gather_generation_rows(struct phase_work *w, struct obs_phase_stats *
     return 0;
 }
 
-/* OBS_GPU_TIME=steps times no single call: a token read's device end is
- * the end of its range's span (the PREFILL's for the prompt's token, the
- * last step's for the last token); the marks enclose the read's copy. */
-static void read_ends_from_range_spans(struct gen_acc *g)
-{
-    uint64_t last = 0;
-    g->prompt_read_gpu_end = span_set(&g->prefill) ? g->prefill.e : 0;
-    if (span_set(&g->first_decode))
-        last = g->first_decode.e;
-    if (span_set(&g->steady) && g->steady.e > last)
-        last = g->steady.e;
-    g->last_read_gpu_end = g->last_read_end != 0 ? last : 0;
-}
-
 /* The generations that have calls, with their TTFT and tokens/s. */
 static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
 {
@@ -675,11 +688,8 @@ static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
         generation_spans(gr, &w->gen[i]);
         gr->first_token = "step0";
         gr->sequences = 1;
-        if (w->gen[i].prompt_read_end != 0) {
-            if (s->gpu_steps)
-                read_ends_from_range_spans(&w->gen[i]);
+        if (w->gen[i].prompt_read_end != 0)
             generation_rates_token(gr, &w->gen[i], s->gpu_time);
-        }
         else if (s->gpu_time)
             generation_rates_gpu(gr);
         else if (generation_rates_host(gr, &w->gen[i]))

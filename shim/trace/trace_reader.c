@@ -1540,7 +1540,9 @@ static uint32_t thread_of_tid(const struct obs_trace *t, uint32_t tid)
     return lo < t->nthreads && t->threads[lo].tid == tid ? (uint32_t)lo : OBS_NONE;
 }
 
-/* The BEGIN/END range made by the BEGIN record at index of a thread, or OBS_NONE. */
+/* The BEGIN/END range made by the BEGIN record at index of a thread, or
+ * the range a RELABEL record there makes (the span of the calls it took
+ * out of the open ranges' tail), or OBS_NONE. */
 static uint32_t range_of_begin(const struct phase_ev *ev, const struct phase_cursor *pc, uint64_t index)
 {
     size_t lo, hi;
@@ -1557,6 +1559,8 @@ static uint32_t range_of_begin(const struct phase_ev *ev, const struct phase_cur
     }
     if (lo < pc->ev_end && ev[lo].index == index && ev[lo].event == OBS_PHASE_BEGIN)
         return ev[lo].open;
+    if (lo < pc->ev_end && ev[lo].index == index && ev[lo].event == OBS_PHASE_RELABEL)
+        return ev[lo].range;
     return OBS_NONE;
 }
 
@@ -1622,7 +1626,23 @@ static int build_range_spans(struct loader *L, const struct phase_ev *ev, const 
     for (ci = 0; live != NULL && ci < t->ncalls; ci++) {
         const struct obs_call *c = &t->calls[ci];
         uint32_t a;
-        if (live[ci] == OBS_NONE || !is_device_work(c->kind))
+        struct obs_range_span *taken = NULL;
+        if (!is_device_work(c->kind))
+            continue;
+        /* A RELABEL's span (the tail the shim took out of the open ranges)
+         * holds its calls on the stream: not the live ranges' spans. */
+        for (a = c->phase; a != OBS_NONE && taken == NULL; a = t->phases[a].parent)
+            if (t->phases[a].relabel)
+                taken = find_range_span(t, c->thread, a, c->stream);
+        if (taken != NULL) {
+            taken->calls++;
+            if (taken->range == OWN_UNSET)
+                taken->range = c->phase;
+            else if (taken->range != c->phase)
+                taken->range = OWN_MIXED;
+            continue;
+        }
+        if (live[ci] == OBS_NONE)
             continue;
         for (a = live[ci]; a != OBS_NONE; a = t->phases[a].parent) {
             struct obs_range_span *x = find_range_span(t, c->thread, a, c->stream);
