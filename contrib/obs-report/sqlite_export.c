@@ -756,9 +756,10 @@ static int write_graphs(struct exporter *x)
 }
 
 /* OBS_GPU_TIME=steps: a row per range span (trace_reader.h,
- * obs_range_span): liveRangeId the BEGIN/END range measured, rangeId the
- * range its time counts for (NVTX_EVENTS.rangeId; NULL: none), name,
- * phase, step and generation of that range (else of the live one). */
+ * obs_range_span): liveRangeId the BEGIN/END range measured (or the
+ * RELABEL range whose calls it holds), rangeId the range its time counts
+ * for (NVTX_EVENTS.rangeId; NULL: none), name, phase, step and generation
+ * of that range (else of the live one). */
 static int write_gpu_ranges(struct exporter *x)
 {
     const struct obs_trace *t = x->t;

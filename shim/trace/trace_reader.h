@@ -111,7 +111,8 @@ struct obs_range_span {
     uint64_t calls;      /* calls on the stream that the live range holds (its own and its inner ranges') */
     uint32_t thread;     /* index into trace->threads */
     uint32_t stream;     /* stream id */
-    uint32_t live;       /* index into trace->phases: the BEGIN/END range measured */
+    uint32_t live;       /* index into trace->phases: the BEGIN/END range measured, or the RELABEL
+                            range whose calls (an open range's tail, cut off by the shim) it holds */
     uint32_t range;      /* index into trace->phases: the range its time counts for, OBS_NONE: none (flags) */
     uint32_t flags;      /* OBS_RANGE_SPAN_* */
 };
