@@ -25,8 +25,8 @@ Ranges, per thread and generation (one generate() call):
                   and the stop check
     DECODE/STEP_0 the next forward and its sampling, stop check
     DECODE/STEADY around DECODE/STEP_1 .. (as llm_replay)
-  A launch after decode forward k and before forward k+1 belongs to the
-  range of forward k. Marks: LAYER/i at each decoder layer's forward (i from 0),
+  A launch after forward k and before forward k+1 belongs to the range of
+  forward k. Marks: LAYER/i at each decoder layer's forward (i from 0),
   FORWARD_END at the end of each forward of the model.
 Timing, host CLOCK_MONOTONIC (time.monotonic_ns), from the streamer (its
 put() runs right after generate() read the tokens back):
