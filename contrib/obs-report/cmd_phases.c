@@ -14,6 +14,7 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
     struct cli_output out;
     struct obs_trace *t;
     int csv = cli_take_flag(&argc, argv, "--csv", NULL);
+    int steps = cli_take_flag(&argc, argv, "--steps", NULL);
     int rc = cli_parse(cmd, argc, argv, &a), ok;
 
     if (rc >= 0)
@@ -26,7 +27,9 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
         return EXIT_TRACE_ERROR;
     }
     errno = 0;
-    ok = (csv ? obs_report_phases_csv(t, out.f) : obs_report_phase_tables(t, out.f)) == 0;
+    ok = (steps ? obs_report_steps(t, out.f, csv)
+           : csv ? obs_report_phases_csv(t, out.f)
+                 : obs_report_phase_tables(t, out.f)) == 0;
     obs_trace_free(t);
     return cli_close_output(&out, ok);
 }
@@ -62,9 +65,10 @@ static int run_suggest(const struct report_command *cmd, int argc, char **argv)
 const struct report_command report_cmd_phases = {
     "phases",
     "Print the phase tables: time, launches, kernels, bytes per phase and generation; TTFT, tokens/s.",
-    "phases [--csv] [-o OUT] FILE.obs",
-    "Times are GPU times when the trace has GPU spans, host API times otherwise\n"
-    "(the titles and the time_base column say which). A phase's time in a\n"
+    "phases [--steps] [--csv] [-o OUT] FILE.obs",
+    "Times are GPU times when the trace has GPU spans (OBS_GPU_TIME=steps: one\n"
+    "per phase range and stream, counted for its calls' final labels), host API\n"
+    "times otherwise (the titles and the time_base column say which). A phase's time in a\n"
     "generation is the sum over its ranges of the span from the first call's begin\n"
     "to the last call's end. Per generation: TTFT = T_prefill + T_first_decode\n"
     "(step 0, its KV_GATHER included) and steady tokens/s = (N_decode - 1) /\n"
@@ -79,7 +83,13 @@ const struct report_command report_cmd_phases = {
     "steady_ms: the three spans in ms (empty: none); calls, launches (kernels,\n"
     "graphs, copies, memsets), kernels, bytes (copies and memsets): the\n"
     "generation's totals; in_best: 1 if counted for the best TTFT and tokens/s.\n"
-    "  --csv              print the CSV rows instead of the tables\n",
+    "\n"
+    "--steps prints one row per decode step of each generation instead: its time\n"
+    "(its ranges' first begin to last end, DECODE/STEP_k and its KV_GATHER) and\n"
+    "calls; with --csv under the header\n"
+    "  " OBS_STEPS_CSV_HEADER "\n"
+    "  --csv              print the CSV rows instead of the tables\n"
+    "  --steps            one row per decode step (GPU time per step)\n",
     CLI_OPT_OUTPUT,
     1,
     1,
