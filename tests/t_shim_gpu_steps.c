@@ -46,51 +46,20 @@
 
 /* ---- running ---------------------------------------------------------------------- */
 
-struct run {
-    struct run_result res;
-    struct obs_trace *t; /* NULL when no trace was expected or readable */
-    char log[4200], obs[4200], json[4200], prefix[4200];
-};
-
 enum mode { PLAIN, STEPS, EVENTS };
 
+/* Run argv on the simulators (shim_test.h, sim_traced_run_exec): PLAIN without
+ * the shim. extra: NULL-terminated "NAME=value" list or NULL. */
 static void run_tagged(const char *tag, const char *const argv[], enum mode mode, const char *const *extra,
-                       struct run *r)
+                       struct sim_traced_run *r)
 {
-    char out_env[4300], log_env[4300];
     const char *env[40];
     size_t n = 0;
-
-    memset(r, 0, sizeof *r);
-    snprintf(r->prefix, sizeof r->prefix, "%s/%s", test_tmpdir(), tag);
-    snprintf(r->log, sizeof r->log, "%s.log", r->prefix);
-    snprintf(r->obs, sizeof r->obs, "%s.obs", r->prefix);
-    snprintf(r->json, sizeof r->json, "%s.json", r->prefix);
-    unlink(r->log);
-    unlink(r->obs);
-    unlink(r->json);
-    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", r->prefix);
-    snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", r->log);
-    env[n++] = sim_library_path_env();
-    env[n++] = log_env;
-    env[n++] = out_env;
-    env[n++] = "OBS_SIM_LOG_OPS=1";
-    env[n++] = "OBS_SIM_LOG_TID=1";
-    env[n++] = mode == STEPS ? "OBS_GPU_TIME=steps" : mode == EVENTS ? "OBS_GPU_TIME=events" : "OBS_GPU_TIME=off";
-    env[n++] = "OBS_TRACE=json";
+    env[n++] = "OBS_SIM_LOG_TID=1"; /* the span checks follow each thread */
     while (extra != NULL && *extra != NULL && n < 39)
         env[n++] = *extra++;
     env[n] = NULL;
-    shim_run(argv, env, mode != PLAIN, 120, &r->res);
-    if (mode != PLAIN && access(r->obs, R_OK) == 0)
-        r->t = shim_trace_open(r->obs);
-}
-
-static void run_free(struct run *r)
-{
-    if (r->t != NULL)
-        obs_trace_free(r->t);
-    run_result_free(&r->res);
+    sim_traced_run_exec(tag, argv, mode == STEPS ? "steps" : mode == EVENTS ? "events" : NULL, env, r);
 }
 
 static unsigned long long meta_u(const struct obs_trace *t, const char *key)
@@ -402,7 +371,7 @@ static char *report_out(const char *what, const char *opt, const char *obs)
 }
 
 /* The phases and the decode steps as OBS_GPU_TIME=events measures them. */
-static void same_as_events(const char *label, const struct run *s, const struct run *e)
+static void same_as_events(const char *label, const struct sim_traced_run *s, const struct sim_traced_run *e)
 {
     char *ps = report_out(NULL, "--csv", s->obs), *pe = report_out(NULL, "--csv", e->obs);
     char *ss = report_out("--steps", "--csv", s->obs), *se = report_out("--steps", "--csv", e->obs);
@@ -426,7 +395,7 @@ static void same_as_events(const char *label, const struct run *s, const struct 
 
 /* The JSON: a GPU slice per range span, nested on the stream tracks
  * (tests/trace_json_check.py checks the nesting). */
-static void check_json(const char *label, const struct run *r)
+static void check_json(const char *label, const struct sim_traced_run *r)
 {
     const char *python = getenv("OBS_PYTHON3");
     char script[4096];
@@ -457,7 +426,7 @@ static void check_json(const char *label, const struct run *r)
     run_result_free(&pr);
 }
 
-static void check_perfetto(const char *label, const struct run *r)
+static void check_perfetto(const char *label, const struct sim_traced_run *r)
 {
     const char *python = getenv("OBS_PYTHON3"), *protoc = getenv("OBS_PROTOC");
     char pf[4300], csvp[4300], checker[4300], protodir[4300];
@@ -513,7 +482,7 @@ static void check_perfetto(const char *label, const struct run *r)
     run_result_free(&res);
 }
 
-static void check_sqlite_html(const char *label, const struct run *r)
+static void check_sqlite_html(const char *label, const struct sim_traced_run *r)
 {
     char sql[4300], found[4096], html_path[4300], *html;
     const char *argv_x[] = {shim_build_path("obs-report"), "sqlite", "-q", r->obs, sql, NULL};
@@ -578,7 +547,7 @@ static int program_checks(const struct program *p)
 
 static void check_program(const struct program *p)
 {
-    struct run plain, steps, events;
+    struct sim_traced_run plain, steps, events;
     struct ground g;
     struct span_result sr;
     char tag[128], label[160];
@@ -599,8 +568,8 @@ static void check_program(const struct program *p)
        "%s: exit 0 and the same stdout with OBS_GPU_TIME=steps as without the shim, no warning", label);
     if (steps.t == NULL) {
         skip_block(program_checks(p) - 1, "%s: no trace", label);
-        run_free(&plain);
-        run_free(&steps);
+        sim_traced_run_free(&plain);
+        sim_traced_run_free(&steps);
         return;
     }
     marks = (unsigned long)meta_u(steps.t, "gpu_time_steps_marks");
@@ -648,7 +617,7 @@ static void check_program(const struct program *p)
             skip_block(2, "%s: no events trace", label);
         else
             same_as_events(label, &steps, &events);
-        run_free(&events);
+        sim_traced_run_free(&events);
     }
     if (p->reports) {
         char *summary;
@@ -666,8 +635,8 @@ static void check_program(const struct program *p)
         check_perfetto(label, &steps);
         check_sqlite_html(label, &steps);
     }
-    run_free(&plain);
-    run_free(&steps);
+    sim_traced_run_free(&plain);
+    sim_traced_run_free(&steps);
 }
 
 /* Marks do not grow with the launches of a step: ten times the layers,
@@ -683,12 +652,12 @@ static void check_not_per_launch(void)
         const char *env[] = {"OBS_PHASES=PREFILL=prefill_*;DECODE=embed_*,decode_*,kv_*,sample_*", STEPS_APP_STEP,
                              NULL};
         char tag[32];
-        struct run r;
+        struct sim_traced_run r;
         snprintf(tag, sizeof tag, "layers-%s", layers[i]);
         run_tagged(tag, argv, STEPS, env, &r);
         marks[i] = meta_u(r.t, "gpu_time_steps_marks");
         launches[i] = r.t ? device_calls(r.t) : 0;
-        run_free(&r);
+        sim_traced_run_free(&r);
     }
     ok(marks[0] > 0 && marks[0] == marks[1] && launches[1] > 5 * launches[0],
        "the same %llu events recorded for %llu and %llu device calls (3 and 30 layers a step, the same ranges): "
@@ -766,7 +735,7 @@ static void check_signal(void)
 {
     const char *argv[] = {shim_build_path("tests/apps/steps_app"), "--signal", "--streams", "2", NULL};
     const char *env[] = {STEPS_APP_PHASES, STEPS_APP_STEP, NULL};
-    struct run plain, steps;
+    struct sim_traced_run plain, steps;
     struct ground g;
     struct span_result sr;
 
@@ -787,8 +756,8 @@ static void check_signal(void)
            (unsigned long long)steps.t->missing_range_spans);
         free(g.calls);
     }
-    run_free(&plain);
-    run_free(&steps);
+    sim_traced_run_free(&plain);
+    sim_traced_run_free(&steps);
 }
 
 /* The reference workload: shape (a), whose learning window the trace
@@ -799,7 +768,7 @@ static void check_workload(void)
     const char *why = NULL;
     const char *path = workload_path(&workload_bins[0], &why);
     const char *argv[] = {path, NULL};
-    struct run steps, events;
+    struct sim_traced_run steps, events;
 
     if (path == NULL) {
         skip_block(3, "obs_cuda: %s", why);
@@ -845,8 +814,8 @@ static void check_workload(void)
         free(ps);
         free(pe);
     }
-    run_free(&steps);
-    run_free(&events);
+    sim_traced_run_free(&steps);
+    sim_traced_run_free(&events);
 }
 
 int main(void)
