@@ -249,6 +249,9 @@ def main():
             if sl[0] < int(r["gpu_begin_ns"]) or int(r["stream"]) != stream:
                 error("seq %s: device slice at %d, its GPU begin %s" % (r["seq"], sl[0], r["gpu_begin_ns"]))
 
+    # GPU tracks of streams no call has GPU time on: range spans (OBS_GPU_TIME=steps)
+    range_slices = sum(len(slices.get(u, [])) for st, u in streams.items() if st not in gpu_rows)
+
     # phases: a labelled call lies in a phase slice named after its phase
     phase_slices = sum(len(slices.get(u, [])) for u in phase_tracks)
     outside = layers_outside = layered = 0
@@ -301,6 +304,7 @@ def main():
     print("host_slices=%d" % host_slices)
     print("host_clamped=%d" % counts.get("host_clamped", 0))
     print("gpu_slices=%d" % gpu_slices)
+    print("range_slices=%d" % range_slices)
     print("flows=%d" % flows_ended)
     print("phase_slices=%d" % phase_slices)
     print("layered_calls=%d" % layered)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "trace/api_list.h"
+#include "workload_bins.h"
 #include "tap/basic.h"
 
 const char *shim_build_path(const char *rel)
@@ -180,4 +181,43 @@ void dir_clear(const char *dir)
 size_t warning_lines(const char *text)
 {
     return count_lines_with(text, "obsshim: warning");
+}
+
+void sim_traced_run_exec(const char *tag, const char *const argv[], const char *gpu_time, const char *const *extra,
+                         struct sim_traced_run *r)
+{
+    char out_env[4300], log_env[4300], mode_env[64];
+    const char *env[40];
+    size_t n = 0;
+
+    memset(r, 0, sizeof *r);
+    snprintf(r->prefix, sizeof r->prefix, "%s/%s", test_tmpdir(), tag);
+    snprintf(r->log, sizeof r->log, "%s.log", r->prefix);
+    snprintf(r->obs, sizeof r->obs, "%s.obs", r->prefix);
+    snprintf(r->json, sizeof r->json, "%s.json", r->prefix);
+    unlink(r->log);
+    unlink(r->obs);
+    unlink(r->json);
+    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", r->prefix);
+    snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", r->log);
+    snprintf(mode_env, sizeof mode_env, "OBS_GPU_TIME=%s", gpu_time != NULL ? gpu_time : "off");
+    env[n++] = sim_library_path_env();
+    env[n++] = log_env;
+    env[n++] = out_env;
+    env[n++] = "OBS_SIM_LOG_OPS=1";
+    env[n++] = mode_env;
+    env[n++] = "OBS_TRACE=json";
+    while (extra != NULL && *extra != NULL && n < 39)
+        env[n++] = *extra++;
+    env[n] = NULL;
+    shim_run(argv, env, gpu_time != NULL, 120, &r->res);
+    if (gpu_time != NULL && access(r->obs, R_OK) == 0)
+        r->t = shim_trace_open(r->obs);
+}
+
+void sim_traced_run_free(struct sim_traced_run *r)
+{
+    if (r->t != NULL)
+        obs_trace_free(r->t);
+    run_result_free(&r->res);
 }

@@ -27,6 +27,22 @@ const char *shim_build_path(const char *rel);
 void shim_run(const char *const argv[], const char *const env[], int preload, int timeout_s,
               struct run_result *res);
 
+/* A program run on the simulators, its ground-truth log and trace named
+ * after tag in the test's directory (prefix = test_tmpdir()/tag). */
+struct sim_traced_run {
+    struct run_result res;
+    struct obs_trace *t; /* NULL when no trace was expected or readable */
+    char log[4200], obs[4200], json[4200], prefix[4096]; /* room for the suffixes */
+};
+/* Run argv on the simulators with OBS_SIM_LOG (device operations logged
+ * too: OBS_SIM_LOG_OPS=1), OBS_OUTPUT=prefix and OBS_TRACE=json; under the
+ * shim with OBS_GPU_TIME=gpu_time, or without it when gpu_time is NULL.
+ * extra: more "NAME=value" entries (NULL-terminated, may be NULL). The
+ * trace is opened when there is one. */
+void sim_traced_run_exec(const char *tag, const char *const argv[], const char *gpu_time, const char *const *extra,
+                         struct sim_traced_run *r);
+void sim_traced_run_free(struct sim_traced_run *r);
+
 /* One line of the simulator's ground-truth log. */
 struct sim_call {
     char api[64], kind[16], name[256], stream[32], bytes[32];

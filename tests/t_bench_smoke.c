@@ -1,8 +1,9 @@
 /* make bench, make bench-gpu-time and make bench-scale, shrunk to a smoke
  * run (1 round, a few thousand launches; the GPU-time one on vllm_graphs
  * only): the scripts parse and are shellcheck-clean, run every mode, print
- * the table (bench: with a verdict for both launch targets), write the raw
- * and summary CSV with one row per mode (and call), and the scale run
+ * the table (bench: with a verdict for both launch targets; bench-gpu-time:
+ * steps' verdict), write the raw and summary CSV with one row per mode
+ * (and call), and the scale run
  * finds every launch in the trace with none lost. No timing is asserted:
  * the figures are the benchmarks' business (docs/performance.md). */
 #include <stdio.h>
@@ -41,7 +42,7 @@ static const char *const modes[] = {"none", "off", "record", "record_mono", "nvt
                                     "phases_rules", "nvtx_phases", "gpu_events"};
 #define NMODES (sizeof modes / sizeof modes[0])
 
-static const char *const gpu_modes[] = {"none", "record", "events", "cupti", "cupti_alone"};
+static const char *const gpu_modes[] = {"none", "record", "steps", "events", "cupti", "cupti_alone"};
 #define NGPU_MODES (sizeof gpu_modes / sizeof gpu_modes[0])
 
 static void check_scripts_lint(const char *bench, const char *scale, const char *gpu, const char *layers)
@@ -83,7 +84,7 @@ int main(void)
         skip_all("bench scripts or /bin/bash missing");
     if (access(test_path(test_builddir(), "contrib/bench/.libs/libobsbenchnvtx.so"), R_OK) != 0)
         skip_all("contrib/bench/libobsbenchnvtx.so not built");
-    plan(8 + 6 + 2 * (int)NMODES + 3 + (int)NGPU_MODES + 3 + 5);
+    plan(8 + 6 + 2 * (int)NMODES + 4 + (int)NGPU_MODES + 3 + 5);
 
     check_scripts_lint(bench, scale, gpu, layers);
 
@@ -131,6 +132,8 @@ int main(void)
         if (!is_int(0, r.exited ? r.status : -1, "bench-gpu-time: exit status 0"))
             diag_text("stderr", r.err);
         ok(strstr(r.out, "scenario     mode        launches") != NULL, "bench-gpu-time: the table's header is printed");
+        ok(strstr(r.out, "\nverdict vllm_graphs: steps adds ") != NULL,
+           "bench-gpu-time: the verdict line of steps against a tenth of record");
         run_result_free(&r);
     }
     raw = read_result(gpu_results, ".csv", "summary");

@@ -10,7 +10,8 @@
  *
  * Cases (tests/frameworks/): PyTorch's features one by one (torch_basics.py,
  * with the default caching allocator and with expandable_segments), then
- * fw_generate.py's (a) Llama small and deep, (b) GPT-2, (c) decode by CUDA
+ * fw_generate.py's (a) Llama small and deep, (b) GPT-2, Llama with its
+ * prompts prefilled in chunks (generate(prefill_chunk_size)), (c) decode by CUDA
  * graph over a static KV cache, (d) two models on two threads, and two
  * processes at once. Each case runs twice, at once: on the simulated
  * driver alone (LD_LIBRARY_PATH=tests/sim/driver) and under the shim with
@@ -33,6 +34,8 @@
  *     marks name in the same trace (the streamer's own TTFT printed beside);
  *     obs-report suggest-phases' rules fed back reproduce the automatic
  *     labels (docs/phases.md, docs/phases-report.md).
+ * OBS_FRAMEWORKS_CASE=TEXT runs only the cases whose label contains TEXT
+ * (procs compares its tokens with llama's: run both).
  * Printed: FIGURES lines of all of that, per case,
  * the records per case, and what PyTorch asked of the driver: entry points
  * called, private tables, the runtime versions of the integrity checks, NVML. */
@@ -941,6 +944,7 @@ int main(void)
         {"llama", "fw_generate.py", "llama", NULL, 1, 0, 7},
         {"llama-deep", "fw_generate.py", "llama-deep", NULL, 1, 0, 7},
         {"gpt2", "fw_generate.py", "gpt2", NULL, 1, 0, 7},
+        {"llama-chunked", "fw_generate.py", "llama-chunked", NULL, 1, 0, 4},
         {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4},
         {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14},
         {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7},
@@ -951,6 +955,7 @@ int main(void)
                           NULL};
     struct run_result res;
     double start = now_s();
+    const char *only = getenv("OBS_FRAMEWORKS_CASE"); /* run only the cases whose label contains this */
     size_t i;
 
     if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0')
@@ -973,7 +978,8 @@ int main(void)
     run_result_free(&res);
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        check_case(&cases[i]);
+        if (only == NULL || strstr(cases[i].label, only) != NULL)
+            check_case(&cases[i]);
 
     set_print("entry points PyTorch called (without the shim)", &called);
     set_print("lookups refused", &refused);

@@ -43,52 +43,14 @@
 
 /* ---- running ---------------------------------------------------------------------- */
 
-struct run {
-    struct run_result res;
-    struct obs_trace *t; /* NULL when no trace was expected or readable */
-    char log[4200], obs[4200], json[4200], prefix[4200];
-};
-
 enum mode { PLAIN, CUPTI, EVENTS };
 
-/* Run argv on the simulators (with the simulated libcupti on the path).
- * extra: NULL-terminated "NAME=value" list or NULL. */
+/* Run argv on the simulators (shim_test.h, sim_traced_run_exec): PLAIN without
+ * the shim. extra: NULL-terminated "NAME=value" list or NULL. */
 static void run_tagged(const char *tag, const char *const argv[], enum mode mode, const char *const *extra,
-                       struct run *r)
+                       struct sim_traced_run *r)
 {
-    char out_env[4300], log_env[4300];
-    const char *env[40];
-    size_t n = 0;
-
-    memset(r, 0, sizeof *r);
-    snprintf(r->prefix, sizeof r->prefix, "%s/%s", test_tmpdir(), tag);
-    snprintf(r->log, sizeof r->log, "%s.log", r->prefix);
-    snprintf(r->obs, sizeof r->obs, "%s.obs", r->prefix);
-    snprintf(r->json, sizeof r->json, "%s.json", r->prefix);
-    unlink(r->log);
-    unlink(r->obs);
-    unlink(r->json);
-    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", r->prefix);
-    snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", r->log);
-    env[n++] = sim_library_path_env();
-    env[n++] = log_env;
-    env[n++] = out_env;
-    env[n++] = "OBS_SIM_LOG_OPS=1";
-    env[n++] = mode == CUPTI ? "OBS_GPU_TIME=cupti" : mode == EVENTS ? "OBS_GPU_TIME=events" : "OBS_GPU_TIME=off";
-    env[n++] = "OBS_TRACE=json";
-    while (extra != NULL && *extra != NULL && n < 39)
-        env[n++] = *extra++;
-    env[n] = NULL;
-    shim_run(argv, env, mode != PLAIN, 120, &r->res);
-    if (mode != PLAIN && access(r->obs, R_OK) == 0)
-        r->t = shim_trace_open(r->obs);
-}
-
-static void run_free(struct run *r)
-{
-    if (r->t != NULL)
-        obs_trace_free(r->t);
-    run_result_free(&r->res);
+    sim_traced_run_exec(tag, argv, mode == CUPTI ? "cupti" : mode == EVENTS ? "events" : NULL, extra, r);
 }
 
 static const char *meta_or(const struct obs_trace *t, const char *key, const char *dflt)
@@ -309,7 +271,7 @@ static void truth_compare(const char *label, const struct obs_trace *t, const st
 }
 
 /* The whole check of one run against its log. */
-static void check_truth(const char *label, const struct run *r, int by_tid)
+static void check_truth(const char *label, const struct sim_traced_run *r, int by_tid)
 {
     struct ground g;
     struct truth_result tr;
@@ -333,7 +295,7 @@ static void check_truth(const char *label, const struct run *r, int by_tid)
 }
 
 /* The trace says it has CUPTI's GPU time, from the simulated library. */
-static void check_header(const char *label, const struct run *r)
+static void check_header(const char *label, const struct sim_traced_run *r)
 {
     const struct obs_trace *t = r->t;
     const char *lib = meta_or(t, "gpu_time_cupti_library", "");
@@ -390,7 +352,7 @@ static void test_api_driver(void)
     const char *bin = shim_build_path("tests/apps/cuda_api_driver");
     const char *argv[] = {bin, NULL}, *argv_errors[] = {bin, "--errors", NULL};
     const char *label = "CUDA API driver";
-    struct run plain, cupti, events, perr, cerr;
+    struct sim_traced_run plain, cupti, events, perr, cerr;
 
     run_tagged("drv-plain", argv, PLAIN, NULL, &plain);
     run_tagged("drv-cupti", argv, CUPTI, NULL, &cupti);
@@ -427,9 +389,9 @@ static void test_api_driver(void)
            count_api_lines(cupti.log, "cuptiActivityFlushAll") == 2,
        "%s: the shim's CUPTI calls: one subscription, its clock, thread ids and buffers, the records of the 44 "
        "runtime and 60 driver APIs it times, 3 device kinds, 2 flushes at exit", label);
-    run_free(&plain);
-    run_free(&cupti);
-    run_free(&events);
+    sim_traced_run_free(&plain);
+    sim_traced_run_free(&cupti);
+    sim_traced_run_free(&events);
 
     run_tagged("drv-errors-plain", argv_errors, PLAIN, NULL, &perr);
     run_tagged("drv-errors-cupti", argv_errors, CUPTI, NULL, &cerr);
@@ -437,8 +399,8 @@ static void test_api_driver(void)
        "%s --errors: exit status unchanged (%d)", label, cerr.res.status);
     is_string(perr.res.out, cerr.res.out, "%s --errors: same stdout: every status and last error as expected", label);
     check_truth(label, &cerr, 0);
-    run_free(&perr);
-    run_free(&cerr);
+    sim_traced_run_free(&perr);
+    sim_traced_run_free(&cerr);
 }
 
 /* ---- the driver API ------------------------------------------------------------------------ */
@@ -448,7 +410,7 @@ static void test_driver_app(void)
     const char *bin = shim_build_path("tests/apps/driver_static_like");
     const char *argv[] = {bin, NULL};
     const char *label = "driver_static_like";
-    struct run plain, cupti;
+    struct sim_traced_run plain, cupti;
 
     run_tagged("cudrv-plain", argv, PLAIN, NULL, &plain);
     run_tagged("cudrv-cupti", argv, CUPTI, NULL, &cupti);
@@ -458,8 +420,8 @@ static void test_driver_app(void)
     check_truth(label, &cupti, 0);
     ok(cupti.t != NULL && cupti.t->ngpu == 63 && cupti.t->no_work_gpu_calls == 4,
        "%s: 63 calls with spans, the 4 captured ones with no device work (as with events)", label);
-    run_free(&plain);
-    run_free(&cupti);
+    sim_traced_run_free(&plain);
+    sim_traced_run_free(&cupti);
 }
 
 /* ---- the workload, and the reports --------------------------------------------------------- */
@@ -551,7 +513,7 @@ static char *drop_thread_field(char *text)
 }
 
 /* The JSON's device slices and flows (tests/trace_json_check.py). */
-static void check_json(const char *label, const struct run *r)
+static void check_json(const char *label, const struct sim_traced_run *r)
 {
     const char *python = getenv("OBS_PYTHON3");
     char script[4096];
@@ -582,7 +544,7 @@ static void check_json(const char *label, const struct run *r)
 /* The .pftrace (obs-report perfetto) read back through protoc with
  * Perfetto's own messages by tests/perfetto_check.py, against the CSV: a
  * device slice and a flow per span. */
-static void check_perfetto(const char *label, const struct run *r)
+static void check_perfetto(const char *label, const struct sim_traced_run *r)
 {
     const char *python = getenv("OBS_PYTHON3"), *protoc = getenv("OBS_PROTOC");
     char pf[4300], csvp[4300], checker[4300], protodir[4300];
@@ -625,7 +587,7 @@ static void check_perfetto(const char *label, const struct run *r)
     run_result_free(&res);
 }
 
-static void check_sqlite(const char *label, const struct run *r)
+static void check_sqlite(const char *label, const struct sim_traced_run *r)
 {
     char sql[256], *out;
     unsigned long kernels = 0, rows;
@@ -666,7 +628,7 @@ static void test_workload(int graphs)
     const char *bin = workload_path(&workload_bins[0], &why);
     const char *argv[] = {bin, graphs ? "--graphs" : NULL, NULL};
     char label[64];
-    struct run plain, cupti, events;
+    struct sim_traced_run plain, cupti, events;
 
     snprintf(label, sizeof label, "obs_cuda%s", graphs ? " --graphs" : "");
     if (bin == NULL) {
@@ -711,9 +673,9 @@ static void test_workload(int graphs)
         check_perfetto(label, &cupti);
         check_sqlite(label, &cupti);
     }
-    run_free(&plain);
-    run_free(&cupti);
-    run_free(&events);
+    sim_traced_run_free(&plain);
+    sim_traced_run_free(&cupti);
+    sim_traced_run_free(&events);
 }
 
 /* NVIDIA's static runtime over the simulated driver: the shim records the
@@ -725,7 +687,7 @@ static void test_static_runtime(void)
     const char *nvcc = getenv("OBS_NVCC");
     char dir[4200], lib64[4200], link[4300], path_env[9000];
     const char *argv[] = {bin, NULL};
-    struct run cupti;
+    struct sim_traced_run cupti;
     const char *label = "obs_cuda_static (NVIDIA's runtime)";
 
     if (bin == NULL || nvcc == NULL || *nvcc == '\0') {
@@ -773,12 +735,12 @@ static void test_static_runtime(void)
     is_int(0, (long long)warning_lines(cupti.res.err), "%s: no warning", label);
     check_header(label, &cupti);
     check_truth(label, &cupti, 0);
-    run_free(&cupti);
+    sim_traced_run_free(&cupti);
 }
 
 /* ---- when CUPTI cannot be had ---------------------------------------------------------------- */
 
-static void check_fallback(const char *label, const struct run *r, const struct run *events, const char *says)
+static void check_fallback(const char *label, const struct sim_traced_run *r, const struct sim_traced_run *events, const char *says)
 {
     ok(r->res.exited && r->res.status == 0, "%s: exit 0", label);
     is_int(1, (long long)count_lines_with(r->res.err, "obsshim: warning: OBS_GPU_TIME=cupti: "),
@@ -799,7 +761,7 @@ static void test_fallbacks(void)
     char missing_env[4300], tool_preload[9000];
     const char *refuse[] = {"OBS_SIM_CUPTI_REFUSE=1", NULL};
     const char *nolib[] = {missing_env, NULL};
-    struct run events, r, plain;
+    struct sim_traced_run events, r, plain;
 
     run_tagged("fb-plain", argv, PLAIN, NULL, &plain);
     run_tagged("fb-events", argv, EVENTS, NULL, &events);
@@ -807,7 +769,7 @@ static void test_fallbacks(void)
     run_tagged("fb-refuse", argv, CUPTI, refuse, &r);
     check_fallback("another CUPTI client (OBS_SIM_CUPTI_REFUSE=1)", &r, &events, "another CUPTI client holds");
     is_string(plain.res.out, r.res.out, "another CUPTI client: the app's output unchanged");
-    run_free(&r);
+    sim_traced_run_free(&r);
 
     /* A real other client, preloaded before the shim: it keeps every record. */
     {
@@ -849,20 +811,20 @@ static void test_fallbacks(void)
         if (strstr(r.res.err, want) == NULL)
             diag_text("stderr", r.res.err);
         is_string(plain.res.out, r.res.out, "the other CUPTI client: the app's output unchanged");
-        run_free(&r);
+        sim_traced_run_free(&r);
     }
 
     snprintf(missing_env, sizeof missing_env, "OBS_CUPTI_PATH=%s/no-such-libcupti.so", test_tmpdir());
     run_tagged("fb-nolib", argv, CUPTI, nolib, &r);
     check_fallback("OBS_CUPTI_PATH naming no library", &r, &events, "no-such-libcupti.so cannot be opened");
-    run_free(&r);
-    run_free(&events);
-    run_free(&plain);
+    sim_traced_run_free(&r);
+    sim_traced_run_free(&events);
+    sim_traced_run_free(&plain);
 
     {
         const char *hbin = shim_build_path("tests/apps/hip_api_driver");
         const char *hargv[] = {hbin, NULL};
-        struct run hev, hcu;
+        struct sim_traced_run hev, hcu;
         run_tagged("hip-events", hargv, EVENTS, NULL, &hev);
         run_tagged("hip-cupti", hargv, CUPTI, NULL, &hcu);
         ok(hcu.res.exited && hcu.res.status == 0 && strcmp(hcu.res.out, hev.res.out) == 0, "HIP: exit 0, same output");
@@ -871,8 +833,8 @@ static void test_fallbacks(void)
         ok(hcu.t != NULL && hev.t != NULL && hcu.t->ngpu == hev.t->ngpu && hcu.t->ngpu > 0 &&
                hcu.t->missing_gpu_spans == 0 && strcmp(meta_or(hcu.t, "gpu_time", ""), "events") == 0,
            "HIP: the spans of OBS_GPU_TIME=events (%zu), meta gpu_time=events", hcu.t ? hcu.t->ngpu : 0);
-        run_free(&hev);
-        run_free(&hcu);
+        sim_traced_run_free(&hev);
+        sim_traced_run_free(&hcu);
     }
 }
 
@@ -962,7 +924,7 @@ static void test_signal(void)
     const char *bin = shim_build_path("tests/apps/cupti_app");
     const char *argv[] = {bin, "--signal", "--rounds", "50", NULL};
     const char *extra[] = {"OBS_SUMMARY=0", NULL};
-    struct run r;
+    struct sim_traced_run r;
     struct ground g;
     struct truth_result tr;
     unsigned long flagged = 0;
@@ -973,7 +935,7 @@ static void test_signal(void)
     ok(r.t != NULL && strcmp(meta_or(r.t, "end", ""), "SIGTERM") == 0, "signal: the trace is closed (end=SIGTERM)");
     if (r.t == NULL) {
         skip_block(2, "signal: no trace");
-        run_free(&r);
+        sim_traced_run_free(&r);
         return;
     }
     for (i = 0; i < r.t->ncalls; i++)
@@ -984,7 +946,7 @@ static void test_signal(void)
        "signal: the %zu spans CUPTI handed over before it (at least the 150 flushed) equal the log; the other %llu "
        "of the 300 timed calls are counted missing", r.t->ngpu, (unsigned long long)r.t->missing_gpu_spans);
     free(g.calls);
-    run_free(&r);
+    sim_traced_run_free(&r);
 }
 
 static void test_threads_and_exit(void)
@@ -995,7 +957,7 @@ static void test_threads_and_exit(void)
     const char *argv_small[] = {bin, "--rounds", "10", NULL};
     const char *small_buffers[] = {"OBS_SIM_LOG_TID=1", "OBS_SIM_CUPTI_BUFFER_RECORDS=64", "OBS_SUMMARY=0", NULL};
     const char *nosync_env[] = {"OBS_SIM_CUPTI_BUFFER_RECORDS=50", "OBS_SUMMARY=0", NULL};
-    struct run r, few, plain;
+    struct sim_traced_run r, few, plain;
 
     run_tagged("threads", argv_threads, CUPTI, small_buffers, &r);
     ok(r.res.exited && r.res.status == 0 && strstr(r.res.out, "rounds 600"), "4 threads: exit 0");
@@ -1003,7 +965,7 @@ static void test_threads_and_exit(void)
     check_truth("4 threads, 64-record buffers", &r, 1);
     ok(r.t != NULL && meta_u(r.t, "gpu_time_cupti_buffers") >= 40,
        "4 threads: CUPTI handed over %llu buffers, all read", meta_u(r.t, "gpu_time_cupti_buffers"));
-    run_free(&r);
+    sim_traced_run_free(&r);
 
     run_tagged("nosync-plain", argv_nosync, PLAIN, NULL, &plain);
     run_tagged("nosync", argv_nosync, CUPTI, nosync_env, &r);
@@ -1015,9 +977,9 @@ static void test_threads_and_exit(void)
            count_api_lines(few.log, "cuptiActivityFlushAll") == 2 &&
            count_api_lines(r.log, "cuptiSubscribe_v2") == 1 && count_api_lines(few.log, "cuptiSubscribe_v2") == 1,
        "no CUPTI call per launch: the same session and flushes for 30 and 1200 timed calls");
-    run_free(&few);
-    run_free(&r);
-    run_free(&plain);
+    sim_traced_run_free(&few);
+    sim_traced_run_free(&r);
+    sim_traced_run_free(&plain);
 }
 
 int main(void)

@@ -47,7 +47,7 @@ int main(void)
     obs_run = shim_build_path("contrib/obs-run");
     if (!test_executable(obs_run))
         skip_all("%s not built", obs_run);
-    plan(15);
+    plan(20);
 
     {
         const char *args[] = {"--help", NULL};
@@ -150,6 +150,27 @@ int main(void)
         const char *args[] = {"--gpu-time", "/bin/sh", "-c", "echo \"$OBS_GPU_TIME\"", NULL};
         run(args, NULL, &res);
         is_string("events\n", res.out, "--gpu-time sets OBS_GPU_TIME=events");
+        run_result_free(&res);
+    }
+    {
+        static const char *const modes[] = {"steps", "events", "cupti", "off"};
+        size_t i;
+        for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+            char opt[64], want[64];
+            const char *args[] = {opt, "/bin/sh", "-c", "echo \"$OBS_GPU_TIME\"", NULL};
+            snprintf(opt, sizeof opt, "--gpu-time=%s", modes[i]);
+            snprintf(want, sizeof want, "%s\n", modes[i]);
+            run(args, NULL, &res);
+            is_string(want, res.out, "%s sets OBS_GPU_TIME=%s", opt, modes[i]);
+            run_result_free(&res);
+        }
+    }
+    {
+        const char *args[] = {"--gpu-time=kernels", "/bin/sh", "-c", "echo ran", NULL};
+        run(args, NULL, &res);
+        ok(res.status == 2 && strstr(res.err, "expected off, steps, events or cupti") != NULL &&
+               strstr(res.out, "ran") == NULL,
+           "--gpu-time=kernels: exit 2 with the modes named, the program not run");
         run_result_free(&res);
     }
     return 0;

@@ -13,8 +13,8 @@
 # bench/results/gpu-time-<UTC time>.csv (one row per round, scenario and
 # mode) and ...-summary.csv.
 #
-# Modes: none (no shim), record (the shim's defaults: automatic phases, no
-# GPU time), events (OBS_GPU_TIME=events), cupti (OBS_GPU_TIME=cupti),
+# Modes: none (no shim), record (automatic phases, OBS_GPU_TIME=off), steps
+# (OBS_GPU_TIME=steps), events (OBS_GPU_TIME=events), cupti (OBS_GPU_TIME=cupti),
 # cupti_alone (no shim: the simulated libcupti made to record what cupti
 # mode asks of it, by tests/apps/libcupti_tool.so with CUPTI_TOOL_API=1:
 # the simulator's own CUPTI cost, which is not NVIDIA's; cupti minus it is
@@ -22,18 +22,40 @@
 # records on the app's thread under a lock, a graph launch's nodes
 # included.
 #
+# Ends with a verdict per scenario: what steps adds per launch over record
+# (CPU time: steps' median added over none minus record's) against a tenth
+# of what record adds over none.
+#
+# BENCH_COUNT=instructions counts instead of timing: each mode of each
+# scenario run once at the scenario's default size and once --full under
+# valgrind --tool=callgrind, and instructions per launch = (Ir --full - Ir
+# default) / (launches --full - launches default), so that start-up and
+# exit cancel out; the same table and verdict (a count does not vary with
+# the machine's load; cupti_alone is left out).
+#
 # Environment: OBS_BUILDDIR (required), OBS_SRCDIR (default: the build
 # directory), BENCH_ROUNDS (7), BENCH_SCENARIOS ("hf_eager llamacpp
-# vllm_graphs"), BENCH_MODES ("none record events cupti"), BENCH_RESULTS
-# (default $OBS_BUILDDIR/bench/results).
+# vllm_graphs"), BENCH_MODES ("none record steps events cupti
+# cupti_alone"), BENCH_COUNT (time or instructions), BENCH_RESULTS (default
+# $OBS_BUILDDIR/bench/results).
 set -u
 
 builddir=${OBS_BUILDDIR:?OBS_BUILDDIR must name the build directory}
 srcdir=${OBS_SRCDIR:-$builddir}
 rounds=${BENCH_ROUNDS:-7}
 read -r -a scenarios <<<"${BENCH_SCENARIOS:-hf_eager llamacpp vllm_graphs}"
-read -r -a modes <<<"${BENCH_MODES:-none record events cupti cupti_alone}"
+read -r -a modes <<<"${BENCH_MODES:-none record steps events cupti cupti_alone}"
 results=${BENCH_RESULTS:-$builddir/bench/results}
+count=${BENCH_COUNT:-time}
+case $count in
+time) ;;
+instructions)
+    command -v valgrind >/dev/null || { echo "bench-gpu-time: BENCH_COUNT=instructions needs valgrind" >&2; exit 1; }
+    rounds=1
+    read -r -a modes <<<"${BENCH_MODES:-none record steps events cupti}"
+    ;;
+*) echo "bench-gpu-time: BENCH_COUNT=$count: expected time or instructions" >&2; exit 1 ;;
+esac
 
 app=$builddir/tests/apps/llm_replay
 shim=$builddir/shim/.libs/libobsshim.so
@@ -51,6 +73,7 @@ mode_env() {
     case $1 in
     none) echo "-" ;;
     record) echo "OBS_GPU_TIME=off" ;;
+    steps) echo "OBS_GPU_TIME=steps" ;;
     events) echo "OBS_GPU_TIME=events" ;;
     cupti) echo "OBS_GPU_TIME=cupti" ;;
     cupti_alone) echo "tool" ;;
@@ -66,8 +89,11 @@ raw=$results/gpu-time-$stamp.csv
 summary=$results/gpu-time-$stamp-summary.csv
 echo "round,scenario,mode,launches,loop_ns,ns_per_launch,untimed,cpu_ns_per_launch" >"$raw"
 
-run_mode() {
-    local round=$1 scn=$2 mode=$3 envs out
+# One run of a mode; size: --full, or "" for the scenario's default size.
+# Prints the replay's output (BENCH_COUNT=instructions: plus "ir N", the
+# instructions callgrind counted).
+run_once() {
+    local scn=$1 mode=$2 size=$3 envs
     envs=$(mode_env "$mode") || exit 1
     local -a cmd=(env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1)
     if [ "$envs" = "tool" ]; then
@@ -76,7 +102,35 @@ run_mode() {
         # shellcheck disable=SC2206 # the mode's variables hold no spaces
         cmd+=(LD_PRELOAD="$preload" OBS_OUTPUT="$work/run-%p" OBS_TRACE=none OBS_SUMMARY=0 $envs)
     fi
-    if ! out=$("${cmd[@]}" "$app" --full --time "$srcdir/tests/scenarios/$scn.scn" 2>"$work/stderr"); then
+    if [ "$count" = instructions ]; then
+        "${cmd[@]}" valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$app" ${size:+"$size"} --time \
+            "$srcdir/tests/scenarios/$scn.scn" 2>"$work/stderr" || return 1
+        echo "ir $(sed -n 's/^totals: //p; s/^summary: //p' "$work/cg.out" | head -n 1)"
+        rm -f "$work/cg.out"
+    else
+        "${cmd[@]}" "$app" ${size:+"$size"} --time "$srcdir/tests/scenarios/$scn.scn" 2>"$work/stderr"
+    fi
+}
+
+run_mode() {
+    local round=$1 scn=$2 mode=$3 out
+    if [ "$count" = instructions ]; then
+        local small
+        if ! small=$(run_once "$scn" "$mode" "") || ! out=$(run_once "$scn" "$mode" --full); then
+            echo "bench-gpu-time: $scn in mode $mode failed:" >&2
+            cat "$work/stderr" >&2
+            exit 1
+        fi
+        rm -f "$work"/run-*
+        # instructions per launch between the two sizes, in the loop_ns and cpu columns
+        printf '%s\n%s\n' "$small" "$out" | awk -v r="$round" -v s="$scn" -v m="$mode" '
+            $1 == "scenario" { for (i = 1; i < NF; i++) if ($i == "launches") n[++k] = $(i + 1) }
+            $1 == "ir" { ir[++j] = $2 }
+            END { d = (ir[2] - ir[1]) / (n[2] - n[1])
+                  printf "%s,%s,%s,%s,%.0f,%.1f,0,%.1f\n", r, s, m, n[2], ir[2] - ir[1], d, d }' >>"$raw"
+        return
+    fi
+    if ! out=$(run_once "$scn" "$mode" --full); then
         echo "bench-gpu-time: $scn in mode $mode failed:" >&2
         cat "$work/stderr" >&2
         exit 1
@@ -91,7 +145,7 @@ run_mode() {
     local untimed=0 trace
     for trace in "$work"/run-*.obs; do
         [ -e "$trace" ] || continue
-        untimed=$(tr '\0' '\n' <"$trace" | sed -n 's/^gpu_time_\(cupti_\)\{0,1\}untimed_no_room=//p' | tail -n 1)
+        untimed=$(tr '\0' '\n' <"$trace" | sed -n 's/^gpu_time_\(cupti_\|steps_\)\{0,1\}untimed_no_room=//p' | tail -n 1)
     done
     rm -f "$work"/run-*
     echo "$out" | awk -v r="$round" -v s="$scn" -v m="$mode" -v u="${untimed:-0}" '
@@ -160,15 +214,30 @@ printf '%-12s %-11s %8s %10s %10s %10s %9s %9s %10s\n' scenario mode launches "n
 awk -F, 'NR > 1 { printf "%-12s %-11s %8s %10.1f %10s %10s %9.1f %9s %10s\n", $1, $2, $3, $4, $5, $6, $7, $8, $10 }' \
     "$summary"
 echo
-echo "  none: no shim; record: the shim's defaults (automatic phases, OBS_GPU_TIME=off);"
-echo "  events / cupti: the same with OBS_GPU_TIME=events / cupti (the simulated libcupti);"
+echo "  none: no shim; record: automatic phases, OBS_GPU_TIME=off;"
+echo "  steps / events / cupti: the same with OBS_GPU_TIME=steps / events / cupti (the simulated libcupti);"
 echo "  cupti_alone: no shim, the simulated libcupti recording what cupti mode asks of it (its own cost)"
 echo "  ns/launch: llm_replay --full --time's loop time / its launches (graph launches count one);"
 echo "  medians over $rounds interleaved rounds; '+vs X': the mode minus X in the same round;"
 echo "  best: the least ns/launch of the mode's runs, best+: that minus no shim's best;"
 echo "  cpu+: the same as +vs none for the CPU time of all the process's threads"
+if [ "$count" = instructions ]; then
+    echo "  BENCH_COUNT=instructions: every ns column is instructions per launch (callgrind: --full minus the default size"
+    echo "  over their launches), one run per mode"
+fi
 echo "  raw: $raw"
 echo "  summary: $summary"
+# The target: steps adds at most a tenth of what record adds over none (CPU column, or instructions).
+awk -F, 'NR > 1 { c[$1, $2] = $10; seen[$1] = 1; if (!($1 in order)) { order[$1] = ++n; name[n] = $1 } }
+END {
+    for (i = 1; i <= n; i++) {
+        s = name[i]
+        if (!((s, "steps") in c) || !((s, "record") in c) || c[s, "record"] == "" || c[s, "steps"] == "") continue
+        over = c[s, "steps"] - c[s, "record"]; tenth = c[s, "record"] / 10
+        printf "verdict %s: steps adds %.1f per launch over record; a tenth of record over none: %.1f: %s\n", s,
+            over, tenth, over <= tenth ? "PASS" : "FAIL"
+    }
+}' "$summary"
 if awk -F, 'NR > 1 && $7 > 0 { bad = 1 } END { exit !bad }' "$raw"; then
     echo "bench-gpu-time: some runs left calls untimed (column untimed of the raw CSV): their figures are low"
 fi

@@ -15,6 +15,7 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
     struct obs_trace *t;
     int csv = cli_take_flag(&argc, argv, "--csv", NULL);
     int layers = cli_take_flag(&argc, argv, "--layers", NULL);
+    int steps = cli_take_flag(&argc, argv, "--steps", NULL);
     int rc = cli_parse(cmd, argc, argv, &a), ok;
 
     if (rc >= 0)
@@ -27,7 +28,9 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
         return EXIT_TRACE_ERROR;
     }
     errno = 0;
-    if (csv)
+    if (steps)
+        ok = obs_report_steps(t, out.f, csv) == 0;
+    else if (csv)
         ok = (layers ? obs_report_layers_csv(t, out.f) : obs_report_phases_csv(t, out.f)) == 0;
     else
         ok = obs_report_phase_tables(t, out.f) == 0 && obs_report_layer_table(t, out.f) == 0;
@@ -66,28 +69,44 @@ static int run_suggest(const struct report_command *cmd, int argc, char **argv)
 const struct report_command report_cmd_phases = {
     "phases",
     "Print the phase tables: time, launches, kernels, bytes per phase and generation; TTFT, tokens/s.",
-    "phases [--csv [--layers]] [-o OUT] FILE.obs",
-    "Times are GPU times when the trace has GPU spans, host API times otherwise\n"
-    "(the titles and the time_base column say which). A phase's time in a\n"
+    "phases [--steps] [--csv [--layers]] [-o OUT] FILE.obs",
+    "Times are GPU times when the trace has GPU spans (OBS_GPU_TIME=steps: one\n"
+    "per phase range and stream, counted for its calls' final labels), host API\n"
+    "times otherwise (the titles and the time_base column say which). A phase's time in a\n"
     "generation is the sum over its ranges of the span from the first call's begin\n"
-    "to the last call's end. Per generation: TTFT = T_prefill + T_first_decode\n"
-    "(step 0, its KV_GATHER included) and steady tokens/s = (N_decode - 1) /\n"
-    "T_decode_after_first (steps 1 and later); n/a for a generation with fewer than\n"
-    "two decode steps. The bests are over the generations with two or more steps.\n"
+    "to the last call's end. TTFT by one of two definitions (the first_token\n"
+    "column): 'prefill' where the prefill reads its token back (the first token\n"
+    "is the prompt's own, as in real frameworks): TTFT from the prompt's first call\n"
+    "to the end of that read, steps/s over the time from there to the last step's\n"
+    "token read, tokens/s = steps/s x the sequences per step the read sizes tell,\n"
+    "ITL = 1 / steps/s; 'step0' where it reads none (the reference workload):\n"
+    "TTFT = T_prefill + T_first_decode (step 0, its KV_GATHER included) and steady\n"
+    "tokens/s = (N_decode - 1) / T_decode_after_first (steps 1 and later); n/a for\n"
+    "a generation with fewer than two decode steps. The bests are over the\n"
+    "generations with two or more steps.\n"
     "\n"
     "--csv prints one row per generation under the header\n"
     "  " OBS_PHASES_CSV_HEADER "\n"
-    "generation: the generation number; ttft_ms: TTFT in ms (empty: no prefill or\n"
-    "no step 0); tokens_per_s: steady tokens per second (empty: undefined);\n"
+    "generation: the generation number; ttft_ms: TTFT in ms (empty: undefined);\n"
+    "tokens_per_s: tokens per second after the first token (empty: undefined);\n"
     "decode_steps: N_decode; time_base: gpu or host; prefill_ms, first_decode_ms,\n"
     "steady_ms: the three spans in ms (empty: none); calls, launches (kernels,\n"
     "graphs, copies, memsets), kernels, bytes (copies and memsets): the\n"
-    "generation's totals; in_best: 1 if counted for the best TTFT and tokens/s.\n"
+    "generation's totals; in_best: 1 if counted for the best TTFT and tokens/s;\n"
+    "thread: its thread id; first_token: prefill or step0 (above); steps_per_s,\n"
+    "sequences, itl_ms: decode steps per second, sequences per step, inter-token\n"
+    "latency in ms.\n"
     "When the trace has model layers (LAYER records), a Layers table follows:\n"
     "per phase and layer, the instances (one pass of a prompt or step through the\n"
     "layer), their time summed, average and slowest, share of the phase's layer\n"
     "time, launches and kernels.\n"
+    "\n"
+    "--steps prints one row per decode step of each generation instead: its time\n"
+    "(its ranges' first begin to last end, DECODE/STEP_k and its KV_GATHER) and\n"
+    "calls; with --csv under the header\n"
+    "  " OBS_STEPS_CSV_HEADER "\n"
     "  --csv              print the CSV rows instead of the tables\n"
+    "  --steps            one row per decode step (GPU time per step)\n"
     "  --layers           with --csv: the Layers table's rows under the header\n"
     "                     " OBS_LAYERS_CSV_HEADER "\n",
     CLI_OPT_OUTPUT,

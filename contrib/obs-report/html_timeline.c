@@ -61,6 +61,18 @@ int html_timeline_find(const struct obs_trace *t, uint32_t tid, uint32_t gen, st
     }
     if (tl->calls == 0)
         return -1;
+    for (i = 0; t->ngpu == 0 && i < t->nrange_spans; i++) { /* OBS_GPU_TIME=steps: the ranges' spans */
+        const struct obs_range_span *x = &t->range_spans[i];
+        const struct obs_phase *live = &t->phases[x->live];
+        if (live->thread != th || live->generation != gen)
+            continue;
+        timed++;
+        early += x->begin + 1000 < live->begin; /* began before its range opened on the host */
+        if (x->begin < tl->dev_begin)
+            tl->dev_begin = x->begin;
+        if (x->end > tl->dev_end)
+            tl->dev_end = x->end;
+    }
     if (timed == 0) {
         tl->dev_begin = tl->dev_end = 0;
         return 0;
@@ -202,6 +214,45 @@ struct lane_key {
     uint32_t a, b;
 };
 
+/* OBS_GPU_TIME=steps: a range span of the generation inside the device window. */
+static int span_in_window(const struct obs_trace *t, const struct html_timeline *tl, const struct obs_range_span *x,
+                          uint64_t ds)
+{
+    const struct obs_phase *live = &t->phases[x->live];
+    return live->thread == tl->thread && live->generation == tl->generation && x->end >= tl->dev_begin &&
+           x->begin <= tl->dev_begin + ds;
+}
+
+/* OBS_GPU_TIME=steps: the generation's range spans on one stream lane,
+ * the enclosing drawn first (DECODE/STEADY under its steps), coloured by
+ * the phase they count for. */
+static int draw_range_spans(FILE *f, const struct obs_trace *t, const struct html_timeline *tl, struct merger *m,
+                            const struct axis *da, uint32_t device, uint32_t stream, uint64_t ds)
+{
+    size_t n = 0, i;
+    uint32_t *order = obs_range_spans_by_stream(t, &n);
+    char tip[320], d[64], name[256];
+    if (order == NULL)
+        return -1;
+    m->cls = "ph";
+    for (i = 0; i < n; i++) {
+        const struct obs_range_span *x = &t->range_spans[order[i]];
+        const struct obs_stream *sm = obs_trace_stream(t, x->stream);
+        const struct obs_phase *counted = &t->phases[x->range != OBS_NONE ? x->range : x->live];
+        const char *label;
+        if (x->stream != stream || (sm ? sm->device : 0) != device || !span_in_window(t, tl, x, ds))
+            continue;
+        label = obs_range_span_name(t, x, name, sizeof name);
+        snprintf(tip, sizeof tip, "%s on the GPU: %s%s", label, html_ns((double)(x->end - x->begin), d, sizeof d),
+                 x->flags & OBS_RANGE_SPAN_RELABELLED ? " (counted for its calls' final label)" : "");
+        merge_add(m, axis_x(da, x->begin), axis_x(da, x->end), html_phase_fill(counted->phase), tip, label);
+        merge_flush(m); /* nested ranges overlap: each its own rect */
+    }
+    m->cls = NULL;
+    free(order);
+    return 0;
+}
+
 static int cmp_lane(const void *x, const void *y)
 {
     const struct lane_key *p = x, *q = y;
@@ -262,6 +313,23 @@ int html_timeline_draw(FILE *f, const struct obs_trace *t, const struct html_tim
                 else
                     more_dev = 1;
             }
+        }
+    }
+    for (i = 0; has_dev && t->ngpu == 0 && i < t->nrange_spans; i++) { /* OBS_GPU_TIME=steps */
+        const struct obs_range_span *x = &t->range_spans[i];
+        const struct obs_stream *sm = obs_trace_stream(t, x->stream);
+        struct lane_key key;
+        if (!span_in_window(t, tl, x, ds))
+            continue;
+        key.a = sm ? sm->device : 0;
+        key.b = x->stream;
+        for (k = 0; k < ndev && (dev[k].a != key.a || dev[k].b != key.b); k++)
+            ;
+        if (k == ndev) {
+            if (ndev < MAX_DEVICE)
+                dev[ndev++] = key;
+            else
+                more_dev = 1;
         }
     }
     qsort(host, nhost, sizeof *host, cmp_lane);
@@ -363,6 +431,10 @@ int html_timeline_draw(FILE *f, const struct obs_trace *t, const struct html_tim
             merge_add(&m, axis_x(&da, g->begin), axis_x(&da, g->end), kind_fill(c->kind), tipbuf, NULL);
         }
         merge_flush(&m);
+        if (t->ngpu == 0 && draw_range_spans(f, t, tl, &m, &da, dev[k].a, dev[k].b, ds) != 0) {
+            free(sel);
+            return -1;
+        }
         y += LANE_H + LANE_GAP;
     }
     if (ndev && tl->own_device_axis)

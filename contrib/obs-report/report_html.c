@@ -144,7 +144,7 @@ static void card(FILE *f, const char *key, const char *value, int warn)
 static void overview(FILE *f, const struct run *runs, size_t nruns)
 {
     size_t i, r;
-    char buf[160], b2[64];
+    char buf[320], b2[64];
     section_begin(f, "overview", "Overview", nruns);
     for (i = 0; i < nruns; i++) {
         const struct run *rn = &runs[i];
@@ -204,11 +204,19 @@ static void overview(FILE *f, const struct run *runs, size_t nruns)
             }
             fputs("</div>\n", f);
         }
-        snprintf(buf, sizeof buf, "Times: kernels on the %s clock, copies on the %s clock (%s).",
-                 strcmp(str(tr, 0, "kernel_time_base"), "gpu") == 0 ? "GPU" : "host API",
-                 strcmp(str(tr, 0, "copy_time_base"), "gpu") == 0 ? "GPU" : "host API",
-                 strcmp(str(tr, 0, "kernel_time_base"), "gpu") == 0 ? "OBS_GPU_TIME=events"
-                                                                    : "record with OBS_GPU_TIME=events for GPU time");
+        if (strcmp(str(tr, 0, "gpu_time"), "steps") == 0)
+            snprintf(buf, sizeof buf, "Times: kernels and copies on the host API clock; phases, decode steps, TTFT "
+                                      "and tokens/s on the GPU clock, from an event pair per phase range and stream "
+                                      "(OBS_GPU_TIME=steps; OBS_GPU_TIME=events or cupti time each kernel).");
+        else
+            snprintf(buf, sizeof buf, "Times: kernels on the %s clock, copies on the %s clock (%s%s).",
+                     strcmp(str(tr, 0, "kernel_time_base"), "gpu") == 0 ? "GPU" : "host API",
+                     strcmp(str(tr, 0, "copy_time_base"), "gpu") == 0 ? "GPU" : "host API",
+                     strcmp(str(tr, 0, "kernel_time_base"), "gpu") == 0 ? "OBS_GPU_TIME=" : "",
+                     strcmp(str(tr, 0, "kernel_time_base"), "gpu") == 0
+                         ? str(tr, 0, "gpu_time")
+                         : "record with OBS_GPU_TIME=steps for GPU time per phase and step, events or cupti per "
+                           "kernel");
         note(f, buf);
         fputs("</div>\n", f);
     }

@@ -58,7 +58,10 @@ void report_trace_table(struct rtable *tb, const struct obs_trace *t, const stru
         {"Selection", "selection", RT_TEXT, 0},
         {"Records lost", "records_lost", RT_UINT, 0},
         {"Shim cost (ns/call)", "shim_ns_per_call", RT_REAL, 1},
+        {"GPU time", "gpu_time", RT_TEXT, 0},
+        {"GPU range spans", "gpu_range_spans", RT_UINT, 0},
     };
+    const char *mode = obs_trace_meta(t, "gpu_time");
     char sel[512];
     size_t i, kept = 0;
     for (i = 0; i < t->ncalls; i++)
@@ -82,6 +85,12 @@ void report_trace_table(struct rtable *tb, const struct obs_trace *t, const stru
         rt_real(tb, (double)t->self_ns / (double)t->self_calls);
     else
         rt_null(tb);
+    /* the mode the shim used: steps, events, cupti (a fallback rewrites the meta) or off */
+    rt_text(tb, (t->flags & OBS_FILE_GPU_STEPS)                  ? "steps"
+                : !(t->flags & OBS_FILE_GPU_TIME)               ? "off"
+                : mode != NULL && strcmp(mode, "off") != 0 ? mode
+                                                            : "events");
+    rt_uint(tb, t->nrange_spans);
 }
 
 static const char *time_base_title(int gpu)
@@ -425,7 +434,7 @@ static int spread_table(struct rtable *tb, const struct obs_phase_stats *s)
     rt_text(tb, s->time_base);
     if (s->unbounded_steps)
         rt_note(tb, "TTFT and tokens/s n/a in %zu generation%s: no host sync or token copy bounds the decode steps "
-                    "(OBS_GPU_TIME=events measures them on the GPU)",
+                    "(OBS_GPU_TIME=steps measures them on the GPU)",
                 s->unbounded_steps, s->unbounded_steps == 1 ? "" : "s");
     return 0;
 }

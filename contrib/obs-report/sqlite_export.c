@@ -78,6 +78,10 @@ static const char schema_sql[] =
     "CREATE TABLE OBS_GRAPHS (graphId INTEGER PRIMARY KEY, handle INTEGER, nodes INTEGER, kernelNodes INTEGER,"
     " walkIncomplete INTEGER);\n"
     "CREATE TABLE OBS_GRAPH_KERNELS (graphId INTEGER NOT NULL, name TEXT, count INTEGER NOT NULL);\n"
+    "CREATE TABLE OBS_GPU_RANGES (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER,"
+    " streamId INTEGER NOT NULL, globalTid INTEGER, liveRangeId INTEGER NOT NULL, rangeId INTEGER, name TEXT,"
+    " phase TEXT, step INTEGER, generation INTEGER, calls INTEGER NOT NULL, relabelled INTEGER NOT NULL,"
+    " severalRanges INTEGER NOT NULL, container INTEGER NOT NULL);\n"
     "CREATE TABLE OBS_GENERATIONS (globalTid INTEGER, tid INTEGER NOT NULL, generation INTEGER NOT NULL,"
     " firstToken TEXT NOT NULL, ttftMs REAL, tokensPerS REAL, stepsPerS REAL, sequences INTEGER, itlMs REAL,"
     " decodeSteps INTEGER NOT NULL, timeBase TEXT NOT NULL, prefillMs REAL, firstDecodeMs REAL, steadyMs REAL,"
@@ -628,12 +632,14 @@ static int write_process(struct exporter *x)
     return 0;
 }
 
-/* How the trace's GPU times were taken: off, or the shim's mode (the last
- * gpu_time of its meta: events, cupti; a trace from before the meta said
- * nothing else: events). */
+/* How the trace's GPU times were taken: off, steps, or the shim's mode (the
+ * last gpu_time of its meta: events, cupti; a trace from before the meta
+ * said nothing else: events). */
 static const char *gpu_time_mode(const struct obs_trace *t)
 {
     const char *mode = obs_trace_meta(t, "gpu_time");
+    if (t->flags & OBS_FILE_GPU_STEPS)
+        return "steps";
     if (!(t->flags & OBS_FILE_GPU_TIME))
         return "off";
     return mode != NULL && strcmp(mode, "off") != 0 ? mode : "events";
@@ -747,6 +753,59 @@ static int write_graphs(struct exporter *x)
     sqlite3_finalize(g);
     sqlite3_finalize(k);
     return ok ? 0 : db_fail(x, "OBS_GRAPHS");
+}
+
+/* OBS_GPU_TIME=steps: a row per range span (trace_reader.h,
+ * obs_range_span): liveRangeId the BEGIN/END range measured (or the
+ * RELABEL range whose calls it holds), rangeId the range its time counts
+ * for (NVTX_EVENTS.rangeId; NULL: none), name, phase, step and generation
+ * of that range (else of the live one). */
+static int write_gpu_ranges(struct exporter *x)
+{
+    const struct obs_trace *t = x->t;
+    sqlite3_stmt *st = NULL;
+    size_t i;
+    int ok = 1;
+    if (t->nrange_spans == 0)
+        return 0;
+    if (sqlite3_prepare_v2(x->db, "INSERT INTO OBS_GPU_RANGES VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
+                           NULL) != SQLITE_OK)
+        return db_fail(x, "prepare");
+    for (i = 0; i < t->nrange_spans && ok; i++) {
+        const struct obs_range_span *r = &t->range_spans[i];
+        uint32_t shown = r->range != OBS_NONE ? r->range : r->live;
+        const struct obs_phase *p = &t->phases[shown];
+        const struct obs_stream *sm = obs_trace_stream(t, r->stream);
+        char buf[256];
+        sqlite3_bind_int64(st, 1, (int64_t)r->begin);
+        sqlite3_bind_int64(st, 2, (int64_t)r->end);
+        if (sm != NULL)
+            sqlite3_bind_int64(st, 3, sm->device);
+        else
+            sqlite3_bind_null(st, 3);
+        sqlite3_bind_int64(st, 4, r->stream);
+        sqlite3_bind_int64(st, 5, thread_gtid(x, r->thread));
+        sqlite3_bind_int64(st, 6, r->live);
+        if (r->range != OBS_NONE)
+            sqlite3_bind_int64(st, 7, r->range);
+        else
+            sqlite3_bind_null(st, 7);
+        sqlite3_bind_text(st, 8, obs_range_span_name(t, r, buf, sizeof buf), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 9, p->phase, -1, SQLITE_STATIC);
+        if (x->phase_step[shown] != UINT32_MAX)
+            sqlite3_bind_int64(st, 10, x->phase_step[shown]);
+        else
+            sqlite3_bind_null(st, 10);
+        sqlite3_bind_int64(st, 11, p->generation);
+        sqlite3_bind_int64(st, 12, (int64_t)r->calls);
+        sqlite3_bind_int64(st, 13, (r->flags & OBS_RANGE_SPAN_RELABELLED) != 0);
+        sqlite3_bind_int64(st, 14, (r->flags & OBS_RANGE_SPAN_MIXED) != 0);
+        sqlite3_bind_int64(st, 15, (r->flags & OBS_RANGE_SPAN_CONTAINER) != 0);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return ok ? 0 : db_fail(x, "OBS_GPU_RANGES");
 }
 
 /* OBS_GENERATIONS: obs-report phases --csv's rows (trace_phases.h). */
@@ -1134,7 +1193,8 @@ int obs_sqlite_export(const struct obs_trace *t, const char *path, struct obs_sq
     if (exec(&x, pragmas) != 0 || exec(&x, schema_sql) != 0 || prepare(&x) != 0 || exec(&x, "BEGIN") != 0)
         goto out;
     if (intern_names(&x) != 0 || write_enums(&x) != 0 || write_process(&x) != 0 || write_meta(&x) != 0 ||
-        write_graphs(&x) != 0 || write_phases(&x) != 0 || write_generations(&x) != 0)
+        write_graphs(&x) != 0 || write_phases(&x) != 0 || write_generations(&x) != 0 ||
+        write_gpu_ranges(&x) != 0)
         goto out;
     for (i = 0; i < t->ncalls; obs_progress_tick(++i, t->ncalls))
         if (write_call(&x, i) != 0)

@@ -125,7 +125,11 @@ static int load_gpu_time(obs_env_lookup lookup, enum obs_gpu_time_mode *out)
         *out = OBS_GPU_TIME_CUPTI;
         return 0;
     }
-    obs_log_warn("OBS_GPU_TIME=%s: expected off, events or cupti; using the default off", text);
+    if (strcasecmp(text, "steps") == 0) {
+        *out = OBS_GPU_TIME_STEPS;
+        return 0;
+    }
+    obs_log_warn("OBS_GPU_TIME=%s: expected off, steps, events or cupti; using the default off", text);
     return 1;
 }
 
@@ -136,6 +140,8 @@ const char *obs_gpu_time_mode_name(enum obs_gpu_time_mode mode)
         return "events";
     case OBS_GPU_TIME_CUPTI:
         return "cupti";
+    case OBS_GPU_TIME_STEPS:
+        return "steps";
     default:
         return "off";
     }

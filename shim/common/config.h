@@ -23,8 +23,8 @@
 
 /* OBS_GPU_TIME: off; events = an event pair around each call; cupti = the
  * device times of CUPTI's activity records (events where CUPTI cannot be
- * used). */
-enum obs_gpu_time_mode { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1, OBS_GPU_TIME_CUPTI = 2 };
+ * used); steps = an event pair per phase range and stream. */
+enum obs_gpu_time_mode { OBS_GPU_TIME_OFF = 0, OBS_GPU_TIME_EVENTS = 1, OBS_GPU_TIME_CUPTI = 2, OBS_GPU_TIME_STEPS = 3 };
 #define OBS_CUPTI_PATH_MAX 4096u /* OBS_CUPTI_PATH, NUL included */
 /* OBS_SUMMARY: 0 = none, 1 = the brief summary that fits a screen, full =
  * every table (per generation too), as `obs-report summary` prints it. */
@@ -48,7 +48,7 @@ struct obs_config {
     enum obs_trace_export trace_export; /* OBS_TRACE (or OBS_JSON): the timeline written at exit */
     char trace_device[OBS_OUTPUT_MAX];  /* OBS_TRACE=KIND:PATH: PATH, a FIFO or device; "" = <prefix>.KIND */
     enum obs_summary_mode summary; /* OBS_SUMMARY: which summary to print on stderr at exit */
-    enum obs_gpu_time_mode gpu_time;  /* OBS_GPU_TIME: off | events | cupti */
+    enum obs_gpu_time_mode gpu_time;  /* OBS_GPU_TIME: off | events | cupti | steps */
     char cupti_path[OBS_CUPTI_PATH_MAX]; /* OBS_CUPTI_PATH: the libcupti to open ("" = search) */
     enum obs_clock_want clock;   /* OBS_CLOCK: auto | tsc | monotonic */
     uint32_t buffer_records;     /* OBS_BUFFER_RECORDS: records per thread buffer */
@@ -67,7 +67,7 @@ struct obs_config {
 /* How a variable is looked up: getenv in the shim, a table in the tests. */
 typedef const char *(*obs_env_lookup)(const char *name);
 
-/* "off", "events", "cupti": the OBS_GPU_TIME value of a mode. */
+/* "off", "events", "cupti", "steps": the OBS_GPU_TIME value of a mode. */
 const char *obs_gpu_time_mode_name(enum obs_gpu_time_mode mode);
 
 /* Fill cfg from the environment; warns (obs_log_warn) once per bad value.

@@ -1,6 +1,6 @@
 /* What every way of timing a call on the device shares (gpu_time.h,
- * gpu_time_cupti.h): a runtime family's event API, and the call in
- * progress on the wrapper's stack. Types only: the modes include this, not
+ * gpu_time_cupti.h, gpu_time_steps.h): a runtime family's event API, and
+ * the call in progress on the wrapper's stack. Types only: the modes include this, not
  * each other. */
 #ifndef OBS_GPU_CALL_H
 #define OBS_GPU_CALL_H
@@ -53,6 +53,7 @@ struct obs_gpu_call {
     uint16_t device;
     int prev_error;            /* CUDA: the app's last error before our calls */
     bool by_cupti;             /* OBS_GPU_TIME=cupti took the call (gpu_time_cupti.h) */
+    bool by_steps;             /* OBS_GPU_TIME=steps took the call (gpu_time_steps.h) */
     struct cupti_thread *cth;  /* cupti: the thread's ring, NULL: not timed */
 };
 

@@ -15,7 +15,7 @@
  * (idle, so it completes as soon as the device sees it) between two host
  * CLOCK_MONOTONIC reads h0 and h1, and waited for (our event only): its
  * device time is taken as (h0 + h1) / 2 on the host time base, within
- * (h1 - h0) / 2 (gpu_time_clock_error_ns in the meta). A pair's begin is
+ * (h1 - h0) / 2 (gpu_time_clock_error_ns in the meta; gpu_clock.c). A pair's begin is
  * then anchor_host + elapsed(anchor, begin) and its end begin +
  * elapsed(begin, end). The anchor starts as the reference event and moves,
  * per thread and device, to the begin event of each pair resolved: steps
@@ -41,7 +41,9 @@
  * of our calls fails on the same call (the app then reads ours), and, at
  * process exit (after main), whatever our last queries leave. */
 #include "gpu_time.h"
+#include "gpu_clock.h"
 #include "gpu_time_cupti.h"
+#include "gpu_time_steps.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -57,7 +59,6 @@
 #include "record/record.h"
 
 #define OBS_GPU_RING 4096u       /* pending pairs per thread and family (power of two) */
-#define OBS_GPU_MAX_DEVICES 16u  /* devices 0..15 are timed; calls on others are not */
 #define OBS_GPU_BATCH 32u        /* events created at a time when a pool runs dry */
 /* Events a thread may create per device: every pending pair, a batch, the anchor. */
 #define OBS_GPU_POOL_CAP (2u * OBS_GPU_RING + OBS_GPU_BATCH + 2u)
@@ -112,23 +113,12 @@ struct obs_gpu_thread {
     struct obs_gpu_pair ring[OBS_GPU_RING];
 };
 
-/* The reference event of a family on a device. */
-struct obs_gpu_reference {
-    _Atomic int state; /* 0 not made yet, 1 ready, -1 unusable */
-    void *event;
-    uint64_t host_ns;  /* its device time on the host time base */
-    uint64_t error_ns; /* half the calibration window */
-    uintptr_t stream;  /* our private stream */
-};
-
 struct obs_gpu_family {
-    struct obs_gpu_reference ref[OBS_GPU_MAX_DEVICES];
     _Atomic int unusable; /* the runtime lacks the event functions */
     atomic_int warned;
 };
 
 static struct obs_gpu_family families[OBS_GPU_FAMILIES];
-static pthread_mutex_t ref_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct obs_gpu_thread *registry;
 static struct obs_gpu_stats retired; /* counters of thread states freed (registry_lock) */
@@ -145,25 +135,8 @@ static const uint8_t api_kinds[OBS_API_COUNT] = {
 #undef OBS_GPU_API_KIND
 };
 
-static inline void bump(_Atomic uint64_t *counter, uint64_t n)
-{
-    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n, memory_order_relaxed);
-}
-
-/* After one of our calls failed: put the app's last error back where we
- * can. target: what it must read now (CUDA: what it was before our calls;
- * HIP: the status of the app's last call). Only success can be restored. */
-static void restore_last_error(const struct obs_gpu_backend *be, int target)
-{
-    if (target == 0)
-        be->get_last_error();
-}
-
-static int64_t ms_to_ns(float ms)
-{
-    double ns = (double)ms * 1e6;
-    return (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5);
-}
+#define bump obs_gpu_bump
+#define restore_last_error obs_gpu_restore_last_error
 
 /* ---- one-time setup, fork -------------------------------------------------------- */
 
@@ -172,12 +145,10 @@ static void exit_handler(void);
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&registry_lock);
-    pthread_mutex_lock(&ref_lock);
 }
 
 static void fork_parent(void)
 {
-    pthread_mutex_unlock(&ref_lock);
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -186,14 +157,11 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     unsigned f;
-    pthread_mutex_init(&ref_lock, NULL);
     pthread_mutex_init(&registry_lock, NULL);
     registry = NULL;
     memset(&retired, 0, sizeof retired);
-    for (f = 0; f < OBS_GPU_FAMILIES; f++) {
-        memset(families[f].ref, 0, sizeof families[f].ref);
+    for (f = 0; f < OBS_GPU_FAMILIES; f++)
         gpu_tls[f] = NULL;
-    }
     atomic_store(&closed, false);
 }
 
@@ -241,51 +209,6 @@ static struct obs_gpu_thread *thread_setup(const struct obs_gpu_backend *be)
     return th;
 }
 
-/* The reference event of device d (made once, by whichever thread first
- * times a call there). The caller's device is d. */
-static bool reference_ready(const struct obs_gpu_backend *be, unsigned d, int prev_error)
-{
-    struct obs_gpu_reference *r = &families[be->family].ref[d];
-    int state = atomic_load_explicit(&r->state, memory_order_acquire);
-    int st = 0;
-    const char *what = NULL;
-    uint64_t h0, h1;
-
-    if (state != 0)
-        return state > 0;
-    pthread_mutex_lock(&ref_lock);
-    state = atomic_load(&r->state);
-    if (state == 0) {
-        if ((st = be->stream_create_private(&r->stream)) != 0)
-            what = "creating a stream";
-        else if ((st = be->event_create(&r->event)) != 0)
-            what = "creating an event";
-        if (what == NULL) {
-            h0 = obs_now_ns();
-            if ((st = be->event_record(r->event, r->stream)) != 0)
-                what = "recording an event";
-            else if ((st = be->event_synchronize(r->event)) != 0)
-                what = "waiting for an event";
-            h1 = obs_now_ns();
-            r->host_ns = h0 + (h1 - h0) / 2;
-            r->error_ns = (h1 - h0 + 1) / 2;
-        }
-        state = what == NULL ? 1 : -1;
-        atomic_store_explicit(&r->state, state, memory_order_release);
-    }
-    pthread_mutex_unlock(&ref_lock);
-    if (what == NULL)
-        OBS_DEBUG_LOG(GPUTIME, 1, "device %u: reference event at host %llu ns (+/- %llu ns); %s calls timed there", d,
-                      (unsigned long long)r->host_ns, (unsigned long long)r->error_ns, be->name);
-    if (what != NULL) {
-        OBS_DEBUG_LOG(GPUTIME, 1, "off on device %u: %s failed (status %d)", d, what, st);
-        obs_log_warn("OBS_GPU_TIME=events: %s for the reference event on device %u failed (%s status %d); "
-                     "calls on that device get no GPU time", what, d, be->name, st);
-        restore_last_error(be, be->every_call_sets_last_error ? 0 : prev_error);
-    }
-    return state > 0;
-}
-
 /* ---- resolution ------------------------------------------------------------------ */
 
 static void pool_put(struct obs_gpu_thread *th, unsigned d, void *event)
@@ -314,22 +237,21 @@ static int pair_times(struct obs_gpu_thread *th, const struct obs_gpu_pair *p, u
 {
     const struct obs_gpu_backend *be = th->be;
     const struct obs_gpu_anchor *a = &th->anchor[p->device];
-    const struct obs_gpu_reference *r = &families[be->family].ref[p->device];
-    void *anchor_event;
-    uint64_t anchor_ns;
+    void *anchor_event, *ref_event;
+    uint64_t anchor_ns, ref_ns;
     float to_begin, duration;
     int64_t b, d;
     int st;
 
-    if (atomic_load_explicit(&r->state, memory_order_acquire) <= 0)
+    if (!obs_gpu_clock_reference(be->family, p->device, &ref_event, &ref_ns))
         return -1; /* cannot happen: pairs are recorded once it is ready */
-    anchor_event = a->event ? a->event : r->event;
-    anchor_ns = a->event ? a->host_ns : r->host_ns;
+    anchor_event = a->event ? a->event : ref_event;
+    anchor_ns = a->event ? a->host_ns : ref_ns;
     if ((st = be->elapsed_ms(&to_begin, anchor_event, p->begin)) != 0 ||
         (st = be->elapsed_ms(&duration, p->begin, p->end)) != 0)
         return st;
-    b = (int64_t)anchor_ns + ms_to_ns(to_begin);
-    d = ms_to_ns(duration);
+    b = (int64_t)anchor_ns + obs_gpu_ms_to_ns(to_begin);
+    d = obs_gpu_ms_to_ns(duration);
     *begin = b > 0 ? (uint64_t)b : 0;
     *end = *begin + (d > 0 ? (uint64_t)d : 0);
     return 0;
@@ -464,6 +386,11 @@ void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, st
     g->kind = api < OBS_API_COUNT ? api_kinds[api] : OBS_KIND_NONE;
     g->prev_error = 0;
     g->by_cupti = false;
+    if (obs_cfg.gpu_time == OBS_GPU_TIME_STEPS) {
+        obs_steps_before(be, g, call, api); /* sets by_steps */
+        return;
+    }
+    g->by_steps = false;
     if (obs_cfg.gpu_time == OBS_GPU_TIME_CUPTI && obs_cupti_before(be, g, call))
         return;
     if (!obs_gpu_kind_is_timed(g->kind) || atomic_load_explicit(&closed, memory_order_relaxed))
@@ -492,7 +419,7 @@ void obs_gpu_before(const struct obs_gpu_backend *be, struct obs_gpu_call *g, st
         }
         return;
     }
-    if (!reference_ready(be, d, g->prev_error)) {
+    if (!obs_gpu_clock_ready(be, d, g->prev_error, "events")) {
         bump(&th->st.our_errors, 1);
         return;
     }
@@ -544,6 +471,10 @@ void obs_gpu_after(struct obs_gpu_call *g, struct obs_hooked_call *call, int32_t
     struct obs_gpu_thread *th = g->th;
     const struct obs_gpu_backend *be = g->be;
 
+    if (g->by_steps) {
+        obs_steps_after(g, call, status);
+        return;
+    }
     if (g->by_cupti) {
         obs_cupti_after(g, call, status);
         return;
@@ -622,10 +553,17 @@ static void thread_free_locked(struct obs_gpu_thread *th)
     munmap(th, th->map_bytes);
 }
 
+void obs_gpu_on_phase(const struct obs_rec_phase *r, uint64_t index)
+{
+    if (obs_cfg.gpu_time == OBS_GPU_TIME_STEPS)
+        obs_steps_on_phase(r, index);
+}
+
 void obs_gpu_thread_exit(void)
 {
     struct obs_guard guard;
     unsigned f;
+    obs_steps_thread_exit();
     obs_cupti_thread_exit();
     for (f = 0; f < OBS_GPU_FAMILIES; f++) {
         struct obs_gpu_thread *th = gpu_tls[f];
@@ -651,14 +589,9 @@ void obs_gpu_thread_exit(void)
 static void write_meta(const struct obs_gpu_stats *s, uint64_t missing)
 {
     char text[1024];
-    uint64_t error_ns = 0;
-    unsigned f, d;
+    uint64_t error_ns = obs_gpu_clock_error_ns();
     int n;
 
-    for (f = 0; f < OBS_GPU_FAMILIES; f++)
-        for (d = 0; d < OBS_GPU_MAX_DEVICES; d++)
-            if (atomic_load(&families[f].ref[d].state) > 0 && families[f].ref[d].error_ns > error_ns)
-                error_ns = families[f].ref[d].error_ns;
     n = snprintf(text, sizeof text,
                  "gpu_time_pairs=%llu\ngpu_time_spans=%llu\ngpu_time_spans_missing=%llu\n"
                  "gpu_time_events_created=%llu\ngpu_time_untimed_capturing=%llu\n"

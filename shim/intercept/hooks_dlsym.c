@@ -28,8 +28,9 @@
  * anyway). Elsewhere the C fallback forwards them from inside the shim:
  * RTLD_NEXT then resolves relative to the shim (documented limit).
  *
- * The shim's own lookups use obs_real_dlsym (the C library's dlsym, found
- * with dlvsym), never this hook. */
+ * The shim's own lookups use obs_real_dlsym (runtimes/real_dlsym.c: the C
+ * library's dlsym, found with dlvsym), never this hook; the trampoline
+ * below reads the pointer it keeps. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -46,58 +47,9 @@
 #include "common/common.h"
 #include "runtimes/real_symbols.h"
 
-typedef void *(*dlsym_fn)(void *handle, const char *name);
-
 OBS_EXPORT obs_CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, obs_cuuint64_t flags);
 OBS_EXPORT obs_CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, obs_cuuint64_t flags,
                                             obs_CUdriverProcAddressQueryResult *symbolStatus);
-
-/* ---- the C library's dlsym ---------------------------------------------------- */
-
-/* Read by the trampoline: the real dlsym once known. ("used": the
- * trampoline's references are invisible to the compiler.) */
-OBS_HIDDEN __attribute__((used)) _Atomic(dlsym_fn) obs_dlsym_libc;
-
-static void *dlsym_unavailable(void *handle, const char *name)
-{
-    (void)handle;
-    (void)name;
-    return NULL;
-}
-
-/* glibc 2.34 moved dlsym into libc (GLIBC_2.34); older ones have the
- * architecture's base version. Never NULL. Not instrumented: a sanitizer's
- * runtime, preloaded first, calls dlsym(RTLD_NEXT) while it starts. */
-OBS_HIDDEN dlsym_fn obs_dlsym_resolve_libc(void);
-OBS_HIDDEN __attribute__((used)) OBS_NO_SANITIZE dlsym_fn obs_dlsym_resolve_libc(void)
-{
-    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0"};
-    dlsym_fn fn = atomic_load_explicit(&obs_dlsym_libc, memory_order_acquire);
-    size_t i;
-    int saved_errno = errno;
-
-    for (i = 0; fn == NULL && i < sizeof versions / sizeof versions[0]; i++)
-        fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-    if (fn == NULL)
-        fn = dlsym_unavailable;
-    atomic_store_explicit(&obs_dlsym_libc, fn, memory_order_release);
-    errno = saved_errno;
-    return fn;
-}
-
-void *obs_real_dlsym(void *handle, const char *name)
-{
-    dlsym_fn fn = atomic_load_explicit(&obs_dlsym_libc, memory_order_acquire);
-    if (fn == NULL)
-        fn = obs_dlsym_resolve_libc();
-    return fn(handle, name);
-}
-
-void *obs_real_dlsym_address(void)
-{
-    dlsym_fn fn = atomic_load_explicit(&obs_dlsym_libc, memory_order_acquire);
-    return (void *)(fn != NULL ? fn : obs_dlsym_resolve_libc());
-}
 
 /* ---- recognising driver pointers ---------------------------------------------- */
 

@@ -19,7 +19,5 @@ void *obs_hip_wrapper_of(unsigned index);
  * is not loaded. */
 void *obs_runtime_hook_of(const char *name, void **real);
 void *obs_driver_hook_of(const char *name, void **real);
-/* The C library's dlsym (what a library bound past the shim calls). */
-void *obs_real_dlsym_address(void);
 
 #endif

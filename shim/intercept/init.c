@@ -115,7 +115,7 @@ static void start_debug_log(void)
     OBS_DEBUG_LOG(INTERCEPT, 1, "start-up: pid %ld, OBS_DEBUG=%s, OBS_ENABLE=%d, OBS_PHASES=%s, OBS_GPU_TIME=%s",
                   (long)getpid(), levels, obs_cfg.enable,
                   obs_cfg.phases_off ? "off" : obs_cfg.phases[0] != '\0' ? "rules" : "auto",
-                  obs_cfg.gpu_time == OBS_GPU_TIME_EVENTS ? "events" : "off");
+                  obs_gpu_time_mode_name(obs_cfg.gpu_time));
 }
 
 static void init_body(void)
@@ -132,6 +132,8 @@ static void init_body(void)
     prepare_output_pattern();
     obs_output_set_on_open(obs_signals_install);
     obs_recorder_set_thread_exit_hook(obs_gpu_thread_exit);
+    if (obs_cfg.gpu_time == OBS_GPU_TIME_STEPS)
+        obs_recorder_set_phase_hook(obs_gpu_on_phase); /* GPU time per phase range follows the live ranges */
     obs_kernel_names_init();
     obs_recorder_init();
     obs_real_resolve_all();

@@ -11,9 +11,10 @@
  *   pass straight through when not recording or nested (obs_hook_begin);
  *   describe; ask the phase engine (a launch may open or close phase ranges
  *   before its work is enqueued); with OBS_GPU_TIME=events an event pair
- *   around the real call on its stream (gpu_time.h), else one predictable
- *   test of a global; store the record; tell the phase engine the result
- *   (a host sync closes ranges). */
+ *   around the real call on its stream (gpu_time.h; steps: a launch inside
+ *   a range already marked on its stream only marks the stream dirty,
+ *   obs_gpu_steps_fast), else one predictable test of a global; store the
+ *   record; tell the phase engine the result (a host sync closes ranges). */
 #ifndef OBS_WRAPPER_H
 #define OBS_WRAPPER_H
 
@@ -54,7 +55,7 @@ static inline __attribute__((always_inline)) bool obs_hook_begin(struct obs_hook
         phases = obs_phase_enabled();                                       \
         if (phases)                                                         \
             obs_phase_before(&call, OBS_API_##name);                        \
-        if (obs_gpu_time_enabled()) {                                       \
+        if (obs_gpu_time_enabled() && !obs_gpu_steps_fast(&call, OBS_API_##name)) { \
             struct obs_gpu_call gpu;                                        \
             obs_gpu_before(gpu_backend, &gpu, &call, OBS_API_##name);       \
             obs_call_started(&call, OBS_API_##name);                        \

@@ -9,6 +9,7 @@
 #include "range_sinks.h"
 
 #include "common/common.h"
+#include "runtimes/real_symbols.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -112,7 +113,7 @@ static bool nvtx_load_tool(const char *path)
         return false;
     }
     obs_nvtx_initialize_injection_fn init;
-    void *sym = dlsym(lib, OBS_NVTX_INIT_SYMBOL);
+    void *sym = obs_real_dlsym(lib, OBS_NVTX_INIT_SYMBOL);
     memcpy(&init, &sym, sizeof init);
     if (init == NULL) {
         obs_log_warn("the NVTX tool %s has no %s; no NVTX ranges", path, OBS_NVTX_INIT_SYMBOL);

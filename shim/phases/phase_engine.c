@@ -34,6 +34,7 @@
 #include "record/record.h"
 #include "common/common.h"
 #include "layer_finder.h"
+#include "runtimes/real_symbols.h"
 #include "phase_rules.h"
 #include "ranges.h"
 
@@ -219,7 +220,7 @@ static void base_name_of(uint32_t id, char *out, size_t outlen)
     if (mangled == NULL)
         return;
     if (demangle == NULL) {
-        demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        demangle = (cxa_demangle_fn)obs_real_dlsym(RTLD_DEFAULT, "__cxa_demangle");
         atomic_store(&engine.names.demangle, demangle);
     }
     if (demangle != NULL && strncmp(mangled, "_Z", 2) == 0) {

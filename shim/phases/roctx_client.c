@@ -5,6 +5,8 @@
  * share the thread's roctx stack with the application's. */
 #include "range_sinks.h"
 
+#include "runtimes/real_symbols.h"
+
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -31,8 +33,8 @@ bool obs_roctx_load(void)
         void *lib = dlopen(roctx_libraries[i], RTLD_NOW | RTLD_LOCAL);
         if (lib == NULL)
             continue;
-        void *push = dlsym(lib, "roctxRangePushA");
-        void *pop = dlsym(lib, "roctxRangePop");
+        void *push = obs_real_dlsym(lib, "roctxRangePushA");
+        void *pop = obs_real_dlsym(lib, "roctxRangePop");
         if (push != NULL && pop != NULL) {
             memcpy(&roctx_push, &push, sizeof roctx_push);
             memcpy(&roctx_pop, &pop, sizeof roctx_pop);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "runtimes/real_symbols.h"
 #include "trace/trace.h"
 
 OBS_HIDDEN struct obs_ptrmap obs_names_by_host_fun;
@@ -50,14 +51,15 @@ static size_t text_hash(const char *s)
 static _Atomic(cxa_demangle_fn) demangler;
 
 /* The C++ runtime's demangler, if the process has one loaded (the shim is
- * C and links none). Looked up with dlsym, so never while holding one of
- * our locks: dlsym takes the loader's lock, which a thread registering
- * kernels from a library constructor already holds. */
+ * C and links none). Looked up with the C library's dlsym (obs_real_dlsym),
+ * so never while holding one of our locks: dlsym takes the loader's lock,
+ * which a thread registering kernels from a library constructor already
+ * holds. */
 static cxa_demangle_fn find_demangler(void)
 {
     cxa_demangle_fn fn = atomic_load(&demangler);
     if (fn == NULL) {
-        fn = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        fn = (cxa_demangle_fn)obs_real_dlsym(RTLD_DEFAULT, "__cxa_demangle");
         if (fn != NULL)
             atomic_store(&demangler, fn);
     }

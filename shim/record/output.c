@@ -197,7 +197,9 @@ static int write_meta(int fd)
 static int write_preamble(int fd)
 {
     struct obs_file_header h;
-    uint32_t flags = obs_cfg.gpu_time != OBS_GPU_TIME_OFF ? OBS_FILE_GPU_TIME : 0;
+    uint32_t flags = obs_cfg.gpu_time == OBS_GPU_TIME_STEPS ? OBS_FILE_GPU_STEPS
+                     : obs_cfg.gpu_time != OBS_GPU_TIME_OFF ? OBS_FILE_GPU_TIME
+                                                            : 0;
     int rc;
     obs_trace_init_header(&h, (uint32_t)getpid(), flags, start_mono_ns, start_real_ns);
     rc = obs_trace_write_header(fd, &h);

@@ -38,6 +38,13 @@ void obs_recorder_set_thread_exit_hook(void (*fn)(void))
     atomic_store_explicit(&thread_exit_hook, fn, memory_order_release);
 }
 
+static void (*_Atomic phase_hook)(const struct obs_rec_phase *r, uint64_t index);
+
+void obs_recorder_set_phase_hook(void (*fn)(const struct obs_rec_phase *r, uint64_t index))
+{
+    atomic_store_explicit(&phase_hook, fn, memory_order_release);
+}
+
 static void thread_detach(void *arg);
 
 uint32_t obs_thread_id(void)
@@ -314,8 +321,9 @@ static void thread_detach(void *arg)
     errno = saved_errno;
 }
 
-/* Store r in the thread's buffer: attach or flush as needed. */
-static void store_record(struct obs_tls *t, const union obs_record *r, bool is_call)
+/* Store r in the thread's buffer: attach or flush as needed. Returns its
+ * per-thread index, UINT64_MAX when it could not be kept. */
+static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool is_call)
 {
     struct obs_tbuf *b = t->buf;
     uint32_t used;
@@ -325,7 +333,7 @@ static void store_record(struct obs_tls *t, const union obs_record *r, bool is_c
     if (b == NULL) {
         if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_RECORDING)
             count_unbuffered(r);
-        return;
+        return UINT64_MAX;
     }
     if (atomic_load_explicit(&b->used, memory_order_relaxed) >= b->limit)
         flush_full_buffer(b);
@@ -334,13 +342,14 @@ static void store_record(struct obs_tls *t, const union obs_record *r, bool is_c
         obs_out_lock_acquire(&obs_out.lock, b->tid);
         count_lost(b, OBS_LOST_BUFFER_FULL, 1, record_time(r), record_time(r));
         obs_out_lock_release(&obs_out.lock);
-        return;
+        return UINT64_MAX;
     }
     b->recs[used] = *r;
     atomic_store_explicit(&b->used, used + 1, memory_order_release);
     if (is_call)
         atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1,
                               memory_order_relaxed);
+    return b->first_index + used;
 }
 
 void obs_call_store_slow(struct obs_hooked_call *c)
@@ -352,7 +361,12 @@ void obs_call_store_slow(struct obs_hooked_call *c)
 
 void obs_recorder_append(const union obs_record *r)
 {
-    store_record(&obs_tls, r, false);
+    uint64_t index = store_record(&obs_tls, r, false);
+    if (r->type == OBS_REC_PHASE) {
+        void (*hook)(const struct obs_rec_phase *, uint64_t) = atomic_load_explicit(&phase_hook, memory_order_acquire);
+        if (hook != NULL)
+            hook(&r->phase, index);
+    }
 }
 
 void obs_recorder_add_shim_ns(uint64_t ns)

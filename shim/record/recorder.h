@@ -286,6 +286,11 @@ void obs_recorder_init(void);
 /* fn runs on each thread's exit before its buffer is written (GPU time
  * resolves the thread's pending spans into it). Set once at start-up. */
 void obs_recorder_set_thread_exit_hook(void (*fn)(void));
+/* fn runs, on the calling thread, after each PHASE record it appends, with
+ * the record's per-thread index (UINT64_MAX: not kept): GPU time per phase
+ * range (OBS_GPU_TIME=steps) follows the live ranges' BEGIN and END. Set
+ * once at start-up. */
+void obs_recorder_set_phase_hook(void (*fn)(const struct obs_rec_phase *r, uint64_t index));
 /* Flush every thread's buffer, mark the trace ended (META "end=<ending>":
  * "exit", "_exit", "SIGSEGV" ...) and close it; from_signal: only
  * async-signal-safe work (no allocation, no demangling, no formatting).

@@ -85,8 +85,15 @@ extern struct obs_real_table obs_real_cudrv;
 
 #define OBS_CUDRV_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cudrv, OBS_REAL_CUDRV_##name))
 
-/* The C library's dlsym, never the shim's own hook (hooks_dlsym.c): every
- * lookup the shim makes for itself goes through it. */
+/* The C library's dlsym, never the shim's own hook (intercept/hooks_dlsym.c):
+ * every lookup the shim makes for itself goes through it (real_dlsym.c). */
+typedef void *(*obs_dlsym_fn)(void *handle, const char *name);
 void *obs_real_dlsym(void *handle, const char *name);
+/* Its address (what a library bound past the shim calls), never NULL. */
+void *obs_real_dlsym_address(void);
+/* The trampoline of the exported dlsym (x86-64) reads the pointer and, when
+ * it is still NULL, calls the resolver. */
+extern _Atomic(obs_dlsym_fn) obs_dlsym_libc;
+obs_dlsym_fn obs_dlsym_resolve_libc(void);
 
 #endif

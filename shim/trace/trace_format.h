@@ -44,7 +44,8 @@ struct obs_file_header { /* 64 bytes */
     uint64_t start_real_ns;     /* CLOCK_REALTIME at the same moment (for merging ranks) */
     uint64_t reserved[2];
 };
-#define OBS_FILE_GPU_TIME 0x1u  /* OBS_GPU_TIME=events was on */
+#define OBS_FILE_GPU_TIME 0x1u  /* per-call GPU time (OBS_GPU_TIME=events or cupti): GPU_SPAN records */
+#define OBS_FILE_GPU_STEPS 0x2u /* OBS_GPU_TIME=steps: RANGE_SPAN records per phase range and stream */
 
 enum obs_chunk_type { OBS_CHUNK_RECORDS = 1, OBS_CHUNK_STRINGS = 2, OBS_CHUNK_META = 3 };
 
@@ -66,6 +67,7 @@ struct obs_chunk_header { /* 24 bytes */
     X(GRAPH, "graph")         /* graph exec description */            \
     X(SELF_COST, "self_cost") /* the shim's own measured cost */   \
     X(GRAPH_KERNELS, "graph_kernels") /* a graph exec's kernels by name */ \
+    X(RANGE_SPAN, "range_span") /* device begin/end of a phase range on one stream */ \
     X(LAYER, "layer")         /* the model layer of a stretch of calls (phase engine) */
 
 enum obs_record_kind {
@@ -135,6 +137,29 @@ struct obs_rec_gpu_span { /* 48 bytes */
     uint32_t stream;
     uint32_t reserved1;
     uint64_t reserved2;
+};
+
+/* The device begin and end of one live phase range (a BEGIN/END pair of
+ * PHASE records) on one stream it used (OBS_GPU_TIME=steps): an event
+ * recorded on the stream just before the range's first call there, one
+ * after its last, so the span holds that stream's work of the range's
+ * calls (those of the ranges inside it included). Written when the events
+ * have completed, into the buffer of the thread that read them. Readers
+ * find the range by its BEGIN record and attribute the span by the final
+ * labels of its calls on that stream (a RELABEL may differ from the live
+ * range): docs/trace-format.md, RANGE_SPAN. */
+struct obs_rec_range_span { /* 48 bytes */
+    uint8_t type;         /* OBS_REC_RANGE_SPAN */
+    uint8_t flags;        /* 0 */
+    uint16_t phase;       /* the range's phase id, as in its BEGIN record */
+    uint32_t tid;         /* thread whose range it is */
+    uint64_t begin_index; /* per-thread index of the range's PHASE BEGIN record */
+    uint64_t gpu_begin;   /* device ns, on the host monotonic time base */
+    uint64_t gpu_end;
+    uint32_t stream;      /* stream id */
+    uint32_t step;        /* the range's step, or OBS_NO_STEP (as its BEGIN) */
+    uint32_t generation;
+    uint32_t name;        /* the range's name id */
 };
 
 struct obs_rec_stream { /* 48 bytes */
@@ -258,6 +283,7 @@ union obs_record {
     struct obs_rec_graph graph;
     struct obs_rec_self_cost self_cost;
     struct obs_rec_graph_kernels graph_kernels;
+    struct obs_rec_range_span range_span;
     struct obs_rec_layer layer;
     uint8_t raw[OBS_RECORD_SIZE];
 };
@@ -296,6 +322,7 @@ _Static_assert(sizeof(struct obs_rec_phase) == OBS_RECORD_SIZE, "phase record si
 _Static_assert(sizeof(struct obs_rec_graph) == OBS_RECORD_SIZE, "graph record size");
 _Static_assert(sizeof(struct obs_rec_self_cost) == OBS_RECORD_SIZE, "self cost record size");
 _Static_assert(sizeof(struct obs_rec_graph_kernels) == OBS_RECORD_SIZE, "graph kernels record size");
+_Static_assert(sizeof(struct obs_rec_range_span) == OBS_RECORD_SIZE, "range span record size");
 _Static_assert(sizeof(struct obs_rec_layer) == OBS_RECORD_SIZE, "layer record size");
 _Static_assert(sizeof(union obs_record) == OBS_RECORD_SIZE, "record union size");
 _Static_assert(sizeof(struct obs_string_entry) == 16, "string entry is 16 bytes");

@@ -453,22 +453,23 @@ static size_t stream_slot(const uint32_t *ids, size_t n, uint32_t id)
     return lo;
 }
 
-/* Distinct streams of calls with GPU time, sorted; *n gets their count. */
+/* Distinct streams of calls with GPU time (with none: of the range spans,
+ * OBS_GPU_TIME=steps), sorted; *n gets their count. */
 static uint32_t *gpu_streams(const struct obs_trace *t, size_t *n)
 {
     uint32_t *ids = NULL;
-    size_t cap = 0, count = 0, i;
+    size_t cap = 0, count = 0, i, nitems = t->ngpu ? t->ncalls : t->nrange_spans;
     uint32_t last = 0;
     int have_last = 0;
-    for (i = 0; i < t->ncalls; i++) {
-        const struct obs_call *c = &t->calls[i];
+    for (i = 0; i < nitems; i++) {
+        uint32_t stream = t->ngpu ? t->calls[i].stream : t->range_spans[i].stream;
         size_t k;
-        if (c->gpu == OBS_NONE || (have_last && c->stream == last))
+        if ((t->ngpu && t->calls[i].gpu == OBS_NONE) || (have_last && stream == last))
             continue;
-        last = c->stream;
+        last = stream;
         have_last = 1;
-        k = stream_slot(ids, count, c->stream);
-        if (k < count && ids[k] == c->stream)
+        k = stream_slot(ids, count, stream);
+        if (k < count && ids[k] == stream)
             continue;
         if (count == cap) {
             uint32_t *p = realloc(ids, (cap = cap ? cap * 2 : 16) * sizeof *ids);
@@ -479,7 +480,7 @@ static uint32_t *gpu_streams(const struct obs_trace *t, size_t *n)
             ids = p;
         }
         memmove(ids + k + 1, ids + k, (count - k) * sizeof *ids);
-        ids[k] = c->stream;
+        ids[k] = stream;
         count++;
     }
     *n = count;
@@ -578,6 +579,71 @@ static int put_gpu_slices(struct json_ctx *x, const uint32_t *ids, size_t nstrea
         }
     }
     free(start);
+    free(order);
+    return rc;
+}
+
+/* OBS_GPU_TIME=steps: each stream's range spans as slices of its GPU
+ * track, nested as the ranges were (DECODE/STEADY > DECODE/STEP_k >
+ * KV_GATHER), named by the range their time counts for. */
+static int put_range_slices(struct json_ctx *x, const uint32_t *ids, size_t nstreams)
+{
+    const struct obs_trace *t = x->t;
+    struct nest nest = {0};
+    size_t i, n = 0, slot = SIZE_MAX;
+    uint32_t *order;
+    int rc = 0;
+
+    if (t->ngpu != 0 || t->nrange_spans == 0) /* a trace with per-call spans draws those */
+        return 0;
+    if ((order = obs_range_spans_by_stream(t, &n)) == NULL)
+        return -1;
+    for (i = 0; i < n && rc == 0; i++) {
+        const struct obs_range_span *r = &t->range_spans[order[i]];
+        const struct obs_phase *live = &t->phases[r->live];
+        char buf[256];
+        struct json_text name;
+        uint64_t b = r->begin, e = r->end;
+        size_t k = stream_slot(ids, nstreams, r->stream);
+        char *p;
+        if (k != slot) { /* a new track */
+            nest.depth = 0;
+            slot = k;
+        }
+        if (json_text(&name, obs_range_span_name(t, r, buf, sizeof buf)) != 0) {
+            rc = -1;
+            break;
+        }
+        rc = nest_slice(&nest, b, &e);
+        p = obs_outbuf_reserve(&x->ob, 400 + name.len);
+        p = OBS_PUT_LIT(p, "{\"ph\":\"X\",\"cat\":\"gpu_range\",\"name\":\"");
+        p = obs_put(p, name.s, name.len);
+        *p++ = '"';
+        p = put_pid_tid(p, x, OBS_JSON_GPU_TID_BASE + k);
+        p = OBS_PUT_LIT(p, ",\"ts\":");
+        p = put_ts(p, x, b);
+        p = OBS_PUT_LIT(p, ",\"dur\":");
+        p = obs_fmt_us3(p, e - b);
+        if (!x->no_args) {
+            p = OBS_PUT_LIT(p, ",\"args\":{\"generation\":");
+            p = obs_fmt_u64(p, live->generation);
+            if (obs_phase_step(t, r->live) != UINT32_MAX) {
+                p = OBS_PUT_LIT(p, ",\"step\":");
+                p = obs_fmt_u64(p, obs_phase_step(t, r->live));
+            }
+            p = OBS_PUT_LIT(p, ",\"thread\":");
+            p = obs_fmt_u64(p, t->threads[r->thread].tid);
+            if (r->flags & OBS_RANGE_SPAN_RELABELLED)
+                p = OBS_PUT_LIT(p, ",\"relabelled\":true");
+            if (r->flags & OBS_RANGE_SPAN_MIXED)
+                p = OBS_PUT_LIT(p, ",\"relabelled\":\"several\"");
+            *p++ = '}';
+        }
+        p = OBS_PUT_LIT(p, "},\n");
+        obs_outbuf_commit(&x->ob, p);
+        free(name.s);
+    }
+    free(nest.end);
     free(order);
     return rc;
 }
@@ -755,6 +821,8 @@ static void put_other_data(struct json_ctx *x)
     put_number_member(x, "records", t->ncalls);
     put_number_member(x, "records_lost", t->records_lost);
     put_number_member(x, "gpu_time", (t->flags & OBS_FILE_GPU_TIME) ? 1 : 0);
+    if (t->flags & OBS_FILE_GPU_STEPS)
+        put_number_member(x, "gpu_range_spans", t->nrange_spans);
     put_number_member(x, "base_mono_ns", (uint64_t)x->base);
     put_number_member(x, "start_mono_ns", t->start_mono_ns);
     put_number_member(x, "start_real_ns", t->start_real_ns);
@@ -870,7 +938,8 @@ static int put_events(struct json_ctx *x, const char *process_name, int64_t sort
     if ((stream_ids = gpu_streams(x->t, &nstreams)) == NULL)
         return -1;
     if (put_metadata_events(x, stream_ids, nstreams, process_name) == 0 && put_host_slices(x) == 0 &&
-        put_gpu_slices(x, stream_ids, nstreams) == 0 && put_phase_slices(x) == 0 && put_lost_counter(x) == 0)
+        put_gpu_slices(x, stream_ids, nstreams) == 0 && put_range_slices(x, stream_ids, nstreams) == 0 &&
+        put_phase_slices(x) == 0 && put_lost_counter(x) == 0)
         rc = 0;
     free(stream_ids);
     if (rc != 0)

@@ -516,6 +516,50 @@ static int put_gpu_slices(struct pf *w, size_t nstreams)
     return 0;
 }
 
+/* OBS_GPU_TIME=steps: each stream's range spans as nested slices of its
+ * GPU track (keys: their names' keys, by range span index). */
+static int put_range_slices(struct pf *w, const size_t *rkeys)
+{
+    const struct obs_trace *t = w->t;
+    struct nest nest = {0};
+    struct pf_seq s = {0, 0, 0, 0};
+    size_t i, n = 0, slot = SIZE_MAX;
+    uint32_t *order;
+    int rc = 0;
+
+    if (t->ngpu != 0 || t->nrange_spans == 0) /* a trace with per-call spans draws those */
+        return 0;
+    if ((order = obs_range_spans_by_stream(t, &n)) == NULL)
+        return -1;
+    for (i = 0; i < n && rc == 0; i++) {
+        const struct obs_range_span *r = &t->range_spans[order[i]];
+        uint64_t b = r->begin, e = r->end;
+        size_t lo = 0, hi = w->nstreams;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (w->streams[mid] < r->stream)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo != slot) {
+            if (slot != SIZE_MAX)
+                nest_close_all(w, &s, &nest);
+            slot = lo;
+            s = (struct pf_seq){(uint32_t)(2 + t->nthreads + slot), UUID_STREAM(slot), 0, 0};
+            nest.depth = 0;
+        }
+        rc = nest_open(w, &s, &nest, b, &e);
+        put_event(w, &s, b, rkeys[order[i]], 0, 0);
+        w->n.gpu_slices++;
+    }
+    if (slot != SIZE_MAX)
+        nest_close_all(w, &s, &nest);
+    free(nest.end);
+    free(order);
+    return rc;
+}
+
 /* Distinct phase slice names: an open-addressing hash of their indexes
  * (in w->phase_names), 2^k slots, at most half full. */
 struct name_set {
@@ -617,29 +661,30 @@ static int put_lost_counter(struct pf *w)
     return 0;
 }
 
-/* Distinct streams of calls with GPU time, sorted; *n gets their count. */
+/* Distinct streams of calls with GPU time (with none: of the range spans,
+ * OBS_GPU_TIME=steps), sorted; *n gets their count. */
 static uint32_t *gpu_streams(const struct obs_trace *t, size_t *n)
 {
     uint32_t *ids = malloc(16 * sizeof *ids), last = 0;
-    size_t cap = 16, count = 0, i;
+    size_t cap = 16, count = 0, i, nitems = t->ngpu ? t->ncalls : t->nrange_spans;
     int have_last = 0;
     if (ids == NULL)
         return NULL;
-    for (i = 0; i < t->ncalls; i++) {
-        const struct obs_call *c = &t->calls[i];
+    for (i = 0; i < nitems; i++) {
+        uint32_t stream = t->ngpu ? t->calls[i].stream : t->range_spans[i].stream;
         size_t lo = 0, hi = count;
-        if (c->gpu == OBS_NONE || (have_last && c->stream == last))
+        if ((t->ngpu && t->calls[i].gpu == OBS_NONE) || (have_last && stream == last))
             continue;
-        last = c->stream;
+        last = stream;
         have_last = 1;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (ids[mid] < c->stream)
+            if (ids[mid] < stream)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        if (lo < count && ids[lo] == c->stream)
+        if (lo < count && ids[lo] == stream)
             continue;
         if (count == cap) {
             uint32_t *p = realloc(ids, (cap *= 2) * sizeof *ids);
@@ -650,7 +695,7 @@ static uint32_t *gpu_streams(const struct obs_trace *t, size_t *n)
             ids = p;
         }
         memmove(ids + lo + 1, ids + lo, (count - lo) * sizeof *ids);
-        ids[lo] = c->stream;
+        ids[lo] = stream;
         count++;
     }
     *n = count;
@@ -663,7 +708,7 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
     static const struct obs_perfetto_options plain = {NULL};
     struct pf w;
     struct obs_phase_slice *sl = NULL;
-    size_t nsl = 0, nstreams = 0, i, *keys = NULL;
+    size_t nsl = 0, nstreams = 0, i, *keys = NULL, *rkeys = NULL, nr = t->ngpu ? 0 : t->nrange_spans;
     uint32_t *streams = NULL;
     uint8_t *has_phases = NULL;
     int rc = -1, saved;
@@ -679,9 +724,10 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
     sl = obs_phase_slices(t, &nsl);
     has_phases = calloc(t->nthreads + 1, 1);
     keys = malloc((nsl + 1) * sizeof *keys);
-    w.phase_names = malloc((nsl + 1) * sizeof *w.phase_names);
-    w.phase_name_owned = calloc(nsl + 1, 1);
-    if (w.pkt == NULL || streams == NULL || sl == NULL || has_phases == NULL || keys == NULL ||
+    rkeys = malloc((nr + 1) * sizeof *rkeys);
+    w.phase_names = malloc((nsl + nr + 1) * sizeof *w.phase_names);
+    w.phase_name_owned = calloc(nsl + nr + 1, 1);
+    if (w.pkt == NULL || streams == NULL || sl == NULL || has_phases == NULL || keys == NULL || rkeys == NULL ||
         w.phase_names == NULL || w.phase_name_owned == NULL)
         goto out;
     if (w.opt->compress) {
@@ -701,8 +747,8 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
     w.phase_key0 = t->nkernels + OBS_API_COUNT + 1;
     {
         struct name_set set;
-        size_t slots = 16;
-        while (slots < 2 * (nsl + 1))
+        size_t slots = 16, k = 0;
+        while (slots < 2 * (nsl + nr + 1))
             slots *= 2;
         set.mask = slots - 1;
         set.slot = calloc(slots, sizeof *set.slot);
@@ -716,8 +762,15 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
             if (keys[i] == SIZE_MAX)
                 break;
         }
+        for (k = 0; i == nsl && k < nr; k++) {
+            char buf[256];
+            const char *name = obs_range_span_name(t, &t->range_spans[k], buf, sizeof buf);
+            rkeys[k] = phase_name_key(&w, &set, name, name == buf);
+            if (rkeys[k] == SIZE_MAX)
+                break;
+        }
         free(set.slot);
-        if (i < nsl)
+        if (i < nsl || k < nr)
             goto out;
     }
     w.nkeys = w.phase_key0 + w.nphase_names;
@@ -725,8 +778,8 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
     if (w.interned == NULL)
         goto out;
     put_tracks(&w, streams, nstreams, has_phases, t->nlost > 0);
-    if (put_host_slices(&w) != 0 || put_gpu_slices(&w, nstreams) != 0 || put_phase_slices(&w, sl, nsl, keys) != 0 ||
-        put_lost_counter(&w) != 0)
+    if (put_host_slices(&w) != 0 || put_gpu_slices(&w, nstreams) != 0 || put_range_slices(&w, rkeys) != 0 ||
+        put_phase_slices(&w, sl, nsl, keys) != 0 || put_lost_counter(&w) != 0)
         goto out;
     if (w.run)
         flush_run(&w);
@@ -753,6 +806,7 @@ out:
     free(w.zrun);
     free(w.pkt);
     free(keys);
+    free(rkeys);
     free(has_phases);
     free(sl);
     free(streams);

@@ -203,3 +203,43 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
     *count = nsl;
     return sl;
 }
+
+/* ---- range spans on GPU tracks ------------------------------------------------------ */
+
+static int cmp_span_track(const void *a, const void *b, void *arg)
+{
+    const struct obs_trace *t = arg;
+    const struct obs_range_span *x = &t->range_spans[*(const uint32_t *)a], *y = &t->range_spans[*(const uint32_t *)b];
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1; /* enclosing first */
+    if (t->phases[x->live].depth != t->phases[y->live].depth)
+        return t->phases[x->live].depth < t->phases[y->live].depth ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+uint32_t *obs_range_spans_by_stream(const struct obs_trace *t, size_t *n)
+{
+    uint32_t *order = malloc((t->nrange_spans ? t->nrange_spans : 1) * sizeof *order);
+    size_t i;
+    if (order == NULL)
+        return NULL;
+    for (i = 0; i < t->nrange_spans; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, t->nrange_spans, sizeof *order, cmp_span_track, (void *)t);
+    *n = t->nrange_spans;
+    return order;
+}
+
+const char *obs_range_span_name(const struct obs_trace *t, const struct obs_range_span *x, char *buf, size_t len)
+{
+    const struct obs_phase *ph = &t->phases[x->range != OBS_NONE ? x->range : x->live];
+    const char *name = ph->name[0] ? ph->name : ph->phase[0] ? ph->phase : "(phase)";
+    if (!(x->flags & OBS_RANGE_SPAN_MIXED))
+        return name;
+    snprintf(buf, len, "%.200s (relabelled into several ranges)", name);
+    return buf;
+}

@@ -40,4 +40,17 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
  * LAYER/k (written into buf, at least 32 bytes). */
 const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_phase_slice *s, char *buf, size_t len);
 
+/* OBS_GPU_TIME=steps: the range spans (trace->range_spans) in the order a
+ * GPU track draws them: by stream, then begin, the enclosing before the
+ * enclosed (DECODE/STEADY before its DECODE/STEP_1 when they begin
+ * together); *n gets their count. malloc'ed, NULL when out of memory. */
+uint32_t *obs_range_spans_by_stream(const struct obs_trace *t, size_t *n);
+
+/* The name a range span shows on its GPU track: that of the range it
+ * counts for (its calls' final label, which a RELABEL may have made
+ * differ from the live range), else the live range's, followed by
+ * " (relabelled into several ranges)" when that is why (written into buf,
+ * at least 64 bytes). */
+const char *obs_range_span_name(const struct obs_trace *t, const struct obs_range_span *x, char *buf, size_t len);
+
 #endif

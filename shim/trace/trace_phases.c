@@ -138,6 +138,7 @@ const char *obs_phase_row_name(const struct obs_phase_row *r, char *buf, size_t 
 
 void obs_phase_stats_free(struct obs_phase_stats *s)
 {
+    free(s->steps);
     free(s->phases);
     free(s->by_gen);
     free(s->gens);
@@ -274,13 +275,13 @@ static void add_wall_marks(struct gen_acc *g, uint32_t step, const struct obs_ca
 
 /* The span a timed call [b, e) adds to: PREFILL, step 0, the steps after
  * it (and graph launches in the decode outside any step: replayed steps). */
-static void add_generation_span(struct gen_acc *g, uint32_t step, const struct obs_call *c, uint64_t b, uint64_t e)
+static void add_generation_span(struct gen_acc *g, uint32_t step, int graph, uint64_t b, uint64_t e)
 {
     if (step == PREFILL_MARK)
         span_add(&g->prefill, b, e);
     else if (step == 0)
         span_add(&g->first_decode, b, e);
-    else if (step != UINT32_MAX || c->kind == OBS_KIND_GRAPH)
+    else if (step != UINT32_MAX || graph)
         span_add(&g->steady, b, e);
 }
 
@@ -344,24 +345,51 @@ static void generation_rates_token(struct obs_generation_row *gr, const struct g
  * the PREFILL's last one, and the last one of its steps. */
 #define TOKEN_READ_MIN 4u
 
+/* OBS_GPU_TIME=steps times no single call: a token read's device end is
+ * the end of its range's span on the read's stream (the marks enclose the
+ * read's copy: the sync that completes it has one), else of its range's
+ * spans; 0: none. Spans are sorted by thread, live range, stream. */
+static uint64_t read_end_from_span(const struct phase_work *w, const struct obs_call *read)
+{
+    const struct obs_trace *t = w->t;
+    const struct range_acc *r = &w->ranges[read->phase];
+    size_t lo = 0, hi = t->nrange_spans;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct obs_range_span *x = &t->range_spans[mid];
+        if (x->thread < read->thread ||
+            (x->thread == read->thread &&
+             (x->live < read->phase || (x->live == read->phase && x->stream < read->stream))))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->nrange_spans && t->range_spans[lo].thread == read->thread && t->range_spans[lo].live == read->phase &&
+        t->range_spans[lo].stream == read->stream && t->range_spans[lo].range == read->phase)
+        return t->range_spans[lo].end;
+    return span_set(&r->span) ? r->span.e : 0;
+}
+
 static void token_read_done(struct phase_work *w, const struct obs_call *read, const struct obs_call *end)
 {
     const struct range_acc *r;
     const struct obs_gpu_time *gt = obs_call_gpu(w->t, read);
     struct gen_acc *g;
+    uint64_t gpu_end;
     if (read->phase == OBS_NONE)
         return;
     r = &w->ranges[read->phase];
     g = &w->gen[r->gen];
+    gpu_end = gt != NULL ? gt->end : (w->t->flags & OBS_FILE_GPU_STEPS) ? read_end_from_span(w, read) : 0;
     if (r->step == PREFILL_MARK) {
         if (end->host_end >= g->prompt_read_end) {
             g->prompt_read_end = end->host_end;
-            g->prompt_read_gpu_end = gt != NULL ? gt->end : 0;
+            g->prompt_read_gpu_end = gpu_end;
             g->prompt_read_bytes = read->u.bytes;
         }
     } else if (end->host_end >= g->last_read_end) {
         g->last_read_end = end->host_end;
-        g->last_read_gpu_end = gt != NULL ? gt->end : 0;
+        g->last_read_gpu_end = gpu_end;
         g->last_read_bytes = read->u.bytes;
     }
 }
@@ -429,7 +457,30 @@ static void add_call(struct phase_work *w, struct obs_phase_stats *s, size_t i)
     b = s->gpu_time ? gt->begin : c->host_begin;
     e = s->gpu_time ? gt->end : c->host_end;
     span_add(&r->span, b, e);
-    add_generation_span(g, r->step, c, b, e);
+    add_generation_span(g, r->step, c->kind == OBS_KIND_GRAPH, b, e);
+}
+
+/* OBS_GPU_TIME=steps: each range span counts for the range its calls'
+ * final label names, as the spans of those calls would (a span of a range
+ * with no step in the decode holds its graph launches: replayed steps). */
+static void add_range_spans(struct phase_work *w, struct obs_phase_stats *s)
+{
+    const struct obs_trace *t = w->t;
+    size_t i;
+    for (i = 0; i < t->nrange_spans; i++) {
+        const struct obs_range_span *x = &t->range_spans[i];
+        struct range_acc *r;
+        if (x->flags & OBS_RANGE_SPAN_MIXED)
+            s->mixed_spans++;
+        if (x->range == OBS_NONE || x->range >= t->nphases)
+            continue;
+        r = &w->ranges[x->range];
+        s->range_spans++;
+        if (x->flags & OBS_RANGE_SPAN_RELABELLED)
+            s->relabelled_spans++;
+        span_add(&r->span, x->begin, x->end);
+        add_generation_span(&w->gen[r->gen], r->step, 1, x->begin, x->end);
+    }
 }
 
 /* Times: per range spans summed into their phase (per generation, all). */
@@ -450,6 +501,60 @@ static void sum_range_times(struct phase_work *w, struct obs_phase_stats *s)
             all->timed = 1;
         }
     }
+}
+
+/* Per decode step: the envelope of its ranges' spans, their calls; rows
+ * by thread, generation (w->gens is sorted by both), step. */
+static int gather_step_rows(struct phase_work *w, struct obs_phase_stats *s)
+{
+    const struct obs_trace *t = w->t;
+    uint64_t *keys = malloc((t->nphases ? t->nphases : 1) * sizeof *keys);
+    size_t n = 0, i;
+    if (keys == NULL)
+        return -1;
+    for (i = 0; i < t->nphases; i++) {
+        const struct range_acc *r = &w->ranges[i];
+        if (r->calls && r->step != UINT32_MAX && r->step != PREFILL_MARK)
+            keys[n++] = (uint64_t)r->gen << 32 | r->step;
+    }
+    n = unique_u64(keys, n);
+    s->steps = calloc(n ? n : 1, sizeof *s->steps);
+    if (s->steps == NULL) {
+        free(keys);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        s->steps[i].generation = (uint32_t)w->gens[keys[i] >> 32];
+        s->steps[i].thread = t->threads[w->gens[keys[i] >> 32] >> 32].tid;
+        s->steps[i].step = (uint32_t)keys[i];
+    }
+    {
+        struct span *sp = malloc((n ? n : 1) * sizeof *sp);
+        if (sp == NULL) {
+            free(keys);
+            return -1;
+        }
+        for (i = 0; i < n; i++)
+            sp[i] = span_empty;
+        for (i = 0; i < t->nphases; i++) {
+            const struct range_acc *r = &w->ranges[i];
+            size_t k;
+            if (!r->calls || r->step == UINT32_MAX || r->step == PREFILL_MARK)
+                continue;
+            k = find_u64(keys, n, (uint64_t)r->gen << 32 | r->step);
+            s->steps[k].calls += r->calls;
+            if (span_set(&r->span))
+                span_add(&sp[k], r->span.b, r->span.e);
+        }
+        for (i = 0; i < n; i++) {
+            s->steps[i].timed = span_set(&sp[i]);
+            s->steps[i].time_ns = span_len(&sp[i]);
+        }
+        free(sp);
+    }
+    s->nsteps = n;
+    free(keys);
+    return 0;
 }
 
 /* Decode steps per generation: distinct (generation, step) of the ranges
@@ -633,7 +738,8 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
     int rc = -1;
 
     memset(s, 0, sizeof *s);
-    s->gpu_time = t->ngpu > 0;
+    s->gpu_steps = t->ngpu == 0 && t->nrange_spans > 0;
+    s->gpu_time = t->ngpu > 0 || s->gpu_steps;
     s->time_base = s->gpu_time ? "gpu" : "host";
     for (i = 0; i < t->ncalls; i++)
         if (t->calls[i].phase == OBS_NONE)
@@ -646,8 +752,11 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
     for (i = 0; i < t->ncalls; i++) /* the one pass over the calls */
         if (t->calls[i].phase != OBS_NONE)
             add_call(&w, s, i);
+    if (s->gpu_steps)
+        add_range_spans(&w, s);
     sum_range_times(&w, s);
-    if (find_token_reads(&w) != 0 || count_decode_steps(&w, s) != 0 || order_phase_rows(&w, s) != 0 || gather_generation_rows(&w, s) != 0)
+    if (find_token_reads(&w) != 0 || count_decode_steps(&w, s) != 0 || order_phase_rows(&w, s) != 0 ||
+        gather_generation_rows(&w, s) != 0 || gather_step_rows(&w, s) != 0)
         goto out;
     finish_generations(&w, s);
     choose_bests(s);
@@ -751,6 +860,52 @@ int obs_report_phases_csv(const struct obs_trace *t, FILE *out)
             fprintf(out, "%.6f", g->itl_ms);
         fputc('\n', out);
     }
+    obs_phase_stats_free(&s);
+    if (fflush(out) != 0 || ferror(out)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+int obs_report_steps(const struct obs_trace *t, FILE *out, int csv)
+{
+    struct obs_phase_stats s;
+    size_t i;
+    int multithread = 0;
+    if (obs_phase_stats_compute(t, &s) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (i = 1; i < s.nsteps; i++)
+        multithread |= s.steps[i].thread != s.steps[0].thread;
+    if (csv)
+        fputs(OBS_STEPS_CSV_HEADER "\n", out);
+    else
+        fprintf(out, "\nDecode steps (%s; a step's time is its ranges' first begin to last end)\n%s%11s %8s %10s %6s\n",
+                s.gpu_steps ? "GPU time per phase range and stream (OBS_GPU_TIME=steps)"
+                : s.gpu_time ? "GPU time"
+                             : "host API time",
+                multithread ? "     Thread " : "", "Generation", "Step", "Time (ms)", "Calls");
+    for (i = 0; i < s.nsteps; i++) {
+        const struct obs_step_row *r = &s.steps[i];
+        if (csv) {
+            fprintf(out, "%u,%u,", r->generation, r->step);
+            if (r->timed)
+                fprintf(out, "%.6f", (double)r->time_ns / 1e6);
+            fprintf(out, ",%s,%llu,%u\n", s.time_base, (unsigned long long)r->calls, r->thread);
+        } else {
+            char ms[32] = "-";
+            if (r->timed)
+                snprintf(ms, sizeof ms, "%.3f", (double)r->time_ns / 1e6);
+            if (multithread)
+                fprintf(out, " %10u", r->thread);
+            fprintf(out, " %10u %8u %10s %6llu\n", r->generation, r->step, ms, (unsigned long long)r->calls);
+        }
+    }
+    if (!csv && s.nsteps == 0)
+        fprintf(out, " no decode steps\n");
     obs_phase_stats_free(&s);
     if (fflush(out) != 0 || ferror(out)) {
         if (errno == 0)

@@ -6,7 +6,11 @@
  *
  * Times are GPU times (device spans) when the trace has any GPU span, host
  * API times otherwise (time_base says which); calls without a GPU span do
- * not count towards times in GPU mode. Generations are per thread: one row
+ * not count towards times in GPU mode. A trace of OBS_GPU_TIME=steps has
+ * no span per call but one per phase range and stream (RANGE_SPAN): GPU
+ * time too (gpu_steps), each range's span counted for the final label of
+ * its calls (trace_reader.h, obs_range_span), the same definitions below
+ * over those spans instead of the calls'. Generations are per thread: one row
  * per (thread, generation).
  *   time of a phase in a generation: the sum over the ranges of that phase
  *     (each BEGIN/END or RELABEL range) of the span from the first begin to
@@ -73,8 +77,24 @@ struct obs_generation_row {
     int in_best; /* counted for best_* (generations with >= 2 decode steps, if any) */
 };
 
+/* One decode step of a generation: the span from the first begin to the
+ * last end of the calls its ranges label (DECODE/STEP_k and its KV_GATHER;
+ * OBS_GPU_TIME=steps: the spans counted for them), in the time base. */
+struct obs_step_row {
+    uint32_t generation;
+    uint32_t thread; /* its thread's id (tid) */
+    uint32_t step;
+    uint64_t time_ns;
+    int timed;       /* some call (or range span) of it had a time in the time base */
+    uint64_t calls;
+};
+
 struct obs_phase_stats {
     int gpu_time;                    /* 1: GPU spans; 0: host API times */
+    int gpu_steps;                   /* 1: the GPU spans are per phase range and stream (OBS_GPU_TIME=steps) */
+    size_t range_spans;              /* gpu_steps: spans counted (for the final label of their calls) */
+    size_t relabelled_spans;         /* ... of which their calls' final label is not the live range's */
+    size_t mixed_spans;              /* spans not counted: their calls were relabelled into several ranges */
     const char *time_base;           /* "gpu" or "host" */
     struct obs_phase_row *phases;    /* per phase over all generations, in order of first call */
     size_t nphases;
@@ -88,6 +108,8 @@ struct obs_phase_stats {
     uint32_t best_ttft_generation, best_tokens_generation;
     size_t best_over; /* generations counted for the bests */
     size_t unbounded_steps; /* host time: generations whose steps no delimiter bounds (TTFT, tokens/s n/a) */
+    struct obs_step_row *steps;      /* by thread, generation, step */
+    size_t nsteps;
 };
 
 /* Returns 0, or -1 (out of memory). A trace without phases gives empty tables. */
@@ -120,5 +142,13 @@ const char *obs_phase_row_name(const struct obs_phase_row *r, char *buf, size_t 
     "generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,first_decode_ms,steady_ms,calls,"      \
     "launches,kernels,bytes,in_best,thread,first_token,steps_per_s,sequences,itl_ms"
 int obs_report_phases_csv(const struct obs_trace *t, FILE *out);
+
+/* `obs-report phases --steps [--csv]`: one row per decode step of each
+ * generation (obs_step_row): a table, or a header line
+ *   generation,step,time_ms,time_base,calls,thread
+ * then one row per step (time_ms empty when untimed). Returns 0, or -1
+ * with errno set. */
+#define OBS_STEPS_CSV_HEADER "generation,step,time_ms,time_base,calls,thread"
+int obs_report_steps(const struct obs_trace *t, FILE *out, int csv);
 
 #endif

@@ -180,6 +180,12 @@ struct layer_ev {
     uint32_t thread, layer;
 };
 
+/* A RANGE_SPAN record, as read. */
+struct rspan_tmp {
+    uint64_t begin_index, b, e;
+    uint32_t tid, stream;
+};
+
 /* Per-thread RELABEL paint: disjoint index segments, each labelled by the
  * latest RELABEL written over it. */
 struct relabel_seg {
@@ -234,7 +240,7 @@ struct loader {
     char *err;
     size_t errlen;
     struct span_ref *span_refs; /* spans by thread, then call index (group_spans) */
-    struct vec chunks, strings, spans, streams, lost, phase_evs, graphs, self_cost, meta, kernels, layer_evs;
+    struct vec chunks, strings, spans, streams, lost, phase_evs, graphs, self_cost, meta, kernels, rspans, layer_evs;
     struct vec graph_pairs; /* struct graph_pair, from GRAPH_KERNELS records */
     struct thread_work *work;
     struct kernel_map kmap;
@@ -782,6 +788,17 @@ static int scan_record(struct loader *L, const uint8_t *p)
             gp->count = r.graph_kernels.pairs[i].count;
             gp->order = L->graph_pairs.n;
         }
+        break;
+    }
+    case OBS_REC_RANGE_SPAN: {
+        struct rspan_tmp *x = vec_push(&L->rspans);
+        if (x == NULL)
+            return -1;
+        x->begin_index = r.range_span.begin_index;
+        x->tid = r.range_span.tid;
+        x->stream = r.range_span.stream;
+        x->b = r.range_span.gpu_begin;
+        x->e = r.range_span.gpu_end < r.range_span.gpu_begin ? r.range_span.gpu_begin : r.range_span.gpu_end;
         break;
     }
     case OBS_REC_SELF_COST: {
@@ -1367,22 +1384,28 @@ out:
     return rc;
 }
 
+static int build_range_spans(struct loader *L, const struct phase_ev *ev, const struct phase_cursor *pc,
+                             const uint32_t *live);
+
 static int build_phases(struct loader *L)
 {
     struct obs_trace *t = L->t;
     struct phase_ev *ev = L->phase_evs.data;
     size_t n = L->phase_evs.n, i, depth = 0, nranges = 0, ci, nrelabel = 0;
-    uint32_t *stack = NULL;
+    uint32_t *stack = NULL, *live = NULL;
     struct phase_cursor *pc = NULL;
     struct vec segs = {NULL, 0, 0, sizeof(struct relabel_seg)};
     int rc = -1;
 
     if (n == 0)
-        return 0;
+        return build_range_spans(L, NULL, NULL, NULL);
     t->phases = calloc(n, sizeof *t->phases);
     stack = malloc(n * sizeof *stack);
     pc = calloc(t->nthreads ? t->nthreads : 1, sizeof *pc);
-    if (t->phases == NULL || stack == NULL || pc == NULL)
+    /* the live range of each call, for the range spans */
+    live = L->rspans.n || (t->flags & OBS_FILE_GPU_STEPS) ? malloc((t->ncalls ? t->ncalls : 1) * sizeof *live) : NULL;
+    if (t->phases == NULL || stack == NULL || pc == NULL ||
+        ((L->rspans.n || (t->flags & OBS_FILE_GPU_STEPS)) && live == NULL))
         goto out;
     for (i = 0; i < t->nthreads; i++)
         pc[i].ev_begin = pc[i].ev_end = pc[i].ev_pos = SIZE_MAX;
@@ -1490,9 +1513,13 @@ static int build_phases(struct loader *L)
         struct obs_call *c = &t->calls[ci];
         struct phase_cursor *p = &pc[c->thread];
         uint32_t opened, r;
+        if (live != NULL)
+            live[ci] = OBS_NONE;
         if (p->ev_begin == SIZE_MAX)
             continue;
         opened = open_range_at(ev, p, c->index);
+        if (live != NULL)
+            live[ci] = opened;
         r = relabel_at(segs.data, p, c->index);
         if (r == UNLABELLED) {
             for (; opened != OBS_NONE; opened = t->phases[opened].parent)
@@ -1517,12 +1544,205 @@ static int build_phases(struct loader *L)
     for (i = 0; i < n; i++) /* a RELABEL that labels no call sits at its record's time */
         if (ev[i].range != OBS_NONE && t->phases[ev[i].range].calls == 0)
             t->phases[ev[i].range].begin = t->phases[ev[i].range].end = ev[i].t;
-    rc = 0;
+    rc = build_range_spans(L, ev, pc, live);
 out:
     free(stack);
     free(pc);
+    free(live);
     free(segs.data);
     return rc;
+}
+
+/* ---- range spans (OBS_GPU_TIME=steps) ----------------------------------------------------- */
+
+/* Each RANGE_SPAN names its live range by the per-thread index of its
+ * BEGIN record; its time counts for the final label of the calls that the
+ * live range labels itself on the span's stream (docs/trace-format.md). */
+
+static int cmp_range_span(const void *a, const void *b)
+{
+    const struct obs_range_span *x = a, *y = b;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    if (x->live != y->live)
+        return x->live < y->live ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* The span of (live range, stream), or NULL (spans sorted; a live range is
+ * one thread's, so its index orders them within the thread). */
+static struct obs_range_span *find_range_span(struct obs_trace *t, uint32_t thread, uint32_t live, uint32_t stream)
+{
+    size_t lo = 0, hi = t->nrange_spans;
+    struct obs_range_span key;
+    key.thread = thread;
+    key.live = live;
+    key.stream = stream;
+    key.begin = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_range_span(&t->range_spans[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->nrange_spans && t->range_spans[lo].thread == thread && t->range_spans[lo].live == live &&
+        t->range_spans[lo].stream == stream)
+        return &t->range_spans[lo];
+    return NULL;
+}
+
+static uint32_t thread_of_tid(const struct obs_trace *t, uint32_t tid)
+{
+    size_t lo = 0, hi = t->nthreads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->threads[mid].tid < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nthreads && t->threads[lo].tid == tid ? (uint32_t)lo : OBS_NONE;
+}
+
+/* The BEGIN/END range made by the BEGIN record at index of a thread, or
+ * the range a RELABEL record there makes (the span of the calls it took
+ * out of the open ranges' tail), or OBS_NONE. */
+static uint32_t range_of_begin(const struct phase_ev *ev, const struct phase_cursor *pc, uint64_t index)
+{
+    size_t lo, hi;
+    if (ev == NULL || pc->ev_begin == SIZE_MAX)
+        return OBS_NONE;
+    lo = pc->ev_begin;
+    hi = pc->ev_end;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ev[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < pc->ev_end && ev[lo].index == index && ev[lo].event == OBS_PHASE_BEGIN)
+        return ev[lo].open;
+    if (lo < pc->ev_end && ev[lo].index == index && ev[lo].event == OBS_PHASE_RELABEL)
+        return ev[lo].range;
+    return OBS_NONE;
+}
+
+static int is_device_work(unsigned kind)
+{
+    return kind == OBS_KIND_KERNEL || kind == OBS_KIND_GRAPH || kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET;
+}
+
+/* The final label seen so far of a span's own calls: not yet, or several. */
+#define OWN_UNSET (OBS_NONE - 2)
+#define OWN_MIXED (OBS_NONE - 3)
+
+static int build_range_spans(struct loader *L, const struct phase_ev *ev, const struct phase_cursor *pc,
+                             const uint32_t *live)
+{
+    struct obs_trace *t = L->t;
+    const struct rspan_tmp *raw = L->rspans.data;
+    size_t n = L->rspans.n, i, k = 0, ci;
+    uint32_t *missing_on = NULL; /* per range: stream id + 1 last counted missing, 0 none */
+
+    if (n == 0 && !(t->flags & OBS_FILE_GPU_STEPS))
+        return 0;
+    t->range_spans = calloc(n ? n : 1, sizeof *t->range_spans);
+    if (live != NULL && (t->flags & OBS_FILE_GPU_STEPS))
+        missing_on = calloc(t->nphases ? t->nphases : 1, sizeof *missing_on);
+    if (t->range_spans == NULL || (live != NULL && (t->flags & OBS_FILE_GPU_STEPS) && missing_on == NULL)) {
+        free(missing_on);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        struct obs_range_span *x = &t->range_spans[k];
+        uint32_t th = thread_of_tid(t, raw[i].tid);
+        uint32_t r = th != OBS_NONE && pc != NULL ? range_of_begin(ev, &pc[th], raw[i].begin_index) : OBS_NONE;
+        if (r == OBS_NONE) {
+            t->orphan_range_spans++;
+            continue;
+        }
+        x->begin = raw[i].b;
+        x->end = raw[i].e;
+        x->thread = th;
+        x->stream = raw[i].stream;
+        x->live = r;
+        x->range = OWN_UNSET;
+        k++;
+    }
+    t->nrange_spans = k;
+    qsort(t->range_spans, k, sizeof *t->range_spans, cmp_range_span);
+    /* Duplicates of one (live range, stream): a damaged file; the first is kept. */
+    for (i = 0, n = 0; i < k; i++) {
+        if (n > 0 && t->range_spans[n - 1].thread == t->range_spans[i].thread &&
+            t->range_spans[n - 1].live == t->range_spans[i].live &&
+            t->range_spans[n - 1].stream == t->range_spans[i].stream) {
+            t->orphan_range_spans++;
+            continue;
+        }
+        t->range_spans[n++] = t->range_spans[i];
+    }
+    t->nrange_spans = n;
+
+    /* Each call with device work: the spans of its live range and of the
+     * ranges around it on its stream; the final labels of each span's own
+     * calls; (range, stream) pairs with work and no span. */
+    for (ci = 0; live != NULL && ci < t->ncalls; ci++) {
+        const struct obs_call *c = &t->calls[ci];
+        uint32_t a;
+        struct obs_range_span *taken = NULL;
+        if (!is_device_work(c->kind))
+            continue;
+        /* A RELABEL's span (the tail the shim took out of the open ranges)
+         * holds its calls on the stream: not the live ranges' spans. */
+        for (a = c->phase; a != OBS_NONE && taken == NULL; a = t->phases[a].parent)
+            if (t->phases[a].relabel)
+                taken = find_range_span(t, c->thread, a, c->stream);
+        if (taken != NULL) {
+            taken->calls++;
+            if (taken->range == OWN_UNSET)
+                taken->range = c->phase;
+            else if (taken->range != c->phase)
+                taken->range = OWN_MIXED;
+            continue;
+        }
+        if (live[ci] == OBS_NONE)
+            continue;
+        for (a = live[ci]; a != OBS_NONE; a = t->phases[a].parent) {
+            struct obs_range_span *x = find_range_span(t, c->thread, a, c->stream);
+            if (x == NULL) {
+                if (missing_on != NULL && missing_on[a] != c->stream + 1u) {
+                    t->missing_range_spans++;
+                    missing_on[a] = c->stream + 1u;
+                }
+                continue;
+            }
+            x->calls++;
+            if (a != live[ci])
+                continue;
+            if (x->range == OWN_UNSET)
+                x->range = c->phase;
+            else if (x->range != c->phase)
+                x->range = OWN_MIXED;
+        }
+    }
+    for (i = 0; i < t->nrange_spans; i++) {
+        struct obs_range_span *x = &t->range_spans[i];
+        if (x->range == OWN_UNSET) {
+            x->flags |= OBS_RANGE_SPAN_CONTAINER;
+            x->range = OBS_NONE;
+        } else if (x->range == OWN_MIXED) {
+            x->flags |= OBS_RANGE_SPAN_MIXED;
+            x->range = OBS_NONE;
+        } else if (x->range != x->live) {
+            x->flags |= OBS_RANGE_SPAN_RELABELLED;
+        }
+    }
+    free(missing_on);
+    return 0;
 }
 
 /* ---- small tables ------------------------------------------------------------------------- */
@@ -1671,6 +1891,8 @@ static void find_time_bounds(struct loader *L)
         OBS_SPAN(t->calls[i].host_begin, t->calls[i].host_end);
     for (i = 0; i < t->ngpu; i++)
         OBS_SPAN(t->gpu[i].begin, t->gpu[i].end);
+    for (i = 0; i < L->rspans.n; i++)
+        OBS_SPAN(((const struct rspan_tmp *)L->rspans.data)[i].b, ((const struct rspan_tmp *)L->rspans.data)[i].e);
     for (i = 0; i < L->phase_evs.n; i++)
         OBS_SPAN(ev[i].t, ev[i].t);
     for (i = 0; i < t->nlost; i++)
@@ -1699,6 +1921,7 @@ static void loader_free(struct loader *L)
     free(L->self_cost.data);
     free(L->meta.data);
     free(L->kernels.data);
+    free(L->rspans.data);
     free(L->kmap.slots);
     if (L->work && L->t)
         for (i = 0; i < L->t->nthreads; i++)
@@ -1724,6 +1947,7 @@ static void loader_init(struct loader *L, struct obs_trace *t, char *err, size_t
     L->self_cost.size = sizeof(struct obs_self_cost);
     L->meta.size = sizeof(struct obs_meta);
     L->kernels.size = sizeof(struct obs_kernel);
+    L->rspans.size = sizeof(struct rspan_tmp);
 }
 
 int obs_trace_load(const void *data, size_t len, const char *name, struct obs_trace **out, char *err,
@@ -1865,6 +2089,7 @@ void obs_trace_free(struct obs_trace *t)
     free(t->graph_kernels);
     free(t->self_cost);
     free(t->meta);
+    free(t->range_spans);
     if (t->store) {
         struct arena_block *b = t->store->blocks;
         while (b) {

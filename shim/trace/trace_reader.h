@@ -102,6 +102,31 @@ struct obs_phase {
     uint8_t relabel;     /* it comes from a RELABEL record */
 };
 
+/* A phase range's device span on one stream (RANGE_SPAN records,
+ * OBS_GPU_TIME=steps): the device work of the calls the live range (a
+ * BEGIN/END range) holds on that stream, those of the ranges inside it
+ * included. Its time counts for the final label of the calls the live
+ * range labels itself there (docs/trace-format.md, RANGE_SPAN). */
+struct obs_range_span {
+    uint64_t begin, end; /* device ns on the host monotonic time base */
+    uint64_t calls;      /* calls on the stream that the live range holds (its own and its inner ranges') */
+    uint32_t thread;     /* index into trace->threads */
+    uint32_t stream;     /* stream id */
+    uint32_t live;       /* index into trace->phases: the BEGIN/END range measured, or the RELABEL
+                            range whose calls (an open range's tail, cut off by the shim) it holds */
+    uint32_t range;      /* index into trace->phases: the range its time counts for, OBS_NONE: none (flags) */
+    uint32_t flags;      /* OBS_RANGE_SPAN_* */
+};
+/* The final label of the live range's own calls on the stream is another
+ * range (a RELABEL): the span counts for that range. */
+#define OBS_RANGE_SPAN_RELABELLED 0x1u
+/* They were relabelled into several ranges (or some into none): the time
+ * cannot be split between them; it counts for none. */
+#define OBS_RANGE_SPAN_MIXED 0x2u
+/* The live range labels no call itself on the stream (DECODE/STEADY around
+ * its steps): its time is the ranges' inside it; it counts for none. */
+#define OBS_RANGE_SPAN_CONTAINER 0x4u
+
 struct obs_lost {
     uint32_t tid, reason; /* enum obs_lost_reason */
     uint64_t count, t_first, t_last;
@@ -161,6 +186,8 @@ struct obs_trace {
     size_t nself_cost;
     struct obs_meta *meta; /* in file order */
     size_t nmeta;
+    struct obs_range_span *range_spans; /* sorted by thread, live range, stream */
+    size_t nrange_spans;
 
     uint64_t records_lost;        /* sum of LOST counts */
     uint64_t self_calls, self_ns; /* sums over self_cost */
@@ -178,6 +205,9 @@ struct obs_trace {
     uint64_t bad_layer_records;  /* LAYER records not used: unknown event, first index after the last */
     uint64_t bad_phase_records;  /* PHASE records not used: unknown event, END with nothing open,
                                     RELABEL with first_index > last_index, nesting deeper than 256 */
+    uint64_t orphan_range_spans; /* RANGE_SPAN records whose BEGIN record is not in the file */
+    uint64_t missing_range_spans; /* OBS_FILE_GPU_STEPS: (live range, stream) pairs holding launches
+                                     with no RANGE_SPAN (never resolved, or untimed: the meta says why) */
 
     struct obs_trace_store *store; /* private: memory behind the strings */
 };

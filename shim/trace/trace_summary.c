@@ -153,6 +153,43 @@ static const char *f2s(double v)
 
 /* ---- sections --------------------------------------------------------------------- */
 
+/* OBS_GPU_TIME=steps: what the range spans cover, and how they were
+ * counted (trace_reader.h, obs_range_span). */
+static void print_steps_header(const struct obs_trace *t, FILE *out)
+{
+    uint64_t streams[8], relabelled = 0, mixed = 0, container = 0;
+    size_t i, j, nstreams = 0;
+    for (i = 0; i < t->nrange_spans; i++) {
+        const struct obs_range_span *x = &t->range_spans[i];
+        relabelled += (x->flags & OBS_RANGE_SPAN_RELABELLED) != 0;
+        mixed += (x->flags & OBS_RANGE_SPAN_MIXED) != 0;
+        container += (x->flags & OBS_RANGE_SPAN_CONTAINER) != 0;
+        for (j = 0; j < nstreams && streams[j] != x->stream; j++)
+            ;
+        if (j == nstreams && nstreams < sizeof streams / sizeof streams[0])
+            streams[nstreams++] = x->stream;
+    }
+    fprintf(out, "GPU time: steps (an event pair per phase range and stream, not per call); phase range spans: %llu "
+                 "on %zu stream%s; missing: %llu%s",
+            (unsigned long long)t->nrange_spans, nstreams, nstreams == 1 ? "" : "s",
+            (unsigned long long)t->missing_range_spans,
+            t->missing_range_spans ? " (ranges with launches on a stream and no span there: the process ended "
+                                     "first, or not timed: capturing, a ninth stream, no event; the meta's "
+                                     "gpu_time_steps_untimed_* say which)"
+                                   : "");
+    if (relabelled || mixed)
+        fprintf(out, "; counted by the trace's final labels, which differ from the live ranges for %llu: %llu "
+                     "for the range they were relabelled into, %llu for none (relabelled into several ranges: "
+                     "the time cannot be split)",
+                (unsigned long long)(relabelled + mixed), (unsigned long long)relabelled, (unsigned long long)mixed);
+    if (container)
+        fprintf(out, "; %llu around inner ranges only (DECODE/STEADY), counted through those",
+                (unsigned long long)container);
+    if (t->orphan_range_spans)
+        fprintf(out, "; %llu name no range of the trace (not counted)", (unsigned long long)t->orphan_range_spans);
+    fputc('\n', out);
+}
+
 static void print_header(const struct obs_trace *t, FILE *out)
 {
     const char *exe = obs_trace_meta(t, "exe");
@@ -219,6 +256,8 @@ static void print_header(const struct obs_trace *t, FILE *out)
                     (unsigned long long)t->no_work_gpu_calls);
         fputc('\n', out);
     }
+    if ((t->flags & OBS_FILE_GPU_STEPS) || t->nrange_spans || t->orphan_range_spans)
+        print_steps_header(t, out);
 }
 
 /* Brief: the OBS_SUMMARY_BRIEF_KERNELS names with the most time (the stats
@@ -235,7 +274,11 @@ static int print_kernels(const struct obs_trace *t, FILE *out, const struct obs_
     if (obs_kernel_stats_compute(t, f, &ks) != 0)
         return -1;
     shown = brief && ks.nrows > OBS_SUMMARY_BRIEF_KERNELS + 1 ? OBS_SUMMARY_BRIEF_KERNELS : ks.nrows;
-    fprintf(out, "\nKernels (%s", ks.gpu_time ? "GPU time" : "host API time: the trace has no GPU time for kernels");
+    fprintf(out, "\nKernels (%s", ks.gpu_time                       ? "GPU time"
+                                   : (t->flags & OBS_FILE_GPU_STEPS) ? "host API time: OBS_GPU_TIME=steps times phase "
+                                                                       "ranges, not kernels"
+                                                                     : "host API time: the trace has no GPU time for "
+                                                                       "kernels");
     if (shown < ks.nrows)
         fprintf(out, "; the %zu of %zu names with the most time, the rest in one row", shown, ks.nrows);
     if (brief && ks.skipped)
@@ -683,7 +726,9 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     }
     if (obs_phase_stats_compute(t, &s) != 0)
         return -1;
-    base = s.gpu_time ? "GPU time" : "host API time: the trace has no GPU time";
+    base = s.gpu_steps ? "GPU time per phase range and stream (OBS_GPU_TIME=steps)"
+           : s.gpu_time ? "GPU time"
+                        : "host API time: the trace has no GPU time";
     fprintf(out, "\nPhases (%s; a phase's time is the sum over its ranges of first call begin to last call end)\n",
             base);
     if (s.nphases == 0) {
@@ -756,7 +801,7 @@ static int print_phases(const struct obs_trace *t, FILE *out)
             s.best_over < s.ngens ? " with at least two decode steps" : "");
     if (s.unbounded_steps)
         fprintf(out, " (n/a: in %zu generation%s no host sync or token copy bounds the decode steps, so host time "
-                     "cannot tell when they ran; OBS_GPU_TIME=events measures them on the GPU)\n",
+                     "cannot tell when they ran; OBS_GPU_TIME=steps measures them on the GPU)\n",
                 s.unbounded_steps, s.unbounded_steps == 1 ? "" : "s");
     if (t->bad_phase_records)
         fprintf(out, "warning: %llu PHASE records could not be used (unknown event, END with nothing open, "
@@ -859,7 +904,7 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
     if (s.ngens) {
         /* host time: n/a where no delimiter bounds the steps (trace_phases.h) */
         const char *why_na = s.unbounded_steps ? " (no host sync or token copy bounds the decode steps; "
-                                                 "OBS_GPU_TIME=events measures them on the GPU)"
+                                                 "OBS_GPU_TIME=steps measures them on the GPU)"
                                                : "";
         fprintf(out, "\nGenerations (%s): %zu; best / median / p90 over ",
                 s.gpu_time ? "GPU time" : "host wall-clock between host syncs", s.ngens);

@@ -7,6 +7,10 @@ CASE:
   llama        Llama from a small config (4 layers, hidden 256, vocab 2000)
   llama-deep   Llama at a real model's depth (24 layers, hidden 128)
   gpt2         GPT-2 from a config (addmm, GELU, learned positions)
+  llama-chunked  the llama model, its prompts prefilled in chunks of 4
+               tokens (generate(prefill_chunk_size=4): one forward per
+               chunk, no token read between them): prompts of 17, 3 and 9
+               tokens, then a batch of 4 left-padded to 11
   llama-graph  prefill eager, then one decode step captured once with
                torch.cuda.CUDAGraph over a static KV cache and replayed
                per token
@@ -51,6 +55,8 @@ import fw_truth
 
 PROMPT_LENGTHS = (3, 1, 9, 4, 2, 17)   # batch 1, back to back
 BATCH_LENGTHS = (5, 2, 11, 7)          # one batch of 4, left-padded
+CHUNK = 4                              # llama-chunked: prefill_chunk_size
+CHUNKED_LENGTHS = (17, 3, 9)           # 5 chunks (the last of 1 token), 1, 3
 VOCAB = 2000
 PAD, BOS, EOS = 0, 1, 2
 
@@ -79,7 +85,7 @@ def build(case):
         cfg = transformers.GPT2Config(vocab_size=VOCAB, n_positions=256, n_embd=256, n_layer=4, n_head=4,
                                       bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
         model = transformers.GPT2LMHeadModel(cfg)
-    else:
+    else:  # llama, llama-deep, llama-chunked
         deep = case == "llama-deep"
         cfg = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=128 if deep else 256,
                                        intermediate_size=256 if deep else 512,
@@ -90,8 +96,9 @@ def build(case):
     return model.to(device="cuda", dtype=torch.float16).eval()
 
 
-def generate(truth, model, ids, mask, new_tokens):
-    """One generate() call with its ground truth; the ids read back."""
+def generate(truth, model, ids, mask, new_tokens, chunk=None):
+    """One generate() call with its ground truth; the ids read back.
+    chunk: prefill_chunk_size (None: the prompt in one forward)."""
     g = fw_truth.Generation(truth)
     g.mark_prompt()
     ids = ids.to("cuda")
@@ -99,7 +106,7 @@ def generate(truth, model, ids, mask, new_tokens):
     _stop.length = ids.shape[1] + new_tokens
     g.begin()
     out = model.generate(ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                         do_sample=False, pad_token_id=PAD, streamer=g.streamer())
+                         do_sample=False, pad_token_id=PAD, streamer=g.streamer(), prefill_chunk_size=chunk)
     g.end()
     return out[:, ids.shape[1]:].cpu().tolist()
 
@@ -115,12 +122,13 @@ def run_generate(case, truth, model, new_tokens, seed, label, stream=None):
     """The generations of one model; returns the lines to print (the
     caller prints them: threads must not interleave their lines)."""
     results = []
+    chunk = CHUNK if case == "llama-chunked" else None
     with torch.no_grad(), torch.cuda.stream(stream if stream is not None else torch.cuda.current_stream()):
-        for p in prompts(seed, PROMPT_LENGTHS):
+        for p in prompts(seed, CHUNKED_LENGTHS if chunk else PROMPT_LENGTHS):
             results.append(generate(truth, model, torch.tensor([p]), torch.ones(1, len(p), dtype=torch.long),
-                                    new_tokens))
+                                    new_tokens, chunk))
         ids, mask = left_padded(prompts(seed + 1, BATCH_LENGTHS))
-        results.append(generate(truth, model, ids, mask, new_tokens))
+        results.append(generate(truth, model, ids, mask, new_tokens, chunk))
     return ["tokens %s %s %d %s" % (case, label, gen, json.dumps(toks)) for gen, toks in enumerate(results)]
 
 
@@ -231,7 +239,7 @@ def main():
         model = build("llama")
         fw_truth.attach(truth, model)
         gens = run_graph(truth, model, new_tokens, 7)
-    elif case in ("llama", "llama-deep", "gpt2"):
+    elif case in ("llama", "llama-deep", "gpt2", "llama-chunked"):
         model = build(case)
         fw_truth.attach(truth, model)
         lines = run_generate(case, truth, model, new_tokens, 7, label)

@@ -16,11 +16,14 @@ thread's gettid()) is there when OBS_SIM_LOG_TID=1, as in the driver's.
 
 Ranges, per thread and generation (one generate() call):
   GENERATION      the whole generate() call
-    PREFILL       from generate()'s start to the second forward of the model:
-                  input preparation, the prompt's forward, the sampling of
-                  the first token (the prefill's: TTFT ends when it is read)
+    PREFILL       from generate()'s start to the first forward of the model
+                  after the first token's read (the streamer's first put
+                  after the prompt's): input preparation, the prompt's
+                  forward (or its chunks' forwards, prefill_chunk_size:
+                  no token is read between them), the sampling of the
+                  first token (the prefill's: TTFT ends when it is read)
                   and the stop check
-    DECODE/STEP_0 the second forward and its sampling, stop check
+    DECODE/STEP_0 the next forward and its sampling, stop check
     DECODE/STEADY around DECODE/STEP_1 .. (as llm_replay)
   A launch after forward k and before forward k+1 belongs to the range of
   forward k. Marks: LAYER/i at each decoder layer's forward (i from 0, a
@@ -96,7 +99,7 @@ class Generation:
     def __init__(self, truth):
         self.truth = truth
         self.p = self.f = 0
-        self.forwards = 0
+        self.decode_forwards = 0  # forwards after the first token's read
         self.reads = []          # time of each token read (the streamer's puts after the prompt's)
         self.prompt_seen = False
         self.open = 0            # ranges this generation pushed and has not popped
@@ -114,18 +117,20 @@ class Generation:
         if self.p == 0:
             self.p = self.f
 
-    # The model's forward pre-hook: the boundary between steps.
+    # The model's forward pre-hook: the boundary between steps. Until the
+    # prefill's token is read every forward is the prompt's (one, or one
+    # per chunk with prefill_chunk_size); each one after it opens a step.
     def forward_begins(self):
-        k = self.forwards
-        self.forwards += 1
-        if k == 0:
+        if not self.reads:
             return
+        k = self.decode_forwards
+        self.decode_forwards += 1
         self.truth.pop()                 # PREFILL or the previous step
         self.open -= 1
-        if k == 2:
+        if k == 1:
             self.truth.push("DECODE/STEADY")
             self.open += 1
-        self.truth.push("DECODE/STEP_%d" % (k - 1))
+        self.truth.push("DECODE/STEP_%d" % k)
         self.open += 1
 
     def suspended(self):

@@ -102,6 +102,17 @@ static void check_model(const struct obs_trace *t)
     }
     for (i = 0; i < t->nmeta; i++)
         CHECK(t->meta[i].key != NULL && t->meta[i].value != NULL);
+    for (i = 0; i < t->nrange_spans; i++) {
+        const struct obs_range_span *r = &t->range_spans[i];
+        CHECK(r->thread < t->nthreads && r->live < t->nphases && !t->phases[r->live].relabel);
+        CHECK(r->range == OBS_NONE || r->range < t->nphases);
+        CHECK(r->begin <= r->end);
+        /* sorted by thread, live range, stream, one per (live range, stream): the reports search them */
+        CHECK(i == 0 || t->range_spans[i - 1].thread < r->thread ||
+              (t->range_spans[i - 1].thread == r->thread &&
+               (t->range_spans[i - 1].live < r->live ||
+                (t->range_spans[i - 1].live == r->live && t->range_spans[i - 1].stream < r->stream))));
+    }
     /* Not checked: t_first <= t_last and host_begin <= host_end. A damaged
      * call whose t_begin + t_dur passes 2^64 ends before it begins (the
      * reader does not clamp it); the reports must cope with that. */
@@ -295,6 +306,7 @@ int obs_fuzz_trace(const uint8_t *data, size_t size, unsigned mask)
         (void)obs_report_phases_csv(a, sink());
         (void)obs_report_layer_table(a, sink()); /* LAYER records: docs/layers.md */
         (void)obs_report_layers_csv(a, sink());
+        (void)obs_report_steps(a, sink(), (int)(sel & 1));
     }
     if (mask & (1u << OBS_FUZZ_suggest_phases))
         (void)obs_report_suggest_phases(a, sink());
