@@ -20,7 +20,9 @@ compressed_packets (zlib) are inflated and decoded with protoc again. Then:
   - flows: each row with GPU time has one flow id (seq + 1) leaving its
     host slice and ending on its device slice;
   - phases: each call labelled with a phase lies inside a slice of its
-    thread's phase track whose name starts with that phase.
+    thread's phase track whose name starts with that phase;
+  - layers: each call with a layer (the CSV's layer column) lies inside a
+    LAYER/k slice of its thread's phase track, k its layer.
 Exit 0 when all holds, with key=value counts on stdout; otherwise one line
 per problem on stderr and exit 1.
 """
@@ -252,7 +254,7 @@ def main():
 
     # phases: a labelled call lies in a phase slice named after its phase
     phase_slices = sum(len(slices.get(u, [])) for u in phase_tracks)
-    outside = 0
+    outside = layers_outside = layered = 0
     thread_names = {}
     for uuid, td in tracks.items():
         if "thread" in td:
@@ -279,8 +281,15 @@ def main():
                     break
             if not hit:
                 outside += 1
+            if r.get("layer"):
+                layered += 1
+                want = "LAYER/" + r["layer"]
+                if not any(s[0] <= b and s[1] >= e and s[2] == want for s in sl[max(0, i - 64):i]):
+                    layers_outside += 1
     if outside:
         error("%d labelled calls lie in no phase slice of their phase" % outside)
+    if layers_outside:
+        error("%d calls with a layer lie in no LAYER/k slice of their layer" % layers_outside)
 
     if pid is None:
         error("no process track")
@@ -298,6 +307,7 @@ def main():
     print("range_slices=%d" % range_slices)
     print("flows=%d" % flows_ended)
     print("phase_slices=%d" % phase_slices)
+    print("layered_calls=%d" % layered)
     print("counters=%d" % counters)
     print("rows=%d" % len(rows))
     return 1 if errors else 0

@@ -19,6 +19,7 @@ struct thread_state {
     struct range_stack truth, live;
     long truth_gen, live_gen; /* PREFILL ranges pushed so far - 1 */
     int live_pending;         /* a live PREFILL pushed, no launch outside a capture in it yet */
+    int truth_layer;          /* the layer the truth's marks say it is in, -1: none */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -67,6 +68,16 @@ static struct pc_label label_of(const struct range_stack *s, long gen, int *capt
     return l;
 }
 
+/* The innermost LAYER/k range open, -1: none. */
+static int layer_of(const struct range_stack *s)
+{
+    int i, top = s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH;
+    for (i = top - 1; i >= 0; i--)
+        if (strncmp(s->names[i], "LAYER/", 6) == 0)
+            return atoi(s->names[i] + 6);
+    return -1;
+}
+
 static uint32_t intern_name(struct pc_run *run, const char *name)
 {
     static size_t last;
@@ -98,6 +109,7 @@ static uint32_t thread_index(struct pc_run *run, long tid)
     run->tids[run->ntids] = tid;
     memset(&states[run->ntids], 0, sizeof states[0]);
     states[run->ntids].truth_gen = states[run->ntids].live_gen = -1;
+    states[run->ntids].truth_layer = -1;
     return (uint32_t)run->ntids++;
 }
 
@@ -162,6 +174,13 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
             struct range_stack *s = truth ? &st->truth : live ? &st->live : NULL;
             if (s == NULL)
                 continue;
+            if (truth && strstr(fl[0], "Mark") != NULL) { /* fw_truth.py's layer marks */
+                if (strncmp(fl[2], "LAYER/", 6) == 0)
+                    st->truth_layer = atoi(fl[2] + 6);
+                else if (strcmp(fl[2], "LAYER_END") == 0 || strcmp(fl[2], "FORWARD_END") == 0)
+                    st->truth_layer = -1;
+                continue;
+            }
             if (strstr(fl[0], "RangePush") != NULL) {
                 stack_push(s, fl[2]);
                 if (strcmp(fl[2], "PREFILL") == 0) {
@@ -197,6 +216,9 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
             st->live_pending = 0;
         }
         run->l[run->n].live = label_of(&st->live, st->live_gen, NULL);
+        run->l[run->n].truth_layer = st->truth_layer;
+        run->l[run->n].live_layer = layer_of(&st->live);
+        run->l[run->n].trace_layer = -1;
         run->l[run->n].trace = (struct pc_label){"", PC_NO_STEP, PC_NO_GEN};
         run->n++;
     }
@@ -268,6 +290,7 @@ size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *na
         j = lists[g][cursor[g]++];
         l = &run->l[j];
         l->trace = trace_label(t, c, &l->relabelled);
+        l->trace_layer = c->layer == OBS_NO_LAYER ? -1 : (int)c->layer;
         l->in_trace = 1;
         if (name_differs(t, c, run->names[l->name]))
             (*name_mismatch)++;

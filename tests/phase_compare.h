@@ -37,6 +37,8 @@ struct pc_launch {
     uint32_t name; /* index into pc_run.names */
     uint32_t thread; /* index into pc_run.tids */
     struct pc_label truth, live, trace;
+    int truth_layer, live_layer, trace_layer; /* LAYER/k: k, -1 none (truth: the LAYER/k and LAYER_END marks of
+                                                 fw_truth.py; live: the innermost LAYER/k range; trace: obs_call.layer) */
     uint8_t relabelled; /* the trace labels it with a RELABEL record */
     uint8_t captured;   /* inside the truth's GRAPH_CAPTURE */
     uint8_t in_trace;   /* a trace call was matched with it */

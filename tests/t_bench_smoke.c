@@ -45,12 +45,12 @@ static const char *const modes[] = {"none", "off", "record", "record_mono", "nvt
 static const char *const gpu_modes[] = {"none", "record", "steps", "events", "cupti", "cupti_alone"};
 #define NGPU_MODES (sizeof gpu_modes / sizeof gpu_modes[0])
 
-static void check_scripts_lint(const char *bench, const char *scale, const char *gpu)
+static void check_scripts_lint(const char *bench, const char *scale, const char *gpu, const char *layers)
 {
     const char *shellcheck = test_on_path("shellcheck", shellcheck_buf, sizeof shellcheck_buf);
     struct run_result r;
-    for (int i = 0; i < 3; i++) {
-        const char *script = i == 0 ? bench : i == 1 ? scale : gpu;
+    for (int i = 0; i < 4; i++) {
+        const char *script = i == 0 ? bench : i == 1 ? scale : i == 2 ? gpu : layers;
         const char *argv[] = {"/bin/bash", "-n", script, NULL};
         run_program(argv, NULL, 30, &r);
         ok(r.exited && r.status == 0, "bash -n %s", script);
@@ -69,7 +69,8 @@ static void check_scripts_lint(const char *bench, const char *scale, const char 
 
 int main(void)
 {
-    char bench[4200], scale[4200], gpu[4200], results[4200], gpu_results[4200], builddir_env[4200],
+    char bench[4200], scale[4200], gpu[4200], layers[4200], layers_results[4200], layers_results_env[4300],
+        results[4200], gpu_results[4200], builddir_env[4200],
         srcdir_env[4200], results_env[4300], gpu_results_env[4300], scale_dir_env[4300];
     struct run_result r;
     char *summary, *raw;
@@ -77,14 +78,15 @@ int main(void)
     snprintf(bench, sizeof bench, "%s/contrib/bench/bench.sh", test_srcdir());
     snprintf(scale, sizeof scale, "%s/contrib/bench/scale.sh", test_srcdir());
     snprintf(gpu, sizeof gpu, "%s/contrib/bench/gpu_time_bench.sh", test_srcdir());
-    if (access(bench, R_OK) != 0 || access(scale, R_OK) != 0 || access(gpu, R_OK) != 0 ||
+    snprintf(layers, sizeof layers, "%s/contrib/bench/layers_cost.sh", test_srcdir());
+    if (access(bench, R_OK) != 0 || access(scale, R_OK) != 0 || access(gpu, R_OK) != 0 || access(layers, R_OK) != 0 ||
         access("/bin/bash", X_OK) != 0)
         skip_all("bench scripts or /bin/bash missing");
     if (access(test_path(test_builddir(), "contrib/bench/.libs/libobsbenchnvtx.so"), R_OK) != 0)
         skip_all("contrib/bench/libobsbenchnvtx.so not built");
-    plan(6 + 6 + 2 * (int)NMODES + 4 + (int)NGPU_MODES + 5);
+    plan(8 + 6 + 2 * (int)NMODES + 4 + (int)NGPU_MODES + 3 + 5);
 
-    check_scripts_lint(bench, scale, gpu);
+    check_scripts_lint(bench, scale, gpu, layers);
 
     snprintf(results, sizeof results, "%s/results", test_tmpdir());
     snprintf(builddir_env, sizeof builddir_env, "OBS_BUILDDIR=%s", test_builddir());
@@ -146,6 +148,32 @@ int main(void)
     }
     free(raw);
     free(summary);
+
+    /* make bench's layer cost (docs/performance.md): at make check's sizes, one scenario */
+    snprintf(layers_results, sizeof layers_results, "%s/layers-results", test_tmpdir());
+    snprintf(layers_results_env, sizeof layers_results_env, "BENCH_RESULTS=%s", layers_results);
+    {
+        const char *argv[] = {"/bin/bash", layers, NULL};
+        const char *env[] = {builddir_env, srcdir_env, layers_results_env, "LAYERS_FULL=0", "LAYERS_SCENARIOS=hf_eager",
+                             NULL};
+        run_program(argv, env, 300, &r);
+        if (!is_int(0, r.exited ? r.status : -1, "bench layers: exit status 0"))
+            diag_text("stderr", r.err);
+        if (strstr(r.out, "skipped: valgrind not found") != NULL) {
+            skip_block(2, "valgrind not installed: the layer cost is counted with callgrind");
+        } else {
+            ok(strstr(r.out, "scenario            launches defaults/launch") != NULL &&
+                   count_lines_with(r.out, "hf_eager ") == 1,
+               "bench layers: the table's header and a row for hf_eager");
+            raw = read_result(layers_results, ".csv", NULL);
+            ok(raw != NULL &&
+                   strncmp(raw, "scenario,launches,ir_none,ir_layers_off,ir_defaults,defaults_per_launch,", 71) == 0 &&
+                   count_lines_with(raw, "hf_eager,") == 1,
+               "bench layers: the CSV, a row for hf_eager");
+            free(raw);
+        }
+        run_result_free(&r);
+    }
 
     if (access("/usr/bin/time", X_OK) != 0) {
         skip_block(5, "/usr/bin/time (GNU time, Debian package time) not installed: scale.sh needs it");

@@ -114,6 +114,37 @@ struct engine_case {
  * gather and a decode kernel; no copies, no sync inside a generation. */
 #define WL_GEN(STEPS) "@gen prefill_kernel:16k (@step kv_gather_kernel:16k decode_kernel:16) *" STEPS " sync "
 
+/* Layers (docs/layers.md), with their truth: @L<k> before a layer's first
+ * launch, @L- before the first launch after the last. Synthetic shapes of
+ * the kernels' order in Hugging Face models (the real traces' own order:
+ * tests/engine_cases, checked by t_frameworks). Llama: two RMS norms and
+ * two residual adds per layer, the final norm the same kernels as the
+ * layers' first. */
+#define LL_LAYER(T) "rms:" T "*64 qkv:" T "*192 rope:" T "*64 cat:" T "*64 attn:" T "*64 o_proj:" T "*64 add:" T "*64 rms:" T "*64 up:" T "*256 act:" T "*256 down:" T "*64 add:" T "*64 "
+#define LL_FORWARD(T) "embed:" T "*64 cos:" T " sin:" T " @L0 " LL_LAYER(T) "@L1 " LL_LAYER(T) "@L2 " LL_LAYER(T) "@L3 " LL_LAYER(T) "@L- rms:" T "*64 lm_head:512 argmax:1 "
+/* the first layer with one kernel of its own in place of another (a first dense layer's MLP) */
+#define LL_LAYER0(T) "rms:" T "*64 qkv:" T "*192 rope:" T "*64 cat:" T "*64 attn:" T "*64 o_proj:" T "*64 add:" T "*64 rms:" T "*64 up:" T "*256 gelu:" T "*256 down:" T "*64 add:" T "*64 "
+#define LL_FORWARD_FIRST(T) "embed:" T "*64 cos:" T " sin:" T " @L0 " LL_LAYER0(T) "@L1 " LL_LAYER(T) "@L2 " LL_LAYER(T) "@L3 " LL_LAYER(T) "@L4 " LL_LAYER(T) "@L- rms:" T "*64 lm_head:512 argmax:1 "
+/* alternating kinds: a dense MLP, then a mixture of experts (router, top-k, E experts, combine), with or
+ * without a shared expert (the dense MLP's kernels) */
+#define ATTN_PART(T) "rms:" T "*64 qkv:" T "*192 rope:" T "*64 cat:" T "*64 attn:" T "*64 o_proj:" T "*64 add:" T "*64 rms:" T "*64 "
+#define DENSE_MLP(T) "up:" T "*256 act:" T "*256 down:" T "*64 add:" T "*64 "
+#define EXPERT(T) "index:" T " eup:" T "*128 eact:" T "*128 edown:" T "*64 index_add:" T "*64 "
+#define MOE_MLP(T, EXPERTS) "router:" T "*8 softmax:" T "*8 topk:" T "*8 " EXPERTS "add:" T "*64 "
+#define ALT_FORWARD(T) "embed:" T "*64 cos:" T " sin:" T " @L0 " ATTN_PART(T) DENSE_MLP(T) "@L1 " ATTN_PART(T) MOE_MLP(T, EXPERT(T) EXPERT(T)) "@L2 " ATTN_PART(T) DENSE_MLP(T) "@L3 " ATTN_PART(T) MOE_MLP(T, EXPERT(T) EXPERT(T)) "@L4 " ATTN_PART(T) DENSE_MLP(T) "@L5 " ATTN_PART(T) MOE_MLP(T, EXPERT(T) EXPERT(T)) "@L- rms:" T "*64 lm_head:512 argmax:1 "
+#define SHARED_EXPERT(T) "up:" T "*256 act:" T "*256 down:" T "*64 "
+#define ALT_SHARED_FORWARD(T) "embed:" T "*64 cos:" T " sin:" T " @L0 " ATTN_PART(T) DENSE_MLP(T) "@L1 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T) EXPERT(T)) "@L2 " ATTN_PART(T) DENSE_MLP(T) "@L3 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T)) "@L4 " ATTN_PART(T) DENSE_MLP(T) "@L5 " ATTN_PART(T) MOE_MLP(T, SHARED_EXPERT(T) EXPERT(T) EXPERT(T) EXPERT(T)) "@L- rms:" T "*64 lm_head:512 argmax:1 "
+/* every layer a mixture of experts, 1 to 4 experts run per layer */
+#define MOE_FORWARD(T, A, B, C, D) "embed:" T "*64 cos:" T " sin:" T " @L0 " ATTN_PART(T) MOE_MLP(T, A) "@L1 " ATTN_PART(T) MOE_MLP(T, B) "@L2 " ATTN_PART(T) MOE_MLP(T, C) "@L3 " ATTN_PART(T) MOE_MLP(T, D) "@L- rms:" T "*64 lm_head:512 argmax:1 "
+/* GPT-2 shaped, with no kernel named a norm: the embeddings' add ends what precedes the stack as the residual
+ * add ends each layer */
+#define G2_LAYER(T) "ln:" T "*64 qkv:" T "*192 attn:" T "*64 proj:" T "*64 add:" T "*64 ln:" T "*64 fc:" T "*256 gelu:" T "*256 fc2:" T "*64 add:" T "*64 "
+#define G2_FORWARD(T) "wte:" T "*64 wpe:" T "*64 add:" T "*64 @L0 " G2_LAYER(T) "@L1 " G2_LAYER(T) "@L2 " G2_LAYER(T) "@L3 " G2_LAYER(T) "@L- ln:" T "*64 lm_head:512 argmax:1 "
+#define E1 EXPERT("1")
+#define E2 EXPERT("1") EXPERT("1")
+#define E3 EXPERT("1") EXPERT("1") EXPERT("1")
+#define E4 EXPERT("1") EXPERT("1") EXPERT("1") EXPERT("1")
+
 static const struct engine_case cases[] = {
     /* ---- emission rule -------------------------------------------------------------------------- */
     {"a stream waiting for an event is no delimiter", "Emission rule; Rules: selectors (delimiters)", {NULL},
@@ -368,6 +399,32 @@ static const struct engine_case cases[] = {
     {"serving loop: inputs copied in and a sync before every step", "Issue 22: loops that copy inputs in and sync",
      {NULL}, "@gen h2d:2k=- sync=- " HF_FORWARD("256") "d2h:8 sync (@step h2d:16 sync " HF_FORWARD("1") "d2h:8=D sync=D)*4 "
      "@gen h2d:1k sync " HF_FORWARD("128") "d2h:8 sync (@step h2d:16 sync " HF_FORWARD("1") "d2h:8 sync)*3", NULL, 0, {NULL}},
+    /* ---- layers (docs/layers.md) ------------------------------------------------------------------- */
+    {"layers: a Llama-shaped stack of 4, a prompt and 4 steps", "Layers: plain stack", {NULL},
+     "@gen h2d:16*8 " LL_FORWARD("16") "D2H:8 (@step " LL_FORWARD("1") "D2H:8)*4 @gen h2d:9*8 " LL_FORWARD("9")
+     "D2H:8 (@step " LL_FORWARD("1") "D2H:8)*2", NULL, 0, {"layers gen=0 because=token-read layers=4 passes=1"}},
+    {"layers: a first layer that differs (one kernel of its own)", "Layers: first layer differs", {NULL},
+     "@gen h2d:16*8 " LL_FORWARD_FIRST("16") "D2H:8 (@step " LL_FORWARD_FIRST("1") "D2H:8)*3", NULL, 0, {NULL}},
+    {"layers: alternating kinds, dense and mixture of experts with a shared expert", "Layers: period-2 kinds", {NULL},
+     "@gen h2d:16*8 " ALT_SHARED_FORWARD("16") "D2H:8 (@step " ALT_SHARED_FORWARD("1") "D2H:8)*3", NULL, 0, {NULL}},
+    {"layers: alternating kinds, dense and mixture of experts", "Layers: period-2 kinds", {NULL},
+     "@gen h2d:16*8 " ALT_FORWARD("16") "D2H:8 (@step " ALT_FORWARD("1") "D2H:8)*3",
+     "a dense and a MoE layer here share fewer of their kernels (8 of 17) than a Llama layer's attention and MLP "
+     "halves do (53 %): the finder reads each pair as one layer",
+     0, {NULL}},
+    {"layers: mixture of experts, 1 to 4 experts a layer, varying by step", "Layers: MoE", {NULL},
+     "@gen h2d:16*8 " MOE_FORWARD("16", E4, E4, E4, E4) "D2H:8 @step " MOE_FORWARD("1", E2, E1, E3, E2) "D2H:8 @step "
+     MOE_FORWARD("1", E1, E4, E2, E2) "D2H:8 @step " MOE_FORWARD("1", E3, E3, E1, E4) "D2H:8", NULL, 0, {NULL}},
+    {"layers: GPT-2 shaped, no kernel named a norm, automatic", "Layers: a prefix that ends like a layer", {NULL},
+     "@gen h2d:16*8 " G2_FORWARD("16") "D2H:8 (@step " G2_FORWARD("1") "D2H:8)*3",
+     "the embeddings' add, before the stack, is the layers' last kernel: each layer is read one launch early "
+     "(OBS_LAYER names the first kernel: the next case)",
+     0, {NULL}},
+    {"layers: GPT-2 shaped, OBS_LAYER=ln names the layers' first kernel", "Layers: OBS_LAYER", {"OBS_LAYER=ln"},
+     "@gen h2d:16*8 " G2_FORWARD("16") "D2H:8 (@step " G2_FORWARD("1") "D2H:8)*3", NULL, 0, {NULL}},
+    {"layers: a prompt in 3 chunks, each a pass through the stack", "Layers: chunked prompt", {NULL},
+     "@gen h2d:96*8 " LL_FORWARD("32") "sync " LL_FORWARD("32") "sync " LL_FORWARD("32") "D2H:8 (@step " LL_FORWARD("1")
+     "D2H:8)*3", NULL, 0, {NULL}},
 };
 #define CASE_COUNT (sizeof cases / sizeof cases[0])
 
@@ -386,6 +443,7 @@ struct call {
     uint64_t bytes, idle_ms;
     char kernel[96];
     char truth[24];  /* filled by the truth pass: the label, "" = not checked */
+    int layer;       /* K_MARK 'L': the layer (-1: none); a launch: its true layer, -1 none, -2 not checked */
 };
 
 struct call_list {
@@ -458,6 +516,7 @@ static void parse_token(const char *tok, size_t len, struct call_list *out, cons
     size_t word_len, i;
 
     memset(&c, 0, sizeof c);
+    c.layer = -2;
     if (eq != NULL) {
         if (eq + 2 != tok + len || strchr("PDKS-~", eq[1]) == NULL)
             bail("%s: bad expectation in '%.*s'", case_name, (int)len, tok);
@@ -470,6 +529,10 @@ static void parse_token(const char *tok, size_t len, struct call_list *out, cons
         for (i = 0; i < 4; i++)
             if (strlen(marks[i]) == len && strncmp(tok, marks[i], len) == 0)
                 c.mark = codes[i];
+        if (len >= 3 && tok[1] == 'L' && (tok[2] == '-' || isdigit((unsigned char)tok[2]))) {
+            c.mark = 'L'; /* @L<k>: the launches that follow are in layer k; @L-: in none */
+            c.layer = tok[2] == '-' ? -1 : atoi(tok + 2);
+        }
         if (c.mark == '\0')
             bail("%s: unknown marker '%.*s'", case_name, (int)len, tok);
         c.kind = K_MARK;
@@ -568,7 +631,17 @@ struct truth_state {
     int started;
     unsigned gen, step;
     char phase; /* '-', 'P', 'D' (step), 'S' (steady) */
+    int layer;  /* -1: none */
 };
+
+static int case_has_layers(const struct call_list *l)
+{
+    size_t i;
+    for (i = 0; i < l->n; i++)
+        if (l->v[i].kind == K_MARK && l->v[i].mark == 'L')
+            return 1;
+    return 0;
+}
 
 static void label_text(char *out, size_t len, char phase, unsigned gen, unsigned step)
 {
@@ -600,9 +673,12 @@ static void apply_truth(struct call_list *l)
     struct truth_state st[4];
     unsigned t = 0;
     size_t i;
+    int layers = case_has_layers(l);
     memset(st, 0, sizeof st);
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < 4; i++) {
         st[i].phase = '-';
+        st[i].layer = -1;
+    }
     for (i = 0; i < l->n; i++) {
         struct call *c = &l->v[i];
         struct truth_state *s = &st[t];
@@ -611,8 +687,14 @@ static void apply_truth(struct call_list *l)
             t = c->thread;
             continue;
         }
+        if (c->kind == K_LAUNCH || c->kind == K_GRAPH)
+            c->layer = layers && c->expect != '~' ? s->layer : -2;
         if (c->kind == K_MARK) {
-            if (c->mark == 'g') {
+            if (c->mark != 'L')
+                s->layer = -1; /* a new phase instance: outside its layers until one is marked */
+            if (c->mark == 'L') {
+                s->layer = c->layer;
+            } else if (c->mark == 'g') {
                 s->gen = s->started ? s->gen + 1 : 0;
                 s->started = 1;
                 s->phase = 'P';
@@ -645,6 +727,7 @@ static void apply_truth(struct call_list *l)
 
 /* What the child leaves for each call (shared memory). */
 struct call_result {
+    int trace_layer, live_layer; /* -1: none */
     char trace[24], live[24];
     char live_inner[96]; /* innermost live range (OBS_NVTX_LAUNCH checks) */
     uint8_t relabelled, done;
@@ -736,7 +819,12 @@ static void do_call(struct worker *w, size_t i)
         char phase = '-';
         unsigned step = OBS_NO_STEP;
         r->live_inner[0] = '\0';
+        r->live_layer = -1;
         for (part = strtok_r(live, "|", &save); part != NULL; part = strtok_r(NULL, "|", &save)) {
+            if (strncmp(part, "LAYER/", 6) == 0) {
+                r->live_layer = atoi(part + 6);
+                continue; /* not a phase */
+            }
             if (strcmp(part, "PREFILL") == 0) {
                 phase = 'P';
             } else if (strcmp(part, "DECODE/STEADY") == 0) {
@@ -769,11 +857,30 @@ static void analyse(struct worker *w, unsigned thread)
     struct obs_rec_phase open[8];
     unsigned depth = 0;
     size_t i;
-    char *labels = calloc(count ? count : 1, 24);
-    uint8_t *relabelled = calloc(count ? count : 1, 1);
+    char *labels;
+    uint8_t *relabelled;
+    int *layer_of;
 
-    if (labels == NULL || relabelled == NULL)
+    obs_phase_end_open_ranges(); /* as at exit: the last instance's layers are written */
+    recs = engine_stub_records(&count);
+    labels = calloc(count ? count : 1, 24);
+    relabelled = calloc(count ? count : 1, 1);
+    layer_of = malloc((count ? count : 1) * sizeof *layer_of);
+    if (labels == NULL || relabelled == NULL || layer_of == NULL)
         abort();
+    for (k = 0; k < count; k++)
+        layer_of[k] = -1;
+    for (k = 0; k < count; k++) { /* LAYER records: the latest over an index wins */
+        const struct obs_rec_layer *ly = &recs[k].layer;
+        uint64_t j;
+        if (recs[k].call.type != OBS_REC_LAYER)
+            continue;
+        if (ly->first_index > ly->last_index || ly->last_index >= k)
+            note_structure("thread %u: record %llu: LAYER of [%llu, %llu] out of range", thread, (unsigned long long)k,
+                           (unsigned long long)ly->first_index, (unsigned long long)ly->last_index);
+        for (j = ly->first_index; j <= ly->last_index && j < count; j++)
+            layer_of[j] = ly->layer == OBS_NO_LAYER ? -1 : (int)ly->layer;
+    }
     for (k = 0; k < count; k++) {
         const union obs_record *r = &recs[k];
         if (r->call.type == OBS_REC_PHASE) {
@@ -833,11 +940,13 @@ static void analyse(struct worker *w, unsigned thread)
         if (w->index[i] == UINT64_MAX || w->index[i] >= count)
             continue;
         snprintf(run.results[i].trace, sizeof run.results[i].trace, "%s", labels + w->index[i] * 24);
+        run.results[i].trace_layer = layer_of[w->index[i]];
         run.results[i].relabelled = relabelled[w->index[i]];
         run.results[i].done = 1;
     }
     free(labels);
     free(relabelled);
+    free(layer_of);
 }
 
 static void *worker_main(void *arg)
@@ -959,7 +1068,7 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
                                         "step-continues", "post-token-work", "was-a-step", "was-a-prompt-chunk", "prompt-chunks", "step-opens-at-opener", "not-a-step",
                                         "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration",
                                         "copy-in", "token-read", "flag-read", "memset", "delimiter", "launch",
-                                        "thread-state", "fallback", "unit-noted", "opener-learned"};
+                                        "thread-state", "fallback", "unit-noted", "opener-learned", "layers"};
     static const size_t decisions = 12; /* the first 12 words: each has gen= and because= */
     size_t size = 0, lines = 0, k;
     char *text = test_read_file(path, &size), *line, *save = NULL;
@@ -1095,6 +1204,33 @@ static void check_case(const struct engine_case *c)
                      call_text(k, text, sizeof text), r->trace, r->live);
     }
     trace_all = checked > 0 && trace_ok == checked;
+    if (case_has_layers(&calls)) { /* LAYER/k: the trace's (LAYER records) and the live one against the truth */
+        size_t lc = 0, lt_ok = 0, lv_ok = 0, lv_none = 0, lv_wrong = 0;
+        char first_bad[256] = "", text[128];
+        for (i = 0; i < calls.n; i++) {
+            const struct call *k = &calls.v[i];
+            const struct call_result *r = &results[i];
+            if (k->layer < -1 || !r->done)
+                continue;
+            lc++;
+            lt_ok += r->trace_layer == k->layer;
+            lv_ok += r->live_layer == k->layer;
+            lv_none += r->live_layer == -1 && k->layer != -1;
+            lv_wrong += r->live_layer != -1 && r->live_layer != k->layer;
+            if (r->trace_layer != k->layer && first_bad[0] == '\0')
+                snprintf(first_bad, sizeof first_bad, "call %zu (%s): layer %d in the trace, truth %d", i,
+                         call_text(k, text, sizeof text), r->trace_layer, k->layer);
+            if (r->live_layer != -1 && r->live_layer != k->layer && first_bad[0] == '\0')
+                snprintf(first_bad, sizeof first_bad, "call %zu (%s): live LAYER/%d, truth %d", i,
+                         call_text(k, text, sizeof text), r->live_layer, k->layer);
+        }
+        diag("FIGURES layers \"%s\": launches %zu, trace right %zu, live right %zu (no live layer where one is true: "
+             "%zu, live layer wrong: %zu)",
+             c->name, lc, lt_ok, lv_ok, lv_none, lv_wrong);
+        if (first_bad[0] != '\0')
+            diag("%s: %s", c->name, first_bad);
+        trace_all = trace_all && lc > 0 && lt_ok == lc && lv_wrong == 0;
+    }
     diag("FIGURES case \"%s\": calls checked %zu (launches %zu), trace %zu, live %zu (the live range's phase and "
          "step equal the truth's), relabelled in the trace %zu",
          c->name, checked, launches, trace_ok, live_truth_ok, relabelled);

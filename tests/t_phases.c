@@ -507,6 +507,22 @@ static void bad_rule_cases(void)
                "%s: attribution as in automatic mode", label);
         free_case(&r);
     }
+    {
+        /* OBS_LAYER (docs/layers.md) has OBS_STEP's grammar: a bad one is one warning with its column, the layers
+         * are found automatically, and phases, output and exit status are as without it */
+        const char *env[2] = {"OBS_LAYER=norm* x", NULL};
+        struct case_result r;
+        run_case("bad OBS_LAYER", argv, 0, env, &r);
+        is_int(1, (long long)count_lines_with(r.err, "obsshim: warning"), "bad OBS_LAYER: one warning");
+        ok(strstr(r.err, "OBS_LAYER: unexpected character 'x' after a pattern at column 7; the layers are found "
+                         "automatically instead") != NULL && count_lines_with(r.err, "^") == 1,
+           "bad OBS_LAYER: what is wrong, the column, a caret, and that the layers are found automatically");
+        is_int(plain.exited ? plain.status : -1, r.status, "bad OBS_LAYER: exit status as without the shim");
+        is_string(plain.out ? plain.out : "", r.out, "bad OBS_LAYER: output as without the shim");
+        is_int((long long)auto_run.trace_equal, (long long)r.trace_equal, "bad OBS_LAYER: attribution as in automatic "
+               "mode");
+        free_case(&r);
+    }
     free_case(&auto_run);
     run_result_free(&plain);
 }

@@ -714,6 +714,61 @@ static int make_workload_trace(const char *workload, const char *name, int gpu, 
     return 0;
 }
 
+/* A trace with model layers (the scenario corpus's hf_eager under the shim:
+ * 32 layers, 2 generations of 6 decode steps): the Layers section's bars
+ * (the slowest 10) and its heat map (a cell per layer and decode step of
+ * one generation, darker for more). */
+static void check_layers_page(const char *dir)
+{
+    char obs_run[4200], prefix[4300], obs[4300], scn[4300], replay[4300], page[4300];
+    const char *argv[] = {NULL, "--sim", "-o", NULL, "--", NULL, NULL, NULL};
+    const char *env[] = {"OBS_SIM_QUIET=1", "OBS_SUMMARY=0", "OBS_TRACE=none", NULL};
+    struct run_result r;
+    struct html_doc doc;
+    size_t i, bars = 0, cells = 0, charts = 0, valued = 0;
+    char *text;
+
+    snprintf(obs_run, sizeof obs_run, "%s/contrib/obs-run", test_builddir());
+    snprintf(prefix, sizeof prefix, "%s/layers", dir);
+    snprintf(obs, sizeof obs, "%s/layers.obs", dir);
+    snprintf(replay, sizeof replay, "%s/tests/apps/llm_replay", test_builddir());
+    snprintf(scn, sizeof scn, "%s/tests/scenarios/hf_eager.scn", test_srcdir());
+    argv[0] = obs_run;
+    argv[3] = prefix;
+    argv[5] = replay;
+    argv[6] = scn;
+    if (run_program(argv, env, 300, &r) != 0 || !run_exited_with(&r, 0))
+        bail("cannot run %s under %s", replay, obs_run);
+    run_result_free(&r);
+    snprintf(page, sizeof page, "%s/layers.html", dir);
+    if (!write_page("layers", obs, page, NULL, NULL))
+        return;
+    text = read_page(page);
+    check_page_form("layers", text, &doc);
+    for (i = 0; i < doc.n; i++) {
+        const char *c = html_attr(&doc.e[i], "class");
+        if (c == NULL)
+            continue;
+        if (strcmp(doc.e[i].tag, "svg") == 0 && (strcmp(c, "chart-layers") == 0 || strcmp(c, "chart-layer-steps") == 0))
+            charts++;
+        if (strcmp(doc.e[i].tag, "rect") == 0 && strcmp(c, "cell") == 0) {
+            cells++;
+            valued += html_attr(&doc.e[i], "data-value") != NULL;
+        }
+    }
+    {
+        const char *from = strstr(text, "class=\"chart-layers\""), *to = from ? strstr(from, "</svg>") : NULL;
+        for (const char *p = from; p && to && (p = strstr(p, "<g class=\"bar\"")) != NULL && p < to; p++)
+            bars++;
+    }
+    ok(charts == 2 && bars == 10 && cells == 32 * 6 && valued == cells,
+       "layers: the slowest 10 layers as bars (%zu), a heat map of 32 layers x 6 decode steps (%zu cells, %zu with a "
+       "value)",
+       bars, cells, valued);
+    html_doc_free(&doc);
+    free(text);
+}
+
 int main(void)
 {
     static const char *const args_a[] = {"--decode", "8", "--repeat", "3", NULL};
@@ -753,6 +808,8 @@ int main(void)
            "--generation 99: says there is none");
         free(text);
     }
+
+    check_layers_page(dir);
 
     snprintf(fixture, sizeof fixture, "%s/fixture.obs", dir);
     if (fixture_write(fixture, 0) != 0)

@@ -57,6 +57,8 @@ static int run_report(const char *cmd, const char *obs, const char *out_path)
     return ok;
 }
 
+static long long last_layered; /* calls with a layer in the last trace checked */
+
 /* Convert obs, check it with perfetto_check.py. 4 checks; *calls and
  * *bytes get the rows and the .pftrace size. */
 static void check_trace(const char *label, const char *obs, long long *calls, long long *bytes, long long want_counters)
@@ -86,6 +88,7 @@ static void check_trace(const char *label, const char *obs, long long *calls, lo
         diag_text("checker stdout", r.out);
     }
     *calls = value_of(r.out, "rows");
+    last_layered = value_of(r.out, "layered_calls");
     *bytes = file_size(pf);
     ok(*calls > 0 && value_of(r.out, "host_slices") == *calls && value_of(r.out, "gpu_slices") == value_of(r.out, "flows"),
        "%s: %lld host slices for %lld rows, %lld device slices and %lld flows, %lld phase slices", label,
@@ -111,6 +114,139 @@ static void test_big(void)
     if (fixture_write_big(obs, 20000, 3, 1) != 0)
         bail("cannot write the big trace");
     check_trace("20000 calls, 3 threads, GPU time", obs, &calls, &bytes, 0);
+}
+
+/* `obs-report phases --layers --csv` against the calls' CSV: per (phase,
+ * layer), the instances (runs of a thread's calls with one phase, step and
+ * layer) and their host spans summed, from the rows' own timestamps. */
+#define LAYERS_MAX 256
+static void check_layer_table(const char *obs, const char *csv_path)
+{
+    struct run_result r;
+    const char *argv[] = {NULL, "phases", "--csv", "--layers", obs, NULL};
+    unsigned long long inst[2][LAYERS_MAX] = {{0}}, ns[2][LAYERS_MAX] = {{0}}, calls[2][LAYERS_MAX] = {{0}};
+    char *text = test_read_file(csv_path, NULL), *line, *save = NULL, *row_save = NULL;
+    char last_key[96] = "";
+    unsigned long long b = 0, e = 0;
+    int cur_k = -1, cur_d = 0, rows = 0, bad = 0;
+    long last_tid = -1;
+    if (text == NULL)
+        bail("cannot read %s", csv_path);
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[32], key[96];
+        unsigned long long hb, he;
+        int k, d;
+        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 23 || f[22][0] == '\0')
+            continue;
+        k = atoi(f[22]);
+        d = strcmp(f[20], "PREFILL") != 0;
+        if (k < 0 || k >= LAYERS_MAX)
+            continue;
+        hb = strtoull(f[15], NULL, 10);
+        he = strtoull(f[16], NULL, 10);
+        snprintf(key, sizeof key, "%s/%d/%s/%s", f[1], d, f[21], f[22]);
+        if (strcmp(key, last_key) != 0 || strtol(f[1], NULL, 10) != last_tid) {
+            if (cur_k >= 0)
+                ns[cur_d][cur_k] += e - b;
+            snprintf(last_key, sizeof last_key, "%s", key);
+            last_tid = strtol(f[1], NULL, 10);
+            inst[d][k]++;
+            cur_k = k;
+            cur_d = d;
+            b = hb;
+            e = he;
+        }
+        if (hb < b)
+            b = hb;
+        if (he > e)
+            e = he;
+        calls[d][k]++;
+    }
+    if (cur_k >= 0)
+        ns[cur_d][cur_k] += e - b;
+    free(text);
+    argv[0] = report;
+    if (run_program(argv, NULL, 120, &r) != 0)
+        bail("cannot run %s", report);
+    for (line = strtok_r(r.out, "\n", &row_save); line; line = strtok_r(NULL, "\n", &row_save)) {
+        char *f[16];
+        int d, k;
+        if (strncmp(line, "phase,", 6) == 0 || test_csv_split(line, f, 16) != 10)
+            continue;
+        rows++;
+        d = strcmp(f[0], "PREFILL") != 0;
+        k = atoi(f[1]);
+        if (k < 0 || k >= LAYERS_MAX || strtoull(f[2], NULL, 10) != inst[d][k] ||
+            strtoull(f[3], NULL, 10) != ns[d][k] || strtoull(f[6], NULL, 10) != calls[d][k]) {
+            if (bad++ < 3)
+                diag("layers row %s: instances %s time %s calls %s; from the calls: %llu, %llu, %llu", line, f[2], f[3],
+                     f[6], inst[d][k], ns[d][k], calls[d][k]);
+        }
+    }
+    ok(run_exited_with(&r, 0) && rows > 0 && bad == 0,
+       "hf_eager: phases --layers --csv: %d rows, each layer's instances, time and calls equal those of the calls' "
+       "CSV rows",
+       rows);
+    run_result_free(&r);
+}
+
+/* A Hugging Face style eager loop (the scenario corpus's hf_eager: 32
+ * layers) under the shim on the simulated driver (obs-run --sim): the phase track's LAYER/k slices hold every call
+ * with a layer (docs/layers.md); the layer table. 4 checks. */
+static void test_layers(void)
+{
+    char obs_run[4200], prefix[4300], obs[4300], scn[4300], replay[4300];
+    const char *argv[] = {NULL, "--sim", "-o", NULL, "--", NULL, NULL, NULL};
+    const char *env[] = {"OBS_SIM_QUIET=1", "OBS_SUMMARY=0", NULL};
+    struct run_result r;
+    long long calls;
+
+    snprintf(obs_run, sizeof obs_run, "%s/contrib/obs-run", test_builddir());
+    snprintf(prefix, sizeof prefix, "%s/layers", dir);
+    snprintf(obs, sizeof obs, "%s/layers.obs", dir);
+    snprintf(replay, sizeof replay, "%s/tests/apps/llm_replay", test_builddir());
+    snprintf(scn, sizeof scn, "%s/tests/scenarios/hf_eager.scn", test_srcdir());
+    argv[0] = obs_run;
+    argv[3] = prefix;
+    argv[5] = replay;
+    argv[6] = scn;
+    if (run_program(argv, env, 300, &r) != 0)
+        bail("cannot run %s", obs_run);
+    if (!run_exited_with(&r, 0))
+        diag_text("obs-run stderr", r.err);
+    run_result_free(&r);
+    {
+        char pf[4400], csvp[4400], checker[4300], protodir[4300];
+        const char *cargv[7];
+        snprintf(pf, sizeof pf, "%s.pftrace", obs);
+        snprintf(csvp, sizeof csvp, "%s.csv", obs);
+        snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
+        snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
+        ok(run_report("perfetto", obs, pf) && run_report("csv", obs, csvp), "hf_eager: obs-report perfetto and csv exit 0");
+        cargv[0] = python;
+        cargv[1] = checker;
+        cargv[2] = protoc;
+        cargv[3] = protodir;
+        cargv[4] = pf;
+        cargv[5] = csvp;
+        cargv[6] = NULL;
+        if (run_program(cargv, NULL, 600, &r) != 0)
+            bail("cannot run %s", python);
+        calls = value_of(r.out, "rows");
+        last_layered = value_of(r.out, "layered_calls");
+        /* the checker's other findings are the phase engine's, not the layers': shown, not counted here (the
+         * calls an app makes at exit after its last step's sync lie past that step's slice) */
+        if (strstr(r.err, "error:") != NULL)
+            diag_text("checker stderr", r.err);
+        ok(strstr(r.err, "LAYER/k") == NULL && value_of(r.out, "host_slices") == calls,
+           "hf_eager: protoc decodes it; every call with a layer lies in a LAYER/k slice of its layer, nested in its "
+           "phase track (%lld phase and layer slices)",
+           value_of(r.out, "phase_slices"));
+        ok(last_layered > 0 && last_layered < calls, "hf_eager: %lld of %lld calls have a layer", last_layered,
+           calls);
+        run_result_free(&r);
+        check_layer_table(obs, csvp);
+    }
 }
 
 /* The reference workload under the shim with GPU time on the simulator. */
@@ -256,15 +392,16 @@ int main(void)
     snprintf(report_path, sizeof report_path, "%s/obs-report", test_builddir());
     report = report_path;
     dir = test_tmpdir();
-    plan(4 + 4 + 7 + 2 + 3 + 2);
+    plan(4 + 4 + 7 + 4 + 2 + 3 + 2);
     if (fixture_write(test_path(dir, "fixture.obs"), 0) != 0)
         bail("cannot write the fixture");
     if (protoc == NULL || *protoc == '\0') {
-        skip_block(4 + 4 + 7, "protoc not found by configure (Debian: protobuf-compiler): cannot decode the .pftrace");
+        skip_block(4 + 4 + 7 + 4, "protoc not found by configure (Debian: protobuf-compiler): cannot decode the .pftrace");
     } else {
         test_fixture();
         test_big();
         test_workload();
+        test_layers();
     }
     test_json_gz();
     test_progress();

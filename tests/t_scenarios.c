@@ -13,7 +13,10 @@
  * executions: they are left out of the scores and counted. Per case one
  * line:
  *   # FIGURES scenario=NAME threads=T launches=N trace_ok=X (P%) live_ok=Y (Q%) captured_excluded=C
- * and the checks trace >= 99.9 %, live >= 99.9 %; then
+ * and the checks trace >= 99.9 %, live >= 99.9 %; then, against the
+ * replay's LAYER/k marks around each layer (docs/layers.md),
+ *   # FIGURES scenario=NAME threads=T layers: launches=N in_layers=L trace_ok=X (P%) live_in_layer=Y (Q%) live_wrong=W
+ * and the checks: every launch's layer in the trace, no wrong live layer; then
  *   # FIGURES scenario=NAME threads=T timing: ...
  * and each generation's TTFT, tokens/s and step count equal (to the
  * report's rounding) to those computed from the trace's own times of the
@@ -190,6 +193,7 @@ static void run_replay(const struct scenario_case *c, const char *app, const cha
         if (rules != NULL) {
             env[n++] = rules[0];
             env[n++] = rules[1];
+            env[n++] = rules[2];
         }
     }
     env[n] = NULL;
@@ -221,8 +225,9 @@ static char **thread_labels(const struct obs_trace *t, size_t *nthreads)
         if (c->phase == OBS_NONE)
             n = (size_t)snprintf(item, sizeof item, "-;");
         else
-            n = (size_t)snprintf(item, sizeof item, "%s %d %u;", t->phases[c->phase].phase,
-                                 (int)obs_phase_step(t, c->phase), t->phases[c->phase].generation);
+            n = (size_t)snprintf(item, sizeof item, "%s %d %u L%d;", t->phases[c->phase].phase,
+                                 (int)obs_phase_step(t, c->phase), t->phases[c->phase].generation,
+                                 c->layer == OBS_NO_LAYER ? -1 : (int)c->layer);
         per[c->thread] = realloc(per[c->thread], len[c->thread] + n + 1);
         if (per[c->thread] == NULL)
             bail("out of memory");
@@ -260,8 +265,8 @@ static void check_round_trip(const struct scenario_case *c, const char *name, co
                              const char *trace_path, const struct obs_trace *autot, const char *prefix)
 {
     const char *argv[] = {shim_build_path("obs-report"), "suggest-phases", trace_path, NULL};
-    static char phases[2200], step[600];
-    const char *rules[2] = {phases, step};
+    static char phases[2200], step[600], layer[600];
+    const char *rules[3] = {phases, step, layer};
     char rules_prefix[4300], rules_trace[4400], log_path[4400], *line, *save = NULL;
     struct run_result sug, res;
     struct obs_trace *rt = NULL;
@@ -271,6 +276,7 @@ static void check_round_trip(const struct scenario_case *c, const char *name, co
 
     snprintf(phases, sizeof phases, "OBS_PHASES=");
     snprintf(step, sizeof step, "OBS_STEP=");
+    snprintf(layer, sizeof layer, "OBS_LAYER=");
     shim_run(argv, NULL, 0, 120, &sug);
     for (line = sug.out ? strtok_r(sug.out, "\n", &save) : NULL; line != NULL; line = strtok_r(NULL, "\n", &save)) {
         char *q = strchr(line, '\''), *e = q ? strrchr(line, '\'') : NULL;
@@ -281,6 +287,8 @@ static void check_round_trip(const struct scenario_case *c, const char *name, co
             snprintf(phases, sizeof phases, "OBS_PHASES=%s", q + 1);
         else if (strncmp(line, "export OBS_STEP=", 16) == 0)
             snprintf(step, sizeof step, "OBS_STEP=%s", q + 1);
+        else if (strncmp(line, "export OBS_LAYER=", 17) == 0)
+            snprintf(layer, sizeof layer, "OBS_LAYER=%s", q + 1);
     }
     snprintf(rules_prefix, sizeof rules_prefix, "%s-rules", prefix);
     snprintf(rules_trace, sizeof rules_trace, "%s.obs", rules_prefix);
@@ -299,15 +307,15 @@ static void check_round_trip(const struct scenario_case *c, const char *name, co
             total += n;
         }
     }
-    diag("FIGURES scenario=%s threads=%u round trip: %s %s: %zu of %zu launches labelled otherwise than in the "
-         "automatic trace",
-         name, c->threads, phases, step, diff, total);
+    diag("FIGURES scenario=%s threads=%u round trip: %s %s %s: %zu of %zu launches labelled otherwise than in the "
+         "automatic trace (phase, step, generation, layer)",
+         name, c->threads, phases, step, layer, diff, total);
     if (diff && a != NULL && b != NULL)
         diag("%s threads=%u: first thread that differs (%zu): automatic %.200s ...; rules %.200s ...", name,
              c->threads, first_t, a[first_t], b[first_t]);
     ok(rt != NULL && na == nb && total > 0 && diff == 0,
-       "%s threads=%u: suggest-phases' rules fed back label every launch as the automatic mode did (%zu launches, "
-       "%zu threads)",
+       "%s threads=%u: suggest-phases' rules fed back label every launch as the automatic mode did, layers included "
+       "(%zu launches, %zu threads)",
        name, c->threads, total, na);
     /* with rules the labels are given at the launch: live, every launch
      * has the truth's, those the automatic mode decides only after the
@@ -663,6 +671,36 @@ static unsigned scenario_sequences(const char *path)
         n = s.sequences;
     free(text);
     return n;
+}
+
+/* LAYER/k (docs/layers.md) against the replay's own layers (its LAYER/k and
+ * LAYER_END marks around each layer of the scenario): every launch's layer
+ * in the trace, or none outside layers; live, no launch in a LAYER range
+ * other than its own. */
+static void check_layers(const char *name, unsigned threads, const struct pc_run *run)
+{
+    size_t i, n = 0, in_layers = 0, trace_ok = 0, live_in = 0, live_wrong = 0, shown = 0;
+    for (i = 0; i < run->n; i++) {
+        const struct pc_launch *l = &run->l[i];
+        if (l->captured || !l->in_trace)
+            continue;
+        n++;
+        in_layers += l->truth_layer >= 0;
+        trace_ok += l->trace_layer == l->truth_layer;
+        live_in += l->truth_layer >= 0 && l->live_layer == l->truth_layer;
+        live_wrong += l->live_layer >= 0 && l->live_layer != l->truth_layer;
+        if ((l->trace_layer != l->truth_layer || (l->live_layer >= 0 && l->live_layer != l->truth_layer)) &&
+            shown++ < 3)
+            diag("%s threads=%u: launch %zu %.60s: truth layer %d, live %d, trace %d", name, threads, i,
+                 run->names[l->name], l->truth_layer, l->live_layer, l->trace_layer);
+    }
+    diag("FIGURES scenario=%s threads=%u layers: launches=%zu in_layers=%zu trace_ok=%zu (%.2f%%) live_in_layer=%zu "
+         "(%.2f%% of those in layers) live_wrong=%zu",
+         name, threads, n, in_layers, trace_ok, percent(trace_ok, n), live_in, percent(live_in, in_layers), live_wrong);
+    ok(n > 0 && trace_ok == n, "%s threads=%u: layers: every launch has the replay's layer in the trace, or none (%zu "
+       "of %zu)", name, threads, trace_ok, n);
+    ok(live_wrong == 0, "%s threads=%u: layers: no launch live in a LAYER range other than its own (%zu of the %zu in "
+       "layers live in theirs)", name, threads, live_in, in_layers);
 }
 
 /* ---- the real trace a scenario imitates ------------------------------------------------------ */
@@ -1028,6 +1066,7 @@ static void run_scenario(const struct scenario_case *c)
                              name, c->threads, percent(live_ok, scored), scored),
                      todo, name, c->threads, "live attribution");
     }
+    check_layers(name, c->threads, &run);
     if (c->real != NULL && full_sizes)
         skip("%s: not compared with %s at full sizes (its prompts and steps are the real run's at check sizes only)",
              name, c->real);

@@ -139,8 +139,8 @@ const struct report_command report_cmd_csv = {
     "csv [-o OUT] [-q] FILE.obs",
     "Columns: seq,tid,api,kind,name,stream,grid_x,grid_y,grid_z,block_x,block_y,\n"
     "block_z,shmem,bytes,direction,host_begin_ns,host_end_ns,gpu_begin_ns,gpu_end_ns,\n"
-    "status,phase,step. Fields that do not apply to a call are empty; name is the\n"
-    "demangled kernel name; times are CLOCK_MONOTONIC nanoseconds. On a terminal,\n"
+    "status,phase,step,layer. Fields that do not apply to a call are empty; name is\n"
+    "the demangled kernel name; layer is k of the call's LAYER/k; times are CLOCK_MONOTONIC nanoseconds. On a terminal,\n"
     "a progress line on stderr (-q, --quiet: none).\n",
     CLI_OPT_OUTPUT | CLI_OPT_PROGRESS,
     1,

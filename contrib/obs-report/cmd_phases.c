@@ -14,6 +14,7 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
     struct cli_output out;
     struct obs_trace *t;
     int csv = cli_take_flag(&argc, argv, "--csv", NULL);
+    int layers = cli_take_flag(&argc, argv, "--layers", NULL);
     int steps = cli_take_flag(&argc, argv, "--steps", NULL);
     int rc = cli_parse(cmd, argc, argv, &a), ok;
 
@@ -27,9 +28,12 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
         return EXIT_TRACE_ERROR;
     }
     errno = 0;
-    ok = (steps ? obs_report_steps(t, out.f, csv)
-           : csv ? obs_report_phases_csv(t, out.f)
-                 : obs_report_phase_tables(t, out.f)) == 0;
+    if (steps)
+        ok = obs_report_steps(t, out.f, csv) == 0;
+    else if (csv)
+        ok = (layers ? obs_report_layers_csv(t, out.f) : obs_report_phases_csv(t, out.f)) == 0;
+    else
+        ok = obs_report_phase_tables(t, out.f) == 0 && obs_report_layer_table(t, out.f) == 0;
     obs_trace_free(t);
     return cli_close_output(&out, ok);
 }
@@ -65,7 +69,7 @@ static int run_suggest(const struct report_command *cmd, int argc, char **argv)
 const struct report_command report_cmd_phases = {
     "phases",
     "Print the phase tables: time, launches, kernels, bytes per phase and generation; TTFT, tokens/s.",
-    "phases [--steps] [--csv] [-o OUT] FILE.obs",
+    "phases [--steps] [--csv [--layers]] [-o OUT] FILE.obs",
     "Times are GPU times when the trace has GPU spans (OBS_GPU_TIME=steps: one\n"
     "per phase range and stream, counted for its calls' final labels), host API\n"
     "times otherwise (the titles and the time_base column say which). A phase's time in a\n"
@@ -92,13 +96,19 @@ const struct report_command report_cmd_phases = {
     "thread: its thread id; first_token: prefill or step0 (above); steps_per_s,\n"
     "sequences, itl_ms: decode steps per second, sequences per step, inter-token\n"
     "latency in ms.\n"
+    "When the trace has model layers (LAYER records), a Layers table follows:\n"
+    "per phase and layer, the instances (one pass of a prompt or step through the\n"
+    "layer), their time summed, average and slowest, share of the phase's layer\n"
+    "time, launches and kernels.\n"
     "\n"
     "--steps prints one row per decode step of each generation instead: its time\n"
     "(its ranges' first begin to last end, DECODE/STEP_k and its KV_GATHER) and\n"
     "calls; with --csv under the header\n"
     "  " OBS_STEPS_CSV_HEADER "\n"
     "  --csv              print the CSV rows instead of the tables\n"
-    "  --steps            one row per decode step (GPU time per step)\n",
+    "  --steps            one row per decode step (GPU time per step)\n"
+    "  --layers           with --csv: the Layers table's rows under the header\n"
+    "                     " OBS_LAYERS_CSV_HEADER "\n",
     CLI_OPT_OUTPUT,
     1,
     1,

@@ -111,6 +111,55 @@ void html_bar_chart(FILE *f, const struct html_bar *bars, size_t n, const struct
     fputs("</svg>\n", f);
 }
 
+void html_heat_map(FILE *f, const double *value, size_t nrows, size_t ncols, const struct html_heat_opts *o)
+{
+    const double left = 76, top = 22;
+    double cw = ncols ? (o->width - left - 8) / (double)ncols : 1, ch = 16, max = 0;
+    int h = (int)(top + ch * (double)nrows + 8);
+    size_t r, c, every = ncols > 0 ? (size_t)ceil(40.0 / cw) : 1;
+    char text[160], num[32], lab[64];
+    if (cw > 40)
+        cw = 40;
+    for (r = 0; r < nrows * ncols; r++)
+        if (!isnan(value[r]) && value[r] > max)
+            max = value[r];
+    svg_begin(f, o->width, h, o->cls, o->run);
+    fprintf(f, "<text x=\"%.1f\" y=\"12\">", left);
+    html_esc(f, o->col_title ? o->col_title : "");
+    fputs("</text>\n", f);
+    for (c = 0; c < ncols; c += every ? every : 1) {
+        snprintf(lab, sizeof lab, o->col_fmt, c);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"small\">", left + cw * (double)c, top - 2);
+        html_esc(f, lab);
+        fputs("</text>", f);
+    }
+    for (r = 0; r < nrows; r++) {
+        snprintf(lab, sizeof lab, o->row_fmt, r);
+        fprintf(f, "\n<text x=\"4\" y=\"%.1f\">", top + ch * (double)r + 12);
+        html_esc(f, lab);
+        fputs("</text>", f);
+        for (c = 0; c < ncols; c++) {
+            double v = value[r * ncols + c], a = max > 0 && !isnan(v) ? 0.08 + 0.92 * v / max : 0;
+            char col[32];
+            snprintf(col, sizeof col, o->col_fmt, c);
+            if (isnan(v))
+                snprintf(text, sizeof text, "%s, %s %s: none", lab, o->col_title ? o->col_title : "", col);
+            else
+                snprintf(text, sizeof text, "%s, %s %s: %s", lab, o->col_title ? o->col_title : "", col,
+                         html_ns(v, num, sizeof num));
+            fprintf(f, "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                       "fill=\"rgba(31,119,180,%.3f)\" data-row=\"%zu\" data-col=\"%zu\"",
+                    left + cw * (double)c, top + ch * (double)r, cw > 1.5 ? cw - 1 : cw, ch - 1, a, r, c);
+            if (!isnan(v))
+                fprintf(f, " data-value=\"%.0f\"", v);
+            fputs(">", f);
+            tip(f, text);
+            fputs("</rect>", f);
+        }
+    }
+    fputs("\n</svg>\n", f);
+}
+
 void html_legend(FILE *f, const char *const *names, const char *const *fills, size_t n)
 {
     size_t i;

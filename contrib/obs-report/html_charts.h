@@ -74,6 +74,19 @@ struct html_range {
  * mark at the average; opts.max is the scale's end. */
 void html_range_chart(FILE *f, const struct html_range *r, size_t n, const struct html_chart_opts *o);
 
+/* A heat map: nrows x ncols cells, value[r * ncols + c] (NAN: none, drawn
+ * empty), darker for more (the scale: 0 to the largest value); rows and
+ * columns labelled (row_label(r), col_label(c) written by the callers'
+ * printf formats with r and c), each cell's tooltip "<row> <col>: <value>"
+ * and data-row, data-col, data-value attributes. */
+struct html_heat_opts {
+    int width;
+    const char *row_fmt, *col_fmt; /* "LAYER/%zu", "%zu" */
+    const char *col_title;         /* "decode step" */
+    const char *run, *cls;
+};
+void html_heat_map(FILE *f, const double *value, size_t nrows, size_t ncols, const struct html_heat_opts *o);
+
 /* A legend of coloured squares: names[i] in fills[i]. */
 void html_legend(FILE *f, const char *const *names, const char *const *fills, size_t n);
 

@@ -12,6 +12,7 @@
 #include "html_out.h"
 #include "html_timeline.h"
 #include "reports.h"
+#include "trace/trace.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -344,6 +345,87 @@ static int phases_section(FILE *f, const struct run *runs, size_t nruns, int wid
             free((char *)bars[r].value_text);
         free(bars);
         fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
+/* ---- layers ---------------------------------------------------------------------------------- */
+
+/* Model layers (docs/layers.md): the slowest layers by average time per
+ * instance, and one generation's layers x decode steps; the numbers are
+ * those of `obs-report phases --layers --csv` (data-phase, data-layer,
+ * data-avg_ns on each bar). */
+static int layers_section(FILE *f, const struct run *runs, size_t nruns, int width)
+{
+    size_t i, r, k;
+    char buf[64], text[192];
+    section_begin(f, "layers", "Layers", nruns);
+    for (i = 0; i < nruns; i++) {
+        struct obs_layer_stats s;
+        struct html_bar bars[TOP_ROWS];
+        char labels[TOP_ROWS][48], *texts[TOP_ROWS];
+        unsigned char *used;
+        struct html_chart_opts o = {width, 0, 0, runs[i].run, "chart-layers"};
+        size_t n;
+        run_begin(f, &runs[i], nruns);
+        if (obs_layer_stats_compute(runs[i].t, &s) != 0)
+            return -1;
+        if (s.nrows == 0) {
+            note(f, "No layers: no prompt or decode step of the trace repeats a block of launches the layer finder "
+                    "reads as model layers (docs/layers.md).");
+            fputs("</div>\n", f);
+            obs_layer_stats_free(&s);
+            continue;
+        }
+        used = calloc(s.nrows, 1);
+        if (used == NULL) {
+            obs_layer_stats_free(&s);
+            return -1;
+        }
+        n = s.nrows < TOP_ROWS ? s.nrows : TOP_ROWS;
+        for (k = 0; k < n; k++) { /* the next slowest by average per instance */
+            size_t best = s.nrows;
+            for (r = 0; r < s.nrows; r++)
+                if (!used[r] && (best == s.nrows || s.rows[r].time_ns / s.rows[r].instances >
+                                                        s.rows[best].time_ns / s.rows[best].instances))
+                    best = r;
+            used[best] = 1;
+            snprintf(labels[k], sizeof labels[k], "%s LAYER/%u", s.rows[best].phase, s.rows[best].layer);
+            snprintf(text, sizeof text, "%s avg" DOT "%s max" DOT "%llu instances",
+                     html_ns((double)(s.rows[best].time_ns / s.rows[best].instances), buf, sizeof buf),
+                     html_ns((double)s.rows[best].max_ns, buf + 32, sizeof buf - 32),
+                     (unsigned long long)s.rows[best].instances);
+            texts[k] = strdup(text);
+            bars[k] = (struct html_bar){labels[k], texts[k], NULL,
+                                        (double)(s.rows[best].time_ns / s.rows[best].instances),
+                                        html_phase_fill(s.rows[best].phase), NULL, 0};
+        }
+        fprintf(f, "<p class=\"note\">%s; a layer's instance is one pass of a prompt or decode step through it, first "
+                   "call begin to last call end; the slowest %zu of %zu layers by average per instance.</p>\n",
+                s.gpu_time ? "GPU time" : "Host API time", n, s.nrows);
+        html_bar_chart(f, bars, n, &o);
+        for (k = 0; k < n; k++)
+            free(texts[k]);
+        free(used);
+        if (s.map_steps > 0 && s.map_layers > 0) {
+            size_t cells = (size_t)s.map_layers * s.map_steps;
+            double *v = malloc(cells * sizeof *v);
+            struct html_heat_opts h = {width, "LAYER/%zu", "%zu", "decode step", runs[i].run, "chart-layer-steps"};
+            if (v == NULL) {
+                obs_layer_stats_free(&s);
+                return -1;
+            }
+            for (k = 0; k < cells; k++)
+                v[k] = s.map_ns[k] == UINT64_MAX ? NAN : (double)s.map_ns[k];
+            fprintf(f, "<p class=\"note\">Layers x decode steps of generation %u of thread %u (the one with the most "
+                       "steps): darker is slower.</p>\n",
+                    s.map_generation, s.map_tid);
+            html_heat_map(f, v, s.map_layers, s.map_steps, &h);
+            free(v);
+        }
+        fputs("</div>\n", f);
+        obs_layer_stats_free(&s);
     }
     section_end(f);
     return 0;
@@ -1000,7 +1082,8 @@ int report_html(FILE *f, struct obs_trace *const *t, size_t nruns, const struct 
     overview(f, runs, nruns);
     if (nruns > 1)
         compare_section(f, &cmp);
-    if (phases_section(f, runs, nruns, width) != 0 || generations_section(f, runs, nruns, width) != 0 ||
+    if (phases_section(f, runs, nruns, width) != 0 || layers_section(f, runs, nruns, width) != 0 ||
+        generations_section(f, runs, nruns, width) != 0 ||
         kernels_section(f, runs, nruns, width) != 0 || gaps_section(f, runs, nruns, width) != 0 ||
         copies_section(f, runs, nruns, width) != 0 || apis_section(f, runs, nruns, width) != 0 ||
         timeline_section(f, runs, nruns, width, o) != 0)

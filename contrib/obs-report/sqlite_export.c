@@ -48,7 +48,7 @@ static const char schema_sql[] =
     " eventClass INTEGER NOT NULL REFERENCES ENUM_NSYS_EVENT_CLASS(id), globalTid INTEGER,"
     " correlationId INTEGER, nameId INTEGER NOT NULL REFERENCES StringIds(id), returnValue INTEGER NOT NULL,"
     " callchainId INTEGER, kind TEXT, nested INTEGER, phase TEXT, step INTEGER, generation INTEGER,"
-    " rangeId INTEGER);\n"
+    " rangeId INTEGER, layer INTEGER);\n"
     "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"
     " deviceId INTEGER NOT NULL, contextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,"
     " globalPid INTEGER, demangledName INTEGER NOT NULL REFERENCES StringIds(id),"
@@ -58,23 +58,23 @@ static const char schema_sql[] =
     " blockZ INTEGER NOT NULL, staticSharedMemory INTEGER, dynamicSharedMemory INTEGER NOT NULL,"
     " localMemoryPerThread INTEGER, localMemoryTotal INTEGER, gridId INTEGER, sharedMemoryExecuted INTEGER,"
     " graphNodeId INTEGER, name TEXT NOT NULL, timeBase TEXT NOT NULL, apiStart INTEGER, apiEnd INTEGER,"
-    " globalTid INTEGER, phase TEXT, step INTEGER, generation INTEGER, rangeId INTEGER);\n"
+    " globalTid INTEGER, phase TEXT, step INTEGER, generation INTEGER, rangeId INTEGER, layer INTEGER);\n"
     "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,"
     " deviceId INTEGER NOT NULL, contextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,"
     " globalPid INTEGER, bytes INTEGER NOT NULL,"
     " copyKind INTEGER NOT NULL REFERENCES ENUM_CUDA_MEMCPY_OPER(id), srcKind INTEGER, dstKind INTEGER,"
     " srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER,"
     " graphNodeId INTEGER, timeBase TEXT NOT NULL, apiStart INTEGER, apiEnd INTEGER, globalTid INTEGER,"
-    " phase TEXT, step INTEGER, generation INTEGER, rangeId INTEGER);\n"
+    " phase TEXT, step INTEGER, generation INTEGER, rangeId INTEGER, layer INTEGER);\n"
     "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,"
     " deviceId INTEGER NOT NULL, contextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,"
     " globalPid INTEGER, value INTEGER, bytes INTEGER NOT NULL, graphNodeId INTEGER, memKind INTEGER,"
     " timeBase TEXT NOT NULL, apiStart INTEGER, apiEnd INTEGER, globalTid INTEGER, phase TEXT, step INTEGER,"
-    " generation INTEGER, rangeId INTEGER);\n"
+    " generation INTEGER, rangeId INTEGER, layer INTEGER);\n"
     "CREATE TABLE OBS_GRAPH_LAUNCHES (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,"
     " streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, graphId INTEGER, nodes INTEGER,"
     " kernelNodes INTEGER, name TEXT, timeBase TEXT NOT NULL, apiStart INTEGER, apiEnd INTEGER,"
-    " globalTid INTEGER, phase TEXT, step INTEGER, generation INTEGER, rangeId INTEGER);\n"
+    " globalTid INTEGER, phase TEXT, step INTEGER, generation INTEGER, rangeId INTEGER, layer INTEGER);\n"
     "CREATE TABLE OBS_GRAPHS (graphId INTEGER PRIMARY KEY, handle INTEGER, nodes INTEGER, kernelNodes INTEGER,"
     " walkIncomplete INTEGER);\n"
     "CREATE TABLE OBS_GRAPH_KERNELS (graphId INTEGER NOT NULL, name TEXT, count INTEGER NOT NULL);\n"
@@ -313,12 +313,12 @@ enum {
 };
 
 static const char *const insert_sql[ST_COUNT] = {
-    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-    "?,?,?,?,?)",
-    "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO OBS_GRAPH_LAUNCHES VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "?,?,?,?,?,?)",
+    "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO OBS_GRAPH_LAUNCHES VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO NVTX_EVENTS VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO obs_slice VALUES (?,?,?,?,?,?,?,?,?)",
     "INSERT INTO track VALUES (?,?,?,?,?,?,?)",
@@ -911,7 +911,8 @@ static int write_phases(struct exporter *x)
     return 0;
 }
 
-/* The phase columns: phase, step, generation, rangeId (all NULL outside a phase). */
+/* The phase columns: phase, step, generation, rangeId (all NULL outside a
+ * phase), then layer (NULL outside a model layer, docs/layers.md). */
 static void put_phase(struct exporter *x, struct row *r, const struct obs_call *c)
 {
     const struct obs_phase *p = c->phase != OBS_NONE ? &x->t->phases[c->phase] : NULL;
@@ -926,6 +927,7 @@ static void put_phase(struct exporter *x, struct row *r, const struct obs_call *
         put_null(r);
         put_null(r);
     }
+    put_opt(r, c->layer, OBS_NO_LAYER);
 }
 
 /* The columns every activity table ends with: timeBase, apiStart, apiEnd,

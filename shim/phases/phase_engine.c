@@ -33,6 +33,7 @@
 #include "trace/trace.h"
 #include "record/record.h"
 #include "common/common.h"
+#include "layer_finder.h"
 #include "runtimes/real_symbols.h"
 #include "phase_rules.h"
 #include "ranges.h"
@@ -61,6 +62,8 @@ struct engine_settings {
     struct obs_phase_rules rules;      /* OBS_PHASES */
     struct obs_phase_rules step_rules; /* OBS_STEP */
     bool have_step_rule;
+    struct obs_phase_rules layer_rules; /* OBS_LAYER: the layers' first kernel */
+    bool have_layer_rule;
     uint64_t gen_gap_ns;               /* OBS_GEN_GAP_MS */
     bool ranges_on;                    /* a live range sink (NVTX tool, roctx) is loaded */
     bool launch_ranges;                /* OBS_NVTX_LAUNCH=1, with its handle cache */
@@ -78,9 +81,12 @@ struct name_caches {
     _Atomic(cxa_demangle_fn) demangle;     /* the C++ runtime's, looked up once */
 };
 
+#define LAYER_HANDLES 4096u /* LAYER/k with a cached live handle */
+
 /* Range names: handles for the live ranges, strings for the trace. */
 struct range_names {
     uint32_t fixed_handles[OBS_PHASE_STEP_NAME_BASE];
+    _Atomic uint32_t layer_handles[LAYER_HANDLES];
     _Atomic uint32_t *step_handles;   /* mmap'ed at set-up when a sink is active */
     _Atomic uint32_t fixed_written;   /* 0 or 1: PREFILL .. DECODE/STEADY are in the file */
     _Atomic uint32_t steps_written;   /* DECODE/STEP_0 .. STEP_{n-1} are in the file */
@@ -140,6 +146,8 @@ static void build_api_table(void)
 #define CLASS_KV_DEFAULT 0x08u /* automatic mode: a KV_GATHER name */
 #define CLASS_SIZED 0x10u      /* rules: the phase depends on the launch's size */
 #define CLASS_ITER 0x20u       /* rules: an `iter:glob` selector's glob matches the name */
+#define CLASS_NORM 0x40u       /* its base name says "norm" (any case), or with OBS_LAYER: the glob matches it:
+                                  where a layer begins (layer_finder.c) */
 
 static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHER"}; /* by enum obs_phase_id */
 
@@ -161,11 +169,23 @@ static bool kv_in_name(const char *name)
     return false;
 }
 
+static bool norm_in_name(const char *name)
+{
+    const char *p;
+    for (p = name; p[0] != '\0'; p++)
+        if ((p[0] | 0x20) == 'n' && (p[1] | 0x20) == 'o' && (p[2] | 0x20) == 'r' && (p[3] | 0x20) == 'm')
+            return true;
+    return false;
+}
+
 static uint8_t classify_name(const char *name)
 {
     uint8_t cls = CLASS_KNOWN;
     unsigned i;
     const struct engine_settings *set = &engine.set;
+    if (set->have_layer_rule ? obs_phase_rules_match_kernel(&set->layer_rules, name) != OBS_PHASE_NONE
+                             : norm_in_name(name))
+        cls |= CLASS_NORM;
     if (set->mode == OBS_PHASES_RULES) {
         cls |= obs_phase_rules_match_kernel(&set->rules, name) & CLASS_PHASE_MASK;
         if (set->have_step_rule && obs_phase_rules_match_kernel(&set->step_rules, name) != OBS_PHASE_NONE)
@@ -269,6 +289,7 @@ static inline uint8_t class_of(uint32_t id)
 static const char *const fixed_names[] = {"", "PREFILL", "DECODE", "KV_GATHER", "DECODE/STEADY"};
 static const uint32_t fixed_colors[] = {0, 0xff1f77b4u, 0xff2ca02cu, 0xffd62728u, 0xff98df8au};
 #define STEP_COLOR 0xff2ca02cu
+#define LAYER_COLOR 0xff9467bdu
 
 static uint32_t step_handle(uint32_t step)
 {
@@ -357,6 +378,7 @@ struct range {
     uint32_t step;  /* OBS_NO_STEP or k */
     uint32_t name;  /* range name id */
     uint32_t gen;
+    uint32_t layer1; /* a live-only LAYER/k range: k + 1; 0: a phase range */
 };
 
 /* The logical state, what replaying a history reproduces. */
@@ -514,8 +536,16 @@ struct auto_state {
  * (engine.set.mode says which; it never changes once set up). */
 struct phase_thread {
     struct logic logic;
-    struct range open[4];  /* the ranges open live, outermost first */
+    struct layer_track *layers; /* NULL: no memory for it */
+    struct range open[5];  /* the ranges open live, outermost first */
     unsigned depth;
+    uint32_t pushes;       /* pushes and pops so far: the open stack is as the last launch left it while equal */
+    /* what the last launch's ranges were computed from: a launch with the same wants the same ranges */
+    struct {
+        uint32_t pushes, gen, step, layer1;
+        uint8_t top;
+        bool kv, steady_graph, valid;
+    } last_want;
     bool after_delimiter;  /* no launch since the last host delimiter */
     bool launch_range_open;
     uint64_t delimiter_t;
@@ -525,6 +555,9 @@ struct phase_thread {
         struct auto_state automatic;      /* OBS_PHASES_AUTO */
     };
 };
+
+static size_t layer_track_bytes(void);
+static struct layer_track *layer_track_new(void);
 
 static __thread struct phase_thread *phase_tls __attribute__((tls_model("initial-exec")));
 
@@ -552,6 +585,8 @@ static void thread_gone(void *arg)
         if (p->automatic.seen != NULL)
             munmap(p->automatic.seen, SEEN_BYTES);
     }
+    if (p->layers != NULL)
+        munmap(p->layers, layer_track_bytes());
     munmap(p, sizeof *p);
 }
 
@@ -568,6 +603,7 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
         return NULL;
     }
     p->logic.step = OBS_NO_STEP;
+    p->layers = obs_cfg.layers_off ? NULL : layer_track_new(); /* NULL: no layers for this thread */
     if (engine.set.mode == OBS_PHASES_RULES)
         p->rules.first_index = p->rules.iter_index = UINT64_MAX;
     if (engine.set.mode == OBS_PHASES_AUTO) {
@@ -624,9 +660,31 @@ static void write_phase(uint8_t event, const struct range *r, uint64_t first, ui
     write_phase_at(event, r, first, last, obs_now_ns());
 }
 
+static uint32_t layer_handle(uint32_t k)
+{
+    uint32_t h = k < LAYER_HANDLES ? atomic_load_explicit(&engine.ranges.layer_handles[k], memory_order_relaxed) : 0;
+    char name[32];
+    if (obs_likely(h != 0))
+        return h;
+    obs_call_note_slow();
+    snprintf(name, sizeof name, "LAYER/%u", k);
+    h = obs_range_handle(name, LAYER_COLOR);
+    if (k < LAYER_HANDLES)
+        atomic_store_explicit(&engine.ranges.layer_handles[k], h, memory_order_relaxed);
+    return h;
+}
+
+/* A LAYER/k range is live only: the trace has LAYER records, written when
+ * the phase instance's layers are known (layer_analyse). */
 static void push_range(struct phase_thread *p, const struct range *r)
 {
+    p->pushes++;
     p->open[p->depth++] = *r;
+    if (r->layer1 != 0) {
+        if (engine.set.ranges_on)
+            obs_range_push(layer_handle(r->layer1 - 1));
+        return;
+    }
     write_phase(OBS_PHASE_BEGIN, r, 0, 0);
     if (engine.set.ranges_on)
         obs_range_push(handle_of(r->name));
@@ -635,15 +693,17 @@ static void push_range(struct phase_thread *p, const struct range *r)
 static void pop_range(struct phase_thread *p)
 {
     const struct range *r = &p->open[--p->depth];
+    p->pushes++;
     /* a PREFILL held open past its last delimiter ends there in the trace */
-    write_phase_at(OBS_PHASE_END, r, 0, 0, p->held_end_t != 0 ? p->held_end_t : obs_now_ns());
+    if (r->layer1 == 0)
+        write_phase_at(OBS_PHASE_END, r, 0, 0, p->held_end_t != 0 ? p->held_end_t : obs_now_ns());
     if (engine.set.ranges_on)
         obs_range_pop();
 }
 
 static bool same_range(const struct range *a, const struct range *b)
 {
-    return a->name == b->name && a->gen == b->gen && a->step == b->step;
+    return a->name == b->name && a->gen == b->gen && a->step == b->step && a->layer1 == b->layer1;
 }
 
 /* Close what the wanted stack does not share with the open one, open the rest. */
@@ -666,21 +726,38 @@ static unsigned wanted(const struct logic *l, bool kv, bool steady_graph, struct
 {
     unsigned n = 0;
     if (l->top == OBS_PHASE_PREFILL) {
-        out[n++] = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+        out[n++] = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
         return n;
     }
     if (l->top != OBS_PHASE_DECODE)
         return 0;
     if (steady_graph || l->step == OBS_NO_STEP) {
-        out[n++] = (struct range){OBS_PHASE_DECODE, OBS_NO_STEP, OBS_PHASE_NAME_STEADY, l->gen};
+        out[n++] = (struct range){OBS_PHASE_DECODE, OBS_NO_STEP, OBS_PHASE_NAME_STEADY, l->gen, 0};
         return n;
     }
     if (l->step > 0)
-        out[n++] = (struct range){OBS_PHASE_DECODE, OBS_NO_STEP, OBS_PHASE_NAME_STEADY, l->gen};
-    out[n++] = (struct range){OBS_PHASE_DECODE, l->step, OBS_PHASE_STEP_NAME_BASE + l->step, l->gen};
+        out[n++] = (struct range){OBS_PHASE_DECODE, OBS_NO_STEP, OBS_PHASE_NAME_STEADY, l->gen, 0};
+    out[n++] = (struct range){OBS_PHASE_DECODE, l->step, OBS_PHASE_STEP_NAME_BASE + l->step, l->gen, 0};
     if (kv)
-        out[n++] = (struct range){OBS_PHASE_KV_GATHER, l->step, OBS_PHASE_KV_GATHER, l->gen};
+        out[n++] = (struct range){OBS_PHASE_KV_GATHER, l->step, OBS_PHASE_KV_GATHER, l->gen, 0};
     return n;
+}
+
+/* The wanted stack with the live layer (k + 1, 0: none) inside the phase's
+ * ranges, around a KV_GATHER. */
+static unsigned wanted_with_layer(const struct logic *l, bool kv, bool steady_graph, uint32_t layer1,
+                                  struct range *out)
+{
+    unsigned n = wanted(l, kv, steady_graph, out);
+    if (obs_likely(layer1 == 0) || n == 0 || steady_graph)
+        return n;
+    if (out[n - 1].phase == OBS_PHASE_KV_GATHER) {
+        out[n] = out[n - 1];
+        out[n - 1] = (struct range){out[n - 2].phase, out[n - 2].step, 0, l->gen, layer1};
+        return n + 1;
+    }
+    out[n] = (struct range){out[n - 1].phase, out[n - 1].step, 0, l->gen, layer1};
+    return n + 1;
 }
 
 /* ---- the decision log (OBS_DEBUG=phases:N, docs/phases.md "Reading a decision log") ---------- */
@@ -723,6 +800,277 @@ static __attribute__((noinline, cold)) void log_launch_decision(const struct log
         if (obs_debug_on(OBS_DBG_PHASES, 2))                   \
             log_launch_decision((l), (what), (because), (name)); \
     } while (0)
+
+/* ---- layers: LAYER/k inside each phase instance (docs/layers.md) ----------------------------- */
+
+/* Per thread: the current phase instance's launches (name ids, record
+ * indexes), the finder's workspace, and per top phase (PREFILL, DECODE)
+ * the live template learned from the last instance whose layers were
+ * found: where its layers began and ended, as (kernel name, its count
+ * since the previous boundary). A launch costs a store, the instance's
+ * identity compared, and one compare with the next boundary's name. */
+#define LAYER_SPAN_CAP 32768u   /* launches of one instance looked at */
+#define LAYER_CUTS_MAX 1024u    /* layers of one instance */
+#define LAYER_BOUNDS_MAX 1024u  /* boundaries of a template */
+#define NO_BOUND_NAME (UINT32_MAX - 1u) /* no launch has it (graph launches: GRAPH_TOKEN) */
+
+struct layer_bound {
+    uint32_t name;   /* the launch's kernel name id */
+    uint32_t occ;    /* its count since the previous boundary (this launch included) */
+    uint32_t layer1; /* the layer it opens, + 1; 0: it closes the layer open */
+};
+
+struct layer_template {
+    struct layer_bound b[LAYER_BOUNDS_MAX];
+    uint32_t n;
+    uint32_t anchor; /* the finder's anchor, tried first next time */
+};
+
+struct layer_track {
+    /* the current instance */
+    uint32_t *names;
+    uint64_t *index;
+    uint32_t n;
+    uint32_t gen, step;
+    uint8_t top;
+    uint32_t seg;       /* the first launch not analysed yet: a token read ends a forward, analysed then */
+    /* live */
+    const struct layer_template *live;
+    uint32_t next_bound, occ, layer1;
+    uint32_t next_name;   /* the next boundary's kernel, NO_BOUND_NAME: none (the one compare a launch makes) */
+    uint32_t raw_step;    /* the logic's step as it was (the instance's identity, with gen and top) */
+    uint32_t live_first[LAYER_CUTS_MAX]; /* the launches the live ranges opened at (position + 1; 0: none) */
+    uint32_t live_n;
+    /* learned, by top phase: [0] PREFILL, [1] DECODE */
+    struct layer_template tpl[2];
+    bool tpl_known[2];
+    struct obs_layer_cut cuts[LAYER_CUTS_MAX];
+    struct obs_layer_work work;
+    /* per top phase, the last forward analysed and what was found in it: a
+     * forward with the same kernels in the same order (decode steps, mostly)
+     * takes its layers with a compare instead of a search */
+    uint32_t *memo_names[2];
+    uint32_t memo_len[2];
+    struct obs_layer_found memo_found[2];
+    struct obs_layer_cut memo_cuts[2][LAYER_CUTS_MAX];
+};
+
+static int name_is_norm(uint32_t id)
+{
+    return id < CLASS_CACHE && (class_of(id) & CLASS_NORM) != 0;
+}
+
+/* The tables behind a thread's layer_track, in one mapping after it. */
+static size_t layer_track_bytes(void)
+{
+    return sizeof(struct layer_track) + LAYER_SPAN_CAP * (sizeof(uint32_t) + sizeof(uint64_t)) +
+           4u * OBS_LAYER_NAME_IDS * sizeof(uint32_t) + 5u * LAYER_SPAN_CAP * sizeof(uint32_t);
+}
+
+static struct layer_track *layer_track_new(void)
+{
+    struct layer_track *lt = map_zeroed(layer_track_bytes());
+    uint8_t *p;
+    if (lt == NULL)
+        return NULL;
+    p = (uint8_t *)(lt + 1);
+    lt->index = (uint64_t *)p;
+    p += LAYER_SPAN_CAP * sizeof(uint64_t);
+    lt->names = (uint32_t *)p;
+    p += LAYER_SPAN_CAP * sizeof(uint32_t);
+    lt->work.count = (uint32_t *)p;
+    lt->work.stamp = lt->work.count + OBS_LAYER_NAME_IDS;
+    lt->work.first = lt->work.stamp + OBS_LAYER_NAME_IDS;
+    lt->work.last = lt->work.first + OBS_LAYER_NAME_IDS;
+    lt->work.next = lt->work.last + OBS_LAYER_NAME_IDS;
+    lt->work.distinct = lt->work.next + LAYER_SPAN_CAP;
+    lt->work.occ = lt->work.distinct + LAYER_SPAN_CAP;
+    lt->memo_names[0] = lt->work.occ + LAYER_SPAN_CAP;
+    lt->memo_names[1] = lt->memo_names[0] + LAYER_SPAN_CAP;
+    lt->work.cap = LAYER_SPAN_CAP;
+    lt->work.norm_like = name_is_norm;
+    lt->work.start_named = engine.set.have_layer_rule;
+    lt->top = OBS_PHASE_NONE;
+    lt->step = OBS_NO_STEP;
+    lt->gen = UINT32_MAX; /* the first launch begins an instance */
+    lt->next_name = NO_BOUND_NAME;
+    return lt;
+}
+
+static void write_layer(const struct layer_track *lt, uint32_t layer, uint32_t pass, uint32_t layers, uint64_t first,
+                        uint64_t last, uint64_t t)
+{
+    union obs_record rec; /* every field set: struct obs_rec_layer is the whole record, with no padding */
+    rec.layer.type = OBS_REC_LAYER;
+    rec.layer.event = OBS_LAYER_LABEL;
+    rec.layer.phase = lt->top;
+    rec.layer.layer = layer;
+    rec.layer.t = t;
+    rec.layer.generation = lt->gen;
+    rec.layer.step = lt->step;
+    rec.layer.first_index = first;
+    rec.layer.last_index = last;
+    rec.layer.pass = pass;
+    rec.layer.layers = layers;
+    obs_recorder_append(&rec);
+}
+
+/* The live template from the layers found: each layer's first launch
+ * opens it, the launch after a pass's last layer closes it. */
+static void learn_template(struct layer_template *t, const uint32_t *names, uint32_t n,
+                           const struct obs_layer_cut *cuts, uint32_t ncuts, uint32_t anchor)
+{
+    uint32_t i, from = 0, nb = 0;
+    for (i = 0; i < ncuts && nb + 1 < LAYER_BOUNDS_MAX; i++) {
+        uint32_t at = cuts[i].first, close = cuts[i].last + 1, j, occ = 0;
+        bool last_of_pass = i + 1 == ncuts || cuts[i + 1].pass != cuts[i].pass;
+        for (j = from; j <= at; j++)
+            occ += names[j] == names[at];
+        t->b[nb++] = (struct layer_bound){names[at], occ, cuts[i].layer + 1};
+        from = at + 1;
+        if (last_of_pass && close < n && !(i + 1 < ncuts && cuts[i + 1].first == close)) {
+            for (occ = 0, j = from; j <= close; j++)
+                occ += names[j] == names[close];
+            t->b[nb++] = (struct layer_bound){names[close], occ, 0};
+            from = close + 1;
+        }
+    }
+    t->n = nb;
+    t->anchor = anchor;
+}
+
+/* Whether the live ranges opened where the layers were found. */
+static bool live_matched(const struct layer_track *lt, uint32_t ncuts)
+{
+    uint32_t i;
+    if (lt->live_n != ncuts)
+        return false;
+    for (i = 0; i < ncuts; i++)
+        if (lt->live_first[i] != lt->cuts[i].first + 1)
+            return false;
+    return true;
+}
+
+/* The instance's layers: found, written as LAYER records, learned for the
+ * next instance of its kind. At a token read (the forward is over) or when
+ * the instance ends. */
+static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, const char *because)
+{
+    unsigned kind = lt->top == OBS_PHASE_PREFILL ? 0u : 1u;
+    struct obs_layer_found f;
+    uint64_t next = obs_thread_next_index();
+    uint32_t i, in_pass = 0, base = lt->seg, len = lt->n - lt->seg;
+    bool matched, same = false;
+    uint64_t now = obs_now_ns();
+    if (len == 0 || lt->top == OBS_PHASE_NONE)
+        return;
+    if (len == lt->memo_len[kind] && memcmp(lt->names + base, lt->memo_names[kind], len * sizeof *lt->names) == 0) {
+        f = lt->memo_found[kind]; /* the same forward as the last: the same layers */
+        same = true;
+        memcpy(lt->cuts, lt->memo_cuts[kind], f.layers * sizeof *lt->cuts);
+    } else {
+        f = obs_layers_find(lt->names + base, len, lt->tpl_known[kind] ? lt->tpl[kind].anchor : UINT32_MAX, &lt->work,
+                            lt->cuts, LAYER_CUTS_MAX);
+        if (f.layers > 0) { /* a forward (not the few launches after a token read) */
+            memcpy(lt->memo_names[kind], lt->names + base, len * sizeof *lt->names);
+            lt->memo_len[kind] = len;
+            lt->memo_found[kind] = f;
+            memcpy(lt->memo_cuts[kind], lt->cuts, f.layers * sizeof *lt->cuts);
+        }
+    }
+    for (i = 0; i < f.layers; i++) {
+        const struct obs_layer_cut *c = &lt->cuts[i];
+        uint64_t first = lt->index[base + c->first];
+        uint64_t last = base + c->last + 1 < lt->n ? lt->index[base + c->last + 1] - 1 : next - 1;
+        if (c->layer == 0) { /* a new pass: how many layers it has */
+            for (in_pass = 1; i + in_pass < f.layers && lt->cuts[i + in_pass].layer != 0; in_pass++)
+                ;
+        }
+        if (first != UINT64_MAX && next != UINT64_MAX && last >= first && last < next)
+            write_layer(lt, c->layer, c->pass, in_pass, first, last, now);
+    }
+    matched = live_matched(lt, f.layers);
+    if (f.layers > 0 && !(matched && lt->live == &lt->tpl[kind])) { /* a template that matched stays as it is */
+        learn_template(&lt->tpl[kind], lt->names + base, len, lt->cuts, f.layers, f.anchor);
+        lt->tpl_known[kind] = true;
+    }
+    /* the next forward (a prompt's next chunk) is found, and followed live, from here */
+    lt->seg = lt->n;
+    lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
+    lt->next_name = lt->live != NULL && lt->live->n > 0 ? lt->live->b[0].name : NO_BOUND_NAME;
+    if (obs_debug_on(OBS_DBG_PHASES, 2)) {
+        struct logic l = {lt->top, true, lt->gen, lt->step, 0};
+        log_decision(&l, "layers", because, " layers=%u passes=%u anchor=%u launches=%u same_as_last=%d live=%s",
+                     f.layers, f.passes, f.anchor, len, same,
+                     lt->live == NULL ? "none" : matched ? "matched" : "differed");
+    }
+}
+
+/* A launch in another phase instance than the last: the last one's layers
+ * (unless found already), then the new one's live template. */
+static __attribute__((noinline)) void layer_instance_changed(struct layer_track *lt, const struct logic *l)
+{
+    unsigned kind = l->top == OBS_PHASE_PREFILL ? 0u : 1u;
+    if (lt->n > lt->seg)
+        layer_analyse(lt, "instance-ended");
+    lt->n = lt->seg = 0;
+    lt->gen = l->gen;
+    lt->top = l->top;
+    lt->raw_step = l->step;
+    lt->step = l->top == OBS_PHASE_DECODE ? l->step : OBS_NO_STEP;
+    lt->live = l->top != OBS_PHASE_NONE && lt->tpl_known[kind] ? &lt->tpl[kind] : NULL;
+    lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
+    lt->next_name = lt->live != NULL && lt->live->n > 0 ? lt->live->b[0].name : NO_BOUND_NAME;
+}
+
+/* A launch of the next boundary's kernel: the boundary when it is the
+ * count-th since the one before. */
+static __attribute__((noinline)) void layer_bound_seen(struct layer_track *lt)
+{
+    const struct layer_bound *b = &lt->live->b[lt->next_bound];
+    if (++lt->occ != b->occ)
+        return;
+    lt->layer1 = b->layer1;
+    lt->occ = 0;
+    if (b->layer1 != 0 && lt->live_n < LAYER_CUTS_MAX)
+        lt->live_first[lt->live_n++] = lt->n - lt->seg + 1; /* within the forward being followed */
+    lt->next_name = ++lt->next_bound < lt->live->n ? lt->live->b[lt->next_bound].name : NO_BOUND_NAME;
+}
+
+/* A step opens, or a generation is taken back: the next launch begins a new
+ * instance even where its generation, phase and step are those of the
+ * current one (a prompt's last chunk read as step 0, then the real step 0). */
+static void layer_instance_anew(struct phase_thread *p)
+{
+    if (p->layers != NULL)
+        p->layers->gen = UINT32_MAX;
+    p->last_want.valid = false; /* the next launch compares the instance */
+}
+
+/* Per launch, before its ranges are moved: the instance it is in (unless
+ * the launch before had the same generation, phase and step), its live
+ * layer, its name kept for the analysis. Returns the live layer + 1. */
+static inline uint32_t layer_launch(struct layer_track *lt, const struct logic *l, uint32_t name, bool same_logic)
+{
+    if (!same_logic && (l->gen != lt->gen || l->step != lt->raw_step || l->top != lt->top))
+        layer_instance_changed(lt, l);
+    if (lt->top == OBS_PHASE_NONE)
+        return 0;
+    if (obs_unlikely(name == lt->next_name))
+        layer_bound_seen(lt);
+    if (lt->n < LAYER_SPAN_CAP) {
+        lt->names[lt->n] = name;
+        lt->index[lt->n++] = obs_thread_next_index(); /* its CALL record's, unless ranges move (layer_launch_moved) */
+    }
+    return lt->layer1;
+}
+
+/* After the launch's ranges moved (PHASE records written before its CALL): its record index. */
+static inline void layer_launch_moved(struct layer_track *lt)
+{
+    if (lt->n > 0 && lt->top != OBS_PHASE_NONE)
+        lt->index[lt->n - 1] = obs_thread_next_index();
+}
 
 /* ---- the three ways a launch moves the logical state ------------------------------------ */
 
@@ -986,7 +1334,7 @@ static enum post_signal post_token(struct auto_state *a, const struct iteration_
 static void unlabel_since(uint64_t first)
 {
     uint64_t next = obs_thread_next_index();
-    struct range none = {OBS_PHASE_NONE, OBS_NO_STEP, 0, 0};
+    struct range none = {OBS_PHASE_NONE, OBS_NO_STEP, 0, 0, 0};
     if (first != UINT64_MAX && next != UINT64_MAX && next > first)
         write_phase(OBS_PHASE_RELABEL, &none, first, next - 1);
 }
@@ -1032,7 +1380,7 @@ static void start_generation(struct logic *l, struct auto_state *a, const struct
     a->gen_first_index = UINT64_MAX;
     a->marks |= MARK_GEN | (first ? MARK_THREAD : 0u);
     if (!first && t->window_first_index != UINT64_MAX) {
-        struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+        struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
         relabel_since(t->window_first_index, &prefill);
         a->gen_first_index = t->window_first_index;
         a->marks &= (uint8_t)~MARK_GEN;
@@ -1166,11 +1514,12 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
+    layer_instance_anew(p);
     struct iteration_look look = look_of(s);
     enum chunk_signal chunk = l->top == OBS_PHASE_DECODE ? chunks_not_steps(t, &look) : CHUNK_NO;
     t->token_pending = false;
     if (chunk != CHUNK_NO) {
-        struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+        struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
         uint32_t steps = t->gen_steps;
         relabel_since(a->step0_index, &prefill);
         l->top = OBS_PHASE_PREFILL;
@@ -1312,15 +1661,16 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
                                        enum rejoin_signal how)
 {
     struct auto_state *a = &p->automatic;
+    layer_instance_anew(p);
     struct token_loop *t = &a->loop;
     struct range label;
     uint64_t from = a->gen_first_index;
     struct iteration_look was = t->prompt;
     l->gen--;
     if (how == REJOIN_AS_STEP)
-        label = (struct range){OBS_PHASE_DECODE, 0, OBS_PHASE_STEP_NAME_BASE, l->gen};
+        label = (struct range){OBS_PHASE_DECODE, 0, OBS_PHASE_STEP_NAME_BASE, l->gen, 0};
     else
-        label = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen};
+        label = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
     relabel_since(from, &label);
     LOG_DECISION(l, how == REJOIN_AS_STEP ? "was-a-step" : "was-a-prompt-chunk", rejoin_signal_names[how],
                  " relabelled_from_record=%llu threads=%llu htod=%llu was_threads=%llu was_htod=%llu",
@@ -1412,7 +1762,7 @@ static void relabel_history(struct phase_thread *p)
 {
     struct auto_state *a = &p->automatic;
     struct logic l = {OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
-    struct range run = {0, 0, 0, 0};
+    struct range run = {0, 0, 0, 0, 0};
     uint64_t first = UINT64_MAX, last = 0;
     uint32_t i;
 
@@ -1420,12 +1770,12 @@ static void relabel_history(struct phase_thread *p)
         const struct history_entry *e = &a->history[i];
         bool graph = e->token == GRAPH_TOKEN;
         bool steady_graph = step_learned(&l, graph ? ROLE_UNKNOWN : role_of(a, e->token), e->token, graph, false);
-        struct range want[4], label;
+        struct range want[5], label;
         unsigned n = wanted(&l, !graph && (class_of(e->token) & CLASS_KV_DEFAULT), steady_graph, want);
         if (e->index == UINT64_MAX)
             continue;
         if (n == 0)
-            label = (struct range){OBS_PHASE_NONE, OBS_NO_STEP, 0, 0};
+            label = (struct range){OBS_PHASE_NONE, OBS_NO_STEP, 0, 0, 0};
         else
             label = want[n - 1];
         if (label.phase == OBS_PHASE_DECODE && label.step == OBS_NO_STEP && n > 0)
@@ -1572,13 +1922,30 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_
     return steady_graph;
 }
 
+/* The next layer inside the same phase range (no KV_GATHER open): pop the
+ * layer range, push the next, as move_to would. */
+static void layer_switch(struct phase_thread *p, uint32_t layer1)
+{
+    const struct range *phase_range;
+    if (p->last_want.layer1 != 0)
+        pop_range(p);
+    p->held_end_t = 0;
+    if (layer1 != 0 && p->depth > 0) {
+        phase_range = &p->open[p->depth - 1];
+        push_range(p, &(struct range){phase_range->phase, phase_range->step, 0, phase_range->gen, layer1});
+    }
+    p->last_want.layer1 = layer1;
+    p->last_want.pushes = p->pushes;
+}
+
 static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bool graph)
 {
     uint32_t name = graph ? GRAPH_TOKEN : rec->name;
     uint8_t cls = graph ? CLASS_KNOWN : class_of(name);
     bool new_segment = p->after_delimiter || !p->logic.started;
-    bool steady_graph, kv;
-    struct range want[4];
+    bool steady_graph, kv, same_logic;
+    struct range want[5];
+    uint32_t layer1 = 0;
     unsigned n;
 
     if (engine.set.mode == OBS_PHASES_RULES) {
@@ -1594,8 +1961,32 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         kv = (cls & CLASS_KV_DEFAULT) != 0;
     }
     p->after_delimiter = false;
-    n = wanted(&p->logic, kv && !graph && p->logic.top == OBS_PHASE_DECODE, steady_graph, want);
-    move_to(p, want, n);
+    /* the same generation, phase and step as the last launch: the same layer instance too */
+    same_logic = p->last_want.valid && p->last_want.gen == p->logic.gen && p->last_want.step == p->logic.step &&
+                 p->last_want.top == p->logic.top;
+    if (obs_likely(p->layers != NULL))
+        layer1 = layer_launch(p->layers, &p->logic, name, same_logic);
+    kv = kv && !graph && p->logic.top == OBS_PHASE_DECODE;
+    if (obs_likely(same_logic && p->last_want.pushes == p->pushes && p->last_want.kv == kv &&
+                   p->last_want.steady_graph == steady_graph && p->last_want.layer1 == layer1)) {
+        p->held_end_t = 0; /* as move_to to the ranges already open */
+    } else if (same_logic && p->last_want.pushes == p->pushes && !kv && !p->last_want.kv && !steady_graph &&
+               !p->last_want.steady_graph && p->depth > 0) {
+        layer_switch(p, layer1); /* only the layer changed: the innermost range (live only: no record) */
+    } else {
+        n = wanted_with_layer(&p->logic, kv, steady_graph, layer1, want);
+        move_to(p, want, n);
+        p->last_want.pushes = p->pushes;
+        p->last_want.gen = p->logic.gen;
+        p->last_want.step = p->logic.step;
+        p->last_want.top = p->logic.top;
+        p->last_want.kv = kv;
+        p->last_want.steady_graph = steady_graph;
+        p->last_want.layer1 = layer1;
+        p->last_want.valid = true;
+        if (obs_likely(p->layers != NULL))
+            layer_launch_moved(p->layers);
+    }
 }
 
 /* A copy or memset that rules name: it takes its phase (its iteration's,
@@ -1604,7 +1995,7 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
 static __attribute__((noinline)) void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit)
 {
     struct rules_state *r = &p->rules;
-    struct range want[4];
+    struct range want[5];
     unsigned n;
     r->iter_after |= (uint16_t)after_bit;
     if (phase == OBS_PHASE_NONE)
@@ -1838,6 +2229,8 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
                       (unsigned long long)t->iter_token_bytes, close ? "closed" : "held-open");
         if (token || !t->copied) /* a loop that never copied: each iteration may be the next step */
             t->token_pending = true;
+        if (token && p->layers != NULL && p->layers->n > p->layers->seg)
+            layer_analyse(p->layers, "token-read");
         if (token) {
             t->gen_token_read = true;
             t->ever_token_read = true;
@@ -1857,6 +2250,8 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
         (void)dir;
         p->rules.iter_open = false;
+        if (p->rules.iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
+            layer_analyse(p->layers, "token-read");
         if (p->rules.iter_token && p->rules.step_armed && p->rules.iter_index != UINT64_MAX &&
             p->logic.top == OBS_PHASE_DECODE)
             rules_not_a_step(p);
@@ -1912,7 +2307,11 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
 void obs_phase_end_open_ranges(void)
 {
     struct phase_thread *p = phase_tls;
-    if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1 || p->depth == 0)
+    if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
+        return;
+    if (p->layers != NULL && p->layers->n > p->layers->seg)
+        layer_analyse(p->layers, "exit");
+    if (p->depth == 0)
         return;
     if (p->launch_range_open) {
         obs_range_pop();
@@ -1925,7 +2324,8 @@ void obs_phase_end_open_ranges(void)
 
 /* One message for a bad rule: the text with a caret under the offending
  * character (a window of it when long), and what is used instead. */
-static void report_bad_rule(const char *var, const char *text, const struct obs_phase_rule_error *err)
+static void report_bad_rule(const char *var, const char *text, const struct obs_phase_rule_error *err,
+                            const char *instead)
 {
     char shown[81];
     size_t len = strlen(text), col = err->column ? err->column - 1 : 0, from = 0, n, i;
@@ -1937,11 +2337,28 @@ static void report_bad_rule(const char *var, const char *text, const struct obs_
         shown[i] = ch >= ' ' && ch < 0x7f ? (char)ch : '?';
     }
     shown[n] = '\0';
-    obs_log_warn("%s: %s at column %zu; automatic phases are used instead\n"
+    obs_log_warn("%s: %s at column %zu; %s instead\n"
                  "obsshim:   %s%s\n"
                  "obsshim:   %*s^",
-                 var, err->what, err->column, from > 0 ? "..." : "", shown, (int)(col - from + (from > 0 ? 3 : 0)),
+                 var, err->what, err->column, instead, from > 0 ? "..." : "", shown, (int)(col - from + (from > 0 ? 3 : 0)),
                  "");
+}
+
+/* OBS_LAYER has OBS_STEP's grammar (a glob list): its parser's words, said of a layer. */
+static void layer_rule_words(char *what, size_t len)
+{
+    static const struct {
+        const char *from, *to;
+    } words[] = {{"a step opens with a kernel", "a layer begins with a kernel"}, {"OBS_STEP", "OBS_LAYER"}};
+    char out[sizeof ((struct obs_phase_rule_error *)0)->what];
+    size_t i;
+    for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+        char *at = strstr(what, words[i].from);
+        if (at != NULL) {
+            snprintf(out, sizeof out, "%.*s%s%s", (int)(at - what), what, words[i].to, at + strlen(words[i].from));
+            snprintf(what, len, "%s", out);
+        }
+    }
 }
 
 static void setup(void)
@@ -1961,10 +2378,10 @@ static void setup(void)
     set->mode = OBS_PHASES_AUTO;
     if (phases[0] != '\0' || step[0] != '\0') {
         if (obs_phase_rules_parse(phases, false, &set->rules, &err) != 0) {
-            report_bad_rule("OBS_PHASES", phases, &err);
+            report_bad_rule("OBS_PHASES", phases, &err, "automatic phases are used");
             OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_PHASES column=%zu mode=auto", err.column);
         } else if (obs_phase_rules_parse(step, true, &set->step_rules, &err) != 0) {
-            report_bad_rule("OBS_STEP", step, &err);
+            report_bad_rule("OBS_STEP", step, &err, "automatic phases are used");
             set->rules.count = 0;
             OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_STEP column=%zu mode=auto", err.column);
         } else if (set->rules.count > 0 || set->step_rules.count > 0) {
@@ -1975,6 +2392,15 @@ static void setup(void)
             set->memset_class = obs_phase_rules_match_memset(&set->rules);
             if (set->rules.sized_mask | set->rules.iter_kernel_mask)
                 engine.names.rules_masks = map_zeroed(CLASS_CACHE * sizeof *engine.names.rules_masks);
+        }
+    }
+    if (obs_cfg.layer[0] != '\0') {
+        if (obs_phase_rules_parse(obs_cfg.layer, true, &set->layer_rules, &err) != 0) {
+            layer_rule_words(err.what, sizeof err.what);
+            report_bad_rule("OBS_LAYER", obs_cfg.layer, &err, "the layers are found automatically");
+            OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_LAYER column=%zu layers=auto", err.column);
+        } else {
+            set->have_layer_rule = set->layer_rules.count > 0;
         }
     }
     if (obs_ranges_init(obs_cfg.nvtx_domain)) {

@@ -24,6 +24,7 @@
 #include "trace_outbuf.h"
 #include "trace_perfetto.h"
 #include "trace_phase_slices.h"
+#include "trace_layers.h"
 #include "trace_phases.h"
 #include "trace_postprocess.h"
 #include "trace_progress.h"

@@ -167,6 +167,9 @@ int obs_report_csv(const struct obs_trace *t, FILE *out)
         } else {
             *p++ = ',';
         }
+        *p++ = ',';
+        if (c->layer != OBS_NO_LAYER)
+            p = obs_fmt_u64(p, c->layer);
         *p++ = '\n';
         obs_outbuf_commit(&ob, p);
     }

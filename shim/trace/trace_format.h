@@ -67,7 +67,8 @@ struct obs_chunk_header { /* 24 bytes */
     X(GRAPH, "graph")         /* graph exec description */            \
     X(SELF_COST, "self_cost") /* the shim's own measured cost */   \
     X(GRAPH_KERNELS, "graph_kernels") /* a graph exec's kernels by name */ \
-    X(RANGE_SPAN, "range_span") /* device begin/end of a phase range on one stream */
+    X(RANGE_SPAN, "range_span") /* device begin/end of a phase range on one stream */ \
+    X(LAYER, "layer")         /* the model layer of a stretch of calls (phase engine) */
 
 enum obs_record_kind {
     OBS_REC_INVALID = 0,
@@ -209,6 +210,30 @@ struct obs_rec_phase { /* 48 bytes: written by the phase engine, in the thread's
 enum obs_phase_event { OBS_PHASE_BEGIN = 1, OBS_PHASE_END = 2, OBS_PHASE_RELABEL = 3 };
 #define OBS_NO_STEP UINT32_MAX
 
+/* LAYER: the calls [first_index, last_index] of this thread ran inside
+ * model layer `layer` (0, 1, ... in launch order within one pass through
+ * the layer stack: a prompt chunk's pass starts again from 0), or, with
+ * layer OBS_NO_LAYER, inside none. Written by the phase engine when the
+ * phase instance (a prompt, a decode step) that holds them has ended or
+ * read its token; a later LAYER record over the same index wins. The
+ * phase, step and generation are those of the instance, for readers that
+ * want them; calls take their phase from PHASE records, never from these. */
+struct obs_rec_layer { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_LAYER */
+    uint8_t event;     /* OBS_LAYER_LABEL */
+    uint16_t phase;    /* phase id of the instance (1 PREFILL, 2 DECODE) */
+    uint32_t layer;    /* k, or OBS_NO_LAYER */
+    uint64_t t;        /* host ns when written */
+    uint32_t generation;
+    uint32_t step;     /* decode step, or OBS_NO_STEP */
+    uint64_t first_index; /* per-thread record indexes [first_index, last_index] */
+    uint64_t last_index;
+    uint32_t pass;     /* which pass through the layers within the instance (prompt chunks), from 0 */
+    uint32_t layers;   /* layers in that pass */
+};
+enum obs_layer_event { OBS_LAYER_LABEL = 1 };
+#define OBS_NO_LAYER UINT32_MAX
+
 /* Written once per graph exec, when it is instantiated, followed by its
  * GRAPH_KERNELS records. Graph launch CALL records name the exec by id (in
  * their shmem field) and carry its node count in u.bytes. */
@@ -259,6 +284,7 @@ union obs_record {
     struct obs_rec_self_cost self_cost;
     struct obs_rec_graph_kernels graph_kernels;
     struct obs_rec_range_span range_span;
+    struct obs_rec_layer layer;
     uint8_t raw[OBS_RECORD_SIZE];
 };
 
@@ -297,6 +323,7 @@ _Static_assert(sizeof(struct obs_rec_graph) == OBS_RECORD_SIZE, "graph record si
 _Static_assert(sizeof(struct obs_rec_self_cost) == OBS_RECORD_SIZE, "self cost record size");
 _Static_assert(sizeof(struct obs_rec_graph_kernels) == OBS_RECORD_SIZE, "graph kernels record size");
 _Static_assert(sizeof(struct obs_rec_range_span) == OBS_RECORD_SIZE, "range span record size");
+_Static_assert(sizeof(struct obs_rec_layer) == OBS_RECORD_SIZE, "layer record size");
 _Static_assert(sizeof(union obs_record) == OBS_RECORD_SIZE, "record union size");
 _Static_assert(sizeof(struct obs_string_entry) == 16, "string entry is 16 bytes");
 

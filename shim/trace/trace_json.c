@@ -671,6 +671,8 @@ static int put_phase_slices(struct json_ctx *x)
         if (ph == NULL) {
             if (s->kind == OBS_PHASE_SLICE_STEP)
                 snprintf(derived, sizeof derived, "DECODE/STEP_%u", s->step);
+            else if (s->kind == OBS_PHASE_SLICE_LAYER)
+                snprintf(derived, sizeof derived, "LAYER/%u", s->range);
             else
                 snprintf(derived, sizeof derived, "DECODE/STEADY");
             full.s = derived;
@@ -700,9 +702,15 @@ static int put_phase_slices(struct json_ctx *x)
         p = OBS_PUT_LIT(p, ",\"args\":{\"phase\":\"");
         if (name)
             p = obs_put(p, name->s, name->len);
+        else if (s->kind == OBS_PHASE_SLICE_LAYER)
+            p = OBS_PUT_LIT(p, "LAYER");
         else
             p = OBS_PUT_LIT(p, "DECODE");
         *p++ = '"';
+        if (s->kind == OBS_PHASE_SLICE_LAYER) {
+            p = OBS_PUT_LIT(p, ",\"layer\":");
+            p = obs_fmt_u64(p, s->range);
+        }
         if (s->step != UINT32_MAX) {
             p = OBS_PUT_LIT(p, ",\"step\":");
             p = obs_fmt_u64(p, s->step);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_layers.h"
+
 /* Whether a phase range gets a slice: RELABEL ranges that label calls;
  * BEGIN/END ranges unless a RELABEL took every call they held. */
 static int phase_shown(const struct obs_phase *ph)
@@ -76,6 +78,10 @@ const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_pha
     }
     if (s->kind == OBS_PHASE_SLICE_STEADY)
         return "DECODE/STEADY";
+    if (s->kind == OBS_PHASE_SLICE_LAYER) {
+        snprintf(buf, len, "LAYER/%u", s->range);
+        return buf;
+    }
     ph = &t->phases[s->range];
     return ph->name[0] ? ph->name : ph->phase[0] ? ph->phase : "(phase)";
 }
@@ -127,14 +133,17 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
     size_t n = 0, i, k, cap;
     uint32_t *order = obs_phase_ranges_shown(t, &n);
     struct obs_phase_slice *sl;
-    size_t nsl = 0, group = SIZE_MAX, steady = SIZE_MAX;
+    size_t nsl = 0, group = SIZE_MAX, steady = SIZE_MAX, nlayers = 0;
+    struct obs_layer_span *layers;
 
     if (order == NULL)
         return NULL;
-    cap = 3 * n + 1;
-    sl = calloc(cap, sizeof *sl);
+    layers = obs_layer_spans(t, &nlayers);
+    cap = 3 * n + nlayers + 1;
+    sl = layers != NULL ? calloc(cap, sizeof *sl) : NULL;
     if (sl == NULL) {
         free(order);
+        free(layers);
         return NULL;
     }
     for (k = 0; k < n; k++) {
@@ -176,6 +185,10 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
         sl[nsl++] = (struct obs_phase_slice){r->begin, r->end, r->thread, order[k], step, r->generation,
                                          2 + r->depth, OBS_PHASE_SLICE_RANGE};
     }
+    for (i = 0; i < nlayers; i++) /* inside their phase or step, around a KV_GATHER */
+        sl[nsl++] = (struct obs_phase_slice){layers[i].b, layers[i].e, layers[i].thread, layers[i].layer,
+                                             layers[i].step, layers[i].generation, 3, OBS_PHASE_SLICE_LAYER};
+    free(layers);
     /* A lone step whose own range was the only member: keep that range's slice. */
     for (i = 0; i < nsl; i++)
         if (sl[i].kind == OBS_PHASE_SLICE_STEADY)

@@ -5,7 +5,8 @@
  * RELABEL ranges of one generation and step, a derived DECODE/STEP_k slice,
  * and around steps 1.. of a generation a DECODE/STEADY slice, so that the
  * tracks nest like the live ranges: DECODE/STEADY > DECODE/STEP_k >
- * KV_GATHER; same-name slices that overlap without nesting merged. */
+ * LAYER/k > KV_GATHER (a LAYER/k slice per layer instance, trace_layers.h);
+ * same-name slices that overlap without nesting merged. */
 #ifndef OBS_TRACE_PHASE_SLICES_H
 #define OBS_TRACE_PHASE_SLICES_H
 
@@ -15,11 +16,11 @@
 #include "trace_reader.h"
 
 /* A slice of a phase track: a range, or one derived from RELABEL ranges. */
-enum obs_phase_slice_kind { OBS_PHASE_SLICE_RANGE, OBS_PHASE_SLICE_STEP, OBS_PHASE_SLICE_STEADY };
+enum obs_phase_slice_kind { OBS_PHASE_SLICE_RANGE, OBS_PHASE_SLICE_STEP, OBS_PHASE_SLICE_STEADY, OBS_PHASE_SLICE_LAYER };
 
 struct obs_phase_slice {
     uint64_t b, e;
-    uint32_t thread, range; /* OBS_PHASE_SLICE_RANGE: the range */
+    uint32_t thread, range; /* OBS_PHASE_SLICE_RANGE: the range; OBS_PHASE_SLICE_LAYER: the layer k */
     uint32_t step, generation, level;
     uint8_t kind;
 };
@@ -35,8 +36,8 @@ uint32_t *obs_phase_ranges_shown(const struct obs_trace *t, size_t *n);
 struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *count);
 
 /* The name a slice shows: the range's full name ("DECODE/STEP_3", else its
- * phase, else "(phase)"), or the derived DECODE/STEP_k or DECODE/STEADY
- * (written into buf, at least 32 bytes). */
+ * phase, else "(phase)"), or the derived DECODE/STEP_k, DECODE/STEADY or
+ * LAYER/k (written into buf, at least 32 bytes). */
 const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_phase_slice *s, char *buf, size_t len);
 
 /* OBS_GPU_TIME=steps: the range spans (trace->range_spans) in the order a

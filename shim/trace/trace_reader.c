@@ -174,6 +174,12 @@ struct phase_ev {
     uint8_t event;
 };
 
+/* A LAYER record: the thread's calls [first, last] ran in layer. */
+struct layer_ev {
+    uint64_t first, last;
+    uint32_t thread, layer;
+};
+
 /* A RANGE_SPAN record, as read. */
 struct rspan_tmp {
     uint64_t begin_index, b, e;
@@ -234,7 +240,7 @@ struct loader {
     char *err;
     size_t errlen;
     struct span_ref *span_refs; /* spans by thread, then call index (group_spans) */
-    struct vec chunks, strings, spans, streams, lost, phase_evs, graphs, self_cost, meta, kernels, rspans;
+    struct vec chunks, strings, spans, streams, lost, phase_evs, graphs, self_cost, meta, kernels, rspans, layer_evs;
     struct vec graph_pairs; /* struct graph_pair, from GRAPH_KERNELS records */
     struct thread_work *work;
     struct kernel_map kmap;
@@ -835,6 +841,26 @@ static int add_phase_ev(struct loader *L, const uint8_t *p, uint32_t thread, uin
     return 0;
 }
 
+/* LAYER records, kept in each thread's record order (the latest wins). */
+static int add_layer_ev(struct loader *L, const uint8_t *p, uint32_t thread)
+{
+    struct obs_rec_layer r;
+    struct layer_ev *e;
+    memcpy(&r, p, sizeof r);
+    if (r.event != OBS_LAYER_LABEL || r.first_index > r.last_index) {
+        L->t->bad_layer_records++;
+        return 0;
+    }
+    e = vec_push(&L->layer_evs);
+    if (e == NULL)
+        return -1;
+    e->first = r.first_index;
+    e->last = r.last_index;
+    e->thread = thread;
+    e->layer = r.layer;
+    return 0;
+}
+
 static int scan_threads(struct loader *L)
 {
     struct obs_trace *t = L->t;
@@ -857,6 +883,9 @@ static int scan_threads(struct loader *L)
                 } else if (p[0] == OBS_REC_PHASE) {
                     uint64_t index = c[ci].first_index + (uint64_t)(p - c[ci].data) / OBS_RECORD_SIZE;
                     if (add_phase_ev(L, p, (uint32_t)ti, index) != 0)
+                        return -1;
+                } else if (p[0] == OBS_REC_LAYER) {
+                    if (add_layer_ev(L, p, (uint32_t)ti) != 0)
                         return -1;
                 } else if (scan_record(L, p) != 0) {
                     return -1;
@@ -1315,6 +1344,44 @@ static uint32_t relabel_at(const struct relabel_seg *seg, struct phase_cursor *p
         pos--;
     pc->seg_pos = pos;
     return seg[pos].a <= index && index <= seg[pos].b ? seg[pos].range : OBS_NONE;
+}
+
+/* Each call's layer: the latest LAYER record over its per-thread index.
+ * The same paint as RELABEL (disjoint segments per thread), with the layer
+ * in place of a range. */
+static int build_layers(struct loader *L)
+{
+    struct obs_trace *t = L->t;
+    const struct layer_ev *ev = L->layer_evs.data;
+    size_t n = L->layer_evs.n, i, ci;
+    struct phase_cursor *pc;
+    struct vec segs = {NULL, 0, 0, sizeof(struct relabel_seg)};
+    int rc = -1;
+
+    for (ci = 0; ci < t->ncalls; ci++)
+        t->calls[ci].layer = OBS_NO_LAYER;
+    if (n == 0)
+        return 0;
+    pc = calloc(t->nthreads ? t->nthreads : 1, sizeof *pc);
+    if (pc == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (i == 0 || ev[i].thread != ev[i - 1].thread)
+            pc[ev[i].thread].seg_begin = pc[ev[i].thread].seg_end = pc[ev[i].thread].seg_pos = segs.n;
+        if (paint(&segs, pc[ev[i].thread].seg_begin, ev[i].first, ev[i].last, ev[i].layer) != 0)
+            goto out;
+        pc[ev[i].thread].seg_end = segs.n;
+    }
+    for (ci = 0; ci < t->ncalls; ci++) {
+        struct obs_call *c = &t->calls[ci];
+        if (c->thread < t->nthreads)
+            c->layer = relabel_at(segs.data, &pc[c->thread], c->index);
+    }
+    rc = 0;
+out:
+    free(pc);
+    free(segs.data);
+    return rc;
 }
 
 static int build_range_spans(struct loader *L, const struct phase_ev *ev, const struct phase_cursor *pc,
@@ -1848,6 +1915,7 @@ static void loader_free(struct loader *L)
     free(L->streams.data);
     free(L->lost.data);
     free(L->phase_evs.data);
+    free(L->layer_evs.data);
     free(L->graphs.data);
     free(L->graph_pairs.data);
     free(L->self_cost.data);
@@ -1873,6 +1941,7 @@ static void loader_init(struct loader *L, struct obs_trace *t, char *err, size_t
     L->streams.size = sizeof(struct stream_tmp);
     L->lost.size = sizeof(struct obs_lost);
     L->phase_evs.size = sizeof(struct phase_ev);
+    L->layer_evs.size = sizeof(struct layer_ev);
     L->graphs.size = sizeof(struct obs_graph);
     L->graph_pairs.size = sizeof(struct graph_pair);
     L->self_cost.size = sizeof(struct obs_self_cost);
@@ -1919,7 +1988,7 @@ int obs_trace_load(const void *data, size_t len, const char *name, struct obs_tr
     }
     if (rc == 0) {
         find_time_bounds(&L);
-        if (build_phases(&L) != 0)
+        if (build_phases(&L) != 0 || build_layers(&L) != 0)
             rc = NOMEM(&L);
     }
     loader_free(&L);

@@ -48,6 +48,7 @@ struct obs_call {
     uint32_t gpu;     /* index into trace->gpu, or OBS_NONE */
     uint32_t phase;   /* index into trace->phases: the range that labels it (RELABEL, else the
                          innermost BEGIN/END range open in its thread), or OBS_NONE */
+    uint32_t layer;   /* the model layer it ran in (LAYER records), OBS_NO_LAYER if none */
     int32_t status;   /* the call's return code */
     uint16_t api;     /* enum obs_api */
     uint16_t device;
@@ -201,6 +202,7 @@ struct obs_trace {
     uint64_t orphan_gpu_spans;   /* GPU_SPAN records whose CALL is not in the file */
     uint64_t missing_gpu_spans;  /* CALLs flagged OBS_CALL_GPU_TIMED with no GPU_SPAN (never resolved) */
     uint64_t no_work_gpu_calls;  /* CALLs whose only GPU_SPANs say OBS_SPAN_NO_WORK: no device work (cupti) */
+    uint64_t bad_layer_records;  /* LAYER records not used: unknown event, first index after the last */
     uint64_t bad_phase_records;  /* PHASE records not used: unknown event, END with nothing open,
                                     RELABEL with first_index > last_index, nesting deeper than 256 */
     uint64_t orphan_range_spans; /* RANGE_SPAN records whose BEGIN record is not in the file */

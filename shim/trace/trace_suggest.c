@@ -966,6 +966,60 @@ static void print_step_rule(const struct suggestion *sg, FILE *out)
     }
 }
 
+/* OBS_LAYER (docs/layers.md): the kernel most layer instances begin with
+ * (the first kernel launch of each run of a thread's calls in one layer). */
+static int print_layer_rule(const struct obs_trace *t, FILE *out)
+{
+    uint32_t *prev = malloc((t->nthreads ? t->nthreads : 1) * sizeof *prev);
+    uint64_t *starts = calloc(t->nkernels ? t->nkernels : 1, sizeof *starts), total = 0, most = 0;
+    unsigned char *waiting = calloc(t->nthreads ? t->nthreads : 1, 1);
+    size_t i, best = 0;
+    char name[ITEM_MAX];
+    if (prev == NULL || starts == NULL || waiting == NULL) {
+        free(prev);
+        free(starts);
+        free(waiting);
+        return -1;
+    }
+    for (i = 0; i < t->nthreads; i++)
+        prev[i] = OBS_NO_LAYER;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        if (c->thread >= t->nthreads)
+            continue;
+        if (c->layer != prev[c->thread] && c->layer != OBS_NO_LAYER)
+            waiting[c->thread] = 1; /* a layer instance begins: its first kernel launch names it */
+        prev[c->thread] = c->layer;
+        if (waiting[c->thread] && c->kind == OBS_KIND_KERNEL && c->kernel < t->nkernels) {
+            waiting[c->thread] = 0;
+            starts[c->kernel]++;
+            total++;
+        }
+    }
+    for (i = 0; i < t->nkernels; i++)
+        if (starts[i] > most) {
+            most = starts[i];
+            best = i;
+        }
+    if (total == 0) {
+        fputs("# no OBS_LAYER: the trace has no layers (docs/layers.md)\n", out);
+    } else {
+        obs_kernel_base_name_of(t->kernels[best].mangled, t->kernels[best].demangled, name, sizeof name);
+        if (name[0] == '\0' || strpbrk(name, "*?[,;'") != NULL) {
+            fprintf(out, "# no OBS_LAYER: the kernel %llu of the %llu layers begin with has no usable base name\n",
+                    (unsigned long long)most, (unsigned long long)total);
+        } else {
+            fprintf(out, "# the layers' first kernel: %llu of the %llu layer instances begin with it (docs/layers.md)\n",
+                    (unsigned long long)most, (unsigned long long)total);
+            fprintf(out, "export OBS_LAYER='%s'\n", name);
+        }
+    }
+    free(prev);
+    free(starts);
+    free(waiting);
+    return 0;
+}
+
 int obs_report_suggest_phases(const struct obs_trace *t, FILE *out)
 {
     struct suggestion sg = {.t = t};
@@ -986,7 +1040,7 @@ int obs_report_suggest_phases(const struct obs_trace *t, FILE *out)
         print_item_notes(&sg, out);
         print_phases_rule(&sg, out);
         print_step_rule(&sg, out);
-        rc = fflush(out) == 0 && !ferror(out) ? 0 : -1;
+        rc = print_layer_rule(t, out) == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
     }
     if (rc < 0 && errno == 0)
         errno = ENOMEM;

@@ -24,7 +24,11 @@
  * per thread: PREFILL around a prompt's launches (all chunks) and its token
  * read-back; DECODE/STEP_0; DECODE/STEADY around DECODE/STEP_1 ..;
  * KV_GATHER around the decode launches of kernels marked kv; GRAPH_CAPTURE
- * around a capture (those launches are not executions). And one line per
+ * around a capture (those launches are not executions). Marks around each
+ * layer's launches when the scenario has two or more (docs/layers.md), as
+ * tests/frameworks/fw_truth.py writes them:
+ *     llm_replayMark<TAB>range<TAB>LAYER/k<TAB>-<TAB>-<TAB>depth[<TAB>tid]
+ *     llm_replayMark<TAB>range<TAB>LAYER_END<TAB>-<TAB>-<TAB>depth[<TAB>tid] And one line per
  * generation with the host wall-clock figures (CLOCK_MONOTONIC):
  *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A marks=P,F,R,S,L<TAB>-<TAB>-<TAB>0[<TAB>tid]
  * ttft_ns: just before the prompt's first call (its ids' copy) to the
@@ -312,8 +316,15 @@ static void run_pass(struct worker *w, enum pass pass, unsigned tokens)
 {
     unsigned l;
     run_seq(w, &scn.pre, pass, tokens);
-    for (l = 0; l < scn.layers; l++)
+    for (l = 0; l < scn.layers; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "LAYER/%u", l);
+        if (scn.layers > 1) /* one "layer" is no repetition: no layers to find */
+            truth_write("Mark", "range", name, w->depth); /* the launches up to LAYER_END are layer l's */
         run_seq(w, &scn.layer, pass, tokens);
+        if (scn.layers > 1)
+            truth_write("Mark", "range", "LAYER_END", w->depth);
+    }
     run_seq(w, &scn.post, pass, tokens);
 }
 

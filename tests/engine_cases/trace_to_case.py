@@ -12,8 +12,10 @@ calls (launches, copies, memsets, syncs, graph launches) are in the log in
 the same order as in the trace, so the truth of the log's n-th such line is
 the trace's n-th call's. Written: the kernel names (mangled, as the program
 registered them), then the calls in the call language of t_phase_engine
-with @gen / @step / @steady / @none where the truth changes; a launch made
-while a graph was being captured is not checked (=~)."""
+with @gen / @step / @steady / @none where the truth changes, and @L<k> /
+@L- where the layer the decoder layers' forward hooks mark (fw_truth.py's
+LAYER/k and LAYER_END) changes; a launch made while a graph was being
+captured is not checked (=~)."""
 import csv
 import collections
 import sys
@@ -31,9 +33,14 @@ def truth_labels(log_path):
         f = line.rstrip("\n").split("\t")
         if len(f) < 7:
             continue
-        st = state.setdefault(f[6], {"stack": [], "gen": -1})
+        st = state.setdefault(f[6], {"stack": [], "gen": -1, "layer": -1})
         truth_line = f[0].startswith(("fwtruth", "llm_replay"))  # not the shim's own live ranges (NVTX tool)
-        if truth_line and f[0].endswith("RangePush") and f[1] == "range":
+        if truth_line and f[0].endswith("Mark") and f[1] == "range":
+            if f[2].startswith("LAYER/"):
+                st["layer"] = int(f[2][6:])
+            elif f[2] in ("LAYER_END", "FORWARD_END"):
+                st["layer"] = -1
+        elif truth_line and f[0].endswith("RangePush") and f[1] == "range":
             if f[2] == "PREFILL":
                 st["gen"] += 1
             st["stack"].append(f[2])
@@ -53,7 +60,7 @@ def truth_labels(log_path):
                     label = ("D", st["gen"], int(steps[-1].split("_")[1]))
                 elif stack[-1] == "DECODE/STEADY":
                     label = ("S", st["gen"])
-            per[f[6]].append(label)
+            per[f[6]].append((label, st["layer"] if label[0] != "~" else -1))
     return per
 
 
@@ -74,6 +81,7 @@ def main():
     kernels, out = {}, []
     tids, thread_no = {}, None
     state = {}  # tid -> (last label, last time)
+    layers = {}  # tid -> the layer last marked
     for row in csv.DictReader(open(calls_csv)):
         kind = row["kind"]
         if kind not in RECORDED:
@@ -86,7 +94,7 @@ def main():
         i = used[tid]
         used[tid] += 1
         labels = truth.get(tid, [])
-        label = labels[i] if i < len(labels) else ("-",)
+        label, layer = labels[i] if i < len(labels) else (("-",), -1)
         words = []
         if thread_no != tids[tid]:
             thread_no = tids[tid]
@@ -106,6 +114,10 @@ def main():
             else:
                 words.append("@none")
             state[tid] = (label, t)
+            layers[tid] = -1  # a phase marker: no layer until one is marked
+        if kind in ("kernel", "graph") and label[0] != "~" and layer != layers.get(tid, -1):
+            words.append("@L%d" % layer if layer >= 0 else "@L-")
+            layers[tid] = layer
         if kind == "kernel":
             k = kernels.setdefault(row["name"], "k%d" % (len(kernels) + 1))
             g, b = threads_of(row)

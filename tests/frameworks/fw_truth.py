@@ -26,8 +26,10 @@ Ranges, per thread and generation (one generate() call):
     DECODE/STEP_0 the next forward and its sampling, stop check
     DECODE/STEADY around DECODE/STEP_1 .. (as llm_replay)
   A launch after forward k and before forward k+1 belongs to the range of
-  forward k. Marks: LAYER/i at each decoder layer's forward (i from 0),
-  FORWARD_END at the end of each forward of the model.
+  forward k. Marks: LAYER/i at each decoder layer's forward (i from 0, a
+  forward pre-hook), LAYER_END when it returned (a forward hook: the
+  launches between the two are that layer's), FORWARD_END at the end of
+  each forward of the model.
 Timing, host CLOCK_MONOTONIC (time.monotonic_ns), from the streamer (its
 put() runs right after generate() read the tokens back):
   marks  P just before the prompt's ids are copied to the device (the
@@ -229,7 +231,12 @@ def attach(truth, model):
                 truth.mark("LAYER/%d" % index)
         return hook
 
+    def layer_post(module, args, output):
+        if truth.active() is not None:
+            truth.mark("LAYER_END")
+
     handles = [model.register_forward_pre_hook(model_pre), model.register_forward_hook(model_post)]
     for i, layer in enumerate(decoder_layers(model)):
         handles.append(layer.register_forward_pre_hook(layer_pre(i)))
+        handles.append(layer.register_forward_hook(layer_post))
     return handles

@@ -1,0 +1,331 @@
+/* Layers in one phase instance: see layer_finder.h and docs/layers.md.
+ *
+ * The method, on the instance's kernel name ids s[0 .. n):
+ *  1. an *anchor* is a name whose occurrences cut the sequence into blocks
+ *     (occurrence to occurrence) that look alike: consecutive blocks share
+ *     at least two thirds of their distinct names, or one block's names are
+ *     all in the other's (a name set, so that MoE layers whose expert
+ *     kernels run a varying number of times still match, and a MoE layer
+ *     with a shared expert next to a dense one; the two halves of one
+ *     layer, attention and MLP, do not). A *run* is a
+ *     stretch of such blocks; a block holding a rare name (at most a third
+ *     as frequent as the anchor) that also runs before the first anchor or
+ *     after the last (an embedding, an LM head: a prompt in chunks passes
+ *     through the stack once per chunk) ends the run. The anchor chosen
+ *     covers the most launches with runs of at least two blocks (three
+ *     layers); ties go to the more frequent name, then the earlier one;
+ *  2. each run of m + 1 anchors is m + 1 layers. A layer begins d launches
+ *     before its anchor, d the length over which the launches before the
+ *     run's first two anchors agree (so the first layer begins right after
+ *     what precedes the stack; one differing launch is stepped over, a
+ *     first layer that differs slightly), or at a normalisation kernel up
+ *     to 4 launches later when that start is none (what precedes the stack
+ *     may end with the layers' last kernel: GPT-2's embedding add);
+ *  3. the last layer of a run ends where the tail that the run's other
+ *     layers end with (the launches the ends of each layer and the next
+ *     agree on) first ends after its anchor, if that makes it at least 3/4
+ *     as long as the shortest of the others; else where the tail of each
+ *     layer and the one after next ends (alternating kinds); else it is as
+ *     long as the layer before it, unless that leaves it under 3/4 of the
+ *     shortest: then its anchor began what follows the stack (a final norm
+ *     that is the layers' first kernel), and the layer before is the last.
+ * Layers are contiguous inside a run; what precedes the first and follows
+ * the last is outside every layer. */
+#include "layer_finder.h"
+
+#include <string.h>
+
+#define NONE UINT32_MAX
+#define MIN_BLOCKS 2u   /* a run: at least two blocks alike (three layers) */
+#define RARE_RATIO 3u   /* a name at most a third as frequent as the anchor is rare */
+#define RUNS_MAX 256u
+#define BLOCK_MIN 4u
+#define CONTAINED_MIN 3u
+#define NORM_WINDOW 4u  /* how far after the agreed start a norm kernel may begin the layer */ /* a block's names all in its neighbour's: at least this many */    /* a layer is at least 4 launches (norm, attention, MLP, residual) */
+
+struct run {
+    uint32_t first_occ, blocks; /* occurrences of the anchor: first_occ .. first_occ + blocks */
+};
+
+/* Count each name, chain its positions, list the distinct ones. */
+static uint32_t index_names(const uint32_t *s, uint32_t n, struct obs_layer_work *w, uint32_t *last)
+{
+    uint32_t i, nd = 0;
+    for (i = n; i-- > 0;) {
+        uint32_t id = s[i];
+        if (id >= OBS_LAYER_NAME_IDS) {
+            w->next[i] = NONE;
+            continue;
+        }
+        if (w->count[id]++ == 0) {
+            w->next[i] = NONE;
+            w->distinct[nd++] = id;
+            last[id] = i;
+        } else {
+            w->next[i] = w->first[id];
+        }
+        w->first[id] = i;
+    }
+    return nd;
+}
+
+/* Whether a name is rare next to the anchor and runs outside its occurrences. */
+static int marker(const struct obs_layer_work *w, const uint32_t *last, uint32_t id, uint32_t anchor_count,
+                  uint32_t p_first, uint32_t p_last)
+{
+    if (id >= OBS_LAYER_NAME_IDS)
+        return 0;
+    return w->count[id] * RARE_RATIO <= anchor_count && (w->first[id] < p_first || last[id] > p_last);
+}
+
+/* The runs an anchor makes; returns the launches they cover. */
+static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint32_t *last, uint32_t anchor,
+                        const uint32_t *occ, uint32_t nocc, struct run *runs, uint32_t *nruns)
+{
+    uint32_t j, covered = 0, prev_distinct = 0, run_start = NONE, nr = 0;
+    int prev_ok = 0;
+    uint32_t p_first = occ[0], p_last = occ[nocc - 1];
+    (void)anchor;
+    for (j = 0; j + 1 < nocc; j++) {
+        uint32_t stamp = ++w->stamp_now, prev = stamp - 1, distinct = 0, shared = 0, i;
+        int has_marker = 0, alike;
+        if (stamp == 0 || prev == 0) { /* wrapped: start the stamps afresh */
+            memset(w->stamp, 0, OBS_LAYER_NAME_IDS * sizeof *w->stamp);
+            w->stamp_now = 2;
+            stamp = 2;
+            prev = 1;
+            prev_ok = 0;
+        }
+        for (i = occ[j]; i < occ[j + 1]; i++) {
+            uint32_t id = s[i];
+            if (id >= OBS_LAYER_NAME_IDS || w->stamp[id] == stamp)
+                continue;
+            if (w->stamp[id] == prev)
+                shared++;
+            w->stamp[id] = stamp;
+            distinct++;
+            if (!has_marker && marker(w, last, id, nocc, p_first, p_last))
+                has_marker = 1;
+        }
+        if (occ[j + 1] - occ[j] < BLOCK_MIN)
+            has_marker = 1; /* too short for a layer: no run goes through it */
+        /* alike the block before: Jaccard of the name sets >= 2/3, or one set inside the other and at least
+         * half its size (a MoE layer with a shared expert next to a dense one; not a MoE layer's experts
+         * inside the whole layer around them) */
+        alike = prev_ok && !has_marker &&
+                (3u * shared >= 2u * (prev_distinct + distinct - shared) ||
+                 (shared >= CONTAINED_MIN && 2u * shared >= (distinct > prev_distinct ? distinct : prev_distinct) &&
+                  (shared == distinct || shared == prev_distinct)));
+        if (has_marker) {
+            prev_ok = 0;
+        } else {
+            prev_ok = 1;
+        }
+        if (alike) {
+            if (run_start == NONE)
+                run_start = j - 1;
+        } else if (run_start != NONE) {
+            if (j - run_start >= MIN_BLOCKS && nr < RUNS_MAX) {
+                runs[nr].first_occ = run_start;
+                runs[nr].blocks = j - run_start;
+                covered += occ[j] - occ[run_start];
+                nr++;
+            }
+            run_start = NONE;
+        }
+        prev_distinct = distinct;
+    }
+    if (run_start != NONE && j - run_start >= MIN_BLOCKS && nr < RUNS_MAX) {
+        runs[nr].first_occ = run_start;
+        runs[nr].blocks = j - run_start;
+        covered += occ[j] - occ[run_start];
+        nr++;
+    }
+    *nruns = nr;
+    return covered;
+}
+
+/* The anchor's positions, in order (the chain index_names made). */
+static uint32_t occurrences(const struct obs_layer_work *w, uint32_t anchor, uint32_t *occ)
+{
+    uint32_t n = 0, i;
+    for (i = w->first[anchor]; i != NONE; i = w->next[i])
+        occ[n++] = i;
+    return n;
+}
+
+/* How far back from a and b (a < b) the launches agree, at most cap, not
+ * below floor; one differing launch is stepped over when the two before it agree. */
+static uint32_t agree_back(const uint32_t *s, uint32_t a, uint32_t b, uint32_t cap, uint32_t floor)
+{
+    uint32_t d = 0, j;
+    for (j = 1; j < cap && a >= floor + j; j++) {
+        if (s[a - j] == s[b - j]) {
+            d = j;
+            continue;
+        }
+        if (j + 2 < cap && a >= floor + j + 2 && s[a - j - 1] == s[b - j - 1] && s[a - j - 2] == s[b - j - 2]) {
+            d = j;
+            continue;
+        }
+        break;
+    }
+    return d;
+}
+
+/* Where the tail [tail_end - len + 1, tail_end] next ends at or after from, before limit. */
+static uint32_t find_tail(const uint32_t *s, uint32_t tail_end, uint32_t len, uint32_t from, uint32_t limit)
+{
+    uint32_t e, k;
+    for (e = from; e <= limit; e++) {
+        if (s[e] != s[tail_end] || e + 1 < len)
+            continue;
+        for (k = 1; k < len && s[e - k] == s[tail_end - k]; k++)
+            ;
+        if (k == len)
+            return e;
+    }
+    return NONE;
+}
+
+struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t hint, struct obs_layer_work *w,
+                                       struct obs_layer_cut *cuts, uint32_t max)
+{
+    struct obs_layer_found found = {NONE, 0, 0};
+    struct run runs[RUNS_MAX];
+    uint32_t *last = w->last, *occ = w->occ;
+    uint32_t nd, i, best = NONE, best_cover = 0, best_count = 0, nruns = 0, r, start_floor = 0, ncand = 0;
+    uint32_t starts[RUNS_MAX], ds[RUNS_MAX];
+
+    if (n < 6 || n > w->cap)
+        return found;
+    nd = index_names(s, n, w, last);
+    if (hint == NONE)
+        hint = NONE - 1; /* never a name id: the search below runs */
+    if (hint < OBS_LAYER_NAME_IDS && w->count[hint] >= MIN_BLOCKS + 1) {
+        uint32_t nocc = occurrences(w, hint, occ);
+        if (runs_of(s, w, last, hint, occ, nocc, runs, &nruns) > 0)
+            best = hint;
+    }
+    if (best != hint) { /* the widest names first: a name's runs cover at most its span, so the rest are skipped */
+        uint32_t j;
+        for (j = 0; j < nd; j++) { /* candidates to the front (the names stay in distinct: their counts are reset) */
+            uint32_t id = w->distinct[j];
+            if (w->count[id] >= MIN_BLOCKS + 1) {
+                w->distinct[j] = w->distinct[ncand];
+                w->distinct[ncand++] = id;
+            }
+        }
+        for (j = 1; j < ncand; j++) { /* insertion sort by span, widest first (tens of names) */
+            uint32_t id = w->distinct[j], span = last[id] - w->first[id], m = j;
+            while (m > 0 && last[w->distinct[m - 1]] - w->first[w->distinct[m - 1]] < span) {
+                w->distinct[m] = w->distinct[m - 1];
+                m--;
+            }
+            w->distinct[m] = id;
+        }
+    }
+    for (i = 0; best != hint && i < ncand; i++) { /* no hint, or it made no run: every name */
+        uint32_t id = w->distinct[i], nocc, cover, nr;
+        if (best != NONE && last[id] - w->first[id] < best_cover)
+            break; /* its runs cover at most its span: neither it nor a narrower one can win */
+        nocc = occurrences(w, id, occ);
+        cover = runs_of(s, w, last, id, occ, nocc, runs, &nr);
+        if (cover == 0)
+            continue;
+        if (best == NONE || cover > best_cover || (cover == best_cover && w->count[id] > best_count) ||
+            (cover == best_cover && w->count[id] == best_count && w->first[id] < w->first[best])) {
+            best = id;
+            best_cover = cover;
+            best_count = w->count[id];
+        }
+    }
+    if (best != NONE) {
+        uint32_t nocc = occurrences(w, best, occ);
+        if (best != hint) /* the hint's runs are those computed above */
+            runs_of(s, w, last, best, occ, nocc, runs, &nruns);
+        /* 2: each run's offset d from its first two anchors */
+        for (r = 0; r < nruns; r++) {
+            uint32_t a0 = runs[r].first_occ, gapmin = NONE, b;
+            for (b = 0; b < runs[r].blocks; b++)
+                if (occ[a0 + b + 1] - occ[a0 + b] < gapmin)
+                    gapmin = occ[a0 + b + 1] - occ[a0 + b];
+            ds[r] = agree_back(s, occ[a0], occ[a0 + 1], gapmin, start_floor);
+            if (w->start_named) {
+                /* OBS_LAYER names the first kernel: the launch of it nearest that start */
+                uint32_t k2, dd = NONE;
+                for (k2 = 0; k2 < gapmin && dd == NONE; k2++) {
+                    if (k2 <= ds[r] && w->norm_like(s[occ[a0] - (ds[r] - k2)]))
+                        dd = ds[r] - k2;
+                    else if (ds[r] + k2 < gapmin && occ[a0] >= start_floor + ds[r] + k2 &&
+                             w->norm_like(s[occ[a0] - (ds[r] + k2)]))
+                        dd = ds[r] + k2;
+                }
+                if (dd != NONE)
+                    ds[r] = dd;
+            } else if (w->norm_like != NULL && ds[r] > 0 && !w->norm_like(s[occ[a0] - ds[r]])) {
+                /* the launches before the stack may end like a layer (an embedding's add before layers that end
+                 * with a residual add): a layer starts with its norm, when one is a few launches later */
+                uint32_t k2;
+                for (k2 = 1; k2 <= NORM_WINDOW && k2 < ds[r]; k2++)
+                    if (w->norm_like(s[occ[a0] - ds[r] + k2])) {
+                        ds[r] -= k2;
+                        break;
+                    }
+            }
+            starts[r] = occ[a0] - ds[r];
+            start_floor = occ[a0 + runs[r].blocks] + 1;
+        }
+        /* 3: the layers, the last of each run by its tail */
+        for (r = 0; r < nruns; r++) {
+            uint32_t a0 = runs[r].first_occ, m = runs[r].blocks, d = ds[r], k, e = NONE, q, shortest = NONE;
+            uint32_t last_layer_out = 0;
+            uint32_t limit = r + 1 < nruns ? starts[r + 1] - 1 : n - 1;
+            uint32_t last_start = occ[a0 + m] - d, prev_start = occ[a0 + m - 1] - d;
+            for (k = 0; k < m; k++)
+                if (occ[a0 + k + 1] - occ[a0 + k] < shortest)
+                    shortest = occ[a0 + k + 1] - occ[a0 + k];
+            /* the tail the layers end with: of each layer and the next (q = 1), else of each layer and the
+             * one after (q = 2: alternating kinds); the last layer ends like the layer q before it, and is
+             * at least 3/4 as long as the shortest of the others */
+            for (q = 1; q <= 2 && e == NONE; q++) {
+                uint32_t tail = NONE, ref_end = occ[a0 + m - q + 1] - d - 1; /* the end of layer m - q */
+                for (k = 0; k + q + 1 <= m; k++) { /* ends of layers k and k + q, both followed by a layer */
+                    uint32_t end_a = occ[a0 + k + 1] - d - 1, end_b = occ[a0 + k + q + 1] - d - 1;
+                    uint32_t len_a = end_a + 1 - (occ[a0 + k] - d), len_b = end_b + 1 - (occ[a0 + k + q] - d), j = 0;
+                    while (j < len_a && j < len_b && s[end_a - j] == s[end_b - j])
+                        j++;
+                    if (tail == NONE || j < tail)
+                        tail = j;
+                }
+                if (tail != NONE && tail > 0) {
+                    uint32_t from = last_start + tail - 1 > occ[a0 + m] ? last_start + tail - 1 : occ[a0 + m];
+                    e = find_tail(s, ref_end, tail, from, limit);
+                    if (e != NONE && 4u * (e + 1 - last_start) < 3u * shortest)
+                        e = NONE;
+                }
+            }
+            if (e == NONE) {
+                e = last_start + (last_start - prev_start) - 1;
+                if (e > limit)
+                    e = limit;
+                /* no tail, and too short for a layer: the last anchor began what follows the stack (a final norm
+                 * that is the layers' first kernel), not a layer */
+                if (4u * (e + 1 - last_start) < 3u * shortest)
+                    last_layer_out = 1;
+            }
+            for (k = 0; k + last_layer_out <= m && found.layers < max; k++) {
+                struct obs_layer_cut *c = &cuts[found.layers++];
+                c->first = occ[a0 + k] - d;
+                c->last = k < m ? occ[a0 + k + 1] - d - 1 : e;
+                c->layer = k;
+                c->pass = r;
+            }
+        }
+        found.anchor = best;
+        found.passes = nruns;
+    }
+    for (i = 0; i < nd; i++) /* the per-name counts start at zero next time */
+        w->count[w->distinct[i]] = 0;
+    return found;
+}
