@@ -2271,7 +2271,7 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
     struct phase_thread *p = phase_tls;
     uint8_t ev = api < OBS_API_COUNT ? engine.set.api_event[api] : EV_OTHER;
     unsigned dir;
-    int saved_errno;
+    struct obs_guard guard;
     (void)status;
     if (ev == EV_OTHER || ev == EV_COPY || ev == EV_MEMSET)
         return;
@@ -2281,8 +2281,7 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         obs_call_forget_slow();
         return;
     }
-    saved_errno = errno; /* the real call's, kept for the app */
-    obs_tls.depth = 1;   /* our records are made outside any hooked call */
+    obs_guard_enter(&guard); /* our records are made outside any hooked call; errno is the real call's */
     if (p->launch_range_open) {
         obs_range_pop();
         p->launch_range_open = false;
@@ -2300,8 +2299,7 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
     if (ev == EV_HOST_SYNC || (ev == EV_COPY_SYNC && (dir == OBS_DIR_DTOH || dir == OBS_DIR_DEFAULT)))
         on_delimiter(p, ev, dir);
     obs_call_forget_slow(); /* slow paths taken after the real call belong to no call */
-    obs_tls.depth = 0;
-    errno = saved_errno;
+    obs_guard_leave(&guard);
 }
 
 void obs_phase_end_open_ranges(void)
