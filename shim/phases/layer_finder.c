@@ -13,7 +13,13 @@
  *     after the last (an embedding, an LM head: a prompt in chunks passes
  *     through the stack once per chunk) ends the run. The anchor chosen
  *     covers the most launches with runs of at least two blocks (three
- *     layers); ties go to the more frequent name, then the earlier one;
+ *     layers); ties go to the more frequent name, then the earlier one.
+ *     The shortest block that repeats is the layer: where the chosen
+ *     name's blocks are whole forwards (a prompt's chunks with no token
+ *     read between them), a name with one run in each (or one fewer), all
+ *     of at least three blocks and as many, covering with their last
+ *     layers at least two thirds of what the chosen name's do, is taken
+ *     instead: a pass per run;
  *  2. each run of m + 1 anchors is m + 1 layers. A layer begins d launches
  *     before its anchor, d the length over which the launches before the
  *     run's first two anchors agree (so the first layer begins right after
@@ -41,6 +47,7 @@
 #define RUNS_MAX 256u
 #define BLOCK_MIN 4u
 #define CONTAINED_MIN 3u
+#define PASS_BLOCKS_MIN 3u /* layers found inside repeated forwards: at least four a pass */
 #define NORM_WINDOW 4u  /* how far after the agreed start a norm kernel may begin the layer */ /* a block's names all in its neighbour's: at least this many */    /* a layer is at least 4 launches (norm, attention, MLP, residual) */
 
 struct run {
@@ -145,6 +152,18 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
     return covered;
 }
 
+/* The launches a set of runs puts in layers, each run's last layer as long as its average one. */
+static uint32_t layered_cover(const uint32_t *occ, const struct run *runs, uint32_t nr)
+{
+    uint64_t cover = 0;
+    uint32_t r;
+    for (r = 0; r < nr; r++) {
+        uint64_t span = occ[runs[r].first_occ + runs[r].blocks] - occ[runs[r].first_occ];
+        cover += span + span / runs[r].blocks;
+    }
+    return cover > UINT32_MAX ? UINT32_MAX : (uint32_t)cover;
+}
+
 /* The anchor's positions, in order (the chain index_names made). */
 static uint32_t occurrences(const struct obs_layer_work *w, uint32_t anchor, uint32_t *occ)
 {
@@ -239,6 +258,41 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
             best_cover = cover;
             best_count = w->count[id];
         }
+    }
+    if (best != NONE && best != hint) {
+        /* the shortest block that repeats: a prompt's chunks with no token read between them are whole
+         * forwards that repeat, each holding the layers. A name whose runs, as many as best's layers, each
+         * as long (a pass through the stack in each forward), cover with their last layers at least 3/4 of
+         * what best's do is the layer (an expert loop covers less of its layer; half-layers alike in some
+         * layers and not others make fewer runs) */
+        uint32_t nr, wcover, wlayers = 0, j, fine = NONE, fine_cover = 0;
+        uint32_t nocc = occurrences(w, best, occ);
+        runs_of(s, w, last, best, occ, nocc, runs, &nr);
+        wcover = layered_cover(occ, runs, nr);
+        for (r = 0; r < nr; r++)
+            wlayers += runs[r].blocks + 1;
+        for (j = 0; j < ncand && wlayers >= 2; j++) {
+            uint32_t id = w->distinct[j], cover;
+            if (w->count[id] / 3u < wlayers)
+                continue; /* three layers a pass at least */
+            nocc = occurrences(w, id, occ);
+            if (runs_of(s, w, last, id, occ, nocc, runs, &nr) == 0 || nr < 2 || nr > wlayers || nr + 1 < wlayers ||
+                runs[0].blocks < PASS_BLOCKS_MIN)
+                continue;
+            for (r = 1; r < nr && runs[r].blocks == runs[0].blocks; r++)
+                ;
+            if (r < nr)
+                continue;
+            cover = layered_cover(occ, runs, nr);
+            if ((uint64_t)cover * 3u < (uint64_t)wcover * 2u)
+                continue;
+            if (fine == NONE || cover > fine_cover) {
+                fine = id;
+                fine_cover = cover;
+            }
+        }
+        if (fine != NONE)
+            best = fine;
     }
     if (best != NONE) {
         uint32_t nocc = occurrences(w, best, occ);
