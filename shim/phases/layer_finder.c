@@ -92,24 +92,25 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
     uint32_t j, covered = 0, prev_distinct = 0, run_start = NONE, nr = 0;
     int prev_ok = 0;
     uint32_t p_first = occ[0], p_last = occ[nocc - 1];
+    uint32_t *stamps = w->stamp;
     (void)anchor;
     for (j = 0; j + 1 < nocc; j++) {
-        uint32_t stamp = ++w->stamp_now, prev = stamp - 1, distinct = 0, shared = 0, i;
+        uint32_t stamp = ++w->stamp_now, prev = stamp - 1, distinct = 0, shared = 0, i, end;
         int has_marker = 0, alike;
-        if (stamp == 0 || prev == 0) { /* wrapped: start the stamps afresh */
-            memset(w->stamp, 0, OBS_LAYER_NAME_IDS * sizeof *w->stamp);
+        if (stamp == 0 || prev == 0) { /* wrapped, or the first call: start the stamps afresh */
+            if (stamp != 1) /* the first call's table is zeroed already */
+                memset(w->stamp, 0, OBS_LAYER_NAME_IDS * sizeof *w->stamp);
             w->stamp_now = 2;
             stamp = 2;
             prev = 1;
             prev_ok = 0;
         }
-        for (i = occ[j]; i < occ[j + 1]; i++) {
-            uint32_t id = s[i];
-            if (id >= OBS_LAYER_NAME_IDS || w->stamp[id] == stamp)
+        for (i = occ[j], end = occ[j + 1]; i < end; i++) {
+            uint32_t id = s[i], was;
+            if (id >= OBS_LAYER_NAME_IDS || (was = stamps[id]) == stamp)
                 continue;
-            if (w->stamp[id] == prev)
-                shared++;
-            w->stamp[id] = stamp;
+            shared += was == prev;
+            stamps[id] = stamp;
             distinct++;
             if (!has_marker && marker(w, last, id, nocc, p_first, p_last))
                 has_marker = 1;
