@@ -421,17 +421,11 @@ static void layer_attribution(const char *label, struct pc_run *run)
          "live_wrong=%zu",
          label, launches, in_layers, trace_ok, launches ? 100.0 * (double)trace_ok / (double)launches : 0.0, live_ok,
          launches ? 100.0 * (double)live_ok / (double)launches : 0.0, live_none, live_wrong);
-    /* docs/layers.md, Limits: a prompt prefilled in chunks with no token read between them is one forward
-     * whose chunks repeat as whole blocks, and the finder reads the chunks as the repeated block */
-    const char *todo = strcmp(label, "llama-chunked") == 0
-                           ? "a prompt's chunks with no token read between them are read as the repeated block"
-                           : NULL;
-    ok_todo(launches > 0 && trace_ok == launches, todo,
-            "%s: trace: every launch has the layer its decoder layer's hooks say, or none (%zu of %zu)", label,
-            trace_ok, launches);
-    ok_todo(live_wrong == 0, todo,
-            "%s: live: no launch inside a LAYER range other than its own (%zu of %zu in the right one)", label,
-            live_in, in_layers);
+    ok(launches > 0 && trace_ok == launches,
+       "%s: trace: every launch has the layer its decoder layer's hooks say, or none (%zu of %zu)", label, trace_ok,
+       launches);
+    ok(live_wrong == 0, "%s: live: no launch inside a LAYER range other than its own (%zu of %zu in the right one)",
+       label, live_in, in_layers);
 }
 
 /* A thread's calls in order, by thread id. */

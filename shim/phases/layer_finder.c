@@ -13,7 +13,13 @@
  *     after the last (an embedding, an LM head: a prompt in chunks passes
  *     through the stack once per chunk) ends the run. The anchor chosen
  *     covers the most launches with runs of at least two blocks (three
- *     layers); ties go to the more frequent name, then the earlier one;
+ *     layers); ties go to the more frequent name, then the earlier one.
+ *     The shortest block that repeats is the layer: where the chosen
+ *     name's blocks are whole forwards (a prompt's chunks with no token
+ *     read between them), a name with one run in each (or one fewer), all
+ *     of at least three blocks and as many, covering with their last
+ *     layers at least two thirds of what the chosen name's do, is taken
+ *     instead: a pass per run;
  *  2. each run of m + 1 anchors is m + 1 layers. A layer begins d launches
  *     before its anchor, d the length over which the launches before the
  *     run's first two anchors agree (so the first layer begins right after
@@ -41,6 +47,7 @@
 #define RUNS_MAX 256u
 #define BLOCK_MIN 4u
 #define CONTAINED_MIN 3u
+#define PASS_BLOCKS_MIN 3u /* layers found inside repeated forwards: at least four a pass */
 #define NORM_WINDOW 4u  /* how far after the agreed start a norm kernel may begin the layer */ /* a block's names all in its neighbour's: at least this many */    /* a layer is at least 4 launches (norm, attention, MLP, residual) */
 
 struct run {
@@ -85,24 +92,25 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
     uint32_t j, covered = 0, prev_distinct = 0, run_start = NONE, nr = 0;
     int prev_ok = 0;
     uint32_t p_first = occ[0], p_last = occ[nocc - 1];
+    uint32_t *stamps = w->stamp;
     (void)anchor;
     for (j = 0; j + 1 < nocc; j++) {
-        uint32_t stamp = ++w->stamp_now, prev = stamp - 1, distinct = 0, shared = 0, i;
+        uint32_t stamp = ++w->stamp_now, prev = stamp - 1, distinct = 0, shared = 0, i, end;
         int has_marker = 0, alike;
-        if (stamp == 0 || prev == 0) { /* wrapped: start the stamps afresh */
-            memset(w->stamp, 0, OBS_LAYER_NAME_IDS * sizeof *w->stamp);
+        if (stamp == 0 || prev == 0) { /* wrapped, or the first call: start the stamps afresh */
+            if (stamp != 1) /* the first call's table is zeroed already */
+                memset(w->stamp, 0, OBS_LAYER_NAME_IDS * sizeof *w->stamp);
             w->stamp_now = 2;
             stamp = 2;
             prev = 1;
             prev_ok = 0;
         }
-        for (i = occ[j]; i < occ[j + 1]; i++) {
-            uint32_t id = s[i];
-            if (id >= OBS_LAYER_NAME_IDS || w->stamp[id] == stamp)
+        for (i = occ[j], end = occ[j + 1]; i < end; i++) {
+            uint32_t id = s[i], was;
+            if (id >= OBS_LAYER_NAME_IDS || (was = stamps[id]) == stamp)
                 continue;
-            if (w->stamp[id] == prev)
-                shared++;
-            w->stamp[id] = stamp;
+            shared += was == prev;
+            stamps[id] = stamp;
             distinct++;
             if (!has_marker && marker(w, last, id, nocc, p_first, p_last))
                 has_marker = 1;
@@ -143,6 +151,18 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
     }
     *nruns = nr;
     return covered;
+}
+
+/* The launches a set of runs puts in layers, each run's last layer as long as its average one. */
+static uint32_t layered_cover(const uint32_t *occ, const struct run *runs, uint32_t nr)
+{
+    uint64_t cover = 0;
+    uint32_t r;
+    for (r = 0; r < nr; r++) {
+        uint64_t span = occ[runs[r].first_occ + runs[r].blocks] - occ[runs[r].first_occ];
+        cover += span + span / runs[r].blocks;
+    }
+    return cover > UINT32_MAX ? UINT32_MAX : (uint32_t)cover;
 }
 
 /* The anchor's positions, in order (the chain index_names made). */
@@ -239,6 +259,41 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
             best_cover = cover;
             best_count = w->count[id];
         }
+    }
+    if (best != NONE && best != hint) {
+        /* the shortest block that repeats: a prompt's chunks with no token read between them are whole
+         * forwards that repeat, each holding the layers. A name whose runs, as many as best's layers, each
+         * as long (a pass through the stack in each forward), cover with their last layers at least 3/4 of
+         * what best's do is the layer (an expert loop covers less of its layer; half-layers alike in some
+         * layers and not others make fewer runs) */
+        uint32_t nr, wcover, wlayers = 0, j, fine = NONE, fine_cover = 0;
+        uint32_t nocc = occurrences(w, best, occ);
+        runs_of(s, w, last, best, occ, nocc, runs, &nr);
+        wcover = layered_cover(occ, runs, nr);
+        for (r = 0; r < nr; r++)
+            wlayers += runs[r].blocks + 1;
+        for (j = 0; j < ncand && wlayers >= 2; j++) {
+            uint32_t id = w->distinct[j], cover;
+            if (w->count[id] / 3u < wlayers)
+                continue; /* three layers a pass at least */
+            nocc = occurrences(w, id, occ);
+            if (runs_of(s, w, last, id, occ, nocc, runs, &nr) == 0 || nr < 2 || nr > wlayers || nr + 1 < wlayers ||
+                runs[0].blocks < PASS_BLOCKS_MIN)
+                continue;
+            for (r = 1; r < nr && runs[r].blocks == runs[0].blocks; r++)
+                ;
+            if (r < nr)
+                continue;
+            cover = layered_cover(occ, runs, nr);
+            if ((uint64_t)cover * 3u < (uint64_t)wcover * 2u)
+                continue;
+            if (fine == NONE || cover > fine_cover) {
+                fine = id;
+                fine_cover = cover;
+            }
+        }
+        if (fine != NONE)
+            best = fine;
     }
     if (best != NONE) {
         uint32_t nocc = occurrences(w, best, occ);

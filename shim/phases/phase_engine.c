@@ -863,7 +863,7 @@ static int name_is_norm(uint32_t id)
 /* The tables behind a thread's layer_track, in one mapping after it. */
 static size_t layer_track_bytes(void)
 {
-    return sizeof(struct layer_track) + LAYER_SPAN_CAP * (sizeof(uint32_t) + sizeof(uint64_t)) +
+    return sizeof(struct layer_track) + (LAYER_SPAN_CAP + 1u) * (sizeof(uint32_t) + sizeof(uint64_t)) +
            4u * OBS_LAYER_NAME_IDS * sizeof(uint32_t) + 5u * LAYER_SPAN_CAP * sizeof(uint32_t);
 }
 
@@ -875,9 +875,9 @@ static struct layer_track *layer_track_new(void)
         return NULL;
     p = (uint8_t *)(lt + 1);
     lt->index = (uint64_t *)p;
-    p += LAYER_SPAN_CAP * sizeof(uint64_t);
+    p += (LAYER_SPAN_CAP + 1u) * sizeof(uint64_t); /* one spare: a launch past the cap is stored there, unkept */
     lt->names = (uint32_t *)p;
-    p += LAYER_SPAN_CAP * sizeof(uint32_t);
+    p += (LAYER_SPAN_CAP + 1u) * sizeof(uint32_t);
     lt->work.count = (uint32_t *)p;
     lt->work.stamp = lt->work.count + OBS_LAYER_NAME_IDS;
     lt->work.first = lt->work.stamp + OBS_LAYER_NAME_IDS;
@@ -1025,7 +1025,7 @@ static __attribute__((noinline)) void layer_instance_changed(struct layer_track 
 
 /* A launch of the next boundary's kernel: the boundary when it is the
  * count-th since the one before. */
-static __attribute__((noinline)) void layer_bound_seen(struct layer_track *lt)
+static inline void layer_bound_seen(struct layer_track *lt)
 {
     const struct layer_bound *b = &lt->live->b[lt->next_bound];
     if (++lt->occ != b->occ)
@@ -1034,7 +1034,7 @@ static __attribute__((noinline)) void layer_bound_seen(struct layer_track *lt)
     lt->occ = 0;
     if (b->layer1 != 0 && lt->live_n < LAYER_CUTS_MAX)
         lt->live_first[lt->live_n++] = lt->n - lt->seg + 1; /* within the forward being followed */
-    lt->next_name = ++lt->next_bound < lt->live->n ? lt->live->b[lt->next_bound].name : NO_BOUND_NAME;
+    lt->next_name = ++lt->next_bound < lt->live->n ? b[1].name : NO_BOUND_NAME;
 }
 
 /* A step opens, or a generation is taken back: the next launch begins a new
@@ -1052,16 +1052,17 @@ static void layer_instance_anew(struct phase_thread *p)
  * layer, its name kept for the analysis. Returns the live layer + 1. */
 static inline uint32_t layer_launch(struct layer_track *lt, const struct logic *l, uint32_t name, bool same_logic)
 {
+    uint32_t n;
     if (!same_logic && (l->gen != lt->gen || l->step != lt->raw_step || l->top != lt->top))
         layer_instance_changed(lt, l);
-    if (lt->top == OBS_PHASE_NONE)
-        return 0;
+    /* outside a phase (top NONE): no template (next_name never matches), layer1 0, and the names kept are
+     * never analysed (layer_analyse looks at no NONE instance): no test needed here */
     if (obs_unlikely(name == lt->next_name))
         layer_bound_seen(lt);
-    if (lt->n < LAYER_SPAN_CAP) {
-        lt->names[lt->n] = name;
-        lt->index[lt->n++] = obs_thread_next_index(); /* its CALL record's, unless ranges move (layer_launch_moved) */
-    }
+    n = lt->n;
+    lt->names[n] = name; /* past the cap: into the spare slot, not counted */
+    lt->index[n] = obs_thread_next_index(); /* its CALL record's, unless ranges move (layer_launch_moved) */
+    lt->n = n + (n < LAYER_SPAN_CAP);
     return lt->layer1;
 }
 
@@ -1927,9 +1928,22 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_
 static void layer_switch(struct phase_thread *p, uint32_t layer1)
 {
     const struct range *phase_range;
+    p->held_end_t = 0;
+    if (layer1 != 0 && p->depth > 0 && p->open[p->depth - 1].layer1 != 0) {
+        /* one layer after another (most switches): the innermost range's layer changes in place, as a pop and
+         * a push would leave it, with no record to write */
+        p->open[p->depth - 1].layer1 = layer1;
+        p->pushes += 2;
+        if (engine.set.ranges_on) {
+            obs_range_pop();
+            obs_range_push(layer_handle(layer1 - 1));
+        }
+        p->last_want.layer1 = layer1;
+        p->last_want.pushes = p->pushes;
+        return;
+    }
     if (p->last_want.layer1 != 0)
         pop_range(p);
-    p->held_end_t = 0;
     if (layer1 != 0 && p->depth > 0) {
         phase_range = &p->open[p->depth - 1];
         push_range(p, &(struct range){phase_range->phase, phase_range->step, 0, phase_range->gen, layer1});
