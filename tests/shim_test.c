@@ -2,6 +2,7 @@
 #include "shim_test.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,4 +221,27 @@ void sim_traced_run_free(struct sim_traced_run *r)
     if (r->t != NULL)
         obs_trace_free(r->t);
     run_result_free(&r->res);
+}
+
+int trace_json_check_counts(const char *json, struct run_result *pr, unsigned long *slices, unsigned long *flows)
+{
+    const char *python = getenv("OBS_PYTHON3");
+    char script[4096];
+    const char *argv[4], *p;
+
+    *slices = *flows = ULONG_MAX; /* not printed */
+    if (python == NULL || *python == '\0')
+        return -1;
+    snprintf(script, sizeof script, "%s/tests/trace_json_check.py", test_srcdir());
+    argv[0] = python;
+    argv[1] = script;
+    argv[2] = json;
+    argv[3] = NULL;
+    if (run_program(argv, NULL, 120, pr) != 0)
+        bail("cannot run %s", python);
+    if ((p = strstr(pr->out, "\ngpu_slices=")) != NULL)
+        *slices = strtoul(p + 12, NULL, 10);
+    if ((p = strstr(pr->out, "\nflows=")) != NULL)
+        *flows = strtoul(p + 7, NULL, 10);
+    return 0;
 }

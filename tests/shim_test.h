@@ -43,6 +43,11 @@ void sim_traced_run_exec(const char *tag, const char *const argv[], const char *
                          struct sim_traced_run *r);
 void sim_traced_run_free(struct sim_traced_run *r);
 
+/* tests/trace_json_check.py on a JSON trace: its gpu_slices= and flows=
+ * counts (ULONG_MAX when not printed), its result in pr (free it). Returns -1
+ * without running it when OBS_PYTHON3 names no python3. */
+int trace_json_check_counts(const char *json, struct run_result *pr, unsigned long *slices, unsigned long *flows);
+
 /* One line of the simulator's ground-truth log. */
 struct sim_call {
     char api[64], kind[16], name[256], stream[32], bytes[32];

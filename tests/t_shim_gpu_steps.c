@@ -397,27 +397,13 @@ static void same_as_events(const char *label, const struct sim_traced_run *s, co
  * (tests/trace_json_check.py checks the nesting). */
 static void check_json(const char *label, const struct sim_traced_run *r)
 {
-    const char *python = getenv("OBS_PYTHON3");
-    char script[4096];
-    const char *argv[4], *p;
     struct run_result pr;
-    unsigned long slices = 0, flows = 1;
+    unsigned long slices, flows;
 
-    if (python == NULL || *python == '\0' || r->t == NULL) {
+    if (r->t == NULL || trace_json_check_counts(r->json, &pr, &slices, &flows) != 0) {
         skip("%s: no python3 to parse the JSON, or no trace", label);
         return;
     }
-    snprintf(script, sizeof script, "%s/tests/trace_json_check.py", test_srcdir());
-    argv[0] = python;
-    argv[1] = script;
-    argv[2] = r->json;
-    argv[3] = NULL;
-    if (run_program(argv, NULL, 120, &pr) != 0)
-        bail("cannot run %s", python);
-    if ((p = strstr(pr.out, "\ngpu_slices=")) != NULL)
-        slices = strtoul(p + 12, NULL, 10);
-    if ((p = strstr(pr.out, "\nflows=")) != NULL)
-        flows = strtoul(p + 7, NULL, 10);
     ok(pr.exited && pr.status == 0 && slices == r->t->nrange_spans && flows == 0 && slices > 0,
        "%s: the JSON parses, its GPU slices nest, one per range span (%lu for %zu), no flow", label, slices,
        r->t->nrange_spans);
