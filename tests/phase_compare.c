@@ -252,6 +252,38 @@ static int name_differs(const struct obs_trace *t, const struct obs_call *c, con
            strcmp(t->kernels[c->kernel].mangled, name) != 0;
 }
 
+void pc_graph_node_layers(const struct obs_trace *t, const struct pc_run *run, struct pc_graph_score *s)
+{
+    const struct obs_graph *g = NULL;
+    size_t i, k = 0;
+    memset(s, 0, sizeof *s);
+    for (i = 0; i < run->n; i++)
+        s->captured += run->l[i].captured;
+    for (i = 0; i < t->ngraphs && g == NULL; i++)
+        if (t->graphs[i].nnodes == s->captured && s->captured > 0)
+            g = &t->graphs[i];
+    if (g == NULL)
+        return;
+    s->exec = g->id;
+    s->nodes = g->nnodes;
+    for (i = 0; i < run->n; i++) {
+        const struct pc_launch *l = &run->l[i];
+        const struct obs_graph_node *nd;
+        const char *mangled, *demangled;
+        int layer;
+        if (!l->captured)
+            continue;
+        nd = &g->nodes[k++];
+        layer = nd->layer == OBS_NO_LAYER ? -1 : (int)nd->layer;
+        s->in_layers += l->truth_layer >= 0;
+        s->right += layer == l->truth_layer;
+        mangled = t->kernels[nd->kernel].mangled;
+        demangled = t->kernels[nd->kernel].demangled;
+        s->names_differ += !(mangled != NULL && strcmp(mangled, run->names[l->name]) == 0) &&
+                           !(demangled != NULL && strcmp(demangled, run->names[l->name]) == 0);
+    }
+}
+
 size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *name_mismatch)
 {
     size_t i, k = 0, *cursor, **lists, *counts;
