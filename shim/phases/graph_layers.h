@@ -17,8 +17,9 @@
 /* Finds the layers of names[0 .. n) and writes each node's layer k into
  * layer_out[0 .. n) (0xffff: before the first layer, after the last, or no
  * layers found). hint, norm_like, start_named: as the engine gives the
- * finder for an eager instance (layer_finder.h). Allocates the finder's
- * workspace for the call. Returns what the finder found (anchor UINT32_MAX,
+ * finder for an eager instance (layer_finder.h). Thread-safe; the
+ * finder's workspace (1 MB of per-name tables) is allocated once and kept
+ * for the next instantiation. Returns what the finder found (anchor UINT32_MAX,
  * layers 0: none, or no memory). */
 struct obs_layer_found obs_graph_node_layers(const uint32_t *names, uint32_t n, uint32_t hint,
                                              int (*norm_like)(uint32_t id), int start_named, uint16_t *layer_out);
