@@ -40,10 +40,10 @@ void obs_graph_walk_init(struct obs_graph_walk *w, uint64_t nodes)
     w->nodes = nodes;
 }
 
-/* The node's place in walk order: for a stream-captured graph the runtimes
- * return the nodes in capture order, so this is the order its kernels were
- * launched while capturing (docs/layers.md, "Graphs", says what is known of
- * each runtime). */
+/* The node's place in walk order: the order the runtime lists the nodes
+ * in, which for a stream-captured graph on the simulated runtimes is the
+ * capture order (the order its kernels were launched while capturing); the
+ * real runtimes' references promise no order (docs/layers.md, "Graphs"). */
 static void keep_order(struct obs_graph_walk *w, uint32_t name)
 {
     if (w->order_cut)

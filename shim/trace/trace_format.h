@@ -267,9 +267,9 @@ struct obs_rec_graph_kernels { /* 48 bytes */
     } pairs[OBS_GRAPH_KERNEL_PAIRS];
 };
 
-/* A graph exec's kernel nodes in the order the walk met them (for a
- * stream-captured graph, the capture order: the order of the launches
- * captured), with the model layer of each: as many records as needed after
+/* A graph exec's kernel nodes in the order the walk met them (the order
+ * the runtime lists them in: for a stream-captured graph on the simulated
+ * runtimes, the capture order), with the model layer of each: as many records as needed after
  * its GRAPH_KERNELS records (same thread), positions first, first + 1, ...
  * The layers are found among the nodes by the phase engine's layer finder
  * (docs/layers.md, "Graphs"); a node before the first layer or after the
