@@ -14,7 +14,10 @@
  *     layers, `obs-report phases` counts the kernel nodes each layer
  *     replayed (4 a layer per graph launch in DECODE), the JSON graph
  *     slices carry node_layers;
- *   - OBS_LAYER=off: no node has a layer. */
+ *   - OBS_LAYER=off: no node has a layer;
+ *   - past the cap: a step of 8 200 layers (32 803 kernel nodes, more than
+ *     the 32 768 kept in order) gets the GRAPH flag NODES_CUT, no node
+ *     order and no layers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +32,10 @@ struct run_paths {
     char log[4200], prefix[4096], obs[4200];
 };
 
-static void run_llm_loop(const char *tag, const char *extra, struct run_paths *p, struct run_result *res)
+static void run_llm_loop(const char *tag, const char *extra, const char *layers, struct run_paths *p,
+                         struct run_result *res)
 {
-    const char *argv[] = {shim_build_path("tests/apps/llm_loop"), "--steps", "6", "--prompts", "2", "--layers", "4",
+    const char *argv[] = {shim_build_path("tests/apps/llm_loop"), "--steps", "6", "--prompts", "2", "--layers", layers,
                           "--layer-norm", "--graph-decode", NULL};
     char log_env[4300], out_env[4300], lib_env[4300], inject[4300];
     const char *env[] = {log_env, out_env, lib_env, inject, "OBS_SUMMARY=0", "OBS_TRACE=json", extra, NULL};
@@ -108,8 +112,8 @@ int main(void)
     size_t i, graph_launches = 0, graph_in_layer = 0, eager_live_layer = 0;
     char *text;
 
-    plan(12);
-    run_llm_loop("graph", NULL, &p, &res);
+    plan(14);
+    run_llm_loop("graph", NULL, "4", &p, &res);
     ok(run_exited_with(&res, 0), "llm_loop --graph-decode --layer-norm under the shim: exit status 0");
     run_result_free(&res);
     pc_read_log(p.log, &run);
@@ -163,7 +167,7 @@ int main(void)
     pc_run_free(&run);
 
     /* OBS_LAYER=off: no layers for the nodes either */
-    run_llm_loop("graph-off", "OBS_LAYER=off", &p, &res);
+    run_llm_loop("graph-off", "OBS_LAYER=off", "4", &p, &res);
     ok(run_exited_with(&res, 0), "OBS_LAYER=off: exit status 0");
     run_result_free(&res);
     pc_read_log(p.log, &run);
@@ -183,5 +187,22 @@ int main(void)
     free(text);
     obs_trace_free(t);
     pc_run_free(&run);
+
+    /* past the cap of kernel nodes kept in order */
+    run_llm_loop("graph-cut", NULL, "8200", &p, &res);
+    ok(run_exited_with(&res, 0), "8 200 layers: exit status 0");
+    run_result_free(&res);
+    t = shim_trace_open(p.obs);
+    if (t == NULL)
+        bail("no trace");
+    {
+        const struct obs_graph *g = t->ngraphs == 1 ? &t->graphs[0] : NULL;
+        ok(g != NULL && g->kernel_count == 32803 && (g->flags & OBS_GRAPH_NODES_CUT) && g->nnodes == 0 &&
+               g->layers == 0,
+           "8 200 layers: 32 803 kernel nodes, more than 32 768: GRAPH flag NODES_CUT, no node order, no layers "
+           "(flags %u, %zu nodes kept)",
+           g ? g->flags : 0u, g ? g->nnodes : (size_t)0);
+    }
+    obs_trace_free(t);
     return 0;
 }
