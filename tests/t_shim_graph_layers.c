@@ -13,7 +13,8 @@
  *   - the reports: the summary's Graph launches table gives the exec's
  *     layers, `obs-report phases` counts the kernel nodes each layer
  *     replayed (4 a layer per graph launch in DECODE), the JSON graph
- *     slices carry node_layers;
+ *     slices carry node_layers, the SQLite export's OBS_GRAPH_NODES has
+ *     each node with its layer (skipped without SQLite or the sqlite3 CLI);
  *   - OBS_LAYER=off: no node has a layer;
  *   - past the cap: a step of 8 200 layers (32 803 kernel nodes, more than
  *     the 32 768 kept in order) gets the GRAPH flag NODES_CUT, no node
@@ -60,6 +61,39 @@ static char *report(const char *cmd, const char *obs)
     out = run_exited_with(&r, 0) && r.out != NULL ? strdup(r.out) : NULL;
     run_result_free(&r);
     return out;
+}
+
+/* OBS_GRAPH_NODES of `obs-report sqlite`: the exec's nodes by position,
+ * their layers in order ("" for none). */
+static void check_sqlite(const char *obs)
+{
+    char sqlite3_bin[4096], db[4300];
+    const char *argv[] = {shim_build_path("obs-report"), "sqlite", obs, db, NULL};
+    const char *q[] = {sqlite3_bin, "-init", "/dev/null", "-batch", "-noheader", db,
+                       "SELECT COUNT(*) || ' ' || group_concat(IFNULL(layer, '-'), '') FROM "
+                       "(SELECT layer FROM OBS_GRAPH_NODES WHERE graphId = 1 ORDER BY position)",
+                       NULL};
+    struct run_result r;
+#ifndef HAVE_SQLITE
+    skip("obs-report built without SQLite");
+    return;
+#endif
+    if (test_on_path("sqlite3", sqlite3_bin, sizeof sqlite3_bin) == NULL) {
+        skip("no sqlite3 CLI on PATH");
+        return;
+    }
+    snprintf(db, sizeof db, "%s.sqlite", obs);
+    shim_run(argv, NULL, 0, 60, &r);
+    if (!run_exited_with(&r, 0))
+        diag_text("obs-report sqlite", r.err);
+    run_result_free(&r);
+    shim_run(q, NULL, 0, 60, &r);
+    if (r.out != NULL && r.out_len > 0 && r.out[r.out_len - 1] == '\n')
+        r.out[--r.out_len] = '\0';
+    ok(run_exited_with(&r, 0) && r.out != NULL && strcmp(r.out, "19 -0000111122223333--") == 0,
+       "sqlite: OBS_GRAPH_NODES holds the 19 nodes in walk order with their layers (%s)",
+       r.out ? r.out : "no output");
+    run_result_free(&r);
 }
 
 /* The graph launches in DECODE, from the trace. */
@@ -112,7 +146,7 @@ int main(void)
     size_t i, graph_launches = 0, graph_in_layer = 0, eager_live_layer = 0;
     char *text;
 
-    plan(14);
+    plan(15);
     run_llm_loop("graph", NULL, "4", &p, &res);
     ok(run_exited_with(&res, 0), "llm_loop --graph-decode --layer-norm under the shim: exit status 0");
     run_result_free(&res);
@@ -163,6 +197,7 @@ int main(void)
         ok(n == 12, "JSON: the 12 graph launch slices carry node_layers -x1,0x4,1x4,2x4,3x4,-x2 (%zu do)", n);
         free(js);
     }
+    check_sqlite(p.obs);
     obs_trace_free(t);
     pc_run_free(&run);
 
