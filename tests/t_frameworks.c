@@ -543,7 +543,7 @@ static void graph_node_layers(const char *label, const struct pc_run *run, const
     diag("FIGURES graph layers %s: captured=%zu kernel_nodes=%zu in_layers=%zu right=%zu (%.2f%%) names_differ=%zu",
          label, s.captured, s.nodes, s.in_layers, s.right, s.captured ? 100.0 * (double)s.right / (double)s.captured : 0.0,
          s.names_differ);
-    ok(s.exec != 0 && s.nodes == s.captured && s.names_differ == 0,
+    ok(s.execs == 1 && s.nodes == s.captured && s.names_differ == 0,
        "%s: the graph exec's %zu kernel nodes are the launches captured into it, in capture order", label, s.nodes);
     ok(s.captured > 0 && s.in_layers > 0 && s.right == s.captured,
        "%s: every kernel node of the graph has the layer its decoder layer's hooks said during the capture, or none "
