@@ -252,6 +252,50 @@ static int name_differs(const struct obs_trace *t, const struct obs_call *c, con
            strcmp(t->kernels[c->kernel].mangled, name) != 0;
 }
 
+void pc_graph_node_layers(const struct obs_trace *t, const struct pc_run *run, struct pc_graph_score *s)
+{
+    size_t i, g, next = 0, *cap;
+    uint32_t thread = UINT32_MAX;
+    memset(s, 0, sizeof *s);
+    cap = malloc((run->n ? run->n : 1) * sizeof *cap); /* the captured launches, in log order */
+    if (cap == NULL)
+        bail("out of memory");
+    for (i = 0; i < run->n; i++)
+        if (run->l[i].captured) {
+            if (thread != UINT32_MAX && run->l[i].thread != thread) {
+                free(cap);
+                s->captured = 0;
+                return;
+            }
+            thread = run->l[i].thread;
+            cap[s->captured++] = i;
+        }
+    for (g = 0; g < t->ngraphs && next + t->graphs[g].kernel_count <= s->captured; g++) {
+        const struct obs_graph *gr = &t->graphs[g];
+        size_t k;
+        if (gr->kernel_count == 0)
+            continue;
+        if (gr->nnodes != gr->kernel_count) { /* no order kept (cut, incomplete): its launches are skipped */
+            next += gr->kernel_count;
+            continue;
+        }
+        s->execs++;
+        for (k = 0; k < gr->nnodes; k++) {
+            const struct pc_launch *l = &run->l[cap[next + k]];
+            const struct obs_graph_node *nd = &gr->nodes[k];
+            const char *mangled = t->kernels[nd->kernel].mangled, *demangled = t->kernels[nd->kernel].demangled;
+            int layer = nd->layer == OBS_NO_LAYER ? -1 : (int)nd->layer;
+            s->nodes++;
+            s->in_layers += l->truth_layer >= 0;
+            s->right += layer == l->truth_layer;
+            s->names_differ += !(mangled != NULL && strcmp(mangled, run->names[l->name]) == 0) &&
+                               !(demangled != NULL && strcmp(demangled, run->names[l->name]) == 0);
+        }
+        next += gr->nnodes;
+    }
+    free(cap);
+}
+
 size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *name_mismatch)
 {
     size_t i, k = 0, *cursor, **lists, *counts;

@@ -82,6 +82,24 @@ int pc_same(const struct pc_label *a, const struct pc_label *b, int with_gen);
 /* "PHASE[/step][ gen G]" or "(none)". */
 const char *pc_label_text(const struct pc_label *l, char *buf, size_t len);
 
+/* The layers of graph execs' kernel nodes in the trace (GRAPH_NODES,
+ * docs/layers.md "Graphs") against the truth of the launches captured into
+ * them: the log's launches inside the truth's GRAPH_CAPTURE, in log order,
+ * are the execs' kernel nodes in capture order (the simulated runtimes
+ * list a captured graph's nodes so), exec after exec in id order (each
+ * instantiated right after its capture), each taking as many captured
+ * launches as it has kernel nodes. One thread's captures only: a log whose
+ * captured launches come from several threads matches none. */
+struct pc_graph_score {
+    size_t captured;      /* captured launches in the log */
+    size_t execs;         /* execs matched */
+    size_t nodes;         /* kernel nodes of the execs matched, with their order kept */
+    size_t in_layers;     /* those nodes' captured launches the truth puts in a layer */
+    size_t right;         /* nodes whose layer (or none) is the truth's */
+    size_t names_differ;  /* nodes whose kernel is not the captured launch's */
+};
+void pc_graph_node_layers(const struct obs_trace *t, const struct pc_run *run, struct pc_graph_score *s);
+
 void pc_run_free(struct pc_run *run);
 
 #endif

@@ -532,6 +532,25 @@ static void phase_timing(const char *label, const struct pc_run *run, const stru
     obs_phase_stats_free(&s);
 }
 
+/* A decode step captured into a CUDA graph (llama-graph): its exec's kernel
+ * nodes get their layers in the trace from the node walk (docs/layers.md,
+ * "Graphs"); fw_truth.py's layer marks fire during the capture, so the
+ * captured launches between them, in capture order, are the nodes' truth. */
+static void graph_node_layers(const char *label, const struct pc_run *run, const struct obs_trace *t)
+{
+    struct pc_graph_score s;
+    pc_graph_node_layers(t, run, &s);
+    diag("FIGURES graph layers %s: captured=%zu kernel_nodes=%zu in_layers=%zu right=%zu (%.2f%%) names_differ=%zu",
+         label, s.captured, s.nodes, s.in_layers, s.right, s.captured ? 100.0 * (double)s.right / (double)s.captured : 0.0,
+         s.names_differ);
+    ok(s.execs == 1 && s.nodes == s.captured && s.names_differ == 0,
+       "%s: the graph exec's %zu kernel nodes are the launches captured into it, in capture order", label, s.nodes);
+    ok(s.captured > 0 && s.in_layers > 0 && s.right == s.captured,
+       "%s: every kernel node of the graph has the layer its decoder layer's hooks said during the capture, or none "
+       "(%zu of %zu; %zu in layers)",
+       label, s.right, s.captured, s.in_layers);
+}
+
 static void phase_checks(const char *label, const char *log_path, const struct obs_trace *t)
 {
     struct pc_run run;
@@ -540,6 +559,11 @@ static void phase_checks(const char *label, const char *log_path, const struct o
     pc_trace_labels(t, &run, &mismatch);
     phase_attribution(label, &run);
     layer_attribution(label, &run);
+    for (size_t i = 0; i < run.n; i++)
+        if (run.l[i].captured) {
+            graph_node_layers(label, &run, t);
+            break;
+        }
     phase_timing(label, &run, t);
     pc_run_free(&run);
 }

@@ -1395,13 +1395,143 @@ static size_t case_files(char ***paths)
     return n;
 }
 
+
+/* ---- graph nodes: the layers among a graph exec's kernel nodes (docs/layers.md, "Graphs") -------- */
+
+/* A graph exec's kernel nodes in capture order, written in the call
+ * language (kernel tokens and @Lk / @L- truth; sizes ignored, no groups):
+ * obs_phase_graph_layers must give each node the layer the truth says, or
+ * none where no layers are claimed; it pushes no live range and writes no
+ * record (a graph launch's ranges stay at step level). */
+struct graph_case {
+    const char *name;
+    const char *env[4];
+    const char *nodes;
+    int layers_found; /* 1: the truth's layers; 0: no layers claimed, whatever the truth */
+};
+
+static const struct graph_case graph_cases[] = {
+    {"graph nodes: a Llama-shaped decode step of 4 layers", {NULL}, LL_FORWARD("1"), 1},
+    {"graph nodes: alternating dense and MoE layers (6) with a shared expert", {NULL}, ALT_SHARED_FORWARD("1"), 1},
+    {"graph nodes: GPT-2 shaped, OBS_LAYER=ln", {"OBS_LAYER=ln"}, G2_FORWARD("1"), 1},
+    {"graph nodes: OBS_LAYER=off finds none", {"OBS_LAYER=off"}, LL_FORWARD("1"), 0},
+    {"graph nodes: no repeated block, no layers", {NULL},
+     "embed:1 cos:1 sin:1 rms:64 qkv:192 rope:64 attn:64 o_proj:64 add:64 up:256 act:256 down:64 lm_head:512 argmax:1", 0},
+};
+#define GRAPH_CASE_COUNT (sizeof graph_cases / sizeof graph_cases[0])
+#define GRAPH_NODES_MAX 512
+
+struct graph_result {
+    int ran, layered;    /* the child ran; w.layer was set */
+    unsigned live_depth; /* live ranges open after the call */
+    uint64_t records;    /* records written by the call */
+    uint32_t n;
+    uint16_t layer[GRAPH_NODES_MAX];
+};
+
+/* The nodes' names and truth (-1: none). */
+static uint32_t graph_nodes_parse(const char *text, char names[][32], int *truth)
+{
+    uint32_t n = 0;
+    int cur = -1;
+    const char *p = text;
+    while (*p != '\0' && n < GRAPH_NODES_MAX) {
+        size_t len = strcspn(p, " ");
+        if (len > 0 && p[0] == '@' && p[1] == 'L')
+            cur = p[2] == '-' ? -1 : atoi(p + 2);
+        else if (len > 0) {
+            size_t name_len = strcspn(p, ": ");
+            snprintf(names[n], 32, "%.*s", (int)(name_len < 31 ? name_len : 31), p);
+            truth[n++] = cur;
+        }
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+    return n;
+}
+
+static void graph_case_child(const struct graph_case *gc, struct graph_result *out)
+{
+    static char names[GRAPH_NODES_MAX][32];
+    static int truth[GRAPH_NODES_MAX];
+    static uint32_t order[GRAPH_NODES_MAX];
+    struct obs_graph_walk w;
+    uint64_t before, after;
+    uint32_t i, n;
+    size_t k;
+    for (k = 0; k < 4 && gc->env[k] != NULL; k++)
+        run.env[k] = gc->env[k];
+    run.env[k] = NULL;
+    obs_config_load(&obs_cfg, case_lookup);
+    if (!obs_phase_engine_init())
+        _exit(3);
+    n = graph_nodes_parse(gc->nodes, names, truth);
+    for (i = 0; i < n; i++)
+        order[i] = engine_stub_name(names[i]);
+    memset(&w, 0, sizeof w); /* as obs_graph_walk_init and obs_graph_walk_add_kernel leave it (record/, not linked here) */
+    w.nodes = w.kernels = n;
+    w.order = order;
+    w.norder = w.order_cap = n;
+    engine_stub_records(&before);
+    obs_phase_graph_layers(&w);
+    engine_stub_records(&after);
+    out->n = n;
+    out->layered = w.layer != NULL;
+    for (i = 0; i < n; i++)
+        out->layer[i] = w.layer != NULL ? w.layer[i] : 0xffffu;
+    out->live_depth = engine_stub_live_depth();
+    out->records = after - before;
+    out->ran = 1;
+    free(w.layer);
+}
+
+/* 2 checks. */
+static void check_graph_case(const struct graph_case *gc)
+{
+    static char names[GRAPH_NODES_MAX][32];
+    static int truth[GRAPH_NODES_MAX];
+    struct graph_result *r = shared_map(sizeof *r);
+    uint32_t n = graph_nodes_parse(gc->nodes, names, truth), i, right = 0, in_layers = 0, shown = 0;
+    int status = 0;
+    pid_t pid;
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0)
+        bail("fork failed");
+    if (pid == 0) {
+        graph_case_child(gc, r);
+        _exit(0);
+    }
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !r->ran || r->n != n) {
+        ok(0, "%s: the engine ran (child status %d)", gc->name, status);
+        ok(0, "%s: no live range, no record", gc->name);
+        munmap(r, sizeof *r);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        int want = gc->layers_found ? truth[i] : -1, got = r->layer[i] == 0xffffu ? -1 : (int)r->layer[i];
+        in_layers += want >= 0;
+        right += want == got;
+        if (want != got && shown++ < 3)
+            diag("%s: node %u %s: truth layer %d, found %d", gc->name, i, names[i], want, got);
+    }
+    diag("FIGURES graph nodes %s: nodes=%u in_layers=%u right=%u", gc->name, n, in_layers, right);
+    ok(right == n && (gc->layers_found ? r->layered && in_layers > 0 : !r->layered),
+       "%s: every kernel node has its layer (%u of %u; %u in layers)", gc->name, right, n, in_layers);
+    ok(r->live_depth == 0 && r->records == 0,
+       "%s: no live range pushed, no record written (live depth %u, records %llu)", gc->name, r->live_depth,
+       (unsigned long long)r->records);
+    munmap(r, sizeof *r);
+}
+
 int main(void)
 {
     size_t i, nfiles;
     char **paths;
     const char *only = getenv("OBS_ENGINE_CASE"); /* run only the cases whose name contains this */
     nfiles = case_files(&paths);
-    plan((int)(2 * (CASE_COUNT + nfiles)));
+    plan((int)(2 * (CASE_COUNT + nfiles + GRAPH_CASE_COUNT)));
     for (i = 0; i < CASE_COUNT; i++) {
         if (only != NULL && strstr(cases[i].name, only) == NULL) {
             skip("not %s", only);
@@ -1436,6 +1566,14 @@ int main(void)
     for (i = 0; i < nfiles; i++)
         free(paths[i]);
     free(paths);
+    for (i = 0; i < GRAPH_CASE_COUNT; i++) {
+        if (only != NULL && strstr(graph_cases[i].name, only) == NULL) {
+            skip("not %s", only);
+            skip("not %s", only);
+            continue;
+        }
+        check_graph_case(&graph_cases[i]);
+    }
     diag("FIGURES engine cases %zu and %zu from real programs: %u right, %u TODO still wrong, %u TODO now right",
          CASE_COUNT, nfiles, cases_passing, cases_todo_failing, cases_todo_passing);
     return 0;

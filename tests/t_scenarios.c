@@ -703,6 +703,23 @@ static void check_layers(const char *name, unsigned threads, const struct pc_run
        "layers live in theirs)", name, threads, live_in, in_layers);
 }
 
+/* The graphs a scenario captures (one thread's): each exec's kernel nodes
+ * get the replay's layers in the trace from the node walk (docs/layers.md,
+ * "Graphs"), the replay's LAYER marks written while capturing too. */
+static void check_graph_layers(const char *name, const struct pc_run *run, const struct obs_trace *t)
+{
+    struct pc_graph_score s;
+    pc_graph_node_layers(t, run, &s);
+    if (s.captured == 0)
+        return;
+    diag("FIGURES scenario=%s graph layers: captured=%zu execs=%zu kernel_nodes=%zu in_layers=%zu right=%zu", name,
+         s.captured, s.execs, s.nodes, s.in_layers, s.right);
+    ok(s.nodes == s.captured && s.execs > 0 && s.names_differ == 0 && s.in_layers > 0 && s.right == s.nodes,
+       "%s: graph nodes: the %zu execs' %zu kernel nodes are the captured launches and each has the replay's layer, "
+       "or none (%zu right, %zu in layers)",
+       name, s.execs, s.nodes, s.right, s.in_layers);
+}
+
 /* ---- the real trace a scenario imitates ------------------------------------------------------ */
 
 /* One step's calls, as a text both sides make the same way: its
@@ -1067,6 +1084,8 @@ static void run_scenario(const struct scenario_case *c)
                      todo, name, c->threads, "live attribution");
     }
     check_layers(name, c->threads, &run);
+    if (c->threads == 1)
+        check_graph_layers(name, &run, t);
     if (c->real != NULL && full_sizes)
         skip("%s: not compared with %s at full sizes (its prompts and steps are the real run's at check sizes only)",
              name, c->real);

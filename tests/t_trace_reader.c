@@ -546,6 +546,95 @@ static void test_cupti_spans(const char *dir)
     obs_trace_free(t);
 }
 
+
+/* GRAPH_NODES (docs/trace-format.md): an exec's kernel nodes in walk
+ * order with their layers, 6 a record; the last record of a position wins,
+ * a missing position ends the list, nodes of an id with no GRAPH record
+ * are dropped; `layers` counts runs of nodes in one layer. */
+static void test_graph_nodes(const char *dir)
+{
+    const char *path = test_path(dir, "graph-nodes.obs");
+    /* exec 1: 9 nodes [-, 0, 0, 1, 1, 2, 2, -, -] in two records, position 2 written again (layer 0 -> 0 kept
+     * as the later record says), then a record at position 12 (after a gap: not kept); exec 2: one record, no
+     * GRAPH record of its own */
+    static const uint16_t layers1[9] = {0xffffu, 0, 0, 1, 1, 2, 2, 0xffffu, 0xffffu};
+    struct obs_file_header h;
+    union obs_record recs[6];
+    struct obs_trace *t;
+    const struct obs_graph *g;
+    char err[256];
+    int fd, rc, i, right = 0;
+
+    memset(recs, 0, sizeof recs);
+    recs[0].graph.type = OBS_REC_GRAPH;
+    recs[0].graph.id = 1;
+    recs[0].graph.node_count = 9;
+    recs[0].graph.kernel_count = 9;
+    recs[1].graph_nodes.type = OBS_REC_GRAPH_NODES;
+    recs[1].graph_nodes.graph = 1;
+    recs[1].graph_nodes.first = 0;
+    recs[1].graph_nodes.count = 6;
+    for (i = 0; i < 6; i++) {
+        recs[1].graph_nodes.name[i] = 100u + (uint32_t)i;
+        recs[1].graph_nodes.layer[i] = i == 2 ? 7 : layers1[i]; /* position 2 wrong here, right below */
+    }
+    recs[2].graph_nodes.type = OBS_REC_GRAPH_NODES;
+    recs[2].graph_nodes.graph = 1;
+    recs[2].graph_nodes.first = 2;
+    recs[2].graph_nodes.count = 1;
+    recs[2].graph_nodes.name[0] = 102;
+    recs[2].graph_nodes.layer[0] = layers1[2];
+    recs[3].graph_nodes.type = OBS_REC_GRAPH_NODES;
+    recs[3].graph_nodes.graph = 1;
+    recs[3].graph_nodes.first = 6;
+    recs[3].graph_nodes.count = 3;
+    for (i = 0; i < 3; i++) {
+        recs[3].graph_nodes.name[i] = 106u + (uint32_t)i;
+        recs[3].graph_nodes.layer[i] = layers1[6 + i];
+    }
+    recs[4].graph_nodes.type = OBS_REC_GRAPH_NODES;
+    recs[4].graph_nodes.graph = 1;
+    recs[4].graph_nodes.first = 12;
+    recs[4].graph_nodes.count = 1;
+    recs[4].graph_nodes.name[0] = 112;
+    recs[5].graph_nodes.type = OBS_REC_GRAPH_NODES;
+    recs[5].graph_nodes.graph = 2;
+    recs[5].graph_nodes.count = 1;
+    recs[5].graph_nodes.name[0] = 100;
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        bail("cannot write %s", path);
+    obs_trace_init_header(&h, FIX_PID, 0, FIX_T0, FIX_REAL0);
+    if (obs_trace_write_header(fd, &h) != 0 || obs_trace_write_records(fd, 300, 0, recs, 6) != 0)
+        bail("cannot write %s", path);
+    for (i = 100; i <= 112; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "k%d", i);
+        if (obs_trace_write_string(fd, (uint32_t)i, OBS_STR_KERNEL_MANGLED, name, (uint32_t)strlen(name)) != 0)
+            bail("cannot write %s", path);
+    }
+    close(fd);
+    rc = obs_trace_open(path, &t, err, sizeof err);
+    is_int(0, rc, "graph nodes: the trace opens");
+    if (rc != 0) {
+        skip_block(3, "no trace");
+        return;
+    }
+    g = obs_trace_graph(t, 1);
+    ok(t->ngraphs == 1 && g != NULL && g->nnodes == 9 && t->unknown_records == 0,
+       "graph nodes: positions 0-8 kept, the one after a gap and the exec with no GRAPH record dropped (%zu nodes)",
+       g ? g->nnodes : (size_t)0);
+    for (i = 0; g != NULL && i < (int)g->nnodes && i < 9; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "k%d", 100 + i);
+        right += strcmp(t->kernels[g->nodes[i].kernel].mangled, want) == 0 &&
+                 g->nodes[i].layer == (layers1[i] == 0xffffu ? OBS_NO_LAYER : layers1[i]);
+    }
+    is_int(9, right, "graph nodes: each node's kernel and layer in walk order (the later record of position 2 wins)");
+    is_int(3, g ? (long long)g->layers : -1, "graph nodes: 3 layer runs");
+    obs_trace_free(t);
+}
+
 static void test_names(void)
 {
     is_string("cudaLaunchKernel", obs_api_name(OBS_API_cudaLaunchKernel), "api name");
@@ -560,7 +649,7 @@ static void test_names(void)
 int main(void)
 {
     const char *dir;
-    plan(88);
+    plan(92);
     dir = test_tmpdir();
     test_names();
     test_fixture(dir);
@@ -569,5 +658,6 @@ int main(void)
     test_fifo(dir);
     test_merge(dir);
     test_cupti_spans(dir);
+    test_graph_nodes(dir);
     return 0;
 }

@@ -78,6 +78,7 @@ static const char schema_sql[] =
     "CREATE TABLE OBS_GRAPHS (graphId INTEGER PRIMARY KEY, handle INTEGER, nodes INTEGER, kernelNodes INTEGER,"
     " walkIncomplete INTEGER);\n"
     "CREATE TABLE OBS_GRAPH_KERNELS (graphId INTEGER NOT NULL, name TEXT, count INTEGER NOT NULL);\n"
+    "CREATE TABLE OBS_GRAPH_NODES (graphId INTEGER NOT NULL, position INTEGER NOT NULL, name TEXT, layer INTEGER);\n"
     "CREATE TABLE OBS_GPU_RANGES (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER,"
     " streamId INTEGER NOT NULL, globalTid INTEGER, liveRangeId INTEGER NOT NULL, rangeId INTEGER, name TEXT,"
     " phase TEXT, step INTEGER, generation INTEGER, calls INTEGER NOT NULL, relabelled INTEGER NOT NULL,"
@@ -725,12 +726,14 @@ static int write_meta(struct exporter *x)
 static int write_graphs(struct exporter *x)
 {
     const struct obs_trace *t = x->t;
-    sqlite3_stmt *g = NULL, *k = NULL;
+    sqlite3_stmt *g = NULL, *k = NULL, *nd = NULL;
     size_t i, j;
     int ok = 1;
     if (sqlite3_prepare_v2(x->db, "INSERT INTO OBS_GRAPHS VALUES (?, ?, ?, ?, ?)", -1, &g, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(x->db, "INSERT INTO OBS_GRAPH_KERNELS VALUES (?, ?, ?)", -1, &k, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(x->db, "INSERT INTO OBS_GRAPH_KERNELS VALUES (?, ?, ?)", -1, &k, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(x->db, "INSERT INTO OBS_GRAPH_NODES VALUES (?, ?, ?, ?)", -1, &nd, NULL) != SQLITE_OK) {
         sqlite3_finalize(g);
+        sqlite3_finalize(k);
         return db_fail(x, "prepare");
     }
     for (i = 0; i < t->ngraphs && ok; i++) {
@@ -749,9 +752,21 @@ static int write_graphs(struct exporter *x)
             ok = sqlite3_step(k) == SQLITE_DONE;
             sqlite3_reset(k);
         }
+        for (j = 0; j < gr->nnodes && ok; j++) { /* kernel nodes in walk order, with their layers */
+            sqlite3_bind_int64(nd, 1, gr->id);
+            sqlite3_bind_int64(nd, 2, (int64_t)j);
+            sqlite3_bind_text(nd, 3, x->kernel_label[gr->nodes[j].kernel], -1, SQLITE_STATIC);
+            if (gr->nodes[j].layer == OBS_NO_LAYER)
+                sqlite3_bind_null(nd, 4);
+            else
+                sqlite3_bind_int64(nd, 4, gr->nodes[j].layer);
+            ok = sqlite3_step(nd) == SQLITE_DONE;
+            sqlite3_reset(nd);
+        }
     }
     sqlite3_finalize(g);
     sqlite3_finalize(k);
+    sqlite3_finalize(nd);
     return ok ? 0 : db_fail(x, "OBS_GRAPHS");
 }
 

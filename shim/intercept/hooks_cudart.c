@@ -578,6 +578,7 @@ static void walk_graph(obs_cudaGraphExec_t exec, obs_cudaGraph_t graph)
                 walk_node(nodes[i], &w, &failed);
         }
         free(nodes);
+        obs_phase_graph_layers(&w);
         obs_graph_exec_instantiated(exec, &w);
     }
     if (failed && pending == obs_cudaSuccess && clear != NULL)

@@ -31,6 +31,7 @@
 #include "trace/trace.h"
 #include "record/record.h"
 #include "gputime/gpu_time.h"
+#include "phases/phase_engine.h"
 #include "hooks_driver.h"
 #include "common/common.h"
 #include "runtimes/real_symbols.h"
@@ -712,6 +713,7 @@ static void walk_graph(obs_CUgraphExec exec, obs_CUgraph graph)
         }
     }
     free(nodes);
+    obs_phase_graph_layers(&w);
     obs_graph_exec_instantiated(exec, &w);
 }
 

@@ -690,6 +690,7 @@ static void walk_graph(obs_hipGraphExec_t exec, obs_hipGraph_t graph)
                 walk_node(nodes[i], kernel_type, &w, &failed);
         }
         free(nodes);
+        obs_phase_graph_layers(&w);
         obs_graph_exec_instantiated(exec, &w);
     }
     if (failed && clear != NULL)

@@ -33,6 +33,7 @@
 #include "trace/trace.h"
 #include "record/record.h"
 #include "common/common.h"
+#include "graph_layers.h"
 #include "layer_finder.h"
 #include "runtimes/real_symbols.h"
 #include "phase_rules.h"
@@ -1004,6 +1005,37 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
                      f.layers, f.passes, f.anchor, len, same,
                      lt->live == NULL ? "none" : matched ? "matched" : "differed");
     }
+}
+
+/* A graph's kernel nodes: see phase_engine.h. Live ranges are not
+ * touched: a graph launch stays one launch at step level (its nodes run on
+ * the device with no host call to open a range at). */
+void obs_phase_graph_layers(struct obs_graph_walk *w)
+{
+    const struct phase_thread *p = phase_tls;
+    uint32_t hint = UINT32_MAX;
+    struct obs_layer_found f;
+    uint16_t *layer;
+
+    /* set up by a recorded call already (the captured launches were): never set up from here, where the
+     * settings may not be loaded yet */
+    if (atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1 || obs_cfg.layers_off)
+        return;
+    if (w->incomplete || w->order_cut || w->norder == 0 || w->layer != NULL)
+        return;
+    layer = malloc(w->norder * sizeof *layer);
+    if (layer == NULL)
+        return;
+    if (p != NULL && p->layers != NULL && p->layers->tpl_known[1])
+        hint = p->layers->tpl[1].anchor; /* a graph replays a decode step, mostly */
+    f = obs_graph_node_layers(w->order, w->norder, hint, name_is_norm, engine.set.have_layer_rule, layer);
+    OBS_DEBUG_LOG(PHASES, 2, "tid=%u graph-layers kernel_nodes=%u layers=%u passes=%u anchor=%u hint=%u",
+                  obs_thread_id(), w->norder, f.layers, f.passes, f.anchor, hint);
+    if (f.layers == 0) {
+        free(layer);
+        return;
+    }
+    w->layer = layer;
 }
 
 /* A launch in another phase instance than the last: the last one's layers

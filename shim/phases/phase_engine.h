@@ -57,6 +57,17 @@ enum obs_phase_mode obs_phase_engine_mode(void);
  * live and in the trace (their END at that delimiter's time). */
 void obs_phase_end_open_ranges(void);
 
+/* At a graph's instantiation, after its walk (intercept/: the hooks of
+ * cudaGraphInstantiate, cuGraphInstantiate*, hipGraphInstantiate*): the
+ * model layers among its kernel nodes in walk order, found by the layer
+ * finder as in a phase instance, with OBS_LAYER's rule and the thread's
+ * last decode anchor as the hint (docs/layers.md, "Graphs"). Sets w->layer
+ * (malloc'ed, one per kept node) when three layers or more are found; does
+ * nothing when the engine is not set up yet (no recorded call so far) or
+ * is off, with OBS_LAYER=off, or when the walk is incomplete or cut.
+ * Instantiation time only: it allocates, it never runs per launch. */
+void obs_phase_graph_layers(struct obs_graph_walk *w);
+
 /* Around a recorded call (depth guard held). */
 void obs_phase_before(const struct obs_hooked_call *c, uint16_t api);
 void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t status);

@@ -40,12 +40,41 @@ void obs_graph_walk_init(struct obs_graph_walk *w, uint64_t nodes)
     w->nodes = nodes;
 }
 
+/* The node's place in walk order: the order the runtime lists the nodes
+ * in, which for a stream-captured graph on the simulated runtimes is the
+ * capture order (the order its kernels were launched while capturing); the
+ * real runtimes' references promise no order (docs/layers.md, "Graphs"). */
+static void keep_order(struct obs_graph_walk *w, uint32_t name)
+{
+    if (w->order_cut)
+        return;
+    if (w->norder == w->order_cap) {
+        uint32_t cap = w->order_cap ? 2 * w->order_cap : 64;
+        uint32_t *grown;
+        if (w->norder >= OBS_GRAPH_NODES_MAX) {
+            w->order_cut = true;
+            return;
+        }
+        if (cap > OBS_GRAPH_NODES_MAX)
+            cap = OBS_GRAPH_NODES_MAX;
+        grown = realloc(w->order, cap * sizeof *grown);
+        if (grown == NULL) {
+            w->order_cut = true;
+            return;
+        }
+        w->order = grown;
+        w->order_cap = cap;
+    }
+    w->order[w->norder++] = name;
+}
+
 void obs_graph_walk_add_kernel(struct obs_graph_walk *w, uint32_t name)
 {
     size_t i;
     w->kernels++;
     if (name == 0)
         w->incomplete = true;
+    keep_order(w, name);
     for (i = 0; i < w->ndistinct; i++)
         if (w->by_name[i].name == name) {
             if (w->by_name[i].count < UINT32_MAX)
@@ -111,7 +140,7 @@ static void write_records(uint32_t id, const void *exec, const struct obs_graph_
 
     memset(&r, 0, sizeof r);
     r.graph.type = OBS_REC_GRAPH;
-    r.graph.flags = w->incomplete ? OBS_GRAPH_WALK_INCOMPLETE : 0;
+    r.graph.flags = (uint8_t)((w->incomplete ? OBS_GRAPH_WALK_INCOMPLETE : 0) | (w->order_cut ? OBS_GRAPH_NODES_CUT : 0));
     r.graph.id = id;
     r.graph.handle = (uint64_t)(uintptr_t)exec;
     r.graph.node_count = w->nodes;
@@ -127,6 +156,19 @@ static void write_records(uint32_t id, const void *exec, const struct obs_graph_
             r.graph_kernels.pairs[n].count = w->by_name[i].count;
         }
         r.graph_kernels.count = (uint8_t)n;
+        obs_recorder_append(&r);
+    }
+    for (i = 0; !w->order_cut && i < w->norder;) {
+        unsigned n = 0;
+        memset(&r, 0, sizeof r);
+        r.graph_nodes.type = OBS_REC_GRAPH_NODES;
+        r.graph_nodes.graph = id;
+        r.graph_nodes.first = (uint32_t)i;
+        for (; n < OBS_GRAPH_NODES_PER_RECORD && i < w->norder; n++, i++) {
+            r.graph_nodes.name[n] = w->order[i];
+            r.graph_nodes.layer[n] = w->layer != NULL ? w->layer[i] : OBS_GRAPH_NO_LAYER;
+        }
+        r.graph_nodes.count = (uint8_t)n;
         obs_recorder_append(&r);
     }
 }
@@ -155,8 +197,13 @@ uint32_t obs_graph_exec_instantiated(const void *exec, struct obs_graph_walk *w)
         obs_guard_leave(&guard);
     }
     free(w->by_name);
+    free(w->order);
+    free(w->layer);
     w->by_name = NULL;
+    w->order = NULL;
+    w->layer = NULL;
     w->ndistinct = w->cap = 0;
+    w->norder = w->order_cap = 0;
     return id;
 }
 

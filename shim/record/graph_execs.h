@@ -11,12 +11,14 @@
  *         obs_graph_walk_init(&w, node_count);
  *         for each kernel node: obs_graph_walk_add_kernel(&w, name_id);  // 0: unnamed
  *         (a node that could not be typed or named: w.incomplete = true)
+ *         obs_phase_graph_layers(&w);   // phases/: the layers among the kernel nodes
  *         obs_graph_exec_instantiated(exec, &w);
  *     }
  *
  * obs_graph_exec_instantiated gives the exec an id (1, 2, ... per process),
- * writes one GRAPH record and its GRAPH_KERNELS records (trace_format.h) into
- * the calling thread's buffer, and publishes the exec for launches:
+ * writes one GRAPH record, its GRAPH_KERNELS records and its GRAPH_NODES
+ * records (the kernel nodes in walk order, with their layers; trace_format.h)
+ * into the calling thread's buffer, and publishes the exec for launches:
  * obs_graph_launch_record() then builds a graph launch CALL record (node
  * count in u.bytes, exec id in shmem, most frequent kernel name in name).
  * Lookups are lock-free; instantiations take a mutex. */
@@ -40,6 +42,14 @@ struct obs_graph_walk {
         uint32_t name;  /* kernel name id (kernel_names.h), 0 = unnamed */
         uint32_t count; /* kernel nodes of that name */
     } *by_name;        /* in order of first appearance among the nodes (malloc'ed) */
+    /* The kernel nodes' name ids in walk order (malloc'ed, up to
+     * OBS_GRAPH_NODES_MAX; order_cut: there were more, none is kept), and
+     * the layer of each (OBS_GRAPH_NO_LAYER: none), set by the phase
+     * engine (obs_phase_graph_layers); NULL: none looked for. */
+    uint32_t *order;
+    uint16_t *layer;
+    uint32_t norder, order_cap;
+    bool order_cut;
 };
 
 /* True when an instantiation seen now should be walked: the shim is (or

@@ -68,7 +68,8 @@ struct obs_chunk_header { /* 24 bytes */
     X(SELF_COST, "self_cost") /* the shim's own measured cost */   \
     X(GRAPH_KERNELS, "graph_kernels") /* a graph exec's kernels by name */ \
     X(RANGE_SPAN, "range_span") /* device begin/end of a phase range on one stream */ \
-    X(LAYER, "layer")         /* the model layer of a stretch of calls (phase engine) */
+    X(LAYER, "layer")         /* the model layer of a stretch of calls (phase engine) */ \
+    X(GRAPH_NODES, "graph_nodes") /* a graph exec's kernel nodes in walk order, with their layers */
 
 enum obs_record_kind {
     OBS_REC_INVALID = 0,
@@ -248,6 +249,8 @@ struct obs_rec_graph { /* 48 bytes */
     uint64_t reserved[2];
 };
 #define OBS_GRAPH_WALK_INCOMPLETE 0x1u /* some nodes could not be typed or named: counts are lower bounds */
+#define OBS_GRAPH_NODES_CUT 0x2u /* more kernel nodes than the shim keeps in order (OBS_GRAPH_NODES_MAX):
+                                    no GRAPH_NODES records, no layers */
 
 /* A graph exec's kernel nodes by name: (name id, count) pairs, as many
  * records as needed after its GRAPH record (same thread). Unused pairs are
@@ -262,6 +265,26 @@ struct obs_rec_graph_kernels { /* 48 bytes */
         uint32_t name; /* kernel name string id (as CALL records use) */
         uint32_t count; /* kernel nodes of that name */
     } pairs[OBS_GRAPH_KERNEL_PAIRS];
+};
+
+/* A graph exec's kernel nodes in the order the walk met them (the order
+ * the runtime lists them in: for a stream-captured graph on the simulated
+ * runtimes, the capture order), with the model layer of each: as many records as needed after
+ * its GRAPH_KERNELS records (same thread), positions first, first + 1, ...
+ * The layers are found among the nodes by the phase engine's layer finder
+ * (docs/layers.md, "Graphs"); a node before the first layer or after the
+ * last, or of an exec where none were found, has OBS_GRAPH_NO_LAYER. */
+#define OBS_GRAPH_NODES_PER_RECORD 6u
+#define OBS_GRAPH_NODES_MAX 32768u /* kernel nodes kept in order per exec; past it: OBS_GRAPH_NODES_CUT */
+#define OBS_GRAPH_NO_LAYER 0xffffu
+struct obs_rec_graph_nodes { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_GRAPH_NODES */
+    uint8_t count;     /* nodes used, 1..OBS_GRAPH_NODES_PER_RECORD */
+    uint16_t reserved0;
+    uint32_t graph;    /* the GRAPH record's id */
+    uint32_t first;    /* position of name[0] among the exec's kernel nodes, from 0 */
+    uint32_t name[OBS_GRAPH_NODES_PER_RECORD];  /* kernel name string ids (0: could not be named) */
+    uint16_t layer[OBS_GRAPH_NODES_PER_RECORD]; /* the node's layer k, or OBS_GRAPH_NO_LAYER */
 };
 
 struct obs_rec_self_cost { /* 48 bytes */
@@ -285,6 +308,7 @@ union obs_record {
     struct obs_rec_graph_kernels graph_kernels;
     struct obs_rec_range_span range_span;
     struct obs_rec_layer layer;
+    struct obs_rec_graph_nodes graph_nodes;
     uint8_t raw[OBS_RECORD_SIZE];
 };
 
@@ -324,6 +348,7 @@ _Static_assert(sizeof(struct obs_rec_self_cost) == OBS_RECORD_SIZE, "self cost r
 _Static_assert(sizeof(struct obs_rec_graph_kernels) == OBS_RECORD_SIZE, "graph kernels record size");
 _Static_assert(sizeof(struct obs_rec_range_span) == OBS_RECORD_SIZE, "range span record size");
 _Static_assert(sizeof(struct obs_rec_layer) == OBS_RECORD_SIZE, "layer record size");
+_Static_assert(sizeof(struct obs_rec_graph_nodes) == OBS_RECORD_SIZE, "graph nodes record size");
 _Static_assert(sizeof(union obs_record) == OBS_RECORD_SIZE, "record union size");
 _Static_assert(sizeof(struct obs_string_entry) == 16, "string entry is 16 bytes");
 

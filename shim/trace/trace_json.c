@@ -276,7 +276,34 @@ static size_t graph_args_len(const struct json_ctx *x, const struct obs_call *c)
     size_t i, len = 64;
     for (i = 0; g && i < g->nkernels; i++)
         len += x->kernel_name[g->kernels[i].kernel].len + 32;
+    for (i = 0; g && g->layers > 0 && i < g->nnodes; i++) /* at most a run per node: "k" "x" count "," */
+        len += 48;
     return len;
+}
+
+/* The layers of an exec's kernel nodes in walk order, run-length coded:
+ * "node_layers":"-x1,0x4,1x4,-x2" (layer k, or - for none, times the nodes
+ * in a row): the layer of each node, docs/layers.md "Graphs". Only where
+ * layers were found. */
+static char *put_node_layers(char *p, const struct obs_graph *g)
+{
+    size_t i = 0, j;
+    p = OBS_PUT_LIT(p, ",\"node_layers\":\"");
+    while (i < g->nnodes) {
+        for (j = i; j < g->nnodes && g->nodes[j].layer == g->nodes[i].layer; j++)
+            ;
+        if (i > 0)
+            *p++ = ',';
+        if (g->nodes[i].layer == OBS_NO_LAYER)
+            *p++ = '-';
+        else
+            p = obs_fmt_u64(p, g->nodes[i].layer);
+        *p++ = 'x';
+        p = obs_fmt_u64(p, j - i);
+        i = j;
+    }
+    *p++ = '"';
+    return p;
 }
 
 /* A graph launch's exec: "graph":id, "kernels":{"name":count, ...} (kernel
@@ -305,6 +332,8 @@ static char *put_graph_args(char *p, const struct json_ctx *x, const struct obs_
         p = obs_fmt_u64(p, g->kernels[i].count);
     }
     *p++ = '}';
+    if (g->layers > 0)
+        p = put_node_layers(p, g);
     return p;
 }
 

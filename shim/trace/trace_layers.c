@@ -188,6 +188,70 @@ static int heat_map(struct obs_layer_stats *s, const struct instance *v, size_t 
     return 0;
 }
 
+/* Graph launches in a phase: each exec's kernel nodes by layer (a run of
+ * nodes in one layer is one instance), into one row per (phase, layer). */
+static int graph_rows(const struct obs_trace *t, struct obs_layer_stats *s)
+{
+    uint32_t max_layer = 0, k;
+    size_t i, j, n, d;
+    struct obs_layer_graph_row *rows;
+    size_t *counted_by;
+    int any = 0;
+    for (i = 0; i < t->ngraphs; i++)
+        for (j = 0; t->graphs[i].layers > 0 && j < t->graphs[i].nnodes; j++)
+            if (t->graphs[i].nodes[j].layer != OBS_NO_LAYER) {
+                any = 1;
+                if (t->graphs[i].nodes[j].layer > max_layer)
+                    max_layer = t->graphs[i].nodes[j].layer;
+            }
+    if (!any)
+        return 0;
+    n = 2u * ((size_t)max_layer + 1);
+    rows = calloc(n, sizeof *rows);
+    counted_by = calloc(n, sizeof *counted_by); /* per row: the launch (call index + 1) counted in it last */
+    if (rows == NULL || counted_by == NULL) {
+        free(rows);
+        free(counted_by);
+        return -1;
+    }
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        const struct obs_graph *g = obs_call_graph(t, c);
+        uint32_t last = OBS_NO_LAYER;
+        if (g == NULL || g->layers == 0 || c->phase == OBS_NONE)
+            continue;
+        d = strcmp(t->phases[c->phase].phase, "PREFILL") != 0;
+        for (j = 0; j < g->nnodes; j++) {
+            uint32_t layer = g->nodes[j].layer;
+            size_t at = d * ((size_t)max_layer + 1) + layer;
+            if (layer == OBS_NO_LAYER) {
+                last = OBS_NO_LAYER;
+                continue;
+            }
+            if (layer != last)
+                rows[at].instances++;
+            if (counted_by[at] != i + 1) {
+                rows[at].launches++;
+                counted_by[at] = i + 1;
+            }
+            rows[at].kernels++;
+            last = layer;
+        }
+    }
+    free(counted_by);
+    s->graph_rows = rows;
+    for (d = 0, s->ngraph_rows = 0; d < 2; d++)
+        for (k = 0; k <= max_layer; k++) {
+            struct obs_layer_graph_row r = rows[d * ((size_t)max_layer + 1) + k];
+            if (r.kernels == 0)
+                continue;
+            r.phase = d ? "DECODE" : "PREFILL";
+            r.layer = k;
+            rows[s->ngraph_rows++] = r;
+        }
+    return 0;
+}
+
 int obs_layer_stats_compute(const struct obs_trace *t, struct obs_layer_stats *s)
 {
     struct instance *v = NULL;
@@ -197,6 +261,8 @@ int obs_layer_stats_compute(const struct obs_trace *t, struct obs_layer_stats *s
     s->time_base = s->gpu_time ? "gpu" : "host";
     if (collect(t, s->gpu_time, &v, &n) != 0)
         return -1;
+    if (graph_rows(t, s) != 0)
+        goto fail;
     /* the heat map first (it takes the instances in their order), then the rows */
     if (heat_map(s, v, n) != 0)
         goto fail;
@@ -256,6 +322,7 @@ void obs_layer_stats_free(struct obs_layer_stats *s)
 {
     free(s->rows);
     free(s->map_ns);
+    free(s->graph_rows);
     memset(s, 0, sizeof *s);
 }
 
@@ -278,10 +345,12 @@ int obs_report_layer_table(const struct obs_trace *t, FILE *out)
         errno = ENOMEM;
         return -1;
     }
-    if (s.nrows == 0) {
+    if (s.nrows == 0 && s.ngraph_rows == 0) {
         obs_layer_stats_free(&s);
         return finish(out);
     }
+    if (s.nrows == 0)
+        goto graphs;
     for (i = 0; i < s.nrows; i++)
         total[strcmp(s.rows[i].phase, "PREFILL") != 0] += s.rows[i].time_ns;
     fprintf(out, "\nLayers (%s; per phase, each layer's time summed over its instances: one pass of a prompt or "
@@ -302,6 +371,18 @@ int obs_report_layer_table(const struct obs_trace *t, FILE *out)
     }
     fprintf(out, " (calls inside layers: %llu; share: of the phase's layer time)\n",
             (unsigned long long)s.layered_calls);
+graphs:
+    if (s.ngraph_rows > 0) {
+        fprintf(out, "\nLayers in graph launches (the kernel nodes each graph launch replayed, by the layer found "
+                     "among its exec's nodes; time n/a: a node has no time of its own in the trace; docs/layers.md)\n");
+        fprintf(out, " %-8s %6s %10s %15s %13s %10s\n", "Phase", "Layer", "Instances", "Graph launches",
+                "Kernel nodes", "Time");
+        for (i = 0; i < s.ngraph_rows; i++) {
+            const struct obs_layer_graph_row *r = &s.graph_rows[i];
+            fprintf(out, " %-8s %6u %10llu %15llu %13llu %10s\n", r->phase, r->layer, (unsigned long long)r->instances,
+                    (unsigned long long)r->launches, (unsigned long long)r->kernels, "n/a");
+        }
+    }
     obs_layer_stats_free(&s);
     return finish(out);
 }

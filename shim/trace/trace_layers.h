@@ -27,6 +27,17 @@ struct obs_layer_row {
     int timed;          /* some instance had a time in the time base */
 };
 
+/* The kernel nodes graph launches replayed, per phase and layer (the
+ * layers among each exec's nodes, docs/layers.md "Graphs"): no time, since
+ * a node has none of its own in the trace. */
+struct obs_layer_graph_row {
+    const char *phase; /* "PREFILL" or "DECODE": the graph launch's phase */
+    uint32_t layer;
+    uint64_t instances; /* runs of an exec's nodes in the layer, over the launches */
+    uint64_t launches;  /* graph launches that replayed the layer */
+    uint64_t kernels;   /* kernel nodes replayed in the layer */
+};
+
 struct obs_layer_stats {
     int gpu_time;
     const char *time_base;      /* "gpu" or "host" */
@@ -38,6 +49,8 @@ struct obs_layer_stats {
      * UINT64_MAX where the step has no such layer (or no time) */
     uint32_t map_tid, map_generation, map_layers, map_steps;
     uint64_t *map_ns;
+    struct obs_layer_graph_row *graph_rows; /* PREFILL layers ascending, then DECODE */
+    size_t ngraph_rows;
 };
 
 /* One layer instance's host span (first call's begin to last call's end),

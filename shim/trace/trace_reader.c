@@ -203,6 +203,11 @@ struct graph_pair {
     size_t order;
 };
 
+struct graph_node_tmp {
+    uint32_t graph, pos, kernel, layer;
+    size_t order;
+};
+
 struct call_key {
     uint64_t t, index;
     const uint8_t *rec;
@@ -242,6 +247,7 @@ struct loader {
     struct span_ref *span_refs; /* spans by thread, then call index (group_spans) */
     struct vec chunks, strings, spans, streams, lost, phase_evs, graphs, self_cost, meta, kernels, rspans, layer_evs;
     struct vec graph_pairs; /* struct graph_pair, from GRAPH_KERNELS records */
+    struct vec graph_nodes; /* struct graph_node_tmp, from GRAPH_NODES records */
     struct thread_work *work;
     struct kernel_map kmap;
     uint32_t last_kernel_id, last_kernel_index;
@@ -787,6 +793,20 @@ static int scan_record(struct loader *L, const uint8_t *p)
             gp->kernel = kernel_index(L, r.graph_kernels.pairs[i].name);
             gp->count = r.graph_kernels.pairs[i].count;
             gp->order = L->graph_pairs.n;
+        }
+        break;
+    }
+    case OBS_REC_GRAPH_NODES: {
+        unsigned i, n = r.graph_nodes.count;
+        for (i = 0; i < n && i < OBS_GRAPH_NODES_PER_RECORD && r.graph_nodes.first <= UINT32_MAX - i; i++) {
+            struct graph_node_tmp *gn = vec_push(&L->graph_nodes);
+            if (gn == NULL)
+                return -1;
+            gn->graph = r.graph_nodes.graph;
+            gn->pos = r.graph_nodes.first + i;
+            gn->kernel = kernel_index(L, r.graph_nodes.name[i]);
+            gn->layer = r.graph_nodes.layer[i] == OBS_GRAPH_NO_LAYER ? OBS_NO_LAYER : r.graph_nodes.layer[i];
+            gn->order = L->graph_nodes.n;
         }
         break;
     }
@@ -1763,6 +1783,56 @@ static int cmp_graph_pair(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+static int cmp_graph_node(const void *a, const void *b)
+{
+    const struct graph_node_tmp *x = a, *y = b;
+    if (x->graph != y->graph)
+        return x->graph < y->graph ? -1 : 1;
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Each graph's kernel nodes in walk order: positions 0, 1, ... (the last
+ * record of a position wins; a missing position ends the list), and the
+ * layer instances among them. */
+static int finish_graph_nodes(struct loader *L, struct obs_graph *g, size_t n)
+{
+    struct obs_trace *t = L->t;
+    struct graph_node_tmp *gn = L->graph_nodes.data;
+    size_t i, p = 0;
+
+    sort_items(gn, L->graph_nodes.n, sizeof *gn, cmp_graph_node);
+    t->graph_nodes = big_alloc(L->graph_nodes.n * sizeof *t->graph_nodes);
+    if (t->graph_nodes == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
+        struct obs_graph_node *out = t->graph_nodes + t->ngraph_nodes;
+        g[i].nodes = out;
+        g[i].nnodes = 0;
+        g[i].layers = 0;
+        while (p < L->graph_nodes.n && gn[p].graph < g[i].id)
+            p++;
+        for (; p < L->graph_nodes.n && gn[p].graph == g[i].id; p++) {
+            if (gn[p].pos + 1 == g[i].nnodes) { /* the same position again: the later record */
+                out[g[i].nnodes - 1] = (struct obs_graph_node){gn[p].kernel, gn[p].layer};
+                continue;
+            }
+            if (gn[p].pos != g[i].nnodes)
+                continue; /* after a gap: not kept */
+            out[g[i].nnodes++] = (struct obs_graph_node){gn[p].kernel, gn[p].layer};
+        }
+        t->ngraph_nodes += g[i].nnodes;
+    }
+    for (i = 0; i < n; i++) {
+        size_t k;
+        for (k = 0; k < g[i].nnodes; k++)
+            if (g[i].nodes[k].layer != OBS_NO_LAYER && (k == 0 || g[i].nodes[k - 1].layer != g[i].nodes[k].layer))
+                g[i].layers++;
+    }
+    return 0;
+}
+
 /* Graphs by id (the last record of an id wins), each with its kernels by
  * name; pairs of an id with no GRAPH record are dropped. */
 static int finish_graphs(struct loader *L)
@@ -1795,6 +1865,8 @@ static int finish_graphs(struct loader *L)
             g[i].nkernels++;
         }
     }
+    if (finish_graph_nodes(L, g, n) != 0)
+        return -1;
     t->graphs = g;
     t->ngraphs = n;
     L->graphs.data = NULL;
@@ -1918,6 +1990,7 @@ static void loader_free(struct loader *L)
     free(L->layer_evs.data);
     free(L->graphs.data);
     free(L->graph_pairs.data);
+    free(L->graph_nodes.data);
     free(L->self_cost.data);
     free(L->meta.data);
     free(L->kernels.data);
@@ -1944,6 +2017,7 @@ static void loader_init(struct loader *L, struct obs_trace *t, char *err, size_t
     L->layer_evs.size = sizeof(struct layer_ev);
     L->graphs.size = sizeof(struct obs_graph);
     L->graph_pairs.size = sizeof(struct graph_pair);
+    L->graph_nodes.size = sizeof(struct graph_node_tmp);
     L->self_cost.size = sizeof(struct obs_self_cost);
     L->meta.size = sizeof(struct obs_meta);
     L->kernels.size = sizeof(struct obs_kernel);
@@ -2087,6 +2161,7 @@ void obs_trace_free(struct obs_trace *t)
     free(t->lost);
     free(t->graphs);
     free(t->graph_kernels);
+    free(t->graph_nodes);
     free(t->self_cost);
     free(t->meta);
     free(t->range_spans);

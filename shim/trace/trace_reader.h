@@ -138,14 +138,26 @@ struct obs_graph_kernel {
     uint32_t count;  /* kernel nodes of that name */
 };
 
+/* A graph exec's kernel node (GRAPH_NODES records), in walk order. */
+struct obs_graph_node {
+    uint32_t kernel; /* index into trace->kernels; 0: could not be named */
+    uint32_t layer;  /* the model layer k the node runs in, OBS_NO_LAYER: none (docs/layers.md, "Graphs") */
+};
+
 /* A graph exec (GRAPH record), with its kernels by name in the order the
- * shim found them (first appearance among the graph's nodes). */
+ * shim found them (first appearance among the graph's nodes), and its
+ * kernel nodes one by one in walk order (the capture order of a
+ * stream-captured graph) with their layers. */
 struct obs_graph {
     uint32_t id;    /* what graph launch calls name (obs_call_graph) */
-    uint32_t flags; /* OBS_GRAPH_WALK_INCOMPLETE: counts are lower bounds */
+    uint32_t flags; /* OBS_GRAPH_WALK_INCOMPLETE: counts are lower bounds; OBS_GRAPH_NODES_CUT: no nodes */
     uint64_t handle, node_count, kernel_count;
     const struct obs_graph_kernel *kernels; /* into trace->graph_kernels */
     size_t nkernels;
+    const struct obs_graph_node *nodes; /* into trace->graph_nodes: positions 0 .. nnodes - 1 (a trace
+                                           older than GRAPH_NODES, or a cut exec: none) */
+    size_t nnodes;
+    uint32_t layers; /* layer instances among the nodes (a run of nodes of one layer): 0 none */
 };
 
 /* The shim's own cost, per thread (the SELF_COST snapshot with most calls). */
@@ -182,6 +194,8 @@ struct obs_trace {
     size_t ngraphs;
     struct obs_graph_kernel *graph_kernels; /* storage behind graphs[].kernels */
     size_t ngraph_kernels;
+    struct obs_graph_node *graph_nodes; /* storage behind graphs[].nodes */
+    size_t ngraph_nodes;
     struct obs_self_cost *self_cost;
     size_t nself_cost;
     struct obs_meta *meta; /* in file order */

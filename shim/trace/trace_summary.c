@@ -558,10 +558,26 @@ static char *graph_kernels_text(const struct obs_trace *t, const struct obs_grap
     return text;
 }
 
+/* The model layers among an exec's kernel nodes (docs/layers.md,
+ * "Graphs"): "4 (16 nodes)", "-" when none were found, "" when the trace
+ * keeps no node order for it. */
+static const char *graph_layers_text(const struct obs_graph *g, char *buf, size_t len)
+{
+    size_t k, in = 0;
+    if (g == NULL || g->nnodes == 0)
+        return "";
+    if (g->layers == 0)
+        return "-";
+    for (k = 0; k < g->nnodes; k++)
+        in += g->nodes[k].layer != OBS_NO_LAYER;
+    snprintf(buf, len, "%u (%zu nodes)", g->layers, in);
+    return buf;
+}
+
 static int print_graphs(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f)
 {
     static const char *const head[] = {"Exec", "Launches", "Total Time (ns)", "Avg (ns)", "Nodes", "Kernel nodes",
-                                       "Kernels"};
+                                       "Layers", "Kernels"};
     int gpu_mode = kind_has_gpu_time(t, OBS_KIND_GRAPH);
     struct graph_row *rows = NULL;
     size_t i, j, n = 0;
@@ -600,17 +616,17 @@ static int print_graphs(const struct obs_trace *t, FILE *out, const struct obs_c
     qsort(rows, n, sizeof *rows, cmp_graph_row);
     fprintf(out, "\nGraph launches (%s; nodes and kernels as walked when the exec was instantiated)\n",
             gpu_mode ? "GPU time" : "host API time");
-    table_init(&tb, 7, head, 0);
+    table_init(&tb, 8, head, 0);
     for (i = 0; i < n && rc == 0; i++) {
         const struct obs_graph *g = rows[i].id ? obs_trace_graph(t, rows[i].id) : NULL;
-        char *kernels = graph_kernels_text(t, g);
+        char *kernels = graph_kernels_text(t, g), layers[48];
         if (kernels == NULL) {
             rc = -1;
             break;
         }
         table_row(&tb, g ? u64s(g->id) : "?", u64s(rows[i].launches), u64s(rows[i].ns),
                   f1s((double)rows[i].ns / (double)rows[i].launches), u64s(g ? g->node_count : rows[i].nodes),
-                  g ? u64s(g->kernel_count) : "", kernels);
+                  g ? u64s(g->kernel_count) : "", graph_layers_text(g, layers, sizeof layers), kernels);
         free(kernels);
     }
     if (rc == 0 && !tb.failed)

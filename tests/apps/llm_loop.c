@@ -18,13 +18,18 @@
  * DECODE/STEADY around DECODE/STEP_1 ..; KV_GATHER around the gather.
  *
  * Usage: llm_loop [--steps N] [--prompts N] [--gap-ms N] [--layers N] [--chunks N]
- *                 [--graph-decode] [--step-input BYTES]
+ *                 [--graph-decode] [--step-input BYTES] [--layer-norm]
  * (--gap-ms: sleep between generations; --layers: the attention and MLP
  * kernels repeated per layer, the KV kernel among them; --chunks: the
  * prompt processed in chunks ended by a stream sync; --graph-decode: one
  * step captured into a graph at start-up, each step then a graph launch
  * (counted as one launch); --step-input: bytes copied to the device before
- * each step, as a serving engine's per-step inputs). Prints "generations G launches L"
+ * each step, as a serving engine's per-step inputs; --layer-norm: each layer
+ * begins with an rms_norm kernel (a layer of four launches, as the layer
+ * finder needs), and the layers are marked in the log as tests/frameworks
+ * fw_truth.py marks them, LAYER/k at a layer's first launch and LAYER_END
+ * after its last, also while a step is captured into a graph:
+ *     llm_loopMark<TAB>range<TAB>LAYER/k<TAB>-<TAB>-<TAB>depth). Prints "generations G launches L"
  * and exits 0, or 1 when a runtime call failed. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,6 +55,7 @@ STUB(attention)
 STUB(mlp)
 STUB(lm_head)
 STUB(sample_argmax)
+STUB(rms_norm)
 
 static const struct {
     void (*stub)(void);
@@ -58,9 +64,9 @@ static const struct {
     {embed_tokens_stub, "_Z12embed_tokensPKiPfi"},  {kv_cache_write_stub, "_Z14kv_cache_writePfPKfi"},
     {kv_cache_gather_stub, "_Z15kv_cache_gatherPfPKfi"}, {attention_stub, "_Z9attentionPfPKfi"},
     {mlp_stub, "_Z3mlpPfPKfi"},                      {lm_head_stub, "_Z7lm_headPfPKfi"},
-    {sample_argmax_stub, "_Z13sample_argmaxPiPKfi"},
+    {sample_argmax_stub, "_Z13sample_argmaxPiPKfi"}, {rms_norm_stub, "_Z8rms_normPfPKfi"},
 };
-enum { K_EMBED, K_KV_WRITE, K_KV_GATHER, K_ATTENTION, K_MLP, K_LM_HEAD, K_SAMPLE };
+enum { K_EMBED, K_KV_WRITE, K_KV_GATHER, K_ATTENTION, K_MLP, K_LM_HEAD, K_SAMPLE, K_NORM };
 
 static const unsigned long long fake_fatbin[8] = {0x00100001ba55ed50ull, 0x40ull};
 static struct obs_fatbin_wrapper fake_wrapper = {OBS_FATBIN_WRAPPER_MAGIC, 1, fake_fatbin, NULL};
@@ -101,6 +107,21 @@ static void range_pop(void)
     truth_line(line);
 }
 
+static int layer_norm;
+
+/* --layer-norm: a layer's boundary, as fw_truth.py marks it (k < 0: LAYER_END). */
+static void layer_mark(int k)
+{
+    char line[128];
+    if (!layer_norm)
+        return;
+    if (k >= 0)
+        snprintf(line, sizeof line, "llm_loopMark\trange\tLAYER/%d\t-\t-\t%d\n", k, truth_depth);
+    else
+        snprintf(line, sizeof line, "llm_loopMark\trange\tLAYER_END\t-\t-\t%d\n", truth_depth);
+    truth_line(line);
+}
+
 /* ---- the loop ---------------------------------------------------------------------------- */
 
 static int failures;
@@ -136,9 +157,13 @@ static void prompt_iteration(unsigned prompt_len, obs_cudaStream_t s, int *host_
     for (c = 0; c < chunks; c++) {
         launch(K_EMBED, chunk_len * 16, s);
         for (l = 0; l < layers; l++) {
+            layer_mark(l);
+            if (layer_norm)
+                launch(K_NORM, chunk_len * 16, s);
             launch(K_KV_WRITE, chunk_len * 16, s);
             launch(K_ATTENTION, chunk_len * 64, s);
             launch(K_MLP, chunk_len * 64, s);
+            layer_mark(-1);
         }
         if (c + 1 < chunks && cudaStreamSynchronize(s) != obs_cudaSuccess)
             failures++;
@@ -156,6 +181,9 @@ static void step_kernels(obs_cudaStream_t s, int truth)
     int l;
     launch(K_EMBED, 16, s);
     for (l = 0; l < layers; l++) {
+        layer_mark(l);
+        if (layer_norm)
+            launch(K_NORM, 16, s);
         if (truth)
             range_push("KV_GATHER");
         launch(K_KV_GATHER, 64, s);
@@ -163,6 +191,7 @@ static void step_kernels(obs_cudaStream_t s, int truth)
             range_pop();
         launch(K_ATTENTION, 64, s);
         launch(K_MLP, 64, s);
+        layer_mark(-1);
     }
     launch(K_LM_HEAD, 512, s);
     launch(K_SAMPLE, 1, s);
@@ -230,6 +259,8 @@ int main(int argc, char **argv)
     layers = arg_value(argc, argv, "--layers", 1);
     step_input = arg_value(argc, argv, "--step-input", 0);
     chunks = arg_value(argc, argv, "--chunks", 1);
+    for (p = 1; p < argc; p++)
+        layer_norm |= strcmp(argv[p], "--layer-norm") == 0;
     if (layers < 1 || chunks < 1 || chunks > 64 || step_input < 0 || step_input > 65536) {
         fprintf(stderr, "llm_loop: --layers >= 1, --chunks 1 to 64, --step-input 0 to 65536\n");
         return 2;

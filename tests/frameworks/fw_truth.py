@@ -28,8 +28,10 @@ Ranges, per thread and generation (one generate() call):
   A launch after forward k and before forward k+1 belongs to the range of
   forward k. Marks: LAYER/i at each decoder layer's forward (i from 0, a
   forward pre-hook), LAYER_END when it returned (a forward hook: the
-  launches between the two are that layer's), FORWARD_END at the end of
-  each forward of the model.
+  launches between the two are that layer's; also while a forward is
+  captured into a CUDA graph, whose captured launches are the graph's
+  kernel nodes), FORWARD_END at the end of each forward of the model
+  (not while capturing).
 Timing, host CLOCK_MONOTONIC (time.monotonic_ns), from the streamer (its
 put() runs right after generate() read the tokens back):
   marks  P just before the prompt's ids are copied to the device (the
@@ -61,6 +63,7 @@ class Truth:
             st.depth = 0
             st.generations = 0
             st.active = None
+            st.capturing = None
         return st
 
     def _write(self, api, kind, name, value):
@@ -89,6 +92,11 @@ class Truth:
 
     def active(self):
         return self._state().active
+
+    def capturing(self):
+        """The generation whose forward is being captured into a CUDA graph
+        (Generation.suspended), or None."""
+        return self._state().capturing
 
 
 class Generation:
@@ -174,10 +182,14 @@ class _Suspended:
         self.g = generation
 
     def __enter__(self):
-        self.g.truth._state().active = None
+        st = self.g.truth._state()
+        st.active = None
+        st.capturing = self.g
 
     def __exit__(self, *exc):
-        self.g.truth._state().active = self.g
+        st = self.g.truth._state()
+        st.active = self.g
+        st.capturing = None
         return False
 
 
@@ -225,14 +237,17 @@ def attach(truth, model):
         if g is not None:
             g.forward_ends()
 
+    # The layer marks fire during a CUDA graph's capture too (no step
+    # boundary does): the captured launches between them are the graph's
+    # kernel nodes of that layer (docs/layers.md, "Graphs").
     def layer_pre(index):
         def hook(module, args):
-            if truth.active() is not None:
+            if truth.active() is not None or truth.capturing() is not None:
                 truth.mark("LAYER/%d" % index)
         return hook
 
     def layer_post(module, args, output):
-        if truth.active() is not None:
+        if truth.active() is not None or truth.capturing() is not None:
             truth.mark("LAYER_END")
 
     handles = [model.register_forward_pre_hook(model_pre), model.register_forward_hook(model_post)]
