@@ -85,18 +85,62 @@ static int marker(const struct obs_layer_work *w, const uint32_t *last, uint32_t
     return w->count[id] * RARE_RATIO <= anchor_count && (w->first[id] < p_first || last[id] > p_last);
 }
 
-/* The runs an anchor makes; returns the launches they cover. */
-static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint32_t *last, uint32_t anchor,
+/* Whether a block's name set is that of one of the two blocks before it (a
+ * stack of like layers, or of two kinds alternating), by an order-free hash
+ * of the set and its size. */
+struct block_sig {
+    uint32_t hash, distinct, len;
+    uint32_t shared; /* names it shares with the block before */
+    int ok;          /* no marker in it, long enough */
+};
+
+static int same_set(const struct block_sig *a, const struct block_sig *b)
+{
+    return a->ok && b->ok && a->hash == b->hash && a->distinct == b->distinct;
+}
+
+/* A run of blocks run_start .. end - 1 (anchors run_start .. end), kept when it has MIN_BLOCKS. A regular
+ * run's last block, unlike the two before it by its names and more than an eighth longer or shorter than the
+ * one before, is no layer's: the anchor that ends it is in what follows the stack (Gemma 2's final logit
+ * soft-capping runs the attention's scaling kernel). */
+static void commit_run(struct run *runs, uint32_t *nr, const uint32_t *occ, uint32_t run_start, uint32_t end,
+                       uint32_t reg_run, int tail_reg, uint32_t tail_len, uint32_t tail_prev_len, uint32_t *covered,
+                       uint32_t *reg_total, uint32_t *cont_total)
+{
+    uint32_t cont = end - run_start - 1;
+    if (!tail_reg && 2u * reg_run >= cont && cont > 0 && end - run_start > MIN_BLOCKS &&
+        8u * (tail_len > tail_prev_len ? tail_len - tail_prev_len : tail_prev_len - tail_len) > tail_prev_len) {
+        end--;
+        cont--;
+    }
+    if (end - run_start < MIN_BLOCKS || *nr >= RUNS_MAX)
+        return;
+    runs[*nr].first_occ = run_start;
+    runs[*nr].blocks = end - run_start;
+    *covered += occ[end] - occ[run_start];
+    (*nr)++;
+    *reg_total += reg_run;
+    *cont_total += cont;
+}
+
+/* The runs an anchor makes; returns the launches they cover. *regular: of
+ * the blocks that continue a run, those whose name set equals that of the
+ * block before or the one before that (the layers of a stack; not the
+ * pieces of one layer, whose sets differ in turn: Qwen3's four norms). */
+static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint32_t *last, uint32_t *regular,
                         const uint32_t *occ, uint32_t nocc, struct run *runs, uint32_t *nruns)
 {
-    uint32_t j, covered = 0, prev_distinct = 0, run_start = NONE, nr = 0;
-    int prev_ok = 0;
+    uint32_t j, covered = 0, prev_distinct = 0, run_start = NONE, nr = 0, reg_run = 0, reg_total = 0, cont_total = 0;
+    uint32_t tail_len = 0, tail_prev_len = 0;
+    int prev_ok = 0, tail_reg = 0;
     uint32_t p_first = occ[0], p_last = occ[nocc - 1];
     uint32_t *stamps = w->stamp;
-    (void)anchor;
+    struct block_sig b1 = {0, 0, 0, 0, 0}, b2 = {0, 0, 0, 0, 0};
+    uint32_t free_from = 0; /* the first anchor no kept run ends at */
     for (j = 0; j + 1 < nocc; j++) {
-        uint32_t stamp = ++w->stamp_now, prev = stamp - 1, distinct = 0, shared = 0, i, end;
-        int has_marker = 0, alike;
+        uint32_t stamp = ++w->stamp_now, prev = stamp - 1, distinct = 0, shared = 0, i, end, hash = 0;
+        int has_marker = 0, alike, reg;
+        struct block_sig b;
         if (stamp == 0 || prev == 0) { /* wrapped, or the first call: start the stamps afresh */
             if (stamp != 1) /* the first call's table is zeroed already */
                 memset(w->stamp, 0, OBS_LAYER_NAME_IDS * sizeof *w->stamp);
@@ -112,11 +156,18 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
             shared += was == prev;
             stamps[id] = stamp;
             distinct++;
+            hash += (id + 1u) * 2654435761u ^ (id >> 5);
             if (!has_marker && marker(w, last, id, nocc, p_first, p_last))
                 has_marker = 1;
         }
         if (occ[j + 1] - occ[j] < BLOCK_MIN)
             has_marker = 1; /* too short for a layer: no run goes through it */
+        b.hash = hash;
+        b.distinct = distinct;
+        b.len = occ[j + 1] - occ[j];
+        b.ok = !has_marker;
+        b.shared = shared;
+        reg = same_set(&b, &b1) || same_set(&b, &b2);
         /* alike the block before: Jaccard of the name sets >= 2/3, or one set inside the other and at least
          * half its size (a MoE layer with a shared expert next to a dense one; not a MoE layer's experts
          * inside the whole layer around them) */
@@ -130,26 +181,39 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
             prev_ok = 1;
         }
         if (alike) {
-            if (run_start == NONE)
+            if (run_start == NONE) {
                 run_start = j - 1;
-        } else if (run_start != NONE) {
-            if (j - run_start >= MIN_BLOCKS && nr < RUNS_MAX) {
-                runs[nr].first_occ = run_start;
-                runs[nr].blocks = j - run_start;
-                covered += occ[j] - occ[run_start];
-                nr++;
+                reg_run = 0;
+                /* a first layer that differs (a dense layer before MoE ones): the block before the run is one
+                 * more when its names are all but one in the next block's, or the next block's in its, it is at
+                 * least half the size of that set and 2/3 to 3/2 as long */
+                if (j >= 2 && j - 2 >= free_from && b2.ok && b1.ok &&
+                    b1.shared + 1 >= (b1.distinct < b2.distinct ? b1.distinct : b2.distinct) &&
+                    2u * (b1.distinct < b2.distinct ? b1.distinct : b2.distinct) >=
+                        (b1.distinct > b2.distinct ? b1.distinct : b2.distinct) &&
+                    3u * b2.len >= 2u * b1.len && 2u * b2.len <= 3u * b1.len)
+                    run_start = j - 2;
             }
+            reg_run += reg != 0;
+            tail_reg = reg;
+            tail_len = b.len;
+            tail_prev_len = b1.len;
+        } else if (run_start != NONE) {
+            commit_run(runs, &nr, occ, run_start, j, reg_run, tail_reg, tail_len, tail_prev_len, &covered, &reg_total,
+                       &cont_total);
+            free_from = j + 1;
             run_start = NONE;
         }
         prev_distinct = distinct;
+        b2 = b1;
+        b1 = b;
     }
-    if (run_start != NONE && j - run_start >= MIN_BLOCKS && nr < RUNS_MAX) {
-        runs[nr].first_occ = run_start;
-        runs[nr].blocks = j - run_start;
-        covered += occ[j] - occ[run_start];
-        nr++;
-    }
+    if (run_start != NONE)
+        commit_run(runs, &nr, occ, run_start, j, reg_run, tail_reg, tail_len, tail_prev_len, &covered, &reg_total,
+                   &cont_total);
     *nruns = nr;
+    if (regular != NULL)
+        *regular = 2u * reg_total >= cont_total;
     return covered;
 }
 
@@ -215,6 +279,8 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
     struct run runs[RUNS_MAX];
     uint32_t *last = w->last, *occ = w->occ;
     uint32_t nd, i, best = NONE, best_cover = 0, best_count = 0, nruns = 0, r, start_floor = 0, ncand = 0;
+    uint32_t reg = 0, irr = NONE, irr_cover = 0, irr_count = 0;
+    int hint_taken = 0;
     uint32_t starts[RUNS_MAX], ds[RUNS_MAX];
 
     if (n < 6 || n > w->cap)
@@ -224,10 +290,12 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
         hint = NONE - 1; /* never a name id: the search below runs */
     if (hint < OBS_LAYER_NAME_IDS && w->count[hint] >= MIN_BLOCKS + 1) {
         uint32_t nocc = occurrences(w, hint, occ);
-        if (runs_of(s, w, last, hint, occ, nocc, runs, &nruns) > 0)
+        if (runs_of(s, w, last, &reg, occ, nocc, runs, &nruns) > 0 && reg) {
             best = hint;
+            hint_taken = 1;
+        }
     }
-    if (best != hint) { /* the widest names first: a name's runs cover at most its span, so the rest are skipped */
+    if (!hint_taken) { /* the widest names first: a name's runs cover at most its span, so the rest are skipped */
         uint32_t j;
         for (j = 0; j < nd; j++) { /* candidates to the front (the names stay in distinct: their counts are reset) */
             uint32_t id = w->distinct[j];
@@ -245,14 +313,25 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
             w->distinct[m] = id;
         }
     }
-    for (i = 0; best != hint && i < ncand; i++) { /* no hint, or it made no run: every name */
-        uint32_t id = w->distinct[i], nocc, cover, nr;
-        if (best != NONE && last[id] - w->first[id] < best_cover)
+    /* the anchor: the regular one (its blocks' name sets repeat block to block, or every other block) whose
+     * runs cover the most, else the irregular one that does (pieces of layers alike by their names) */
+    for (i = 0; !hint_taken && i < ncand; i++) { /* no hint, or it made no run: every name */
+        uint32_t id = w->distinct[i], nocc, cover, nr, span = last[id] - w->first[id];
+        if ((best != NONE && span < best_cover) || (best == NONE && irr != NONE && 2u * span < irr_cover))
             break; /* its runs cover at most its span: neither it nor a narrower one can win */
         nocc = occurrences(w, id, occ);
-        cover = runs_of(s, w, last, id, occ, nocc, runs, &nr);
+        cover = runs_of(s, w, last, &reg, occ, nocc, runs, &nr);
         if (cover == 0)
             continue;
+        if (!reg) {
+            if (irr == NONE || cover > irr_cover || (cover == irr_cover && w->count[id] > irr_count) ||
+                (cover == irr_cover && w->count[id] == irr_count && w->first[id] < w->first[irr])) {
+                irr = id;
+                irr_cover = cover;
+                irr_count = w->count[id];
+            }
+            continue;
+        }
         if (best == NONE || cover > best_cover || (cover == best_cover && w->count[id] > best_count) ||
             (cover == best_cover && w->count[id] == best_count && w->first[id] < w->first[best])) {
             best = id;
@@ -260,7 +339,9 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
             best_count = w->count[id];
         }
     }
-    if (best != NONE && best != hint) {
+    if (best == NONE)
+        best = irr;
+    if (best != NONE && !hint_taken) {
         /* the shortest block that repeats: a prompt's chunks with no token read between them are whole
          * forwards that repeat, each holding the layers. A name whose runs, as many as best's layers, each
          * as long (a pass through the stack in each forward), cover with their last layers at least 3/4 of
@@ -268,7 +349,7 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
          * layers and not others make fewer runs) */
         uint32_t nr, wcover, wlayers = 0, j, fine = NONE, fine_cover = 0;
         uint32_t nocc = occurrences(w, best, occ);
-        runs_of(s, w, last, best, occ, nocc, runs, &nr);
+        runs_of(s, w, last, NULL, occ, nocc, runs, &nr);
         wcover = layered_cover(occ, runs, nr);
         for (r = 0; r < nr; r++)
             wlayers += runs[r].blocks + 1;
@@ -277,8 +358,8 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
             if (w->count[id] / 3u < wlayers)
                 continue; /* three layers a pass at least */
             nocc = occurrences(w, id, occ);
-            if (runs_of(s, w, last, id, occ, nocc, runs, &nr) == 0 || nr < 2 || nr > wlayers || nr + 1 < wlayers ||
-                runs[0].blocks < PASS_BLOCKS_MIN)
+            if (runs_of(s, w, last, &reg, occ, nocc, runs, &nr) == 0 || !reg || nr < 2 || nr > wlayers ||
+                nr + 1 < wlayers || runs[0].blocks < PASS_BLOCKS_MIN)
                 continue;
             for (r = 1; r < nr && runs[r].blocks == runs[0].blocks; r++)
                 ;
@@ -297,8 +378,8 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
     }
     if (best != NONE) {
         uint32_t nocc = occurrences(w, best, occ);
-        if (best != hint) /* the hint's runs are those computed above */
-            runs_of(s, w, last, best, occ, nocc, runs, &nruns);
+        if (!hint_taken) /* the hint's runs are those computed above */
+            runs_of(s, w, last, NULL, occ, nocc, runs, &nruns);
         /* 2: each run's offset d from its first two anchors */
         for (r = 0; r < nruns; r++) {
             uint32_t a0 = runs[r].first_occ, gapmin = NONE, b;
@@ -340,24 +421,41 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
             for (k = 0; k < m; k++)
                 if (occ[a0 + k + 1] - occ[a0 + k] < shortest)
                     shortest = occ[a0 + k + 1] - occ[a0 + k];
-            /* the tail the layers end with: of each layer and the next (q = 1), else of each layer and the
-             * one after (q = 2: alternating kinds); the last layer ends like the layer q before it, and is
-             * at least 3/4 as long as the shortest of the others */
-            for (q = 1; q <= 2 && e == NONE; q++) {
-                uint32_t tail = NONE, ref_end = occ[a0 + m - q + 1] - d - 1; /* the end of layer m - q */
-                for (k = 0; k + q + 1 <= m; k++) { /* ends of layers k and k + q, both followed by a layer */
-                    uint32_t end_a = occ[a0 + k + 1] - d - 1, end_b = occ[a0 + k + q + 1] - d - 1;
-                    uint32_t len_a = end_a + 1 - (occ[a0 + k] - d), len_b = end_b + 1 - (occ[a0 + k + q] - d), j = 0;
-                    while (j < len_a && j < len_b && s[end_a - j] == s[end_b - j])
-                        j++;
-                    if (tail == NONE || j < tail)
-                        tail = j;
+            /* the tail the layers end with: of the two layers before the last (q = 1), or of the layers two
+             * and four before it (q = 2: alternating kinds), the longer first (where there are not as many,
+             * of each layer and the one q after it); the last layer ends like the layer q before it, and is at
+             * least 3/4 as long as the shortest of the others */
+            {
+                uint32_t tails[3] = {0, 0, 0}, order[2] = {1, 2}, t;
+                for (q = 1; q <= 2; q++) {
+                    uint32_t tail = NONE;
+                    for (k = m >= 2 * q ? m - 2 * q : 0; k + q + 1 <= m; k++) { /* ends of layers k and k + q */
+                        uint32_t end_a = occ[a0 + k + 1] - d - 1, end_b = occ[a0 + k + q + 1] - d - 1;
+                        uint32_t len_a = end_a + 1 - (occ[a0 + k] - d), len_b = end_b + 1 - (occ[a0 + k + q] - d);
+                        uint32_t j = 0;
+                        while (j < len_a && j < len_b && s[end_a - j] == s[end_b - j])
+                            j++;
+                        if (tail == NONE || j < tail)
+                            tail = j;
+                        if (m >= 2 * q)
+                            break; /* the last pair of one kind only */
+                    }
+                    tails[q] = tail == NONE ? 0 : tail;
                 }
-                if (tail != NONE && tail > 0) {
-                    uint32_t from = last_start + tail - 1 > occ[a0 + m] ? last_start + tail - 1 : occ[a0 + m];
-                    e = find_tail(s, ref_end, tail, from, limit);
-                    if (e != NONE && 4u * (e + 1 - last_start) < 3u * shortest)
-                        e = NONE;
+                if (tails[2] > tails[1]) {
+                    order[0] = 2;
+                    order[1] = 1;
+                }
+                for (t = 0; t < 2 && e == NONE; t++) {
+                    uint32_t tail = tails[order[t]], ref_end;
+                    q = order[t];
+                    ref_end = occ[a0 + m - q + 1] - d - 1; /* the end of layer m - q */
+                    if (tail > 0) {
+                        uint32_t from = last_start + tail - 1 > occ[a0 + m] ? last_start + tail - 1 : occ[a0 + m];
+                        e = find_tail(s, ref_end, tail, from, limit);
+                        if (e != NONE && 4u * (e + 1 - last_start) < 3u * shortest)
+                            e = NONE;
+                    }
                 }
             }
             if (e == NONE) {
