@@ -99,6 +99,29 @@ static int same_set(const struct block_sig *a, const struct block_sig *b)
     return a->ok && b->ok && a->hash == b->hash && a->distinct == b->distinct;
 }
 
+/* Two blocks of two kinds of layers (a dense layer and a MoE one with no shared expert): at least 3/4 of the
+ * smaller name set in the larger, which is at most twice its size, and 2/3 to 3/2 as long. */
+static int kinds_alike(const struct block_sig *b, const struct block_sig *prev)
+{
+    uint32_t small = b->distinct < prev->distinct ? b->distinct : prev->distinct;
+    uint32_t large = b->distinct < prev->distinct ? prev->distinct : b->distinct;
+    return b->ok && prev->ok && 4u * b->shared >= 3u * small && 2u * small >= large && 3u * b->len >= 2u * prev->len &&
+           2u * b->len <= 3u * prev->len;
+}
+
+/* Whether consecutive blocks [a, b) and [b, c) are the same part of two layers: the launches after their
+ * anchors and those before their ends agree over at least 3/4 of the shorter (a dense layer and a MoE one
+ * differ in their MLP only; the attention and MLP halves of a llama.cpp layer, alike by their names, do not). */
+static int ends_agree(const uint32_t *s, uint32_t a, uint32_t b, uint32_t c)
+{
+    uint32_t shorter = b - a < c - b ? b - a : c - b, head = 0, tail = 0;
+    while (head < shorter && s[a + head] == s[b + head])
+        head++;
+    while (tail < shorter - head && s[b - 1 - tail] == s[c - 1 - tail])
+        tail++;
+    return 4u * (head + tail) >= 3u * shorter;
+}
+
 /* A run of blocks run_start .. end - 1 (anchors run_start .. end), kept when it has MIN_BLOCKS. A regular
  * run's last block, unlike the two before it by its names and more than an eighth longer or shorter than the
  * one before, is no layer's: the anchor that ends it is in what follows the stack (Gemma 2's final logit
@@ -170,11 +193,13 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
         reg = same_set(&b, &b1) || same_set(&b, &b2);
         /* alike the block before: Jaccard of the name sets >= 2/3, or one set inside the other and at least
          * half its size (a MoE layer with a shared expert next to a dense one; not a MoE layer's experts
-         * inside the whole layer around them) */
+         * inside the whole layer around them); or two kinds alternating: alike as kinds_alike says, and the
+         * same set as the block two before */
         alike = prev_ok && !has_marker &&
                 (3u * shared >= 2u * (prev_distinct + distinct - shared) ||
                  (shared >= CONTAINED_MIN && 2u * shared >= (distinct > prev_distinct ? distinct : prev_distinct) &&
-                  (shared == distinct || shared == prev_distinct)));
+                  (shared == distinct || shared == prev_distinct)) ||
+                 (same_set(&b, &b2) && kinds_alike(&b, &b1) && ends_agree(s, occ[j - 1], occ[j], occ[j + 1])));
         if (has_marker) {
             prev_ok = 0;
         } else {
@@ -185,13 +210,9 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
                 run_start = j - 1;
                 reg_run = 0;
                 /* a first layer that differs (a dense layer before MoE ones): the block before the run is one
-                 * more when its names are all but one in the next block's, or the next block's in its, it is at
-                 * least half the size of that set and 2/3 to 3/2 as long */
-                if (j >= 2 && j - 2 >= free_from && b2.ok && b1.ok &&
-                    b1.shared + 1 >= (b1.distinct < b2.distinct ? b1.distinct : b2.distinct) &&
-                    2u * (b1.distinct < b2.distinct ? b1.distinct : b2.distinct) >=
-                        (b1.distinct > b2.distinct ? b1.distinct : b2.distinct) &&
-                    3u * b2.len >= 2u * b1.len && 2u * b2.len <= 3u * b1.len)
+                 * more when it and the run's first block are alike as kinds_alike and ends_agree say (not what
+                 * precedes the stack) */
+                if (j >= 2 && j - 2 >= free_from && kinds_alike(&b1, &b2) && ends_agree(s, occ[j - 2], occ[j - 1], occ[j]))
                     run_start = j - 2;
             }
             reg_run += reg != 0;
@@ -387,6 +408,11 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
                 if (occ[a0 + b + 1] - occ[a0 + b] < gapmin)
                     gapmin = occ[a0 + b + 1] - occ[a0 + b];
             ds[r] = agree_back(s, occ[a0], occ[a0 + 1], gapmin, start_floor);
+            if (runs[r].blocks >= 2) { /* alternating kinds: the first layer begins like the one after next */
+                uint32_t d2 = agree_back(s, occ[a0], occ[a0 + 2], gapmin, start_floor);
+                if (d2 > ds[r])
+                    ds[r] = d2;
+            }
             if (w->start_named) {
                 /* OBS_LAYER names the first kernel: the launch of it nearest that start */
                 uint32_t k2, dd = NONE;
