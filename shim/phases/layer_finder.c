@@ -7,34 +7,51 @@
  *     all in the other's (a name set, so that MoE layers whose expert
  *     kernels run a varying number of times still match, and a MoE layer
  *     with a shared expert next to a dense one; the two halves of one
- *     layer, attention and MLP, do not). A *run* is a
- *     stretch of such blocks; a block holding a rare name (at most a third
+ *     layer, attention and MLP, do not); or, two kinds alternating (a dense
+ *     layer and a MoE one with no shared expert, sliding-window and global
+ *     attention), a block has the name set of the one two before, 3/4 of
+ *     the smaller of its and its neighbour's sets lie in the larger (at
+ *     most twice its size), it is 2/3 to 3/2 as long, and the two agree
+ *     over 3/4 of the shorter from their starts and their ends (the same
+ *     part of two layers; not llama.cpp's attention and MLP halves). A
+ *     *run* is a stretch of such blocks; the block before it joins it when
+ *     it is alike in that last way (a first layer that differs: a dense
+ *     layer before MoE ones). A block holding a rare name (at most a third
  *     as frequent as the anchor) that also runs before the first anchor or
  *     after the last (an embedding, an LM head: a prompt in chunks passes
- *     through the stack once per chunk) ends the run. The anchor chosen
- *     covers the most launches with runs of at least two blocks (three
- *     layers); ties go to the more frequent name, then the earlier one.
- *     The shortest block that repeats is the layer: where the chosen
- *     name's blocks are whole forwards (a prompt's chunks with no token
- *     read between them), a name with one run in each (or one fewer), all
- *     of at least three blocks and as many, covering with their last
- *     layers at least two thirds of what the chosen name's do, is taken
- *     instead: a pass per run;
+ *     through the stack once per chunk) ends the run, and so does, in a
+ *     regular run, a last block unlike the two before it and more than an
+ *     eighth longer or shorter than the one before (an anchor in what
+ *     follows the stack: Gemma 2's logit soft-capping). An anchor is
+ *     *regular* when at least half of its runs' blocks have the name set of
+ *     the block before or the one before that (layers; not the pieces of a
+ *     layer that Qwen3's four norms cut, alike by their names but each
+ *     unlike the next). The anchor chosen is the regular one that covers
+ *     the most launches with runs of at least two blocks (three layers),
+ *     else the irregular one that does; ties go to the more frequent name,
+ *     then the earlier one. The shortest block that repeats is the layer:
+ *     where the chosen name's blocks are whole forwards (a prompt's chunks
+ *     with no token read between them), a regular name with one run in each
+ *     (or one fewer), all of at least three blocks and as many, covering
+ *     with their last layers at least two thirds of what the chosen name's
+ *     do, is taken instead: a pass per run;
  *  2. each run of m + 1 anchors is m + 1 layers. A layer begins d launches
  *     before its anchor, d the length over which the launches before the
- *     run's first two anchors agree (so the first layer begins right after
- *     what precedes the stack; one differing launch is stepped over, a
- *     first layer that differs slightly), or at a normalisation kernel up
- *     to 4 launches later when that start is none (what precedes the stack
- *     may end with the layers' last kernel: GPT-2's embedding add);
- *  3. the last layer of a run ends where the tail that the run's other
- *     layers end with (the launches the ends of each layer and the next
- *     agree on) first ends after its anchor, if that makes it at least 3/4
- *     as long as the shortest of the others; else where the tail of each
- *     layer and the one after next ends (alternating kinds); else it is as
- *     long as the layer before it, unless that leaves it under 3/4 of the
- *     shortest: then its anchor began what follows the stack (a final norm
- *     that is the layers' first kernel), and the layer before is the last.
+ *     run's first two anchors (or its first and third: alternating kinds)
+ *     agree (so the first layer begins right after what precedes the
+ *     stack; one differing launch is stepped over, a first layer that
+ *     differs slightly), or at a normalisation kernel up to 4 launches
+ *     later when that start is none (what precedes the stack may end with
+ *     the layers' last kernel: GPT-2's embedding add);
+ *  3. the last layer of a run ends where the tail of the two layers before
+ *     it (the launches their ends agree on) first ends after its anchor, or
+ *     that of the layers two and four before it (alternating kinds), the
+ *     longer tail first (fewer layers: the tail all layers and the next, or
+ *     the one after next, agree on), if that makes it at least 3/4 as long
+ *     as the shortest of the others; else it is as long as the layer before
+ *     it, unless that leaves it under 3/4 of the shortest: then its anchor
+ *     began what follows the stack (a final norm that is the layers' first
+ *     kernel), and the layer before is the last.
  * Layers are contiguous inside a run; what precedes the first and follows
  * the last is outside every layer. */
 #include "layer_finder.h"
