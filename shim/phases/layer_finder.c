@@ -207,7 +207,10 @@ static uint32_t runs_of(const uint32_t *s, struct obs_layer_work *w, const uint3
         b.len = occ[j + 1] - occ[j];
         b.ok = !has_marker;
         b.shared = shared;
-        reg = same_set(&b, &b1) || same_set(&b, &b2);
+        /* regular: the names of the block before (or all but a tenth of their union: experts whose GEMM
+         * kernels vary with their tokens), or of the block two before */
+        reg = same_set(&b, &b1) || same_set(&b, &b2) ||
+              (b.ok && b1.ok && 10u * shared >= 9u * (prev_distinct + distinct - shared));
         /* alike the block before: Jaccard of the name sets >= 2/3, or one set inside the other and at least
          * half its size (a MoE layer with a shared expert next to a dense one; not a MoE layer's experts
          * inside the whole layer around them); or two kinds alternating: alike as kinds_alike says, and the
@@ -420,7 +423,22 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
             runs_of(s, w, last, NULL, occ, nocc, runs, &nruns);
         /* 2: each run's offset d from its first two anchors */
         for (r = 0; r < nruns; r++) {
-            uint32_t a0 = runs[r].first_occ, gapmin = NONE, b;
+            uint32_t a0, gapmin = NONE, b;
+            if (runs[r].blocks >= 3) {
+                /* the anchor ran in what precedes the stack too (a MoE layer's expert mask kernel in the
+                 * position setup): its first block begins unlike the next at once, which begins like the one
+                 * after (over at least 4 launches; experts run a varying number of times further on) */
+                uint32_t f = runs[r].first_occ, h01 = 0, h12 = 0;
+                while (occ[f] + h01 + 1 < occ[f + 1] && s[occ[f] + h01 + 1] == s[occ[f + 1] + h01 + 1])
+                    h01++;
+                while (occ[f + 1] + h12 + 1 < occ[f + 2] && s[occ[f + 1] + h12 + 1] == s[occ[f + 2] + h12 + 1])
+                    h12++;
+                if (h01 == 0 && h12 >= BLOCK_MIN) {
+                    runs[r].first_occ++;
+                    runs[r].blocks--;
+                }
+            }
+            a0 = runs[r].first_occ;
             for (b = 0; b < runs[r].blocks; b++)
                 if (occ[a0 + b + 1] - occ[a0 + b] < gapmin)
                     gapmin = occ[a0 + b + 1] - occ[a0 + b];
@@ -498,6 +516,18 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
                         e = find_tail(s, ref_end, tail, from, limit);
                         if (e != NONE && 4u * (e + 1 - last_start) < 3u * shortest)
                             e = NONE;
+                    }
+                }
+                /* experts that run a varying number of times, each its GEMMs sized by its tokens: the tail of
+                 * the layer before, shorter and shorter (down to its last kernel), ending where the last layer
+                 * is at least 3/4 as long as the shortest */
+                if (e == NONE && tails[1] > 1) {
+                    uint32_t ref_end = occ[a0 + m] - d - 1, len, floor_end = last_start + (3u * shortest + 3u) / 4u - 1;
+                    for (len = tails[1] / 2u; len >= 1 && e == NONE; len /= 2u) {
+                        uint32_t from = last_start + len - 1 > occ[a0 + m] ? last_start + len - 1 : occ[a0 + m];
+                        if (from < floor_end)
+                            from = floor_end;
+                        e = find_tail(s, ref_end, len, from, limit);
                     }
                 }
             }
