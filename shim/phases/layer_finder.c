@@ -24,9 +24,10 @@
  *     eighth longer or shorter than the one before (an anchor in what
  *     follows the stack: Gemma 2's logit soft-capping). An anchor is
  *     *regular* when at least half of its runs' blocks have the name set of
- *     the block before or the one before that (layers; not the pieces of a
- *     layer that Qwen3's four norms cut, alike by their names but each
- *     unlike the next). The anchor chosen is the regular one that covers
+ *     the block before (or all but a tenth of their union: experts' GEMM
+ *     kernels vary with their tokens) or of the one before that (layers;
+ *     not the pieces of a layer that Qwen3's four norms cut, alike by their
+ *     names but each unlike the next). The anchor chosen is the regular one that covers
  *     the most launches with runs of at least two blocks (three layers),
  *     else the irregular one that does; ties go to the more frequent name,
  *     then the earlier one. The shortest block that repeats is the layer:
@@ -35,7 +36,10 @@
  *     (or one fewer), all of at least three blocks and as many, covering
  *     with their last layers at least two thirds of what the chosen name's
  *     do, is taken instead: a pass per run;
- *  2. each run of m + 1 anchors is m + 1 layers. A layer begins d launches
+ *  2. each run of m + 1 anchors is m + 1 layers (of three blocks or more,
+ *     the first is dropped when it begins unlike the next at once and the
+ *     next like the one after over 4 launches: the anchor ran in what
+ *     precedes the stack too). A layer begins d launches
  *     before its anchor, d the length over which the launches before the
  *     run's first two anchors (or its first and third: alternating kinds)
  *     agree (so the first layer begins right after what precedes the
@@ -48,7 +52,10 @@
  *     that of the layers two and four before it (alternating kinds), the
  *     longer tail first (fewer layers: the tail all layers and the next, or
  *     the one after next, agree on), if that makes it at least 3/4 as long
- *     as the shortest of the others; else it is as long as the layer before
+ *     as the shortest of the others; else where ever shorter tails of the
+ *     layer before it (half, a quarter .. its last kernel) first end at
+ *     least 3/4 of the shortest after its start (experts that run a varying
+ *     number of times); else it is as long as the layer before
  *     it, unless that leaves it under 3/4 of the shortest: then its anchor
  *     began what follows the stack (a final norm that is the layers' first
  *     kernel), and the layer before is the last.
