@@ -13,7 +13,10 @@
  * fw_generate.py's (a) Llama small and deep, (b) GPT-2, Llama with its
  * prompts prefilled in chunks (generate(prefill_chunk_size)), (c) decode by CUDA
  * graph over a static KV cache, (d) two models on two threads, and two
- * processes at once. Each case runs twice, at once: on the simulated
+ * processes at once, (e) the layer shapes of issue 27: mixtures of experts
+ * on every layer (Qwen2-MoE), alternating with dense layers (Qwen3-MoE),
+ * after a dense first layer (Qwen3-MoE), Gemma 2's sliding-window and
+ * global attention layers. Each case runs twice, at once: on the simulated
  * driver alone (LD_LIBRARY_PATH=tests/sim/driver) and under the shim with
  * default settings (contrib/obs-run --sim), except the two processes,
  * which run the llama case each, under the shim only. Checks:
@@ -972,6 +975,10 @@ int main(void)
         {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4},
         {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14},
         {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7},
+        {"qwen2-moe", "fw_generate.py", "qwen2-moe", NULL, 1, 0, 7},
+        {"moe-alt", "fw_generate.py", "moe-alt", NULL, 1, 0, 7},
+        {"moe-first", "fw_generate.py", "moe-first", NULL, 1, 0, 7},
+        {"gemma2", "fw_generate.py", "gemma2", NULL, 1, 0, 7},
     };
     const char *argv[] = {NULL, "-c",
                           "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, "

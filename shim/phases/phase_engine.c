@@ -159,6 +159,14 @@ static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHE
 static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*cache*", "*Cache*",
                                        "*paged_attention*", "*PagedAttention*", "*multihead_attention*"};
 
+/* PyTorch's generic tensor ops whose names say gather or KV but touch no
+ * cache: torch.topk and torch.sort (gatherTopK, bitonicSortKVInPlace: keys
+ * and values), torch.gather and indexing (vectorized_gather_kernel,
+ * _scatter_gather_elementwise_kernel): a mixture of experts' router runs
+ * them in every layer (tests/frameworks/fw_generate.py qwen2-moe). */
+static const char *const not_kv_names[] = {"gatherTopK", "bitonicSortKVInPlace", "vectorized_gather_kernel",
+                                           "_scatter_gather_elementwise_kernel"};
+
 /* "kv" in any case, other than as the end of "qkv" (a fused query-key-value
  * projection, a GEMM that does not touch the cache). */
 static bool kv_in_name(const char *name)
@@ -204,6 +212,9 @@ static uint8_t classify_name(const char *name)
             }
         if (kv_in_name(name))
             cls |= CLASS_KV_DEFAULT;
+        for (i = 0; i < sizeof not_kv_names / sizeof not_kv_names[0]; i++)
+            if (strcmp(not_kv_names[i], name) == 0)
+                cls &= (uint8_t)~CLASS_KV_DEFAULT;
     }
     return cls;
 }

@@ -2,7 +2,7 @@
 """Turn a real program's trace and its ground truth into a case of
 tests/t_phase_engine (tests/engine_cases/README.md):
 
-    trace_to_case.py NAME CALLS.csv SIM.log "what it is" > NAME.calls
+    trace_to_case.py NAME CALLS.csv SIM.log "what it is" [--no-reads-in-layers] > NAME.calls
 
 CALLS.csv is `obs-report csv` of the program's trace under the shim, SIM.log
 the simulated driver's log of the same run (OBS_SIM_LOG, OBS_SIM_LOG_TID=1)
@@ -15,7 +15,10 @@ registered them), then the calls in the call language of t_phase_engine
 with @gen / @step / @steady / @none where the truth changes, and @L<k> /
 @L- where the layer the decoder layers' forward hooks mark (fw_truth.py's
 LAYER/k and LAYER_END) changes; a launch made while a graph was being
-captured is not checked (=~)."""
+captured is not checked (=~). --no-reads-in-layers leaves out the copies
+from the device of 4 bytes or more made inside a decoder layer (their
+syncs stay): an expert loop's count reads, which the phase engine takes
+for token reads (README.md)."""
 import csv
 import collections
 import sys
@@ -76,6 +79,7 @@ def threads_of(row):
 
 def main():
     name, calls_csv, log_path, what = sys.argv[1:5]
+    no_reads_in_layers = "--no-reads-in-layers" in sys.argv[5:]
     truth = truth_labels(log_path)
     used = collections.Counter()
     kernels, out = {}, []
@@ -104,6 +108,11 @@ def main():
         if last_t is not None and t - last_t >= 100_000_000:
             words.append("+%d" % ((t - last_t) // 1_000_000))
         state[tid] = (last_label, t)
+        if (no_reads_in_layers and kind == "memcpy" and row["direction"] == "DtoH" and int(row["bytes"]) >= 4
+                and layer >= 0 and label[0] != "~"):
+            if words:
+                out.append(" ".join(words))
+            continue
         if kind in ("kernel", "graph") and label[0] != "~" and label != last_label:
             if label[0] == "P":
                 words.append("@gen")

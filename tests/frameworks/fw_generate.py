@@ -18,6 +18,19 @@ CASE:
                with its own stream)
   procs        this script run twice at once as two processes (CASE llama
                in each, OBS_SIM_LOG and OBS_OUTPUT suffixed .0 and .1)
+  qwen2-moe    Qwen2-MoE from a config: a mixture of experts on every layer
+               (8 experts, 2 a token, and a shared expert), 4 layers, hidden
+               256, bfloat16, transformers' default experts (grouped_mm)
+  moe-alt      Qwen3-MoE, 6 layers, decoder_sparse_step=2: dense and MoE
+               layers alternate, no shared expert (bfloat16, grouped_mm)
+  moe-first    Qwen3-MoE, 4 layers, mlp_only_layers=[0]: a dense first
+               layer, then MoE layers (bfloat16, grouped_mm)
+  moe-eager    Qwen3-MoE, 4 layers, its experts by transformers' eager loop,
+               routed on the host: the expert kernels vary in number token
+               to token (see "Experts" below; not in t_frameworks' table)
+  gemma2       Gemma 2, 4 layers, eager attention, float16: sliding-window
+               and global attention layers alternate (its layer_types; the
+               sliding layers' cache keeps the last 8 positions)
 
 The generate() cases run several prompts of different lengths back to
 back (1 to 4 tokens among them), batch 1, then batch 4 with left padding:
@@ -31,6 +44,37 @@ values (unfinished_sequences.max() == 0, read back each step). Its check
 still runs as written (the same launches, copy and sync as on a GPU);
 host_stop() only replaces the decision with the one a GPU would reach with
 min_new_tokens = max_new_tokens = N: stop after N tokens.
+
+Experts. transformers 5.24 runs a mixture of experts' experts by
+"grouped_mm" by default (integrations/moe.py: a sort, histc and cumsum
+of the routed ids, then torch's grouped GEMM for all experts at once):
+the same kernels whatever the routing, nothing read back, in bfloat16
+(qwen2-moe, moe-alt, moe-first; in float16 PyTorch 2.15's grouped GEMM
+reads the groups' offsets back first, a 32-byte copy and a sync twice in
+each MoE layer, and runs no GEMM for the stale offsets). Its "eager" implementation loops over the
+experts hit: expert_hit = ...nonzero() reads the count of experts hit
+back from the device (a 4-byte copy and a sync), each expert's
+torch.where(expert_mask[e]) reads its token count back the same way, and
+each expert runs its own gather, GEMMs, activation and index_add_: the
+kernels of a layer vary in number with the routing, token to token. On
+the simulated driver those counts are computed by kernels that do not
+run, so the reads return stale memory (0 here: no expert would run; a
+copy of router values to the device would not change that, the counts
+are kernels' output). moe-eager therefore runs that eager loop as
+written (host_routed_experts below: every launch, copy and sync of
+transformers' code happens) and replaces only the answers of its reads,
+as host_stop() does for the stop check: a host router draws each token's
+2 experts of 8 from a seeded random.Random, in call order (so the same
+with and without the shim), and the loop takes its expert count and
+token counts from that routing instead of the stale memory. The tensors
+those counts size are allocated as nonzero() allocates its output (their
+contents, like every kernel's output here, are not computed). A layer
+then runs 94 to 174 launches (2 to 8 experts of 13 launches each): 94 in
+a batch-1 decode step (a token's 2 experts), 121 to 160 in the batch of
+4's steps, 122 to 174 in the prompts. moe-eager is not in t_frameworks:
+the phase engine takes the count reads inside each MoE layer for token
+reads (docs/layers.md, Limits); tests/engine_cases/hf-moe-eager-noreads
+holds its calls with those reads left out.
 
 Attention runs through PyTorch's SDPA with its cuDNN backend turned off:
 on the simulated driver cuDNN's SDPA took 2 to 15 s of host time per
@@ -50,6 +94,7 @@ import threading
 import torch
 import transformers
 from transformers.generation import utils as generation_utils
+from transformers.integrations import moe as hf_moe
 
 import fw_truth
 
@@ -79,9 +124,73 @@ def prompts(seed, lengths):
     return [[rng.randrange(3, VOCAB) for _ in range(n)] for n in lengths]
 
 
+# ---- mixtures of experts, routed on the host (see "Experts" above) ---------------------------------
+
+_router = random.Random(27)
+
+
+def host_routing(tokens, experts, top_k):
+    """Each token's top_k distinct experts, drawn on the host."""
+    return [_router.sample(range(experts), top_k) for _ in range(tokens)]
+
+
+def host_routed_experts(self, hidden_states, top_k_index, top_k_weights):
+    """transformers 5.24's eager experts loop (Qwen2MoeExperts.forward,
+    Qwen3MoeExperts.forward: the same code), line for line, with the
+    answers of its device reads taken from host_routing()."""
+    routing = host_routing(hidden_states.shape[0], self.num_experts, top_k_index.shape[-1])
+    hit = sorted({e for token in routing for e in token})
+    final_hidden_states = torch.zeros_like(hidden_states)
+    with torch.no_grad():
+        expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=self.num_experts + 1)
+        expert_mask = expert_mask.permute(2, 1, 0)
+        expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()  # its count read back, stale
+        expert_hit = expert_hit.new_empty((len(hit), 1))  # sized by the count a GPU reads for this routing
+
+    for expert_idx, expert in zip(expert_hit, hit):
+        expert_idx = expert_idx[0]
+        bool(expert_idx == self.num_experts)  # "if expert_idx == self.num_experts": read back as written; the
+        # answer a GPU reads is False (a routed id is never the sentinel), so the loop goes on
+        pairs = sum(token.count(expert) for token in routing)
+        where = torch.nonzero(expert_mask[expert_idx])  # torch.where's nonzero: its count read back, stale
+        top_k_pos, token_idx = where.new_empty((pairs, 2)).unbind(1)  # sized by the host routing's count
+        current_state = hidden_states[token_idx]
+        gate, up = torch.nn.functional.linear(current_state, self.gate_up_proj[expert_idx]).chunk(2, dim=-1)
+        current_hidden_states = self.act_fn(gate) * up
+        current_hidden_states = torch.nn.functional.linear(current_hidden_states, self.down_proj[expert_idx])
+        current_hidden_states = current_hidden_states * top_k_weights[token_idx, top_k_pos, None]
+        final_hidden_states.index_add_(0, token_idx, current_hidden_states.to(final_hidden_states.dtype))
+
+    return final_hidden_states
+
+
+hf_moe.ExpertsInterface.register("host_routed_eager", host_routed_experts)
+
+MOE = dict(vocab_size=VOCAB, hidden_size=256, intermediate_size=512, moe_intermediate_size=128, num_attention_heads=4,
+           num_key_value_heads=2, num_experts=8, num_experts_per_tok=2, max_position_embeddings=256,
+           bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
+
+
 def build(case):
     torch.manual_seed(0)
-    if case == "gpt2":
+    if case == "qwen2-moe":
+        cfg = transformers.Qwen2MoeConfig(num_hidden_layers=4, shared_expert_intermediate_size=256, **MOE)
+        model = transformers.Qwen2MoeForCausalLM(cfg)
+    elif case in ("moe-alt", "moe-first", "moe-eager"):
+        alt = case == "moe-alt"
+        cfg = transformers.Qwen3MoeConfig(num_hidden_layers=6 if alt else 4, decoder_sparse_step=2 if alt else 1,
+                                          mlp_only_layers=[0] if case == "moe-first" else [], **MOE)
+        model = transformers.Qwen3MoeForCausalLM(cfg)
+        if case == "moe-eager":
+            model.set_experts_implementation("host_routed_eager")
+    elif case == "gemma2":
+        cfg = transformers.Gemma2Config(vocab_size=VOCAB, hidden_size=256, intermediate_size=512, num_hidden_layers=4,
+                                        num_attention_heads=4, num_key_value_heads=2, head_dim=64, sliding_window=8,
+                                        max_position_embeddings=256, bos_token_id=BOS, eos_token_id=EOS,
+                                        pad_token_id=PAD)
+        model = transformers.Gemma2ForCausalLM(cfg)
+        model.set_attn_implementation("eager")
+    elif case == "gpt2":
         cfg = transformers.GPT2Config(vocab_size=VOCAB, n_positions=256, n_embd=256, n_layer=4, n_head=4,
                                       bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
         model = transformers.GPT2LMHeadModel(cfg)
@@ -93,7 +202,7 @@ def build(case):
                                        num_key_value_heads=2, max_position_embeddings=256,
                                        bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
         model = transformers.LlamaForCausalLM(cfg)
-    return model.to(device="cuda", dtype=torch.float16).eval()
+    return model.to(device="cuda", dtype=torch.bfloat16 if case.startswith(("qwen", "moe")) else torch.float16).eval()
 
 
 def generate(truth, model, ids, mask, new_tokens, chunk=None):
@@ -239,7 +348,8 @@ def main():
         model = build("llama")
         fw_truth.attach(truth, model)
         gens = run_graph(truth, model, new_tokens, 7)
-    elif case in ("llama", "llama-deep", "gpt2", "llama-chunked"):
+    elif case in ("llama", "llama-deep", "gpt2", "llama-chunked", "qwen2-moe", "moe-alt", "moe-first", "moe-eager",
+                  "gemma2"):
         model = build(case)
         fw_truth.attach(truth, model)
         lines = run_generate(case, truth, model, new_tokens, 7, label)
