@@ -52,6 +52,21 @@ static void run_llm_loop(const char *tag, const char *extra, const char *layers,
     shim_run(argv, env, 1, 120, res);
 }
 
+/* Run it (one check: exit status 0) and open its trace. */
+static struct obs_trace *run_traced(const char *tag, const char *extra, const char *layers, const char *what,
+                                    struct run_paths *p)
+{
+    struct run_result res;
+    struct obs_trace *t;
+    run_llm_loop(tag, extra, layers, p, &res);
+    ok(run_exited_with(&res, 0), "%s: exit status 0", what);
+    run_result_free(&res);
+    t = shim_trace_open(p->obs);
+    if (t == NULL)
+        bail("%s: no trace", what);
+    return t;
+}
+
 static char *report(const char *cmd, const char *obs)
 {
     const char *argv[] = {shim_build_path("obs-report"), cmd, obs, NULL};
@@ -139,7 +154,6 @@ static void check_phases_table(const char *text, size_t launches)
 int main(void)
 {
     struct run_paths p;
-    struct run_result res;
     struct pc_run run;
     struct pc_graph_score s;
     struct obs_trace *t;
@@ -147,13 +161,8 @@ int main(void)
     char *text;
 
     plan(15);
-    run_llm_loop("graph", NULL, "4", &p, &res);
-    ok(run_exited_with(&res, 0), "llm_loop --graph-decode --layer-norm under the shim: exit status 0");
-    run_result_free(&res);
+    t = run_traced("graph", NULL, "4", "llm_loop --graph-decode --layer-norm under the shim", &p);
     pc_read_log(p.log, &run);
-    t = shim_trace_open(p.obs);
-    if (t == NULL)
-        bail("no trace");
     pc_graph_node_layers(t, &run, &s);
     diag("FIGURES graph layers llm_loop: captured=%zu nodes=%zu in_layers=%zu right=%zu names_differ=%zu", s.captured,
          s.nodes, s.in_layers, s.right, s.names_differ);
@@ -202,13 +211,8 @@ int main(void)
     pc_run_free(&run);
 
     /* OBS_LAYER=off: no layers for the nodes either */
-    run_llm_loop("graph-off", "OBS_LAYER=off", "4", &p, &res);
-    ok(run_exited_with(&res, 0), "OBS_LAYER=off: exit status 0");
-    run_result_free(&res);
+    t = run_traced("graph-off", "OBS_LAYER=off", "4", "OBS_LAYER=off", &p);
     pc_read_log(p.log, &run);
-    t = shim_trace_open(p.obs);
-    if (t == NULL)
-        bail("no trace");
     pc_graph_node_layers(t, &run, &s);
     ok(s.execs == 1 && s.nodes == 19 && s.names_differ == 0,
        "OBS_LAYER=off: the exec's 19 kernel nodes are kept in order");
@@ -225,12 +229,7 @@ int main(void)
     pc_run_free(&run);
 
     /* past the cap of kernel nodes kept in order */
-    run_llm_loop("graph-cut", NULL, "8200", &p, &res);
-    ok(run_exited_with(&res, 0), "8 200 layers: exit status 0");
-    run_result_free(&res);
-    t = shim_trace_open(p.obs);
-    if (t == NULL)
-        bail("no trace");
+    t = run_traced("graph-cut", NULL, "8200", "8 200 layers", &p);
     {
         const struct obs_graph *g = t->ngraphs == 1 ? &t->graphs[0] : NULL;
         ok(g != NULL && g->kernel_count == 32803 && (g->flags & OBS_GRAPH_NODES_CUT) && g->nnodes == 0 &&
