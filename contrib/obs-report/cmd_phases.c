@@ -98,8 +98,10 @@ const struct report_command report_cmd_phases = {
     "latency in ms.\n"
     "When the trace has model layers (LAYER records), a Layers table follows:\n"
     "per phase and layer, the instances (one pass of a prompt or step through the\n"
-    "layer), their time summed, average and slowest, share of the phase's layer\n"
-    "time, launches and kernels.\n"
+    "layer), their time summed, average and slowest, share of the phase's time in\n"
+    "the table, launches and kernels; each phase's rows begin with EMBED and end\n"
+    "with HEAD: the calls of a prompt or step before its first layer and after its\n"
+    "last.\n"
     "\n"
     "--steps prints one row per decode step of each generation instead: its time\n"
     "(its ranges' first begin to last end, DECODE/STEP_k and its KV_GATHER) and\n"
@@ -108,7 +110,8 @@ const struct report_command report_cmd_phases = {
     "  --csv              print the CSV rows instead of the tables\n"
     "  --steps            one row per decode step (GPU time per step)\n"
     "  --layers           with --csv: the Layers table's rows under the header\n"
-    "                     " OBS_LAYERS_CSV_HEADER "\n",
+    "                     " OBS_LAYERS_CSV_HEADER "\n"
+    "                     (layer: EMBED, k or HEAD)\n",
     CLI_OPT_OUTPUT,
     1,
     1,
