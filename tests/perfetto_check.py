@@ -21,6 +21,9 @@ compressed_packets (zlib) are inflated and decoded with protoc again. Then:
     host slice and ending on its device slice;
   - phases: each call labelled with a phase lies inside a slice of its
     thread's phase track whose name starts with that phase;
+  - graph launches: a host slice carries debug annotations only when it is
+    a graph launch's (node_layers: printed, "node_layers seq=N VALUE", for
+    the caller to compare);
   - layers: each call with a layer (the CSV's layer column) lies inside a
     LAYER/k slice of its thread's phase track, k its layer;
   - EMBED and HEAD: in each prompt or step with layers (a run of a thread's
@@ -184,6 +187,8 @@ def main():
     tracks = {}  # uuid -> descriptor
     seqs = {}  # id -> {"track", "ts", "names"}
     events = {}  # track uuid -> [(ts, type, name, flows, term_flows)]
+    annotations = {}  # (track uuid, ts, name) of a BEGIN -> its debug annotations {name: string value}
+    node_layers = []  # (seq, node_layers) of the graph launches' host slices
     counters = 0
     for p in packets:
         sid = int(one(p, "trusted_packet_sequence_id", "0"))
@@ -226,6 +231,9 @@ def main():
         flows = [int(x) for x in te.get("flow_ids_old", []) + te.get("flow_ids", [])]
         terms = [int(x) for x in te.get("terminating_flow_ids_old", []) + te.get("terminating_flow_ids", [])]
         events.setdefault(track, []).append((s["ts"], kind, name, flows, terms))
+        for da in te.get("debug_annotations", []):
+            annotations.setdefault((track, s["ts"], name), {})[unquote(one(da, "name", '""')).decode()] = \
+                unquote(one(da, "string_value", '""')).decode()
 
     # slices per track, nesting checked
     slices = {}  # track -> [(b, e, name, flows, terms, depth)]
@@ -294,6 +302,12 @@ def main():
                 clamped += 1
                 if sl[1] > int(r["host_end_ns"]):
                     error("tid %d seq %s: slice ends after the call" % (tid, r["seq"]))
+            args = annotations.get((uuid, sl[0], sl[2]), {})
+            if r["kind"] == "graph" and "node_layers" in args:
+                node_layers.append((int(r["seq"]), args["node_layers"]))
+            elif args:
+                error("tid %d seq %s: annotations %r on a slice that is no graph launch with layers"
+                      % (tid, r["seq"], sorted(args)))
             want_flow = [int(r["seq"]) + 1] if r["gpu_begin_ns"] else []
             if sl[3] != want_flow:
                 error("seq %s: flows %r on the host slice, want %r" % (r["seq"], sl[3], want_flow))
@@ -395,6 +409,9 @@ def main():
     for key, value in zip(("embed_slices", "embed_calls", "head_slices", "head_calls"), parts):
         print("%s=%d" % (key, value))
     print("counters=%d" % counters)
+    print("graph_node_layers=%d" % len(node_layers))
+    for seq, value in sorted(node_layers):
+        print("node_layers seq=%d %s" % (seq, value))
     print("rows=%d" % len(rows))
     return 1 if errors else 0
 

@@ -299,6 +299,172 @@ static void test_layers(void)
     }
 }
 
+/* `obs-report phases --csv --graph-layers` against the graph launches' node_layers (run-length coded, as the
+ * Perfetto slices carry them) and their phase in the calls' CSV: per (phase, layer), the runs of nodes in the
+ * layer, the graph launches with one and the nodes. */
+#define GRAPH_LAUNCHES_MAX 4096
+static void check_graph_layer_csv(const char *obs, const char *csv_path, char **values, const long long *seqs,
+                                  size_t n)
+{
+    struct run_result r;
+    const char *argv[] = {NULL, "phases", "--csv", "--graph-layers", obs, NULL};
+    unsigned long long inst[2][LAYERS_MAX] = {{0}}, launches[2][LAYERS_MAX] = {{0}}, nodes[2][LAYERS_MAX] = {{0}};
+    char *text = test_read_file(csv_path, NULL), *line, *save = NULL;
+    int rows = 0, bad = 0, matched = 0;
+    size_t i;
+    if (text == NULL)
+        bail("cannot read %s", csv_path);
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[32];
+        long long seq;
+        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 23 || strcmp(f[3], "graph") != 0)
+            continue;
+        seq = atoll(f[0]);
+        for (i = 0; i < n && seqs[i] != seq; i++)
+            ;
+        if (i == n)
+            continue;
+        matched++;
+        {
+            int d = strcmp(f[20], "PREFILL") != 0;
+            unsigned char seen[LAYERS_MAX] = {0};
+            const char *p = values[i];
+            while (*p) { /* "k" or "-", "x", count, then "," or the end */
+                int k = *p == '-' ? -1 : atoi(p);
+                const char *x = strchr(p, 'x');
+                unsigned long long count = x ? strtoull(x + 1, NULL, 10) : 0;
+                if (x == NULL)
+                    break;
+                if (k >= 0 && k < LAYERS_MAX) {
+                    inst[d][k]++;
+                    nodes[d][k] += count;
+                    launches[d][k] += !seen[k];
+                    seen[k] = 1;
+                }
+                p = strchr(x, ',') ? strchr(x, ',') + 1 : x + strlen(x);
+            }
+        }
+    }
+    free(text);
+    argv[0] = report;
+    if (run_program(argv, NULL, 120, &r) != 0)
+        bail("cannot run %s", report);
+    save = NULL;
+    for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[8];
+        int d, k;
+        if (strncmp(line, "phase,", 6) == 0 || test_csv_split(line, f, 8) != 5)
+            continue;
+        rows++;
+        d = strcmp(f[0], "PREFILL") != 0;
+        k = atoi(f[1]);
+        if (k < 0 || k >= LAYERS_MAX || strtoull(f[2], NULL, 10) != inst[d][k] ||
+            strtoull(f[3], NULL, 10) != launches[d][k] || strtoull(f[4], NULL, 10) != nodes[d][k]) {
+            if (bad++ < 3)
+                diag("graph layers row %s; from the node_layers: %llu, %llu, %llu", line, inst[d][k], launches[d][k],
+                     nodes[d][k]);
+        } else {
+            inst[d][k] = launches[d][k] = nodes[d][k] = 0; /* matched: a row of it twice would not be */
+        }
+    }
+    for (i = 0; i < LAYERS_MAX; i++)
+        bad += inst[0][i] != 0 || inst[1][i] != 0; /* a layer with nodes but no row */
+    ok(run_exited_with(&r, 0) && rows > 0 && bad == 0 && (size_t)matched == n,
+       "hf_static_graphs: phases --csv --graph-layers: %d rows, each one's instances, graph launches and kernel nodes "
+       "those of the %d graph launches' node_layers",
+       rows, matched);
+    run_result_free(&r);
+}
+
+/* A decode by CUDA graph (the scenario corpus's hf_static_graphs: 32 layers among each exec's kernel nodes) under
+ * the shim: each graph launch's host slice carries the node_layers debug annotation, the same as the JSON
+ * timeline's graph slice (docs/layers.md, "Graphs"), and no other slice carries one; the graph layer CSV. 3
+ * checks. */
+static void test_graph_layers(void)
+{
+    char obs_run[4200], prefix[4300], obs[4300], scn[4300], replay[4300], pf[4400], csvp[4400], js[4400];
+    char checker[4300], protodir[4300];
+    const char *argv[] = {NULL, "--sim", "-o", NULL, "--", NULL, NULL, NULL};
+    const char *env[] = {"OBS_SIM_QUIET=1", "OBS_SUMMARY=0", NULL};
+    const char *cargv[7];
+    struct run_result r;
+    char *json, *line, *save = NULL;
+    const char *at;
+    long long n = 0, same = 0, in_json = 0, counted, seqs[GRAPH_LAUNCHES_MAX];
+    char *values[GRAPH_LAUNCHES_MAX];
+    size_t nv = 0, i;
+
+    snprintf(obs_run, sizeof obs_run, "%s/contrib/obs-run", test_builddir());
+    snprintf(prefix, sizeof prefix, "%s/graphs", dir);
+    snprintf(obs, sizeof obs, "%s/graphs.obs", dir);
+    snprintf(replay, sizeof replay, "%s/tests/apps/llm_replay", test_builddir());
+    snprintf(scn, sizeof scn, "%s/tests/scenarios/hf_static_graphs.scn", test_srcdir());
+    argv[0] = obs_run;
+    argv[3] = prefix;
+    argv[5] = replay;
+    argv[6] = scn;
+    if (run_program(argv, env, 300, &r) != 0)
+        bail("cannot run %s", obs_run);
+    if (!run_exited_with(&r, 0))
+        diag_text("obs-run stderr", r.err);
+    run_result_free(&r);
+    snprintf(pf, sizeof pf, "%s.pftrace", obs);
+    snprintf(csvp, sizeof csvp, "%s.csv", obs);
+    snprintf(js, sizeof js, "%s.json", obs);
+    ok(run_report("perfetto", obs, pf) && run_report("csv", obs, csvp) && run_report("json", obs, js),
+       "hf_static_graphs: obs-report perfetto, csv and json exit 0");
+    snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
+    snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
+    cargv[0] = python;
+    cargv[1] = checker;
+    cargv[2] = protoc;
+    cargv[3] = protodir;
+    cargv[4] = pf;
+    cargv[5] = csvp;
+    cargv[6] = NULL;
+    if (run_program(cargv, NULL, 600, &r) != 0)
+        bail("cannot run %s", python);
+    if (strstr(r.err, "error:") != NULL)
+        diag_text("checker stderr", r.err);
+    counted = value_of(r.out, "graph_node_layers"); /* before strtok_r cuts the lines */
+    /* the JSON's node_layers values, in the order of its graph slices (one thread: the calls' order) */
+    json = test_read_file(js, NULL);
+    if (json == NULL)
+        bail("cannot read %s", js);
+    at = json;
+    for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *v = strchr(line, ' ') ? strchr(strchr(line, ' ') + 1, ' ') : NULL, *q;
+        if (strncmp(line, "node_layers seq=", 16) != 0 || v == NULL)
+            continue;
+        n++;
+        v++;
+        if (nv < GRAPH_LAUNCHES_MAX) {
+            seqs[nv] = atoll(line + 16);
+            values[nv++] = strdup(v);
+        }
+        at = at ? strstr(at, "\"node_layers\":\"") : NULL;
+        if (at == NULL)
+            continue;
+        at += 15;
+        q = strchr(at, '"');
+        if (q != NULL && (size_t)(q - at) == strlen(v) && strncmp(at, v, strlen(v)) == 0)
+            same++;
+        else if (n - same <= 3)
+            diag("graph launch %lld: node_layers %.80s, the JSON's %.80s", n, v, at);
+    }
+    for (at = json; (at = strstr(at, "\"node_layers\":\"")) != NULL; at++)
+        in_json++;
+    free(json);
+    ok(strstr(r.err, "annotations") == NULL && n > 0 && same == n && in_json == n && counted == n,
+       "hf_static_graphs: %lld graph launch slices carry node_layers, each the JSON's (%lld of %lld), and no other "
+       "slice an annotation",
+       n, same, in_json);
+    run_result_free(&r);
+    check_graph_layer_csv(obs, csvp, values, seqs, nv);
+    for (i = 0; i < nv; i++)
+        free(values[i]);
+}
+
 /* The reference workload under the shim with GPU time on the simulator. */
 static void test_workload(void)
 {
@@ -442,16 +608,17 @@ int main(void)
     snprintf(report_path, sizeof report_path, "%s/obs-report", test_builddir());
     report = report_path;
     dir = test_tmpdir();
-    plan(4 + 4 + 7 + 5 + 2 + 3 + 2);
+    plan(4 + 4 + 7 + 5 + 3 + 2 + 3 + 2);
     if (fixture_write(test_path(dir, "fixture.obs"), 0) != 0)
         bail("cannot write the fixture");
     if (protoc == NULL || *protoc == '\0') {
-        skip_block(4 + 4 + 7 + 5, "protoc not found by configure (Debian: protobuf-compiler): cannot decode the .pftrace");
+        skip_block(4 + 4 + 7 + 5 + 3, "protoc not found by configure (Debian: protobuf-compiler): cannot decode the .pftrace");
     } else {
         test_fixture();
         test_big();
         test_workload();
         test_layers();
+        test_graph_layers();
     }
     test_json_gz();
     test_progress();

@@ -437,6 +437,24 @@ graphs:
     return finish(out);
 }
 
+int obs_report_graph_layers_csv(const struct obs_trace *t, FILE *out)
+{
+    struct obs_layer_stats s;
+    size_t i;
+    if (obs_layer_stats_compute(t, &s) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    fputs(OBS_GRAPH_LAYERS_CSV_HEADER "\n", out);
+    for (i = 0; i < s.ngraph_rows; i++) {
+        const struct obs_layer_graph_row *r = &s.graph_rows[i];
+        fprintf(out, "%s,%u,%llu,%llu,%llu\n", r->phase, r->layer, (unsigned long long)r->instances,
+                (unsigned long long)r->launches, (unsigned long long)r->kernels);
+    }
+    obs_layer_stats_free(&s);
+    return finish(out);
+}
+
 int obs_report_layers_csv(const struct obs_trace *t, FILE *out)
 {
     struct obs_layer_stats s;

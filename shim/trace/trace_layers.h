@@ -89,4 +89,10 @@ int obs_report_layer_table(const struct obs_trace *t, FILE *out);
 #define OBS_LAYERS_CSV_HEADER "phase,layer,instances,time_ns,avg_ns,max_ns,calls,launches,kernels,time_base"
 int obs_report_layers_csv(const struct obs_trace *t, FILE *out);
 
+/* `obs-report phases --graph-layers --csv`: a header line, then one row
+ * per (phase, layer) of the "Layers in graph launches" table. Returns 0, or
+ * -1 with errno set. */
+#define OBS_GRAPH_LAYERS_CSV_HEADER "phase,layer,instances,graph_launches,kernel_nodes"
+int obs_report_graph_layers_csv(const struct obs_trace *t, FILE *out);
+
 #endif
