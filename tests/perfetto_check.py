@@ -21,8 +21,20 @@ compressed_packets (zlib) are inflated and decoded with protoc again. Then:
     host slice and ending on its device slice;
   - phases: each call labelled with a phase lies inside a slice of its
     thread's phase track whose name starts with that phase;
+  - graph launches: a host slice carries debug annotations only when it is
+    a graph launch's (node_layers: printed, "node_layers seq=N VALUE", for
+    the caller to compare);
   - layers: each call with a layer (the CSV's layer column) lies inside a
-    LAYER/k slice of its thread's phase track, k its layer.
+    LAYER/k slice of its thread's phase track, k its layer;
+  - EMBED and HEAD: in each prompt or step with layers (a run of a thread's
+    calls with one step, PREFILL or not), the calls before its first layered
+    call lie in an EMBED slice, those after its last in a HEAD slice (those
+    between two passes, whose layers restart from 0, in either); every call
+    inside an EMBED slice has no layer and is followed in its prompt or step
+    by a call of LAYER/0, every call inside a HEAD slice has no layer and
+    follows a layered call of its prompt or step, with none or LAYER/0 next
+    (a call in no slice of its phase, counted by the phase check, is not
+    looked at, unless it is before its prompt's or step's last layer).
 Exit 0 when all holds, with key=value counts on stdout; otherwise one line
 per problem on stderr and exit 1.
 """
@@ -89,6 +101,78 @@ def packets_of(protoc, proto_dir, data, counts):
     return out
 
 
+def check_embed_head(by_tid, thread_names, phase_tracks, slices, outside_seqs):
+    """EMBED and HEAD slices against the CSV's calls (module docstring).
+    Returns (EMBED slices, calls in them, HEAD slices, calls in them)."""
+    import bisect
+    n_embed = n_head = c_embed = c_head = 0
+    for tid, rs in by_tid.items():
+        track = next((u for u, n in phase_tracks.items() if n == "phases: " + thread_names.get(tid, "")), None)
+        if track is None:
+            continue
+        sl = slices.get(track, [])
+        parts = [s for s in sl if s[2] in ("EMBED", "HEAD")]
+        n_embed += sum(1 for s in parts if s[2] == "EMBED")
+        n_head += sum(1 for s in parts if s[2] == "HEAD")
+        rs = sorted((r for r in rs if r["phase"]), key=lambda r: int(r["seq"]))
+        # instances: runs of calls with one step, PREFILL or not
+        inst, key = [], None
+        for r in rs:
+            k = (r["phase"] == "PREFILL", r["step"])
+            if k != key:
+                inst.append([])
+                key = k
+            inst[-1].append(r)
+        starts = [s[0] for s in parts]
+        for calls in inst:
+            lay = [i for i, r in enumerate(calls) if r["layer"]]
+            last_part = None  # the part of the last call outside layers since a layered call
+            for i, r in enumerate(calls):
+                b, e = int(r["host_begin_ns"]), int(r["host_end_ns"])
+                j = bisect.bisect_right(starts, b)
+                inside = [s[2] for s in parts[max(0, j - 2):j] if s[0] <= b and s[1] >= e]
+                where = "%s seq %s" % (tid, r["seq"])
+                if r["layer"]:
+                    last_part = None
+                if r["seq"] in outside_seqs:
+                    # only calls after the last layer (an app's calls at exit, after its last step's sync) may lie
+                    # past their phase slice: an EMBED or HEAD slice must not cut a phase slice short
+                    if lay and i < lay[-1]:
+                        error("EMBED/HEAD: tid %s: before its step's last layer, in no slice of its phase" % where)
+                    continue
+                if not lay:
+                    if inside:
+                        error("EMBED/HEAD: tid %s: in %s, in a prompt or step with no layer" % (where, inside[0]))
+                    continue
+                nxt = next((int(calls[x]["layer"]) for x in lay if x > i), None)
+                prv = any(x < i for x in lay)
+                if r["layer"]:
+                    if inside:
+                        error("EMBED/HEAD: tid %s: layer %s, in %s" % (where, r["layer"], inside[0]))
+                    continue
+                if i < lay[0]:
+                    want = {"EMBED"}
+                elif i > lay[-1]:
+                    want = {"HEAD"}
+                else:
+                    want = {"EMBED", "HEAD"}
+                if len(inside) != 1 or inside[0] not in want:
+                    error("EMBED/HEAD: tid %s: outside layers, in %r, want one of %r" % (where, inside, sorted(want)))
+                    continue
+                if inside[0] == "EMBED":
+                    c_embed += 1
+                    if nxt != 0:
+                        error("EMBED/HEAD: tid %s: in EMBED, the next layered call of its step is in %r, not LAYER/0"
+                              % (where, nxt))
+                else:
+                    c_head += 1
+                    if not prv or nxt not in (None, 0) or last_part == "EMBED":
+                        error("EMBED/HEAD: tid %s: in HEAD, a layered call before it: %r, the next in %r, after an "
+                              "EMBED call: %r" % (where, prv, nxt, last_part == "EMBED"))
+                last_part = inside[0]
+    return n_embed, c_embed, n_head, c_head
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
@@ -103,6 +187,8 @@ def main():
     tracks = {}  # uuid -> descriptor
     seqs = {}  # id -> {"track", "ts", "names"}
     events = {}  # track uuid -> [(ts, type, name, flows, term_flows)]
+    annotations = {}  # (track uuid, ts, name) of a BEGIN -> its debug annotations {name: string value}
+    node_layers = []  # (seq, node_layers) of the graph launches' host slices
     counters = 0
     for p in packets:
         sid = int(one(p, "trusted_packet_sequence_id", "0"))
@@ -145,6 +231,9 @@ def main():
         flows = [int(x) for x in te.get("flow_ids_old", []) + te.get("flow_ids", [])]
         terms = [int(x) for x in te.get("terminating_flow_ids_old", []) + te.get("terminating_flow_ids", [])]
         events.setdefault(track, []).append((s["ts"], kind, name, flows, terms))
+        for da in te.get("debug_annotations", []):
+            annotations.setdefault((track, s["ts"], name), {})[unquote(one(da, "name", '""')).decode()] = \
+                unquote(one(da, "string_value", '""')).decode()
 
     # slices per track, nesting checked
     slices = {}  # track -> [(b, e, name, flows, terms, depth)]
@@ -213,6 +302,12 @@ def main():
                 clamped += 1
                 if sl[1] > int(r["host_end_ns"]):
                     error("tid %d seq %s: slice ends after the call" % (tid, r["seq"]))
+            args = annotations.get((uuid, sl[0], sl[2]), {})
+            if r["kind"] == "graph" and "node_layers" in args:
+                node_layers.append((int(r["seq"]), args["node_layers"]))
+            elif args:
+                error("tid %d seq %s: annotations %r on a slice that is no graph launch with layers"
+                      % (tid, r["seq"], sorted(args)))
             want_flow = [int(r["seq"]) + 1] if r["gpu_begin_ns"] else []
             if sl[3] != want_flow:
                 error("seq %s: flows %r on the host slice, want %r" % (r["seq"], sl[3], want_flow))
@@ -255,6 +350,7 @@ def main():
     # phases: a labelled call lies in a phase slice named after its phase
     phase_slices = sum(len(slices.get(u, [])) for u in phase_tracks)
     outside = layers_outside = layered = 0
+    outside_seqs = set()
     thread_names = {}
     for uuid, td in tracks.items():
         if "thread" in td:
@@ -281,11 +377,13 @@ def main():
                     break
             if not hit:
                 outside += 1
+                outside_seqs.add(r["seq"])
             if r.get("layer"):
                 layered += 1
                 want = "LAYER/" + r["layer"]
                 if not any(s[0] <= b and s[1] >= e and s[2] == want for s in sl[max(0, i - 64):i]):
                     layers_outside += 1
+    parts = check_embed_head(by_tid, thread_names, phase_tracks, slices, outside_seqs)
     if outside:
         error("%d labelled calls lie in no phase slice of their phase" % outside)
     if layers_outside:
@@ -308,7 +406,12 @@ def main():
     print("flows=%d" % flows_ended)
     print("phase_slices=%d" % phase_slices)
     print("layered_calls=%d" % layered)
+    for key, value in zip(("embed_slices", "embed_calls", "head_slices", "head_calls"), parts):
+        print("%s=%d" % (key, value))
     print("counters=%d" % counters)
+    print("graph_node_layers=%d" % len(node_layers))
+    for seq, value in sorted(node_layers):
+        print("node_layers seq=%d %s" % (seq, value))
     print("rows=%d" % len(rows))
     return 1 if errors else 0
 

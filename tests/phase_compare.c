@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tap/basic.h"
+#include "trace/trace_layer_parts.h"
 
 #define MAX_DEPTH 32
 #define MAX_THREADS 64
@@ -20,6 +21,7 @@ struct thread_state {
     long truth_gen, live_gen; /* PREFILL ranges pushed so far - 1 */
     int live_pending;         /* a live PREFILL pushed, no launch outside a capture in it yet */
     int truth_layer;          /* the layer the truth's marks say it is in, -1: none */
+    int truth_part;           /* llm_replay's EMBED and HEAD marks: OBS_LAYER_PART_*, reset by a range */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -176,10 +178,21 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
                 continue;
             if (truth && strstr(fl[0], "Mark") != NULL) { /* fw_truth.py's layer marks */
                 if (strncmp(fl[2], "LAYER/", 6) == 0)
-                    st->truth_layer = atoi(fl[2] + 6);
+                    st->truth_layer = atoi(fl[2] + 6), st->truth_part = OBS_LAYER_PART_NONE;
                 else if (strcmp(fl[2], "LAYER_END") == 0 || strcmp(fl[2], "FORWARD_END") == 0)
                     st->truth_layer = -1;
+                else if (strcmp(fl[2], "EMBED") == 0)
+                    st->truth_part = OBS_LAYER_PART_EMBED;
+                else if (strcmp(fl[2], "HEAD") == 0)
+                    st->truth_part = OBS_LAYER_PART_HEAD;
                 continue;
+            }
+            if (truth) { /* a prompt or step begins or ends: no EMBED or HEAD (KV_GATHER is inside layers) */
+                const char *name = strstr(fl[0], "RangePop") == NULL ? fl[2]
+                                   : s->depth > 0 && s->depth <= MAX_DEPTH ? s->names[s->depth - 1]
+                                                                            : "";
+                if (strcmp(name, "KV_GATHER") != 0)
+                    st->truth_part = OBS_LAYER_PART_NONE;
             }
             if (strstr(fl[0], "RangePush") != NULL) {
                 stack_push(s, fl[2]);
@@ -217,6 +230,7 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
         }
         run->l[run->n].live = label_of(&st->live, st->live_gen, NULL);
         run->l[run->n].truth_layer = st->truth_layer;
+        run->l[run->n].truth_part = (uint8_t)st->truth_part;
         run->l[run->n].live_layer = layer_of(&st->live);
         run->l[run->n].trace_layer = -1;
         run->l[run->n].trace = (struct pc_label){"", PC_NO_STEP, PC_NO_GEN};
@@ -299,7 +313,10 @@ void pc_graph_node_layers(const struct obs_trace *t, const struct pc_run *run, s
 size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *name_mismatch)
 {
     size_t i, k = 0, *cursor, **lists, *counts;
+    uint8_t *part = obs_layer_parts(t);
     *name_mismatch = 0;
+    if (part == NULL)
+        bail("out of memory");
     /* Each thread's log launches in order (one list without the tid column). */
     counts = calloc(run->ntids + 1, sizeof *counts);
     cursor = calloc(run->ntids + 1, sizeof *cursor);
@@ -335,6 +352,7 @@ size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *na
         l = &run->l[j];
         l->trace = trace_label(t, c, &l->relabelled);
         l->trace_layer = c->layer == OBS_NO_LAYER ? -1 : (int)c->layer;
+        l->trace_part = part[i];
         l->in_trace = 1;
         if (name_differs(t, c, run->names[l->name]))
             (*name_mismatch)++;
@@ -343,6 +361,7 @@ size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *na
         free(lists[i]);
     free(lists);
     free(counts);
+    free(part);
     free(cursor);
     return k;
 }

@@ -39,6 +39,8 @@ struct pc_launch {
     struct pc_label truth, live, trace;
     int truth_layer, live_layer, trace_layer; /* LAYER/k: k, -1 none (truth: the LAYER/k and LAYER_END marks of
                                                  fw_truth.py; live: the innermost LAYER/k range; trace: obs_call.layer) */
+    uint8_t truth_part, trace_part; /* EMBED, HEAD (enum obs_layer_part; truth: llm_replay's EMBED and HEAD
+                                       marks; trace: obs_layer_parts) */
     uint8_t relabelled; /* the trace labels it with a RELABEL record */
     uint8_t captured;   /* inside the truth's GRAPH_CAPTURE */
     uint8_t in_trace;   /* a trace call was matched with it */

@@ -118,53 +118,93 @@ static void test_big(void)
 
 /* `obs-report phases --layers --csv` against the calls' CSV: per (phase,
  * layer), the instances (runs of a thread's calls with one phase, step and
- * layer) and their host spans summed, from the rows' own timestamps. */
+ * layer) and their host spans summed, from the rows' own timestamps; the
+ * EMBED and HEAD rows the same over the calls of each prompt or step (a run
+ * of a thread's calls with one step, PREFILL or not) before its first
+ * layered call and after its last (docs/layers.md, "Reports"). */
 #define LAYERS_MAX 256
+#define SLOT_EMBED (LAYERS_MAX - 2)
+#define SLOT_HEAD (LAYERS_MAX - 1)
+struct layer_csv_row {
+    long tid;
+    int d, slot; /* slot: the layer k, SLOT_EMBED, SLOT_HEAD, -1 none */
+    char step[24];
+    unsigned long long hb, he;
+};
+
 static void check_layer_table(const char *obs, const char *csv_path)
 {
     struct run_result r;
     const char *argv[] = {NULL, "phases", "--csv", "--layers", obs, NULL};
     unsigned long long inst[2][LAYERS_MAX] = {{0}}, ns[2][LAYERS_MAX] = {{0}}, calls[2][LAYERS_MAX] = {{0}};
     char *text = test_read_file(csv_path, NULL), *line, *save = NULL, *row_save = NULL;
-    char last_key[96] = "";
+    struct layer_csv_row *v = NULL;
+    size_t n = 0, cap = 0, i, j, gaps = 0;
     unsigned long long b = 0, e = 0;
-    int cur_k = -1, cur_d = 0, rows = 0, bad = 0;
-    long last_tid = -1;
+    int cur_k = -1, cur_d = 0, rows = 0, bad = 0, parts = 0;
     if (text == NULL)
         bail("cannot read %s", csv_path);
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *f[32], key[96];
-        unsigned long long hb, he;
-        int k, d;
-        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 23 || f[22][0] == '\0')
+        char *f[32];
+        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 23 || f[20][0] == '\0')
             continue;
-        k = atoi(f[22]);
-        d = strcmp(f[20], "PREFILL") != 0;
-        if (k < 0 || k >= LAYERS_MAX)
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            v = realloc(v, cap * sizeof *v);
+            if (v == NULL)
+                bail("out of memory");
+        }
+        v[n].tid = strtol(f[1], NULL, 10);
+        v[n].d = strcmp(f[20], "PREFILL") != 0;
+        snprintf(v[n].step, sizeof v[n].step, "%s", f[21]);
+        v[n].slot = f[22][0] == '\0' || atoi(f[22]) < 0 || atoi(f[22]) >= SLOT_EMBED ? -1 : atoi(f[22]);
+        v[n].hb = strtoull(f[15], NULL, 10);
+        v[n].he = strtoull(f[16], NULL, 10);
+        n++;
+    }
+    free(text);
+    /* EMBED and HEAD of each prompt or step with layers (one thread's rows at a time: hf_eager has one) */
+    for (i = 0; i < n; i = j) {
+        size_t first = SIZE_MAX, last = 0, k;
+        for (j = i; j < n && v[j].tid == v[i].tid && v[j].d == v[i].d && strcmp(v[j].step, v[i].step) == 0; j++)
+            if (v[j].slot >= 0) {
+                if (first == SIZE_MAX)
+                    first = j;
+                last = j;
+            }
+        if (first == SIZE_MAX)
             continue;
-        hb = strtoull(f[15], NULL, 10);
-        he = strtoull(f[16], NULL, 10);
-        snprintf(key, sizeof key, "%s/%d/%s/%s", f[1], d, f[21], f[22]);
-        if (strcmp(key, last_key) != 0 || strtol(f[1], NULL, 10) != last_tid) {
+        for (k = i; k < j; k++)
+            if (v[k].slot < 0) {
+                if (k < first || k > last)
+                    v[k].slot = k < first ? SLOT_EMBED : SLOT_HEAD;
+                else
+                    gaps++; /* between two passes: not rebuilt here */
+            }
+    }
+    for (i = 0; i < n; i++) {
+        int k = v[i].slot, d = v[i].d;
+        if (k < 0)
+            continue;
+        if (i == 0 || v[i - 1].slot != k || v[i - 1].tid != v[i].tid || v[i - 1].d != d ||
+            strcmp(v[i - 1].step, v[i].step) != 0) {
             if (cur_k >= 0)
                 ns[cur_d][cur_k] += e - b;
-            snprintf(last_key, sizeof last_key, "%s", key);
-            last_tid = strtol(f[1], NULL, 10);
             inst[d][k]++;
             cur_k = k;
             cur_d = d;
-            b = hb;
-            e = he;
+            b = v[i].hb;
+            e = v[i].he;
         }
-        if (hb < b)
-            b = hb;
-        if (he > e)
-            e = he;
+        if (v[i].hb < b)
+            b = v[i].hb;
+        if (v[i].he > e)
+            e = v[i].he;
         calls[d][k]++;
     }
     if (cur_k >= 0)
         ns[cur_d][cur_k] += e - b;
-    free(text);
+    free(v);
     argv[0] = report;
     if (run_program(argv, NULL, 120, &r) != 0)
         bail("cannot run %s", report);
@@ -175,7 +215,8 @@ static void check_layer_table(const char *obs, const char *csv_path)
             continue;
         rows++;
         d = strcmp(f[0], "PREFILL") != 0;
-        k = atoi(f[1]);
+        k = strcmp(f[1], "EMBED") == 0 ? SLOT_EMBED : strcmp(f[1], "HEAD") == 0 ? SLOT_HEAD : atoi(f[1]);
+        parts += k == SLOT_EMBED || k == SLOT_HEAD;
         if (k < 0 || k >= LAYERS_MAX || strtoull(f[2], NULL, 10) != inst[d][k] ||
             strtoull(f[3], NULL, 10) != ns[d][k] || strtoull(f[6], NULL, 10) != calls[d][k]) {
             if (bad++ < 3)
@@ -183,16 +224,17 @@ static void check_layer_table(const char *obs, const char *csv_path)
                      f[6], inst[d][k], ns[d][k], calls[d][k]);
         }
     }
-    ok(run_exited_with(&r, 0) && rows > 0 && bad == 0,
-       "hf_eager: phases --layers --csv: %d rows, each layer's instances, time and calls equal those of the calls' "
-       "CSV rows",
-       rows);
+    ok(run_exited_with(&r, 0) && rows > 0 && bad == 0 && parts == 4 && gaps == 0,
+       "hf_eager: phases --layers --csv: %d rows (%d of them EMBED and HEAD of PREFILL and DECODE), each layer's "
+       "instances, time and calls equal those of the calls' CSV rows (%zu calls between passes: none expected)",
+       rows, parts, gaps);
     run_result_free(&r);
 }
 
 /* A Hugging Face style eager loop (the scenario corpus's hf_eager: 32
  * layers) under the shim on the simulated driver (obs-run --sim): the phase track's LAYER/k slices hold every call
- * with a layer (docs/layers.md); the layer table. 4 checks. */
+ * with a layer (docs/layers.md), EMBED and HEAD slices hold the calls before and after the layers; the layer
+ * table. 5 checks. */
 static void test_layers(void)
 {
     char obs_run[4200], prefix[4300], obs[4300], scn[4300], replay[4300];
@@ -244,9 +286,183 @@ static void test_layers(void)
            value_of(r.out, "phase_slices"));
         ok(last_layered > 0 && last_layered < calls, "hf_eager: %lld of %lld calls have a layer", last_layered,
            calls);
+        ok(strstr(r.err, "EMBED/HEAD") == NULL && value_of(r.out, "embed_slices") > 0 &&
+               value_of(r.out, "head_slices") > 0 && value_of(r.out, "embed_calls") > 0 &&
+               value_of(r.out, "head_calls") > 0 &&
+               value_of(r.out, "embed_calls") + value_of(r.out, "head_calls") + last_layered <= calls,
+           "hf_eager: %lld EMBED slices (%lld calls) and %lld HEAD slices (%lld calls) on the phase track, each call "
+           "in them before or after its prompt's or step's layers, and every call before or after them in one",
+           value_of(r.out, "embed_slices"), value_of(r.out, "embed_calls"), value_of(r.out, "head_slices"),
+           value_of(r.out, "head_calls"));
         run_result_free(&r);
         check_layer_table(obs, csvp);
     }
+}
+
+/* `obs-report phases --csv --graph-layers` against the graph launches' node_layers (run-length coded, as the
+ * Perfetto slices carry them) and their phase in the calls' CSV: per (phase, layer), the runs of nodes in the
+ * layer, the graph launches with one and the nodes. */
+#define GRAPH_LAUNCHES_MAX 4096
+static void check_graph_layer_csv(const char *obs, const char *csv_path, char **values, const long long *seqs,
+                                  size_t n)
+{
+    struct run_result r;
+    const char *argv[] = {NULL, "phases", "--csv", "--graph-layers", obs, NULL};
+    unsigned long long inst[2][LAYERS_MAX] = {{0}}, launches[2][LAYERS_MAX] = {{0}}, nodes[2][LAYERS_MAX] = {{0}};
+    char *text = test_read_file(csv_path, NULL), *line, *save = NULL;
+    int rows = 0, bad = 0, matched = 0;
+    size_t i;
+    if (text == NULL)
+        bail("cannot read %s", csv_path);
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[32];
+        long long seq;
+        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 23 || strcmp(f[3], "graph") != 0)
+            continue;
+        seq = atoll(f[0]);
+        for (i = 0; i < n && seqs[i] != seq; i++)
+            ;
+        if (i == n)
+            continue;
+        matched++;
+        {
+            int d = strcmp(f[20], "PREFILL") != 0;
+            unsigned char seen[LAYERS_MAX] = {0};
+            const char *p = values[i];
+            while (*p) { /* "k" or "-", "x", count, then "," or the end */
+                int k = *p == '-' ? -1 : atoi(p);
+                const char *x = strchr(p, 'x');
+                unsigned long long count = x ? strtoull(x + 1, NULL, 10) : 0;
+                if (x == NULL)
+                    break;
+                if (k >= 0 && k < LAYERS_MAX) {
+                    inst[d][k]++;
+                    nodes[d][k] += count;
+                    launches[d][k] += !seen[k];
+                    seen[k] = 1;
+                }
+                p = strchr(x, ',') ? strchr(x, ',') + 1 : x + strlen(x);
+            }
+        }
+    }
+    free(text);
+    argv[0] = report;
+    if (run_program(argv, NULL, 120, &r) != 0)
+        bail("cannot run %s", report);
+    save = NULL;
+    for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[8];
+        int d, k;
+        if (strncmp(line, "phase,", 6) == 0 || test_csv_split(line, f, 8) != 5)
+            continue;
+        rows++;
+        d = strcmp(f[0], "PREFILL") != 0;
+        k = atoi(f[1]);
+        if (k < 0 || k >= LAYERS_MAX || strtoull(f[2], NULL, 10) != inst[d][k] ||
+            strtoull(f[3], NULL, 10) != launches[d][k] || strtoull(f[4], NULL, 10) != nodes[d][k]) {
+            if (bad++ < 3)
+                diag("graph layers row %s; from the node_layers: %llu, %llu, %llu", line, inst[d][k], launches[d][k],
+                     nodes[d][k]);
+        } else {
+            inst[d][k] = launches[d][k] = nodes[d][k] = 0; /* matched: a row of it twice would not be */
+        }
+    }
+    for (i = 0; i < LAYERS_MAX; i++)
+        bad += inst[0][i] != 0 || inst[1][i] != 0; /* a layer with nodes but no row */
+    ok(run_exited_with(&r, 0) && rows > 0 && bad == 0 && (size_t)matched == n,
+       "hf_static_graphs: phases --csv --graph-layers: %d rows, each one's instances, graph launches and kernel nodes "
+       "those of the %d graph launches' node_layers",
+       rows, matched);
+    run_result_free(&r);
+}
+
+/* A decode by CUDA graph (the scenario corpus's hf_static_graphs: 32 layers among each exec's kernel nodes) under
+ * the shim: each graph launch's host slice carries the node_layers debug annotation, the same as the JSON
+ * timeline's graph slice (docs/layers.md, "Graphs"), and no other slice carries one; the graph layer CSV. 3
+ * checks. */
+static void test_graph_layers(void)
+{
+    char obs_run[4200], prefix[4300], obs[4300], scn[4300], replay[4300], pf[4400], csvp[4400], js[4400];
+    char checker[4300], protodir[4300];
+    const char *argv[] = {NULL, "--sim", "-o", NULL, "--", NULL, NULL, NULL};
+    const char *env[] = {"OBS_SIM_QUIET=1", "OBS_SUMMARY=0", NULL};
+    const char *cargv[7];
+    struct run_result r;
+    char *json, *line, *save = NULL;
+    const char *at;
+    long long n = 0, same = 0, in_json = 0, counted, seqs[GRAPH_LAUNCHES_MAX];
+    char *values[GRAPH_LAUNCHES_MAX];
+    size_t nv = 0, i;
+
+    snprintf(obs_run, sizeof obs_run, "%s/contrib/obs-run", test_builddir());
+    snprintf(prefix, sizeof prefix, "%s/graphs", dir);
+    snprintf(obs, sizeof obs, "%s/graphs.obs", dir);
+    snprintf(replay, sizeof replay, "%s/tests/apps/llm_replay", test_builddir());
+    snprintf(scn, sizeof scn, "%s/tests/scenarios/hf_static_graphs.scn", test_srcdir());
+    argv[0] = obs_run;
+    argv[3] = prefix;
+    argv[5] = replay;
+    argv[6] = scn;
+    if (run_program(argv, env, 300, &r) != 0)
+        bail("cannot run %s", obs_run);
+    if (!run_exited_with(&r, 0))
+        diag_text("obs-run stderr", r.err);
+    run_result_free(&r);
+    snprintf(pf, sizeof pf, "%s.pftrace", obs);
+    snprintf(csvp, sizeof csvp, "%s.csv", obs);
+    snprintf(js, sizeof js, "%s.json", obs);
+    ok(run_report("perfetto", obs, pf) && run_report("csv", obs, csvp) && run_report("json", obs, js),
+       "hf_static_graphs: obs-report perfetto, csv and json exit 0");
+    snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
+    snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
+    cargv[0] = python;
+    cargv[1] = checker;
+    cargv[2] = protoc;
+    cargv[3] = protodir;
+    cargv[4] = pf;
+    cargv[5] = csvp;
+    cargv[6] = NULL;
+    if (run_program(cargv, NULL, 600, &r) != 0)
+        bail("cannot run %s", python);
+    if (strstr(r.err, "error:") != NULL)
+        diag_text("checker stderr", r.err);
+    counted = value_of(r.out, "graph_node_layers"); /* before strtok_r cuts the lines */
+    /* the JSON's node_layers values, in the order of its graph slices (one thread: the calls' order) */
+    json = test_read_file(js, NULL);
+    if (json == NULL)
+        bail("cannot read %s", js);
+    at = json;
+    for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *v = strchr(line, ' ') ? strchr(strchr(line, ' ') + 1, ' ') : NULL, *q;
+        if (strncmp(line, "node_layers seq=", 16) != 0 || v == NULL)
+            continue;
+        n++;
+        v++;
+        if (nv < GRAPH_LAUNCHES_MAX) {
+            seqs[nv] = atoll(line + 16);
+            values[nv++] = strdup(v);
+        }
+        at = at ? strstr(at, "\"node_layers\":\"") : NULL;
+        if (at == NULL)
+            continue;
+        at += 15;
+        q = strchr(at, '"');
+        if (q != NULL && (size_t)(q - at) == strlen(v) && strncmp(at, v, strlen(v)) == 0)
+            same++;
+        else if (n - same <= 3)
+            diag("graph launch %lld: node_layers %.80s, the JSON's %.80s", n, v, at);
+    }
+    for (at = json; (at = strstr(at, "\"node_layers\":\"")) != NULL; at++)
+        in_json++;
+    free(json);
+    ok(strstr(r.err, "annotations") == NULL && n > 0 && same == n && in_json == n && counted == n,
+       "hf_static_graphs: %lld graph launch slices carry node_layers, each the JSON's (%lld of %lld), and no other "
+       "slice an annotation",
+       n, same, in_json);
+    run_result_free(&r);
+    check_graph_layer_csv(obs, csvp, values, seqs, nv);
+    for (i = 0; i < nv; i++)
+        free(values[i]);
 }
 
 /* The reference workload under the shim with GPU time on the simulator. */
@@ -392,16 +608,17 @@ int main(void)
     snprintf(report_path, sizeof report_path, "%s/obs-report", test_builddir());
     report = report_path;
     dir = test_tmpdir();
-    plan(4 + 4 + 7 + 4 + 2 + 3 + 2);
+    plan(4 + 4 + 7 + 5 + 3 + 2 + 3 + 2);
     if (fixture_write(test_path(dir, "fixture.obs"), 0) != 0)
         bail("cannot write the fixture");
     if (protoc == NULL || *protoc == '\0') {
-        skip_block(4 + 4 + 7 + 4, "protoc not found by configure (Debian: protobuf-compiler): cannot decode the .pftrace");
+        skip_block(4 + 4 + 7 + 5 + 3, "protoc not found by configure (Debian: protobuf-compiler): cannot decode the .pftrace");
     } else {
         test_fixture();
         test_big();
         test_workload();
         test_layers();
+        test_graph_layers();
     }
     test_json_gz();
     test_progress();

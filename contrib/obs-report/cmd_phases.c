@@ -15,6 +15,7 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
     struct obs_trace *t;
     int csv = cli_take_flag(&argc, argv, "--csv", NULL);
     int layers = cli_take_flag(&argc, argv, "--layers", NULL);
+    int graph_layers = cli_take_flag(&argc, argv, "--graph-layers", NULL);
     int steps = cli_take_flag(&argc, argv, "--steps", NULL);
     int rc = cli_parse(cmd, argc, argv, &a), ok;
 
@@ -31,7 +32,9 @@ static int run_phases(const struct report_command *cmd, int argc, char **argv)
     if (steps)
         ok = obs_report_steps(t, out.f, csv) == 0;
     else if (csv)
-        ok = (layers ? obs_report_layers_csv(t, out.f) : obs_report_phases_csv(t, out.f)) == 0;
+        ok = (graph_layers ? obs_report_graph_layers_csv(t, out.f)
+              : layers     ? obs_report_layers_csv(t, out.f)
+                           : obs_report_phases_csv(t, out.f)) == 0;
     else
         ok = obs_report_phase_tables(t, out.f) == 0 && obs_report_layer_table(t, out.f) == 0;
     obs_trace_free(t);
@@ -69,7 +72,7 @@ static int run_suggest(const struct report_command *cmd, int argc, char **argv)
 const struct report_command report_cmd_phases = {
     "phases",
     "Print the phase tables: time, launches, kernels, bytes per phase and generation; TTFT, tokens/s.",
-    "phases [--steps] [--csv [--layers]] [-o OUT] FILE.obs",
+    "phases [--steps] [--csv [--layers | --graph-layers]] [-o OUT] FILE.obs",
     "Times are GPU times when the trace has GPU spans (OBS_GPU_TIME=steps: one\n"
     "per phase range and stream, counted for its calls' final labels), host API\n"
     "times otherwise (the titles and the time_base column say which). A phase's time in a\n"
@@ -98,8 +101,10 @@ const struct report_command report_cmd_phases = {
     "latency in ms.\n"
     "When the trace has model layers (LAYER records), a Layers table follows:\n"
     "per phase and layer, the instances (one pass of a prompt or step through the\n"
-    "layer), their time summed, average and slowest, share of the phase's layer\n"
-    "time, launches and kernels.\n"
+    "layer), their time summed, average and slowest, share of the phase's time in\n"
+    "the table, launches and kernels; each phase's rows begin with EMBED and end\n"
+    "with HEAD: the calls of a prompt or step before its first layer and after its\n"
+    "last.\n"
     "\n"
     "--steps prints one row per decode step of each generation instead: its time\n"
     "(its ranges' first begin to last end, DECODE/STEP_k and its KV_GATHER) and\n"
@@ -108,7 +113,11 @@ const struct report_command report_cmd_phases = {
     "  --csv              print the CSV rows instead of the tables\n"
     "  --steps            one row per decode step (GPU time per step)\n"
     "  --layers           with --csv: the Layers table's rows under the header\n"
-    "                     " OBS_LAYERS_CSV_HEADER "\n",
+    "                     " OBS_LAYERS_CSV_HEADER "\n"
+    "                     (layer: EMBED, k or HEAD)\n"
+    "  --graph-layers     with --csv: the Layers in graph launches table's rows\n"
+    "                     under the header\n"
+    "                     " OBS_GRAPH_LAYERS_CSV_HEADER "\n",
     CLI_OPT_OUTPUT,
     1,
     1,

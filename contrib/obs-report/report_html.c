@@ -391,7 +391,11 @@ static int layers_section(FILE *f, const struct run *runs, size_t nruns, int wid
                                                         s.rows[best].time_ns / s.rows[best].instances))
                     best = r;
             used[best] = 1;
-            snprintf(labels[k], sizeof labels[k], "%s LAYER/%u", s.rows[best].phase, s.rows[best].layer);
+            if (s.rows[best].layer == OBS_LAYER_EMBED || s.rows[best].layer == OBS_LAYER_HEAD) /* EMBED, HEAD */
+                snprintf(labels[k], sizeof labels[k], "%s %s", s.rows[best].phase,
+                         obs_layer_label(s.rows[best].layer, text, sizeof text));
+            else
+                snprintf(labels[k], sizeof labels[k], "%s LAYER/%u", s.rows[best].phase, s.rows[best].layer);
             snprintf(text, sizeof text, "%s avg" DOT "%s max" DOT "%llu instances",
                      html_ns((double)(s.rows[best].time_ns / s.rows[best].instances), buf, sizeof buf),
                      html_ns((double)s.rows[best].max_ns, buf + 32, sizeof buf - 32),
@@ -402,7 +406,8 @@ static int layers_section(FILE *f, const struct run *runs, size_t nruns, int wid
                                         html_phase_fill(s.rows[best].phase), NULL, 0};
         }
         fprintf(f, "<p class=\"note\">%s; a layer's instance is one pass of a prompt or decode step through it, first "
-                   "call begin to last call end; the slowest %zu of %zu layers by average per instance.</p>\n",
+                   "call begin to last call end; EMBED and HEAD: the calls of a prompt or step before its first layer and after its "
+                   "last; the slowest %zu of %zu rows by average per instance.</p>\n",
                 s.gpu_time ? "GPU time" : "Host API time", n, s.nrows);
         html_bar_chart(f, bars, n, &o);
         for (k = 0; k < n; k++)

@@ -6,7 +6,8 @@
  * with trace_outbuf.h, trace_phase_slices.h, protobuf_wire.h; zlib:
  * trace_deflate.h; progress for a watcher: trace_progress.h); the reports
  * (summary, phases and TTFT, queries and statistics, suggested phase rules:
- * trace_summary.h, trace_phases.h, trace_query.h, trace_stats.h,
+ * trace_summary.h, trace_phases.h, trace_layers.h, trace_layer_parts.h,
+ * trace_query.h, trace_stats.h,
  * trace_suggest.h); what the shim does with a finished trace
  * (trace_postprocess.h) and how it creates files without following links
  * planted at their names (file_create.h); kernel base names
@@ -24,6 +25,7 @@
 #include "trace_outbuf.h"
 #include "trace_perfetto.h"
 #include "trace_phase_slices.h"
+#include "trace_layer_parts.h"
 #include "trace_layers.h"
 #include "trace_phases.h"
 #include "trace_postprocess.h"

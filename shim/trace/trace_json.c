@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_layers.h"
 #include "trace_outbuf.h"
 #include "trace_phase_slices.h"
 #include "trace_progress.h"
@@ -700,8 +701,10 @@ static int put_phase_slices(struct json_ctx *x)
         if (ph == NULL) {
             if (s->kind == OBS_PHASE_SLICE_STEP)
                 snprintf(derived, sizeof derived, "DECODE/STEP_%u", s->step);
-            else if (s->kind == OBS_PHASE_SLICE_LAYER)
-                snprintf(derived, sizeof derived, "LAYER/%u", s->range);
+            else if (s->kind == OBS_PHASE_SLICE_LAYER) {
+                char k[32];
+                snprintf(derived, sizeof derived, "%s", obs_phase_slice_name(t, s, k, sizeof k));
+            }
             else
                 snprintf(derived, sizeof derived, "DECODE/STEADY");
             full.s = derived;
@@ -731,12 +734,16 @@ static int put_phase_slices(struct json_ctx *x)
         p = OBS_PUT_LIT(p, ",\"args\":{\"phase\":\"");
         if (name)
             p = obs_put(p, name->s, name->len);
+        else if (s->kind == OBS_PHASE_SLICE_LAYER && s->range == OBS_LAYER_EMBED)
+            p = OBS_PUT_LIT(p, "EMBED");
+        else if (s->kind == OBS_PHASE_SLICE_LAYER && s->range == OBS_LAYER_HEAD)
+            p = OBS_PUT_LIT(p, "HEAD");
         else if (s->kind == OBS_PHASE_SLICE_LAYER)
             p = OBS_PUT_LIT(p, "LAYER");
         else
             p = OBS_PUT_LIT(p, "DECODE");
         *p++ = '"';
-        if (s->kind == OBS_PHASE_SLICE_LAYER) {
+        if (s->kind == OBS_PHASE_SLICE_LAYER && s->range != OBS_LAYER_EMBED && s->range != OBS_LAYER_HEAD) {
             p = OBS_PUT_LIT(p, ",\"layer\":");
             p = obs_fmt_u64(p, s->range);
         }

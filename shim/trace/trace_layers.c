@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_layer_parts.h"
 #include "trace_phases.h"
 
 struct instance {
     uint32_t thread, tid, generation, step, layer;
+    uint32_t top; /* split: the outermost phase range of its calls (OBS_NONE otherwise) */
     uint8_t decode; /* 0 PREFILL, 1 DECODE */
     int timed;
     uint64_t begin, end, calls, launches, kernels;
@@ -37,35 +39,72 @@ static void call_span(const struct obs_trace *t, const struct obs_call *c, int g
     }
 }
 
-/* The calls' layer instances, in order of their first call. */
-static int collect(const struct obs_trace *t, int gpu, struct instance **out, size_t *nout)
+static int is_part(uint32_t layer)
+{
+    return layer == OBS_LAYER_EMBED || layer == OBS_LAYER_HEAD;
+}
+
+const char *obs_layer_label(uint32_t layer, char *buf, size_t len)
+{
+    if (layer == OBS_LAYER_EMBED)
+        return "EMBED";
+    if (layer == OBS_LAYER_HEAD)
+        return "HEAD";
+    snprintf(buf, len, "%u", layer);
+    return buf;
+}
+
+/* The outermost phase range around range r. */
+static uint32_t top_range(const struct obs_trace *t, uint32_t r)
+{
+    size_t hops;
+    for (hops = 0; t->phases[r].parent != OBS_NONE && t->phases[r].parent < t->nphases && hops < t->nphases; hops++)
+        r = t->phases[r].parent;
+    return r;
+}
+
+/* The calls' layer instances (EMBED and HEAD ones too), in order of their
+ * first call. split: an EMBED or HEAD instance ends where its calls'
+ * outermost phase range changes (a prompt's calls before its live PREFILL
+ * range opened, labelled PREFILL after the fact, are in another range than
+ * the rest): a slice of it then nests in its range's slice. */
+static int collect(const struct obs_trace *t, int gpu, int split, struct instance **out, size_t *nout)
 {
     size_t *cur = calloc(t->nthreads ? t->nthreads : 1, sizeof *cur), n = 0, cap = 0, i;
     struct instance *v = NULL;
-    if (cur == NULL)
+    uint8_t *part = obs_layer_parts(t);
+    if (cur == NULL || part == NULL) {
+        free(cur);
+        free(part);
         return -1;
+    }
     for (i = 0; i < t->ncalls; i++) {
         const struct obs_call *c = &t->calls[i];
         const struct obs_phase *p;
         struct instance *in;
-        uint32_t step, gen;
+        uint32_t step, gen, layer = c->layer, top = OBS_NONE;
         uint64_t b = 0, e = 0;
         uint8_t decode;
         int timed;
-        if (c->layer == OBS_NO_LAYER || c->phase == OBS_NONE || c->thread >= t->nthreads)
+        if (layer == OBS_NO_LAYER && part[i] != OBS_LAYER_PART_NONE)
+            layer = part[i] == OBS_LAYER_PART_EMBED ? OBS_LAYER_EMBED : OBS_LAYER_HEAD;
+        if (layer == OBS_NO_LAYER || c->phase == OBS_NONE || c->thread >= t->nthreads)
             continue;
         p = &t->phases[c->phase];
+        if (split && is_part(layer))
+            top = top_range(t, c->phase);
         decode = strcmp(p->phase, "PREFILL") != 0;
         step = obs_phase_step(t, c->phase);
         gen = p->generation;
         in = cur[c->thread] ? &v[cur[c->thread] - 1] : NULL;
-        if (in == NULL || !same_key(in, gen, step, c->layer, decode)) {
+        if (in == NULL || !same_key(in, gen, step, layer, decode) || in->top != top) {
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 256;
                 struct instance *g = realloc(v, nc * sizeof *v);
                 if (g == NULL) {
                     free(v);
                     free(cur);
+                    free(part);
                     return -1;
                 }
                 v = g;
@@ -77,7 +116,8 @@ static int collect(const struct obs_trace *t, int gpu, struct instance **out, si
             in->tid = t->threads[c->thread].tid;
             in->generation = gen;
             in->step = step;
-            in->layer = c->layer;
+            in->layer = layer;
+            in->top = top;
             in->decode = decode;
             in->begin = UINT64_MAX;
             cur[c->thread] = n;
@@ -96,9 +136,16 @@ static int collect(const struct obs_trace *t, int gpu, struct instance **out, si
         }
     }
     free(cur);
+    free(part);
     *out = v;
     *nout = n;
     return 0;
+}
+
+/* A layer's place in the rows: EMBED, the layers, HEAD. */
+static uint64_t row_rank(uint32_t layer)
+{
+    return layer == OBS_LAYER_EMBED ? 0 : layer == OBS_LAYER_HEAD ? UINT64_MAX : (uint64_t)layer + 1;
 }
 
 /* Instances in row order: PREFILL before DECODE, then by layer. */
@@ -107,7 +154,7 @@ static int by_instance_row(const void *a, const void *b)
     const struct instance *x = a, *y = b;
     if (x->decode != y->decode)
         return x->decode - y->decode;
-    return x->layer < y->layer ? -1 : x->layer > y->layer;
+    return row_rank(x->layer) < row_rank(y->layer) ? -1 : row_rank(x->layer) > row_rank(y->layer);
 }
 
 
@@ -139,7 +186,7 @@ static int heat_map(struct obs_layer_stats *s, const struct instance *v, size_t 
         return -1;
     /* the heat map's generation: the most decode steps with layers (of those, the first to begin) */
     for (i = 0; i < n; i++)
-        if (v[i].decode && v[i].step != OBS_NO_STEP)
+        if (v[i].decode && v[i].step != OBS_NO_STEP && !is_part(v[i].layer))
             g[ng++] = (struct gen_steps){v[i].tid, v[i].generation, v[i].step, i};
     if (ng > 1)
         qsort(g, ng, sizeof *g, by_generation);
@@ -163,7 +210,7 @@ static int heat_map(struct obs_layer_stats *s, const struct instance *v, size_t 
     if (best_steps > 0) {
         for (i = 0; i < n; i++)
             if (v[i].decode && v[i].tid == s->map_tid && v[i].generation == s->map_generation &&
-                v[i].layer + 1 > s->map_layers)
+                !is_part(v[i].layer) && v[i].layer + 1 > s->map_layers)
                 s->map_layers = v[i].layer + 1;
         s->map_steps = best_steps;
         if ((uint64_t)s->map_layers * s->map_steps > HEAT_CELLS_MAX) {
@@ -179,7 +226,7 @@ static int heat_map(struct obs_layer_stats *s, const struct instance *v, size_t 
             const struct instance *in = &v[i];
             uint64_t *cell;
             if (!in->decode || in->tid != s->map_tid || in->generation != s->map_generation ||
-                in->step == OBS_NO_STEP || !in->timed)
+                in->step == OBS_NO_STEP || !in->timed || is_part(in->layer))
                 continue;
             cell = &s->map_ns[(size_t)in->layer * s->map_steps + in->step];
             *cell = (*cell == UINT64_MAX ? 0 : *cell) + (in->end - in->begin);
@@ -259,7 +306,7 @@ int obs_layer_stats_compute(const struct obs_trace *t, struct obs_layer_stats *s
     memset(s, 0, sizeof *s);
     s->gpu_time = t->ngpu > 0;
     s->time_base = s->gpu_time ? "gpu" : "host";
-    if (collect(t, s->gpu_time, &v, &n) != 0)
+    if (collect(t, s->gpu_time, 0, &v, &n) != 0)
         return -1;
     if (graph_rows(t, s) != 0)
         goto fail;
@@ -290,7 +337,8 @@ int obs_layer_stats_compute(const struct obs_trace *t, struct obs_layer_stats *s
         r->launches += in->launches;
         r->kernels += in->kernels;
         r->timed |= in->timed;
-        s->layered_calls += in->calls;
+        if (!is_part(in->layer))
+            s->layered_calls += in->calls;
     }
     free(v);
     return 0;
@@ -306,7 +354,7 @@ struct obs_layer_span *obs_layer_spans(const struct obs_trace *t, size_t *n)
     struct obs_layer_span *out;
     size_t nv = 0, i;
     *n = 0;
-    if (collect(t, 0, &v, &nv) != 0)
+    if (collect(t, 0, 1, &v, &nv) != 0)
         return NULL;
     out = malloc((nv ? nv : 1) * sizeof *out);
     if (out != NULL) {
@@ -354,22 +402,24 @@ int obs_report_layer_table(const struct obs_trace *t, FILE *out)
     for (i = 0; i < s.nrows; i++)
         total[strcmp(s.rows[i].phase, "PREFILL") != 0] += s.rows[i].time_ns;
     fprintf(out, "\nLayers (%s; per phase, each layer's time summed over its instances: one pass of a prompt or "
-                 "step through it, first call begin to last call end; docs/layers.md)\n",
+                 "step through it, first call begin to last call end; EMBED and HEAD: the calls of a prompt or step before its first "
+                 "layer and after its last; docs/layers.md)\n",
             s.gpu_time ? "GPU time" : "host API time");
     fprintf(out, " %-8s %6s %10s %16s %14s %14s %7s %9s %8s\n", "Phase", "Layer", "Instances", "Time (ns)", "Avg (ns)",
             "Max (ns)", "Share", "Launches", "Kernels");
     for (i = 0; i < s.nrows; i++) {
         const struct obs_layer_row *r = &s.rows[i];
         uint64_t tot = total[strcmp(r->phase, "PREFILL") != 0];
-        char share[16] = "-";
+        char share[16] = "-", label[16];
         if (r->timed && tot > 0)
             snprintf(share, sizeof share, "%.1f%%", 100.0 * (double)r->time_ns / (double)tot);
-        fprintf(out, " %-8s %6u %10llu %16llu %14llu %14llu %7s %9llu %8llu\n", r->phase, r->layer,
+        fprintf(out, " %-8s %6s %10llu %16llu %14llu %14llu %7s %9llu %8llu\n", r->phase,
+                obs_layer_label(r->layer, label, sizeof label),
                 (unsigned long long)r->instances, (unsigned long long)r->time_ns,
                 (unsigned long long)(r->instances ? r->time_ns / r->instances : 0), (unsigned long long)r->max_ns,
                 share, (unsigned long long)r->launches, (unsigned long long)r->kernels);
     }
-    fprintf(out, " (calls inside layers: %llu; share: of the phase's layer time)\n",
+    fprintf(out, " (calls inside layers: %llu; share: of the phase's time in EMBED, its layers and HEAD)\n",
             (unsigned long long)s.layered_calls);
 graphs:
     if (s.ngraph_rows > 0) {
@@ -387,6 +437,24 @@ graphs:
     return finish(out);
 }
 
+int obs_report_graph_layers_csv(const struct obs_trace *t, FILE *out)
+{
+    struct obs_layer_stats s;
+    size_t i;
+    if (obs_layer_stats_compute(t, &s) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    fputs(OBS_GRAPH_LAYERS_CSV_HEADER "\n", out);
+    for (i = 0; i < s.ngraph_rows; i++) {
+        const struct obs_layer_graph_row *r = &s.graph_rows[i];
+        fprintf(out, "%s,%u,%llu,%llu,%llu\n", r->phase, r->layer, (unsigned long long)r->instances,
+                (unsigned long long)r->launches, (unsigned long long)r->kernels);
+    }
+    obs_layer_stats_free(&s);
+    return finish(out);
+}
+
 int obs_report_layers_csv(const struct obs_trace *t, FILE *out)
 {
     struct obs_layer_stats s;
@@ -398,7 +466,9 @@ int obs_report_layers_csv(const struct obs_trace *t, FILE *out)
     fputs(OBS_LAYERS_CSV_HEADER "\n", out);
     for (i = 0; i < s.nrows; i++) {
         const struct obs_layer_row *r = &s.rows[i];
-        fprintf(out, "%s,%u,%llu,", r->phase, r->layer, (unsigned long long)r->instances);
+        char label[16];
+        fprintf(out, "%s,%s,%llu,", r->phase, obs_layer_label(r->layer, label, sizeof label),
+                (unsigned long long)r->instances);
         if (r->timed)
             fprintf(out, "%llu,%llu,%llu", (unsigned long long)r->time_ns,
                     (unsigned long long)(r->time_ns / r->instances), (unsigned long long)r->max_ns);

@@ -8,18 +8,29 @@
  * layer (a prompt in chunks passes once per chunk). Its time is the span
  * from its first call's begin to its last call's end, GPU times when the
  * trace has GPU spans (calls without one do not count), host API times
- * otherwise. */
+ * otherwise. The calls of a phase instance before its first layer and after
+ * its last (trace_layer_parts.h) are counted the same way, as the pseudo
+ * layers OBS_LAYER_EMBED and OBS_LAYER_HEAD: an EMBED or HEAD instance is a
+ * run of such calls; they are in no layer (obs_call.layer stays none). */
 #ifndef OBS_TRACE_LAYERS_H
 #define OBS_TRACE_LAYERS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "trace_reader.h"
 
+/* The layer of an EMBED or HEAD row, span or slice (never a call's). */
+#define OBS_LAYER_EMBED 0xfffffffeu
+#define OBS_LAYER_HEAD 0xfffffffdu
+
+/* "EMBED", "HEAD", or the layer's number k (written into buf). */
+const char *obs_layer_label(uint32_t layer, char *buf, size_t len);
+
 struct obs_layer_row {
     const char *phase;  /* "PREFILL" or "DECODE" */
-    uint32_t layer;
+    uint32_t layer;     /* k, OBS_LAYER_EMBED or OBS_LAYER_HEAD */
     uint64_t instances;
     uint64_t time_ns;   /* sum over the instances */
     uint64_t max_ns;    /* the slowest instance */
@@ -41,9 +52,9 @@ struct obs_layer_graph_row {
 struct obs_layer_stats {
     int gpu_time;
     const char *time_base;      /* "gpu" or "host" */
-    struct obs_layer_row *rows; /* PREFILL layers ascending, then DECODE */
+    struct obs_layer_row *rows; /* PREFILL: EMBED, layers ascending, HEAD; then DECODE */
     size_t nrows;
-    uint64_t layered_calls;     /* calls inside a layer */
+    uint64_t layered_calls;     /* calls inside a layer (not EMBED or HEAD) */
     /* the heat map: the decode steps of the (thread, generation) with the
      * most steps that hold layers; ns[layer * map_steps + step],
      * UINT64_MAX where the step has no such layer (or no time) */
@@ -54,7 +65,8 @@ struct obs_layer_stats {
 };
 
 /* One layer instance's host span (first call's begin to last call's end),
- * for the phase tracks' LAYER/k slices. */
+ * for the phase tracks' LAYER/k slices (and EMBED, HEAD: layer
+ * OBS_LAYER_EMBED, OBS_LAYER_HEAD). */
 struct obs_layer_span {
     uint64_t b, e;
     uint32_t thread; /* index into t->threads */
@@ -73,8 +85,14 @@ void obs_layer_stats_free(struct obs_layer_stats *s);
 int obs_report_layer_table(const struct obs_trace *t, FILE *out);
 
 /* `obs-report phases --layers --csv`: a header line, then one row per
- * (phase, layer). Returns 0, or -1 with errno set. */
+ * (phase, layer), the layer column EMBED, k or HEAD. Returns 0, or -1 with errno set. */
 #define OBS_LAYERS_CSV_HEADER "phase,layer,instances,time_ns,avg_ns,max_ns,calls,launches,kernels,time_base"
 int obs_report_layers_csv(const struct obs_trace *t, FILE *out);
+
+/* `obs-report phases --graph-layers --csv`: a header line, then one row
+ * per (phase, layer) of the "Layers in graph launches" table. Returns 0, or
+ * -1 with errno set. */
+#define OBS_GRAPH_LAYERS_CSV_HEADER "phase,layer,instances,graph_launches,kernel_nodes"
+int obs_report_graph_layers_csv(const struct obs_trace *t, FILE *out);
 
 #endif

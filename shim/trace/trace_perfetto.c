@@ -37,6 +37,10 @@ enum {
     F_TE_NAME_IID = 10,
     F_TE_TRACK_UUID = 11,
     F_TE_COUNTER_VALUE = 30,
+    F_TE_DEBUG_ANNOTATIONS = 4,
+    /* DebugAnnotation */
+    F_DA_STRING_VALUE = 6,
+    F_DA_NAME = 10,
     /* the varint forms of flow_ids and terminating_flow_ids: 4 to 6 bytes
      * with the tag where the fixed64 forms (47, 48) take 10; trace
      * processor reads both */
@@ -93,6 +97,8 @@ struct pf {
     struct obs_outbuf ob;
     struct obs_perfetto_counts n;
     uint8_t *pkt, *msg, *sub;  /* packet, nested message and its part: PACKET_MAX each */
+    char *node_layers;         /* the next BEGIN's node_layers annotation (a graph launch's), or NULL */
+    size_t node_layers_len;
     uint8_t *interned;         /* per name key: interned on the current sequence */
     size_t nkeys;
     const char **phase_names;  /* distinct phase slice names, by key - phase_key0 */
@@ -255,6 +261,12 @@ static void put_event(struct pf *w, struct pf_seq *s, uint64_t ts, size_t name_k
     m = pb_uint(w->msg, F_TE_TYPE, name_key != SIZE_MAX ? TYPE_SLICE_BEGIN : TYPE_SLICE_END);
     if (name_key != SIZE_MAX)
         m = pb_uint(m, F_TE_NAME_IID, name_key + 1);
+    if (name_key != SIZE_MAX && w->node_layers != NULL) {
+        uint8_t *q = pb_bytes(w->sub, F_DA_NAME, "node_layers", 11);
+        q = pb_bytes(q, F_DA_STRING_VALUE, w->node_layers, w->node_layers_len);
+        m = pb_bytes(m, F_TE_DEBUG_ANNOTATIONS, w->sub, (size_t)(q - w->sub));
+        w->node_layers = NULL;
+    }
     if (flow)
         m = pb_uint(m, F_TE_FLOW_IDS_OLD, flow);
     if (term_flow)
@@ -449,6 +461,38 @@ static size_t stream_of(const struct pf *w, uint32_t i)
     return lo;
 }
 
+/* A graph launch's node_layers annotation, as the JSON's (docs/layers.md,
+ * "Graphs"): its exec's kernel nodes' layers in walk order, run-length
+ * coded ("-x1,0x4,1x4,-x2"); only where layers were found, and left out
+ * where it would be over NODE_LAYERS_MAX bytes (hundreds of layers). */
+#define NODE_LAYERS_MAX 4096u
+static void graph_node_layers(struct pf *w, const struct obs_call *c)
+{
+    const struct obs_graph *g = c->kind == OBS_KIND_GRAPH ? obs_call_graph(w->t, c) : NULL;
+    char *buf = (char *)w->sub + PACKET_MAX - NODE_LAYERS_MAX; /* the sub buffer's tail: free until put_event */
+    size_t i = 0, j, len = 0;
+    w->node_layers = NULL;
+    if (g == NULL || g->layers == 0)
+        return;
+    while (i < g->nnodes) {
+        char run[48];
+        int n;
+        for (j = i; j < g->nnodes && g->nodes[j].layer == g->nodes[i].layer; j++)
+            ;
+        if (g->nodes[i].layer == OBS_NO_LAYER)
+            n = snprintf(run, sizeof run, "%s-x%zu", i ? "," : "", j - i);
+        else
+            n = snprintf(run, sizeof run, "%s%ux%zu", i ? "," : "", g->nodes[i].layer, j - i);
+        if (n < 0 || len + (size_t)n > NODE_LAYERS_MAX - 64) /* room for the annotation's own fields */
+            return;
+        memcpy(buf + len, run, (size_t)n);
+        len += (size_t)n;
+        i = j;
+    }
+    w->node_layers = buf;
+    w->node_layers_len = len;
+}
+
 static int put_host_slices(struct pf *w)
 {
     const struct obs_trace *t = w->t;
@@ -470,6 +514,7 @@ static int put_host_slices(struct pf *w)
             const struct obs_call *c = &t->calls[order[i]];
             uint64_t b = c->host_begin, e = c->host_end;
             rc = nest_open(w, &s, &nest, b, &e);
+            graph_node_layers(w, c);
             put_event(w, &s, b, call_key(w, c), c->gpu != OBS_NONE ? (uint64_t)order[i] + 1 : 0, 0);
             w->n.host_slices++;
             w->n.flows += c->gpu != OBS_NONE;

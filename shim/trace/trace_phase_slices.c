@@ -79,6 +79,8 @@ const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_pha
     if (s->kind == OBS_PHASE_SLICE_STEADY)
         return "DECODE/STEADY";
     if (s->kind == OBS_PHASE_SLICE_LAYER) {
+        if (s->range == OBS_LAYER_EMBED || s->range == OBS_LAYER_HEAD)
+            return s->range == OBS_LAYER_EMBED ? "EMBED" : "HEAD";
         snprintf(buf, len, "LAYER/%u", s->range);
         return buf;
     }

@@ -5,7 +5,9 @@
  * RELABEL ranges of one generation and step, a derived DECODE/STEP_k slice,
  * and around steps 1.. of a generation a DECODE/STEADY slice, so that the
  * tracks nest like the live ranges: DECODE/STEADY > DECODE/STEP_k >
- * LAYER/k > KV_GATHER (a LAYER/k slice per layer instance, trace_layers.h);
+ * LAYER/k > KV_GATHER (a LAYER/k slice per layer instance, trace_layers.h,
+ * and an EMBED and a HEAD slice beside them in each prompt or step with
+ * layers: trace_layer_parts.h);
  * same-name slices that overlap without nesting merged. */
 #ifndef OBS_TRACE_PHASE_SLICES_H
 #define OBS_TRACE_PHASE_SLICES_H
@@ -20,7 +22,8 @@ enum obs_phase_slice_kind { OBS_PHASE_SLICE_RANGE, OBS_PHASE_SLICE_STEP, OBS_PHA
 
 struct obs_phase_slice {
     uint64_t b, e;
-    uint32_t thread, range; /* OBS_PHASE_SLICE_RANGE: the range; OBS_PHASE_SLICE_LAYER: the layer k */
+    uint32_t thread, range; /* OBS_PHASE_SLICE_RANGE: the range; OBS_PHASE_SLICE_LAYER: the layer k,
+                               OBS_LAYER_EMBED or OBS_LAYER_HEAD */
     uint32_t step, generation, level;
     uint8_t kind;
 };
@@ -37,7 +40,7 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
 
 /* The name a slice shows: the range's full name ("DECODE/STEP_3", else its
  * phase, else "(phase)"), or the derived DECODE/STEP_k, DECODE/STEADY or
- * LAYER/k (written into buf, at least 32 bytes). */
+ * LAYER/k, EMBED or HEAD (written into buf, at least 32 bytes). */
 const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_phase_slice *s, char *buf, size_t len);
 
 /* OBS_GPU_TIME=steps: the range spans (trace->range_spans) in the order a

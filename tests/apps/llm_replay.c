@@ -28,7 +28,11 @@
  * layer's launches when the scenario has two or more (docs/layers.md), as
  * tests/frameworks/fw_truth.py writes them:
  *     llm_replayMark<TAB>range<TAB>LAYER/k<TAB>-<TAB>-<TAB>depth[<TAB>tid]
- *     llm_replayMark<TAB>range<TAB>LAYER_END<TAB>-<TAB>-<TAB>depth[<TAB>tid] And one line per
+ *     llm_replayMark<TAB>range<TAB>LAYER_END<TAB>-<TAB>-<TAB>depth[<TAB>tid]
+ * and, with them, an EMBED mark at the start of a prompt, of each of its
+ * chunks and of each decode step, a HEAD mark before a pass's post kernels
+ * (the launches from EMBED to LAYER/0 are before the layers, from HEAD to
+ * the next mark or range after them: docs/layers.md, "Reports"). And one line per
  * generation with the host wall-clock figures (CLOCK_MONOTONIC):
  *     llm_replayGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A marks=P,F,R,S,L<TAB>-<TAB>-<TAB>0[<TAB>tid]
  * ttft_ns: just before the prompt's first call (its ids' copy) to the
@@ -312,6 +316,17 @@ static void run_seq(struct worker *w, const struct scn_seq *seq, enum pass pass,
     }
 }
 
+/* The truth's EMBED and HEAD marks (docs/layers.md, "Reports"): what runs
+ * from an EMBED mark to the first LAYER/k mark is before the layers (a
+ * prompt's or step's setup, a chunk's inputs, the pre kernels), from a HEAD
+ * mark to the next EMBED or LAYER/k mark or range after them (the post
+ * kernels, a chunk's read). Written where the LAYER/k marks are. */
+static void part_mark(struct worker *w, const char *part)
+{
+    if (scn.layers > 1)
+        truth_write("Mark", "range", part, w->depth);
+}
+
 static void run_pass(struct worker *w, enum pass pass, unsigned tokens)
 {
     unsigned l;
@@ -325,6 +340,7 @@ static void run_pass(struct worker *w, enum pass pass, unsigned tokens)
         if (scn.layers > 1)
             truth_write("Mark", "range", "LAYER_END", w->depth);
     }
+    part_mark(w, "HEAD");
     run_seq(w, &scn.post, pass, tokens);
 }
 
@@ -415,9 +431,11 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     run_seq(w, &scn.before_prompt, PASS_PREFILL, tokens);
     push(w, "PREFILL");
     t0 = now_ns();
+    part_mark(w, "EMBED");
     run_seq(w, &scn.prompt_prelude, PASS_PREFILL, tokens);
     while (done < tokens) {
         unsigned piece = scn.chunk && tokens - done > scn.chunk ? scn.chunk : tokens - done;
+        part_mark(w, "EMBED");
         copy_eval_inputs(w, piece);
         flag_iteration(w, &scn.mask_check, PASS_PREFILL, piece);
         run_pass(w, PASS_PREFILL, piece);
@@ -438,6 +456,7 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
             push(w, "DECODE/STEADY");
         snprintf(name, sizeof name, "DECODE/STEP_%u", k);
         push(w, name);
+        part_mark(w, "EMBED");
         if (w->have_graph) {
             check(w, (int)rt_graph_launch(w->exec[0], w->stream), "graph launch");
             w->launches++;

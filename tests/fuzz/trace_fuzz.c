@@ -306,6 +306,7 @@ int obs_fuzz_trace(const uint8_t *data, size_t size, unsigned mask)
         (void)obs_report_phases_csv(a, sink());
         (void)obs_report_layer_table(a, sink()); /* LAYER records: docs/layers.md */
         (void)obs_report_layers_csv(a, sink());
+        (void)obs_report_graph_layers_csv(a, sink());
         (void)obs_report_steps(a, sink(), (int)(sel & 1));
     }
     if (mask & (1u << OBS_FUZZ_suggest_phases))
