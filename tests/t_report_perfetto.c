@@ -231,32 +231,38 @@ static void check_layer_table(const char *obs, const char *csv_path)
     run_result_free(&r);
 }
 
+/* Replay tests/scenarios/SCENARIO.scn with llm_replay under the shim on the simulated driver (obs-run --sim);
+ * its trace is dir/NAME.obs, whose path goes to obs. */
+static void replay_on_sim(const char *scenario, const char *name, char *obs, size_t len)
+{
+    char obs_run[4200], prefix[4300], scn[4300], replay[4300];
+    const char *argv[] = {obs_run, "--sim", "-o", prefix, "--", replay, scn, NULL};
+    const char *env[] = {"OBS_SIM_QUIET=1", "OBS_SUMMARY=0", NULL};
+    struct run_result r;
+
+    snprintf(obs_run, sizeof obs_run, "%s/contrib/obs-run", test_builddir());
+    snprintf(prefix, sizeof prefix, "%s/%s", dir, name);
+    snprintf(obs, len, "%s/%s.obs", dir, name);
+    snprintf(replay, sizeof replay, "%s/tests/apps/llm_replay", test_builddir());
+    snprintf(scn, sizeof scn, "%s/tests/scenarios/%s.scn", test_srcdir(), scenario);
+    if (run_program(argv, env, 300, &r) != 0)
+        bail("cannot run %s", obs_run);
+    if (!run_exited_with(&r, 0))
+        diag_text("obs-run stderr", r.err);
+    run_result_free(&r);
+}
+
 /* A Hugging Face style eager loop (the scenario corpus's hf_eager: 32
  * layers) under the shim on the simulated driver (obs-run --sim): the phase track's LAYER/k slices hold every call
  * with a layer (docs/layers.md), EMBED and HEAD slices hold the calls before and after the layers; the layer
  * table. 5 checks. */
 static void test_layers(void)
 {
-    char obs_run[4200], prefix[4300], obs[4300], scn[4300], replay[4300];
-    const char *argv[] = {NULL, "--sim", "-o", NULL, "--", NULL, NULL, NULL};
-    const char *env[] = {"OBS_SIM_QUIET=1", "OBS_SUMMARY=0", NULL};
+    char obs[4300];
     struct run_result r;
     long long calls;
 
-    snprintf(obs_run, sizeof obs_run, "%s/contrib/obs-run", test_builddir());
-    snprintf(prefix, sizeof prefix, "%s/layers", dir);
-    snprintf(obs, sizeof obs, "%s/layers.obs", dir);
-    snprintf(replay, sizeof replay, "%s/tests/apps/llm_replay", test_builddir());
-    snprintf(scn, sizeof scn, "%s/tests/scenarios/hf_eager.scn", test_srcdir());
-    argv[0] = obs_run;
-    argv[3] = prefix;
-    argv[5] = replay;
-    argv[6] = scn;
-    if (run_program(argv, env, 300, &r) != 0)
-        bail("cannot run %s", obs_run);
-    if (!run_exited_with(&r, 0))
-        diag_text("obs-run stderr", r.err);
-    run_result_free(&r);
+    replay_on_sim("hf_eager", "layers", obs, sizeof obs);
     {
         char pf[4400], csvp[4400], checker[4300], protodir[4300];
         const char *cargv[7];
@@ -382,10 +388,8 @@ static void check_graph_layer_csv(const char *obs, const char *csv_path, char **
  * checks. */
 static void test_graph_layers(void)
 {
-    char obs_run[4200], prefix[4300], obs[4300], scn[4300], replay[4300], pf[4400], csvp[4400], js[4400];
+    char obs[4300], pf[4400], csvp[4400], js[4400];
     char checker[4300], protodir[4300];
-    const char *argv[] = {NULL, "--sim", "-o", NULL, "--", NULL, NULL, NULL};
-    const char *env[] = {"OBS_SIM_QUIET=1", "OBS_SUMMARY=0", NULL};
     const char *cargv[7];
     struct run_result r;
     char *json, *line, *save = NULL;
@@ -394,20 +398,7 @@ static void test_graph_layers(void)
     char *values[GRAPH_LAUNCHES_MAX];
     size_t nv = 0, i;
 
-    snprintf(obs_run, sizeof obs_run, "%s/contrib/obs-run", test_builddir());
-    snprintf(prefix, sizeof prefix, "%s/graphs", dir);
-    snprintf(obs, sizeof obs, "%s/graphs.obs", dir);
-    snprintf(replay, sizeof replay, "%s/tests/apps/llm_replay", test_builddir());
-    snprintf(scn, sizeof scn, "%s/tests/scenarios/hf_static_graphs.scn", test_srcdir());
-    argv[0] = obs_run;
-    argv[3] = prefix;
-    argv[5] = replay;
-    argv[6] = scn;
-    if (run_program(argv, env, 300, &r) != 0)
-        bail("cannot run %s", obs_run);
-    if (!run_exited_with(&r, 0))
-        diag_text("obs-run stderr", r.err);
-    run_result_free(&r);
+    replay_on_sim("hf_static_graphs", "graphs", obs, sizeof obs);
     snprintf(pf, sizeof pf, "%s.pftrace", obs);
     snprintf(csvp, sizeof csvp, "%s.csv", obs);
     snprintf(js, sizeof js, "%s.json", obs);
