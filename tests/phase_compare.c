@@ -21,7 +21,7 @@ struct thread_state {
     long truth_gen, live_gen; /* PREFILL ranges pushed so far - 1 */
     int live_pending;         /* a live PREFILL pushed, no launch outside a capture in it yet */
     int truth_layer;          /* the layer the truth's marks say it is in, -1: none */
-    int truth_part;           /* llm_replay's EMBED and HEAD marks: OBS_LAYER_PART_*, reset by a range */
+    int truth_part;           /* the EMBED and HEAD marks: OBS_LAYER_PART_*, reset by a range */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -176,7 +176,7 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
             struct range_stack *s = truth ? &st->truth : live ? &st->live : NULL;
             if (s == NULL)
                 continue;
-            if (truth && strstr(fl[0], "Mark") != NULL) { /* fw_truth.py's layer marks */
+            if (truth && strstr(fl[0], "Mark") != NULL) { /* the layer marks of llm_replay and fw_truth.py */
                 if (strncmp(fl[2], "LAYER/", 6) == 0)
                     st->truth_layer = atoi(fl[2] + 6), st->truth_part = OBS_LAYER_PART_NONE;
                 else if (strcmp(fl[2], "LAYER_END") == 0 || strcmp(fl[2], "FORWARD_END") == 0)
@@ -187,7 +187,9 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
                     st->truth_part = OBS_LAYER_PART_HEAD;
                 continue;
             }
-            if (truth) { /* a prompt or step begins or ends: no EMBED or HEAD (KV_GATHER is inside layers) */
+            if (truth && (strstr(fl[0], "RangePush") != NULL || strstr(fl[0], "RangePop") != NULL)) {
+                /* a prompt or step begins or ends: no EMBED or HEAD (KV_GATHER is inside layers); other lines
+                 * of domain "-" (the NVTX injection's start, a library's nvtxDomainCreateA) change nothing */
                 const char *name = strstr(fl[0], "RangePop") == NULL ? fl[2]
                                    : s->depth > 0 && s->depth <= MAX_DEPTH ? s->names[s->depth - 1]
                                                                             : "";
@@ -384,6 +386,61 @@ const char *pc_label_text(const struct pc_label *l, char *buf, size_t len)
         snprintf(gen, sizeof gen, " gen %ld", l->gen);
     snprintf(buf, len, "%s%s%s", l->phase[0] ? l->phase : "(none)", step, gen);
     return buf;
+}
+
+void pc_embed_head(const struct pc_run *run, struct pc_part_score *s, const char *what, size_t show)
+{
+    size_t i, j, k, th, nl, shown = 0;
+    size_t *list = malloc((run->n ? run->n : 1) * sizeof *list);
+    char a[64], b[64];
+    static const char *const part_name[] = {"none", "EMBED", "HEAD"};
+    if (list == NULL)
+        bail("out of memory");
+    memset(s, 0, sizeof *s);
+    for (th = 0; th < (run->ntids ? run->ntids : 1); th++) {
+        for (i = nl = 0; i < run->n; i++) /* this thread's launches in order */
+            if (run->l[i].thread == th)
+                list[nl++] = i;
+        for (i = 0; i < nl; i = j) {
+            const struct pc_launch *a0 = &run->l[list[i]];
+            int layered = 0, capture = 0;
+            /* the instance as the trace labels it (its parts follow those labels): the next launches with
+             * a0's step and generation, PREFILL or not */
+            for (j = i; j < nl && run->l[list[j]].trace.gen == a0->trace.gen &&
+                        run->l[list[j]].trace.step == a0->trace.step &&
+                        (strcmp(run->l[list[j]].trace.phase, "PREFILL") == 0) ==
+                            (strcmp(a0->trace.phase, "PREFILL") == 0);
+                 j++) {
+                layered |= run->l[list[j]].truth_layer >= 0 && !run->l[list[j]].captured;
+                capture |= run->l[list[j]].captured;
+            }
+            for (k = i; k < j; k++) {
+                const struct pc_launch *l = &run->l[list[k]];
+                int want = layered && l->truth_layer < 0 && a0->truth.phase[0] ? l->truth_part : OBS_LAYER_PART_NONE;
+                if (l->captured || !l->in_trace)
+                    continue;
+                if (capture) {
+                    s->by_capture++;
+                    continue;
+                }
+                if (!pc_same(&l->truth, &l->trace, 1)) {
+                    s->other_label++;
+                    continue;
+                }
+                s->scored++;
+                s->embed += want == OBS_LAYER_PART_EMBED;
+                s->head += want == OBS_LAYER_PART_HEAD;
+                s->in_layers += l->truth_layer >= 0;
+                s->right += l->trace_part == want;
+                s->outside_right += want != OBS_LAYER_PART_NONE && l->trace_part == want;
+                if (l->trace_part != want && shown++ < show)
+                    diag("%s: launch %zu %.60s (%s; trace %s): truth %s, trace %s", what, list[k],
+                         run->names[l->name], pc_label_text(&l->truth, a, sizeof a),
+                         pc_label_text(&l->trace, b, sizeof b), part_name[want % 3], part_name[l->trace_part % 3]);
+            }
+        }
+    }
+    free(list);
 }
 
 void pc_run_free(struct pc_run *run)

@@ -39,8 +39,8 @@ struct pc_launch {
     struct pc_label truth, live, trace;
     int truth_layer, live_layer, trace_layer; /* LAYER/k: k, -1 none (truth: the LAYER/k and LAYER_END marks of
                                                  fw_truth.py; live: the innermost LAYER/k range; trace: obs_call.layer) */
-    uint8_t truth_part, trace_part; /* EMBED, HEAD (enum obs_layer_part; truth: llm_replay's EMBED and HEAD
-                                       marks; trace: obs_layer_parts) */
+    uint8_t truth_part, trace_part; /* EMBED, HEAD (enum obs_layer_part; truth: the EMBED and HEAD marks of
+                                       llm_replay and fw_truth.py; trace: obs_layer_parts) */
     uint8_t relabelled; /* the trace labels it with a RELABEL record */
     uint8_t captured;   /* inside the truth's GRAPH_CAPTURE */
     uint8_t in_trace;   /* a trace call was matched with it */
@@ -101,6 +101,26 @@ struct pc_graph_score {
     size_t names_differ;  /* nodes whose kernel is not the captured launch's */
 };
 void pc_graph_node_layers(const struct obs_trace *t, const struct pc_run *run, struct pc_graph_score *s);
+
+/* EMBED and HEAD (docs/layers.md, "Reports") against the truth's EMBED and
+ * HEAD marks (tests/apps/llm_replay, tests/frameworks/fw_truth.py): in each
+ * prompt or step (a run of a thread's launches with one generation and step
+ * in the trace, PREFILL or not) where the truth has a launch in a layer,
+ * each launch outside the layers must have the part the marks give it in
+ * the trace, each in a layer none. Launches whose trace label is not the
+ * truth's are left to the phase checks (other_label), and an instance that
+ * holds a graph's capture (the captured launches, not run, have layers in
+ * the trace and precede the step's own) is not scored (by_capture). The
+ * first `show` wrong launches are printed with diag, `what` before each. */
+struct pc_part_score {
+    size_t scored;        /* launches of the instances scored */
+    size_t in_layers;     /* of them in a layer (truth) */
+    size_t embed, head;   /* of them EMBED, HEAD (truth) */
+    size_t right;         /* of the scored, those whose part in the trace is the truth's */
+    size_t outside_right; /* of the embed + head, those right */
+    size_t other_label, by_capture;
+};
+void pc_embed_head(const struct pc_run *run, struct pc_part_score *s, const char *what, size_t show);
 
 void pc_run_free(struct pc_run *run);
 

@@ -36,7 +36,11 @@
  *     steps of the phase tables equal the spans of the calls the truth's
  *     marks name in the same trace (the streamer's own TTFT printed beside);
  *     obs-report suggest-phases' rules fed back reproduce the automatic
- *     labels (docs/phases.md, docs/phases-report.md).
+ *     labels (docs/phases.md, docs/phases-report.md);
+ *   - layers: every launch's layer in the trace and live against the
+ *     decoder layers' hooks, graph nodes' layers, and every launch outside
+ *     layers in the trace's EMBED or HEAD as the truth's marks say
+ *     (docs/layers.md, "Tests").
  * OBS_FRAMEWORKS_CASE=TEXT runs only the cases whose label contains TEXT
  * (procs compares its tokens with llama's: run both).
  * Printed: FIGURES lines of all of that, per case,
@@ -431,6 +435,39 @@ static void layer_attribution(const char *label, struct pc_run *run)
        label, live_in, in_layers);
 }
 
+/* EMBED and HEAD (docs/layers.md, "Reports") against fw_truth.py's marks:
+ * EMBED from a prompt's start and from each forward's pre-hook on the
+ * model to its first layer, HEAD from its last decoder layer's end to the
+ * next forward (the final norm, the LM head and generate()'s sampling,
+ * token read, stop check and cache updates between forwards: those of the
+ * forward before). Every launch outside layers in a prompt or step with
+ * layers must be in the trace's EMBED or HEAD as the hooks say (scored by
+ * pc_embed_head: launches the trace labels with another step are left to
+ * the phase checks, a step holding a graph's capture is not scored). */
+static void embed_head_attribution(const char *label, const struct pc_run *run)
+{
+    struct pc_part_score s;
+    size_t outside;
+    /* The readers split two chunks' passes where the stretch between them ends repeating the first pass's
+     * EMBED kernels; Hugging Face's first forward runs launches between its embedding and its positions that
+     * later chunks skip, so each later chunk's embedding lookup (and a one-token last chunk's EMBED) read as
+     * HEAD (docs/layers.md, Limits). */
+    const char *todo = strcmp(label, "llama-chunked") == 0
+                           ? "chunk boundaries: the later chunks' embedding reads as the earlier pass's HEAD"
+                           : NULL;
+    pc_embed_head(run, &s, label, 50);
+    outside = s.embed + s.head;
+    diag("FIGURES embed/head %s: outside_layers=%zu (embed=%zu head=%zu) right=%zu (%.2f%%); scored=%zu "
+         "in_layers=%zu right_all=%zu other_label=%zu by_capture=%zu",
+         label, outside, s.embed, s.head, s.outside_right,
+         outside ? 100.0 * (double)s.outside_right / (double)outside : 0.0, s.scored, s.in_layers, s.right,
+         s.other_label, s.by_capture);
+    ok_todo(s.in_layers > 0 && s.embed > 0 && s.head > 0 && s.right == s.scored, todo,
+       "%s: trace: every launch of a prompt or step outside its layers is in EMBED or HEAD as the model's hooks "
+       "say, none in a layer is (%zu of %zu outside layers; %zu of %zu launches)",
+       label, s.outside_right, outside, s.right, s.scored);
+}
+
 /* A thread's calls in order, by thread id. */
 static size_t thread_calls(const struct obs_trace *t, long tid, const struct obs_call ***out)
 {
@@ -562,6 +599,11 @@ static void phase_checks(const char *label, const char *log_path, const struct o
     pc_trace_labels(t, &run, &mismatch);
     phase_attribution(label, &run);
     layer_attribution(label, &run);
+    for (size_t i = 0; i < run.n; i++)
+        if (run.l[i].truth_layer >= 0 && !run.l[i].captured) {
+            embed_head_attribution(label, &run);
+            break;
+        }
     for (size_t i = 0; i < run.n; i++)
         if (run.l[i].captured) {
             graph_node_layers(label, &run, t);

@@ -46,7 +46,6 @@
 #include "tap/basic.h"
 #include "tap/process.h"
 #include "trace/trace_reader.h"
-#include "trace/trace_layer_parts.h"
 
 #ifdef HAVE_ZLIB
 #include <zlib.h>
@@ -675,69 +674,21 @@ static unsigned scenario_sequences(const char *path)
 }
 
 /* EMBED and HEAD (docs/layers.md, "Reports") against the replay's EMBED and
- * HEAD marks: in each prompt or step (a run of a thread's launches with one
- * label in the trace, PREFILL or not) with a launch in a layer, each launch
- * outside the layers has the part the marks give it in the trace (EMBED:
- * from a prompt's, chunk's or step's start to LAYER/0; HEAD: from a pass's
- * post kernels on); elsewhere none. Launches whose trace label is not the
- * truth's are left to the phase checks, and a step that holds a graph's
- * capture (the captured launches, not run, have layers in the trace and
- * precede the step's own) is not scored. */
+ * HEAD marks (EMBED: from a prompt's, chunk's or step's start to LAYER/0;
+ * HEAD: from a pass's post kernels on), scored by pc_embed_head. */
 static void check_embed_head(const char *name, unsigned threads, const struct pc_run *run)
 {
-    size_t i, j, k, n = 0, right = 0, embed = 0, head = 0, in_layers = 0, other_label = 0, by_capture = 0, shown = 0;
-    size_t th;
-    size_t *list = malloc((run->n ? run->n : 1) * sizeof *list), nl;
-    if (list == NULL)
-        bail("out of memory");
-    for (th = 0; th < (run->ntids ? run->ntids : 1); th++) {
-        for (i = nl = 0; i < run->n; i++) /* this thread's launches in order */
-            if (run->l[i].thread == th)
-                list[nl++] = i;
-        for (i = 0; i < nl; i = j) {
-            const struct pc_launch *a = &run->l[list[i]];
-            int layered = 0, capture = 0;
-            /* the instance as the trace labels it (its parts follow those labels): the next launches with a's
-             * step and generation, PREFILL or not */
-            for (j = i; j < nl && run->l[list[j]].trace.gen == a->trace.gen &&
-                        run->l[list[j]].trace.step == a->trace.step &&
-                        (strcmp(run->l[list[j]].trace.phase, "PREFILL") == 0) == (strcmp(a->trace.phase, "PREFILL") == 0);
-                 j++) {
-                layered |= run->l[list[j]].truth_layer >= 0 && !run->l[list[j]].captured;
-                capture |= run->l[list[j]].captured;
-            }
-            for (k = i; k < j; k++) {
-                const struct pc_launch *l = &run->l[list[k]];
-                int want = layered && l->truth_layer < 0 && a->truth.phase[0] ? l->truth_part : OBS_LAYER_PART_NONE;
-                if (l->captured || !l->in_trace)
-                    continue;
-                if (capture) { /* a graph captured in it: its launches, layered in the trace, precede the step's */
-                    by_capture++;
-                    continue;
-                }
-                if (!pc_same(&l->truth, &l->trace, 1)) { /* its part follows the trace's label: scored with the phases */
-                    other_label++;
-                    continue;
-                }
-                n++;
-                embed += want == OBS_LAYER_PART_EMBED;
-                head += want == OBS_LAYER_PART_HEAD;
-                in_layers += l->truth_layer >= 0;
-                right += l->trace_part == want;
-                if (l->trace_part != want && shown++ < 3)
-                    diag("%s threads=%u: launch %zu %.60s (%s step %ld gen %ld): truth part %d, trace %d", name,
-                         threads, list[k], run->names[l->name], l->truth.phase, l->truth.step, l->truth.gen, want,
-                         l->trace_part);
-            }
-        }
-    }
-    free(list);
+    struct pc_part_score s;
+    char what[96];
+    snprintf(what, sizeof what, "%s threads=%u", name, threads);
+    pc_embed_head(run, &s, what, 3);
     diag("FIGURES scenario=%s threads=%u embed/head: launches=%zu in_layers=%zu embed=%zu head=%zu right=%zu "
-         "other_label=%zu by_capture=%zu", name, threads, n, in_layers, embed, head, right, other_label, by_capture);
-    ok(n > 0 && right == n && (in_layers == 0 || (embed > 0 && head > 0)),
+         "other_label=%zu by_capture=%zu", name, threads, s.scored, s.in_layers, s.embed, s.head, s.right,
+         s.other_label, s.by_capture);
+    ok(s.scored > 0 && s.right == s.scored && (s.in_layers == 0 || (s.embed > 0 && s.head > 0)),
        "%s threads=%u: layers: EMBED and HEAD hold the replay's launches before and after each pass's layers "
        "(%zu EMBED, %zu HEAD launches, %zu right of %zu with the truth's phase and step)",
-       name, threads, embed, head, right, n);
+       name, threads, s.embed, s.head, s.right, s.scored);
 }
 
 /* LAYER/k (docs/layers.md) against the replay's own layers (its LAYER/k and

@@ -31,7 +31,18 @@ Ranges, per thread and generation (one generate() call):
   launches between the two are that layer's; also while a forward is
   captured into a CUDA graph, whose captured launches are the graph's
   kernel nodes), FORWARD_END at the end of each forward of the model
-  (not while capturing).
+  (not while capturing). The parts outside the layers (docs/layers.md,
+  "Reports": a prompt's or step's calls before its first layer and after
+  its last), as tests/apps/llm_replay marks them: EMBED right after
+  PREFILL is pushed (generate()'s own input preparation before the first
+  forward is the prompt's, before its first layer) and at each forward of
+  the model (its pre-hook on the top-level CausalLM module, after the step
+  range it opens: the embedding, positions, masks; a chunk's forward
+  begins the next chunk's EMBED), HEAD right after the last decoder
+  layer's LAYER_END (the final norm, the LM head, and generate()'s work
+  after the forward up to the next one: logits processing, sampling, the
+  token read, the stop check, cache updates: all after that forward's
+  last layer, in the range of that forward). Not while capturing.
 Timing, host CLOCK_MONOTONIC (time.monotonic_ns), from the streamer (its
 put() runs right after generate() read the tokens back):
   marks  P just before the prompt's ids are copied to the device (the
@@ -120,6 +131,7 @@ class Generation:
         st.active = self
         self.truth.push("GENERATION")
         self.truth.push("PREFILL")
+        self.truth.mark("EMBED")
         self.open = 2
         self.f = time.monotonic_ns()
         if self.p == 0:
@@ -223,14 +235,15 @@ def decoder_layers(model):
 
 
 def attach(truth, model):
-    """Forward hooks: step boundaries on the model, LAYER/i marks on its
-    decoder layers. They act only while a Generation is active on the
+    """Forward hooks: step boundaries and EMBED on the model, LAYER/i,
+    LAYER_END (and HEAD after the last) on its decoder layers. They act only while a Generation is active on the
     calling thread (a model may be called outside generate())."""
 
     def model_pre(module, args):
         g = truth.active()
         if g is not None:
             g.forward_begins()
+            truth.mark("EMBED")
 
     def model_post(module, args, output):
         g = truth.active()
@@ -246,12 +259,17 @@ def attach(truth, model):
                 truth.mark("LAYER/%d" % index)
         return hook
 
-    def layer_post(module, args, output):
-        if truth.active() is not None or truth.capturing() is not None:
-            truth.mark("LAYER_END")
+    def layer_post(last):
+        def hook(module, args, output):
+            if truth.active() is not None or truth.capturing() is not None:
+                truth.mark("LAYER_END")
+            if last and truth.active() is not None:
+                truth.mark("HEAD")
+        return hook
 
+    layers = decoder_layers(model)
     handles = [model.register_forward_pre_hook(model_pre), model.register_forward_hook(model_post)]
-    for i, layer in enumerate(decoder_layers(model)):
+    for i, layer in enumerate(layers):
         handles.append(layer.register_forward_pre_hook(layer_pre(i)))
-        handles.append(layer.register_forward_hook(layer_post))
+        handles.append(layer.register_forward_hook(layer_post(i == len(layers) - 1)))
     return handles
