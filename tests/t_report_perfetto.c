@@ -59,29 +59,29 @@ static int run_report(const char *cmd, const char *obs, const char *out_path)
 
 static long long last_layered; /* calls with a layer in the last trace checked */
 
+/* Run tests/perfetto_check.py on a .pftrace and the csv of the same trace (bails if it cannot run). */
+static void run_checker(const char *pf, const char *csvp, struct run_result *r)
+{
+    char checker[4300], protodir[4300];
+    const char *argv[] = {python, checker, protoc, protodir, pf, csvp, NULL};
+    snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
+    snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
+    if (run_program(argv, NULL, 600, r) != 0)
+        bail("cannot run %s", python);
+}
+
 /* Convert obs, check it with perfetto_check.py. 4 checks; *calls and
  * *bytes get the rows and the .pftrace size. */
 static void check_trace(const char *label, const char *obs, long long *calls, long long *bytes, long long want_counters)
 {
-    char pf[4300], csvp[4300], checker[4300], protodir[4300];
-    const char *argv[7];
+    char pf[4300], csvp[4300];
     struct run_result r;
 
     snprintf(pf, sizeof pf, "%s.pftrace", obs);
     snprintf(csvp, sizeof csvp, "%s.csv", obs);
-    snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
-    snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
     ok(run_report("perfetto", obs, pf) && run_report("csv", obs, csvp), "%s: obs-report perfetto and csv exit 0",
        label);
-    argv[0] = python;
-    argv[1] = checker;
-    argv[2] = protoc;
-    argv[3] = protodir;
-    argv[4] = pf;
-    argv[5] = csvp;
-    argv[6] = NULL;
-    if (run_program(argv, NULL, 600, &r) != 0)
-        bail("cannot run %s", python);
+    run_checker(pf, csvp, &r);
     if (!ok(run_exited_with(&r, 0), "%s: protoc decodes it; slices, nesting, flows and phases match the csv",
             label)) {
         diag_text("checker stderr", r.err);
@@ -264,22 +264,11 @@ static void test_layers(void)
 
     replay_on_sim("hf_eager", "layers", obs, sizeof obs);
     {
-        char pf[4400], csvp[4400], checker[4300], protodir[4300];
-        const char *cargv[7];
+        char pf[4400], csvp[4400];
         snprintf(pf, sizeof pf, "%s.pftrace", obs);
         snprintf(csvp, sizeof csvp, "%s.csv", obs);
-        snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
-        snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
         ok(run_report("perfetto", obs, pf) && run_report("csv", obs, csvp), "hf_eager: obs-report perfetto and csv exit 0");
-        cargv[0] = python;
-        cargv[1] = checker;
-        cargv[2] = protoc;
-        cargv[3] = protodir;
-        cargv[4] = pf;
-        cargv[5] = csvp;
-        cargv[6] = NULL;
-        if (run_program(cargv, NULL, 600, &r) != 0)
-            bail("cannot run %s", python);
+        run_checker(pf, csvp, &r);
         calls = value_of(r.out, "rows");
         last_layered = value_of(r.out, "layered_calls");
         /* the checker's other findings are the phase engine's, not the layers': shown, not counted here (the
@@ -389,8 +378,6 @@ static void check_graph_layer_csv(const char *obs, const char *csv_path, char **
 static void test_graph_layers(void)
 {
     char obs[4300], pf[4400], csvp[4400], js[4400];
-    char checker[4300], protodir[4300];
-    const char *cargv[7];
     struct run_result r;
     char *json, *line, *save = NULL;
     const char *at;
@@ -404,17 +391,7 @@ static void test_graph_layers(void)
     snprintf(js, sizeof js, "%s.json", obs);
     ok(run_report("perfetto", obs, pf) && run_report("csv", obs, csvp) && run_report("json", obs, js),
        "hf_static_graphs: obs-report perfetto, csv and json exit 0");
-    snprintf(checker, sizeof checker, "%s/tests/perfetto_check.py", test_srcdir());
-    snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
-    cargv[0] = python;
-    cargv[1] = checker;
-    cargv[2] = protoc;
-    cargv[3] = protodir;
-    cargv[4] = pf;
-    cargv[5] = csvp;
-    cargv[6] = NULL;
-    if (run_program(cargv, NULL, 600, &r) != 0)
-        bail("cannot run %s", python);
+    run_checker(pf, csvp, &r);
     if (strstr(r.err, "error:") != NULL)
         diag_text("checker stderr", r.err);
     counted = value_of(r.out, "graph_node_layers"); /* before strtok_r cuts the lines */

@@ -679,7 +679,7 @@ static unsigned scenario_sequences(const char *path)
 static void check_embed_head(const char *name, unsigned threads, const struct pc_run *run)
 {
     struct pc_part_score s;
-    char what[96];
+    char what[160]; /* a scenario name (up to 127) and its thread count */
     snprintf(what, sizeof what, "%s threads=%u", name, threads);
     pc_embed_head(run, &s, what, 3);
     diag("FIGURES scenario=%s threads=%u embed/head: launches=%zu in_layers=%zu embed=%zu head=%zu right=%zu "
