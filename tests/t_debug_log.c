@@ -322,7 +322,8 @@ static void test_decision_log(const char *dir)
 {
     static const char *const shape_words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts",
                                               "step", "step-continues", "post-token-work", "was-a-step", "was-a-prompt-chunk",
-                                              "prompt-chunks", "step-opens-at-opener", "not-a-step", "learned", "gave-up", "learned-dropped",
+                                              "prompt-chunks", "step-opens-at-opener", "not-a-step", "step-opening-deferred",
+                                              "step-opened-at-its-first-launch", "forward-resumes", "learned", "gave-up", "learned-dropped",
                                               "iteration-selected", "iteration", "copy-in", "token-read", "flag-read",
                                               "memset", "delimiter", "launch", "thread-state", "fallback",
                                               "unit-noted", "opener-learned", "layers"};

@@ -118,6 +118,14 @@ static void start_debug_log(void)
                   obs_gpu_time_mode_name(obs_cfg.gpu_time));
 }
 
+/* A thread's end, before the recorder writes its last records: the phase
+ * engine settles what waited for later launches, GPU time its spans. */
+static void thread_exit(void)
+{
+    obs_phase_thread_exit();
+    obs_gpu_thread_exit();
+}
+
 static void init_body(void)
 {
     struct obs_guard guard;
@@ -131,7 +139,7 @@ static void init_body(void)
     obs_output_mark_start();
     prepare_output_pattern();
     obs_output_set_on_open(obs_signals_install);
-    obs_recorder_set_thread_exit_hook(obs_gpu_thread_exit);
+    obs_recorder_set_thread_exit_hook(thread_exit);
     if (obs_cfg.gpu_time == OBS_GPU_TIME_STEPS)
         obs_recorder_set_phase_hook(obs_gpu_on_phase); /* GPU time per phase range follows the live ranges */
     obs_kernel_names_init();

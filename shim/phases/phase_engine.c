@@ -409,6 +409,7 @@ enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 #define MARK_STEP0 2u  /* its decode step 0 */
 #define MARK_THREAD 4u /* the thread's generation 0 */
 #define MARK_ITER 8u   /* an iteration whose step waits for its opener kernel */
+#define MARK_DEFER 16u /* an iteration whose step's opening waits for its second launch */
 
 #define GRAPH_TOKEN UINT32_MAX
 #define HISTORY_CAP 16384u
@@ -450,6 +451,7 @@ struct iteration_look {
 #define TOKEN_READ_MIN 4u /* a token id is at least 4 bytes: a smaller read is a flag (a bool's .item()) */
 #define POST_NAMES 8u     /* kernels a thread runs right after a token read, before its next step */
 #define SEEN_BYTES (CLASS_CACHE / 8u)
+#define SEEN_MAP_BYTES (2u * SEEN_BYTES) /* the kernels seen, then the kernels that resumed a forward */
 
 /* How a generation began: what new_prompt compared. A generation told
  * from the last prompt alone (no decode step seen yet) may turn out to be
@@ -500,6 +502,20 @@ struct token_loop {
     struct iteration_look prev_prompt;
     uint8_t prev_origin;
     uint32_t prev_gen_steps, prev_gen_iterations, prev_gen_token_reads;
+    /* forwards that read from the device in their middle (Hugging Face's eager MoE experts: nonzero() and
+     * .item() inside every MoE layer), told at the launches after such a read (resume_forward) */
+    bool midreads;          /* a read was followed by the rest of its forward: the thread's forwards read */
+    bool defer;             /* a step's opening waits for its second launch (defer_start: its first) */
+    uint64_t missed_index;  /* the last iteration, if it lacked the opener and resumed: its first record */
+    uint64_t missed_end;    /* and the record after its delimiter */
+    bool last_was_post;     /* the last iteration was work after a token read (post_token) */
+    bool wait_follows_post; /* the iteration waiting for the opener came right after such work */
+    struct iteration_start defer_start;
+    struct {                /* as before the first token read since the last decision: a resume undoes it */
+        bool gen_token_read, ever_token_read;
+        uint32_t gen_token_reads;
+        uint64_t last_read_bytes;
+    } before_read;
 };
 
 /* OBS_PHASES rules: the current iteration (launches since the last host
@@ -520,6 +536,7 @@ struct rules_state {
     uint8_t marks;        /* RULES_MARK_*: what the next stored launch begins, for its record index */
     uint64_t first_index; /* the thread's first labelled launch (a warm-up's labels come off from there) */
     uint64_t iter_index;  /* the first launch of a decode iteration no OBS_STEP launch opened, or UINT64_MAX */
+    uint64_t missed_first, missed_end; /* such an iteration that read a token: no step unless the step goes on */
 };
 #define RULES_MARK_FIRST 1u /* the thread's first labelled launch */
 #define RULES_MARK_ITER 2u  /* the first launch of an iteration after a token read that opened no step */
@@ -527,12 +544,15 @@ struct rules_state {
 /* Automatic mode: shape (b)'s token loop and shape (a)'s learning. */
 struct auto_state {
     struct token_loop loop;
-    uint8_t *seen;              /* a bit per name id this thread launched (mmap'ed) */
+    uint8_t *seen;              /* a bit per name id this thread launched (mmap'ed), then a bit per name id
+                                   that resumed a forward after a read inside it (resumed, in the same map) */
+    uint8_t *resumed;
     uint64_t gen_first_index;   /* record index of the current generation's first call */
     uint64_t step0_index;       /* record index of the current generation's step 0 */
     uint64_t prev_gen_first_index;
     uint64_t thread_first_index; /* record index of the first launch of the thread's generation 0 */
     uint64_t iter_index;         /* record index of the first launch of an iteration waiting for its opener */
+    uint64_t defer_index;        /* record index of the first launch of a step whose opening is deferred */
     uint8_t marks;              /* MARK_*: what the next stored launch begins, for its record index */
     bool had_delimiter;         /* the thread has ended an iteration */
     uint32_t found_start, found_len; /* LEARNING: a unit found before the first delimiter, not taken yet */
@@ -595,7 +615,7 @@ static void thread_gone(void *arg)
         if (p->automatic.roles != NULL)
             munmap(p->automatic.roles, ROLE_CACHE);
         if (p->automatic.seen != NULL)
-            munmap(p->automatic.seen, SEEN_BYTES);
+            munmap(p->automatic.seen, SEEN_MAP_BYTES);
     }
     if (p->layers != NULL)
         munmap(p->layers, layer_track_bytes());
@@ -617,12 +637,14 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
     p->logic.step = OBS_NO_STEP;
     p->layers = obs_cfg.layers_off ? NULL : layer_track_new(); /* NULL: no layers for this thread */
     if (engine.set.mode == OBS_PHASES_RULES)
-        p->rules.first_index = p->rules.iter_index = UINT64_MAX;
+        p->rules.first_index = p->rules.iter_index = p->rules.missed_first = UINT64_MAX;
     if (engine.set.mode == OBS_PHASES_AUTO) {
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
-        p->automatic.seen = map_zeroed(SEEN_BYTES); /* NULL: every kernel counts as seen */
+        p->automatic.seen = map_zeroed(SEEN_MAP_BYTES); /* NULL: every kernel counts as seen */
+        p->automatic.resumed = p->automatic.seen != NULL ? p->automatic.seen + SEEN_BYTES : NULL;
         p->automatic.loop.window_first_index = UINT64_MAX;
+        p->automatic.loop.missed_index = UINT64_MAX;
         p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index = UINT64_MAX;
         if (p->automatic.history == NULL)
             OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: no learning window, shape (b) only",
@@ -846,6 +868,18 @@ struct layer_track {
     uint32_t gen, step;
     uint8_t top;
     uint32_t seg;       /* the first launch not analysed yet: a token read ends a forward, analysed then */
+    /* automatic mode, in a thread whose forwards read inside (resume_forward): the forward a token read ended
+     * is analysed once the launches after it show that it ended (a step opens, a generation begins), not when
+     * it resumes; elsewhere at the read, as before, with what a resume must undo */
+    bool due;
+    uint32_t undo_seg;           /* the analysis at the last read began here (UINT32_MAX: none to undo) */
+    uint32_t due_n;              /* the launches before the read */
+    uint64_t due_next, due_t;    /* the record index after them, and the read's time */
+    uint32_t head_end;           /* the instance's launches before its first token read, UINT32_MAX: none yet */
+    bool anew;                   /* the next launch begins an instance (layer_instance_anew) */
+    bool carry;                  /* the last launch stored opens the next instance (a deferred step opening) */
+    uint32_t carry_name;
+    uint64_t carry_index;
     /* live */
     const struct layer_template *live;
     uint32_t next_bound, occ, layer1;
@@ -905,6 +939,7 @@ static struct layer_track *layer_track_new(void)
     lt->top = OBS_PHASE_NONE;
     lt->step = OBS_NO_STEP;
     lt->gen = UINT32_MAX; /* the first launch begins an instance */
+    lt->head_end = lt->undo_seg = UINT32_MAX;
     lt->next_name = NO_BOUND_NAME;
     return lt;
 }
@@ -966,14 +1001,13 @@ static bool live_matched(const struct layer_track *lt, uint32_t ncuts)
 /* The instance's layers: found, written as LAYER records, learned for the
  * next instance of its kind. At a token read (the forward is over) or when
  * the instance ends. */
-static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, const char *because)
+static __attribute__((noinline)) void layer_analyse_to(struct layer_track *lt, uint32_t end, uint64_t next,
+                                                       uint64_t now, const char *because)
 {
     unsigned kind = lt->top == OBS_PHASE_PREFILL ? 0u : 1u;
     struct obs_layer_found f;
-    uint64_t next = obs_thread_next_index();
-    uint32_t i, in_pass = 0, base = lt->seg, len = lt->n - lt->seg;
+    uint32_t i, in_pass = 0, base = lt->seg, len = end > lt->seg ? end - lt->seg : 0;
     bool matched, same = false;
-    uint64_t now = obs_now_ns();
     if (len == 0 || lt->top == OBS_PHASE_NONE)
         return;
     if (len == lt->memo_len[kind] && memcmp(lt->names + base, lt->memo_names[kind], len * sizeof *lt->names) == 0) {
@@ -993,7 +1027,7 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
     for (i = 0; i < f.layers; i++) {
         const struct obs_layer_cut *c = &lt->cuts[i];
         uint64_t first = lt->index[base + c->first];
-        uint64_t last = base + c->last + 1 < lt->n ? lt->index[base + c->last + 1] - 1 : next - 1;
+        uint64_t last = base + c->last + 1 < end ? lt->index[base + c->last + 1] - 1 : next - 1;
         if (c->layer == 0) { /* a new pass: how many layers it has */
             for (in_pass = 1; i + in_pass < f.layers && lt->cuts[i + in_pass].layer != 0; in_pass++)
                 ;
@@ -1007,7 +1041,7 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
         lt->tpl_known[kind] = true;
     }
     /* the next forward (a prompt's next chunk) is found, and followed live, from here */
-    lt->seg = lt->n;
+    lt->seg = end;
     lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
     lt->next_name = lt->live != NULL && lt->live->n > 0 ? lt->live->b[0].name : NO_BOUND_NAME;
     if (obs_debug_on(OBS_DBG_PHASES, 2)) {
@@ -1016,6 +1050,105 @@ static __attribute__((noinline)) void layer_analyse(struct layer_track *lt, cons
                      f.layers, f.passes, f.anchor, len, same,
                      lt->live == NULL ? "none" : matched ? "matched" : "differed");
     }
+}
+
+static void layer_analyse(struct layer_track *lt, const char *because)
+{
+    layer_analyse_to(lt, lt->n, obs_thread_next_index(), obs_now_ns(), because);
+}
+
+/* Automatic mode: a token read ended a forward, unless the launches after
+ * it resume it. In a thread known to read inside its forwards the analysis
+ * waits for what follows; elsewhere it runs now (a thread's last forward is
+ * then analysed even where the thread ends without another launch). */
+static void layer_analyse_due(struct layer_track *lt);
+static void layer_read_seen(struct layer_track *lt, uint64_t now, bool wait)
+{
+    if (lt->head_end == UINT32_MAX)
+        lt->head_end = lt->n;
+    if (lt->due || lt->n <= lt->seg)
+        return; /* the first read since the last decision is where the forward ended */
+    lt->due = true;
+    lt->due_n = lt->n;
+    lt->due_next = obs_thread_next_index();
+    lt->due_t = now;
+    if (!wait) {
+        lt->undo_seg = lt->seg;
+        layer_analyse_due(lt);
+    }
+}
+
+/* Rules with OBS_STEP: a forward ends at its step's last token read (a
+ * read inside it, docs/phases.md "Reads inside a forward", is followed by
+ * more of the same step), analysed when the next step or generation
+ * begins. */
+static void layer_read_seen_last(struct layer_track *lt, uint64_t now)
+{
+    if (lt->head_end == UINT32_MAX)
+        lt->head_end = lt->n;
+    if (lt->n <= lt->seg)
+        return;
+    lt->due = true;
+    lt->due_n = lt->n;
+    lt->due_next = obs_thread_next_index();
+    lt->due_t = now;
+}
+
+/* A resume: the forward goes on, found where it ends. */
+static void layer_read_undone(struct layer_track *lt)
+{
+    if (lt->due)
+        lt->due = false;
+    else if (lt->undo_seg != UINT32_MAX && lt->undo_seg <= lt->n)
+        lt->seg = lt->undo_seg; /* analysed at the read already (LAYER records of a fragment may stay) */
+    lt->undo_seg = UINT32_MAX;
+}
+
+/* The forward the read ended: it did (its layers, as at the read). */
+static void layer_analyse_due(struct layer_track *lt)
+{
+    lt->due = false;
+    layer_analyse_to(lt, lt->due_n, lt->due_next, lt->due_t, "token-read");
+}
+
+static void layer_due_run(struct layer_track *lt)
+{
+    if (lt->due)
+        layer_analyse_due(lt);
+}
+
+/* Whether k ran in the instance before its first token read. */
+static bool ran_in_head(const struct layer_track *lt, uint32_t k)
+{
+    uint32_t i, end = lt->head_end < lt->n ? lt->head_end : lt->n;
+    for (i = 0; i < end; i++)
+        if (lt->names[i] == k)
+            return true;
+    return false;
+}
+
+/* Whether k1 opened the instance, or k1 then k2 ran one after the other
+ * before its first token read: a forward opening as the current one did. */
+static bool opens_like_head(const struct layer_track *lt, uint32_t k1, uint32_t k2)
+{
+    uint32_t i, end = lt->head_end < lt->n ? lt->head_end : lt->n;
+    if (end > 0 && lt->names[0] == k1)
+        return true;
+    for (i = 0; i + 1 < end; i++)
+        if (lt->names[i] == k1 && lt->names[i + 1] == k2)
+            return true;
+    return false;
+}
+
+/* The last launch stored (a deferred step's first) goes to the next instance. */
+static void layer_carry_last(struct layer_track *lt)
+{
+    if (lt->n == 0 || lt->n <= lt->seg || lt->carry)
+        return;
+    lt->n--;
+    lt->carry = true;
+    lt->carry_name = lt->names[lt->n];
+    lt->carry_index = lt->index[lt->n];
 }
 
 /* A graph's kernel nodes: see phase_engine.h. Live ranges are not
@@ -1049,14 +1182,19 @@ void obs_phase_graph_layers(struct obs_graph_walk *w)
     w->layer = layer;
 }
 
+static inline void layer_bound_seen(struct layer_track *lt);
+
 /* A launch in another phase instance than the last: the last one's layers
  * (unless found already), then the new one's live template. */
 static __attribute__((noinline)) void layer_instance_changed(struct layer_track *lt, const struct logic *l)
 {
     unsigned kind = l->top == OBS_PHASE_PREFILL ? 0u : 1u;
+    layer_due_run(lt);
     if (lt->n > lt->seg)
         layer_analyse(lt, "instance-ended");
     lt->n = lt->seg = 0;
+    lt->head_end = lt->undo_seg = UINT32_MAX;
+    lt->anew = false;
     lt->gen = l->gen;
     lt->top = l->top;
     lt->raw_step = l->step;
@@ -1064,6 +1202,14 @@ static __attribute__((noinline)) void layer_instance_changed(struct layer_track 
     lt->live = l->top != OBS_PHASE_NONE && lt->tpl_known[kind] ? &lt->tpl[kind] : NULL;
     lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
     lt->next_name = lt->live != NULL && lt->live->n > 0 ? lt->live->b[0].name : NO_BOUND_NAME;
+    if (lt->carry) { /* a deferred step's first launch, stored before its step opened */
+        lt->carry = false;
+        if (lt->carry_name == lt->next_name)
+            layer_bound_seen(lt);
+        lt->names[0] = lt->carry_name;
+        lt->index[0] = lt->carry_index;
+        lt->n = 1;
+    }
 }
 
 /* A launch of the next boundary's kernel: the boundary when it is the
@@ -1086,7 +1232,7 @@ static inline void layer_bound_seen(struct layer_track *lt)
 static void layer_instance_anew(struct phase_thread *p)
 {
     if (p->layers != NULL)
-        p->layers->gen = UINT32_MAX;
+        p->layers->anew = true; /* its generation stays: the instance ending is analysed under it */
     p->last_want.valid = false; /* the next launch compares the instance */
 }
 
@@ -1096,7 +1242,7 @@ static void layer_instance_anew(struct phase_thread *p)
 static inline uint32_t layer_launch(struct layer_track *lt, const struct logic *l, uint32_t name, bool same_logic)
 {
     uint32_t n;
-    if (!same_logic && (l->gen != lt->gen || l->step != lt->raw_step || l->top != lt->top))
+    if (!same_logic && (lt->anew || l->gen != lt->gen || l->step != lt->raw_step || l->top != lt->top))
         layer_instance_changed(lt, l);
     /* outside a phase (top NONE): no template (next_name never matches), layer1 0, and the names kept are
      * never analysed (layer_analyse looks at no NONE instance): no test needed here */
@@ -1287,7 +1433,8 @@ static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool grap
  * first launch. Before any decode step was seen (a prompt with no decode
  * steps, or the thread's first), a copy in of at least a quarter of the
  * last prompt's, or, where that copied none, the same first kernel at
- * least a quarter of its size. */
+ * least a quarter of its size. The size signals are not used in a thread
+ * whose forwards read inside (resume_forward). */
 enum prompt_signal {
     PROMPT_NO = 0,
     PROMPT_GRAPH_REPLAY_STOPPED,
@@ -1314,13 +1461,15 @@ static enum prompt_signal new_prompt(const struct token_loop *t, const struct it
             return PROMPT_COPY_IN_OVER_STEPS;
         if (s->memset && !t->decode_memset)
             return PROMPT_MEMSET_BEFORE_PROMPT;
-        return !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
+        /* in a thread whose forwards read inside (resume_forward), a large launch after a read is the
+         * forward's own (an expert's GEMM with many tokens routed to it): size alone tells no prompt there */
+        return !s->graph && !t->midreads && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
                    ? PROMPT_FIRST_LAUNCH_OVER_STEPS
                    : PROMPT_NO;
     }
     if (t->prompt.htod > 0)
         return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt.htod ? PROMPT_COPY_IN_LIKE_LAST_PROMPT : PROMPT_NO;
-    return !s->graph && s->name == t->prompt.name && t->prompt.threads > 0 &&
+    return !s->graph && !t->midreads && s->name == t->prompt.name && t->prompt.threads > 0 &&
                    s->threads * PROMPT_RATIO >= t->prompt.threads && s->threads > 0
                ? PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
                : PROMPT_NO;
@@ -1383,6 +1532,14 @@ static void unlabel_since(uint64_t first)
         write_phase(OBS_PHASE_RELABEL, &none, first, next - 1);
 }
 
+/* Take the labels off the thread's records [first, end). */
+static void unlabel_span(uint64_t first, uint64_t end)
+{
+    struct range none = {OBS_PHASE_NONE, OBS_NO_STEP, 0, 0, 0};
+    if (first != UINT64_MAX && end != UINT64_MAX && end > first)
+        write_phase(OBS_PHASE_RELABEL, &none, first, end - 1);
+}
+
 /* The trace's labels of the thread's records [first, now) become r's. */
 static void relabel_since(uint64_t first, const struct range *r)
 {
@@ -1408,6 +1565,8 @@ static void start_generation(struct logic *l, struct auto_state *a, const struct
 {
     struct token_loop *t = &a->loop;
     bool first = !l->started;
+    if (t->missed_index != UINT64_MAX) /* the forward did not go on: that iteration was none of it */
+        unlabel_span(t->missed_index, t->missed_end);
     t->prev_prompt = t->prompt;
     t->prev_origin = t->origin;
     t->prev_gen_steps = t->gen_steps;
@@ -1630,6 +1789,7 @@ static void open_step(struct logic *l, struct phase_thread *p, const struct iter
         t->opener_wait = true;
         t->per_launch_work = true;
         t->wait_start = *s;
+        t->wait_follows_post = t->last_was_post;
         p->automatic.marks |= MARK_ITER;
         LOG_DECISION(l, "step-opens-at-opener", "learned-opener-kernel", " name=%u opener=%u", s->name, t->opener);
         return;
@@ -1653,6 +1813,95 @@ static __attribute__((noinline)) void await_opener(struct phase_thread *p, uint3
     open_step_now(&p->logic, p, &s, "opener-kernel");
 }
 
+/* Forwards that read from the device in their middle (Hugging Face's eager
+ * MoE experts loop: in every MoE layer nonzero() reads a count back, .item()
+ * an expert id, each a copy of 4 or 8 bytes and a sync, just like a token
+ * read). What follows such a read is the rest of the forward, not the next
+ * step: its first kernel ran in this forward already, and not as the
+ * forward opened. Told two ways:
+ * - while the thread's steps have no known opener, a step that would open
+ *   after a token read at a kernel the current instance ran before its first
+ *   token read, but not as its first launch, waits for its second launch
+ *   (defer_opening): it opens (at its first launch, relabelled in the trace)
+ *   when the two ran one after the other before that read, as a forward
+ *   opens; otherwise the forward resumes, and the thread is known to read
+ *   inside its forwards (midreads);
+ * - in such a thread, until its steps' opener is known, a kernel that
+ *   resumed a forward once resumes it again; once it is known, an
+ *   iteration after a read that lacks the opener is the forward's rest
+ *   (opener_missed; Hugging Face's padded batch prepares its inputs and
+ *   then launches the opener in one iteration: the step opens there).
+ * A resume takes the read back (it was no token read): the phase and step
+ * go on, and the forward's layers are found when it ends. */
+static bool resumed_before(const struct auto_state *a, uint32_t name)
+{
+    return a->resumed != NULL && name < CLASS_CACHE && (a->resumed[name >> 3] & (1u << (name & 7))) != 0;
+}
+
+static void resume_forward(struct phase_thread *p, uint32_t name, const char *because)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    t->midreads = true;
+    if (a->resumed != NULL && name < CLASS_CACHE)
+        a->resumed[name >> 3] |= (uint8_t)(1u << (name & 7));
+    t->token_pending = false;
+    t->gen_token_read = t->before_read.gen_token_read;
+    t->ever_token_read = t->before_read.ever_token_read;
+    t->gen_token_reads = t->before_read.gen_token_reads;
+    t->last_read_bytes = t->before_read.last_read_bytes;
+    if (p->layers != NULL)
+        layer_read_undone(p->layers); /* the forward goes on: its layers are found where it ends */
+    LOG_DECISION(&p->logic, "forward-resumes", because, " name=%u", name);
+}
+
+static bool defer_opening(struct phase_thread *p, const struct iteration_start *s)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    const struct layer_track *lt = p->layers;
+    if (s->graph || t->opener_known || !t->ever_token_read || lt == NULL || lt->head_end == UINT32_MAX ||
+        lt->head_end < 2 || lt->names[0] == s->name || !ran_in_head(lt, s->name))
+        return false; /* the kernel that opened the instance opens the next at once; one the forward did not run
+                       * before its read: a step */
+    t->defer = true;
+    t->defer_start = *s;
+    t->per_launch_work = true;
+    a->marks |= MARK_DEFER;
+    a->defer_index = UINT64_MAX;
+    LOG_DECISION(&p->logic, "step-opening-deferred", "no-known-opener", " name=%u", s->name);
+    return true;
+}
+
+/* The deferred step's second launch (NO_BOUND_NAME: a delimiter came first). */
+static void defer_resolve(struct phase_thread *p, uint32_t second)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    struct logic *l = &p->logic;
+    struct range want[5];
+    uint64_t from = a->defer_index;
+    unsigned n;
+    t->defer = false;
+    a->marks &= (uint8_t)~MARK_DEFER;
+    if (second != NO_BOUND_NAME && !opens_like_head(p->layers, t->defer_start.name, second)) {
+        resume_forward(p, t->defer_start.name, "second-launch-not-as-the-forward-opened");
+        return;
+    }
+    layer_carry_last(p->layers);
+    open_step(l, p, &t->defer_start); /* no known opener: it opens now */
+    if (a->marks & MARK_STEP0) {
+        a->step0_index = from;
+        a->marks &= (uint8_t)~MARK_STEP0;
+    }
+    n = wanted(l, false, false, want);
+    if (n > 0)
+        relabel_since(from, &want[n - 1]);
+    LOG_DECISION(l, "step-opened-at-its-first-launch", "second-launch-as-the-forward-opened",
+                 " name=%u second=%u relabelled_from_record=%llu", t->defer_start.name, second,
+                 (unsigned long long)from);
+}
+
 /* The iteration ended without the opener: it was no step (Hugging Face's
  * output copied out after generate() returned). Its labels come off in the
  * trace (live it carried the step it followed); the thread's steps no
@@ -1661,6 +1910,13 @@ static void opener_missed(struct phase_thread *p)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
+    if (t->midreads) { /* in a thread whose forwards read: the rest of the forward, unless nothing follows */
+        t->opener_wait = false;
+        t->missed_index = t->wait_follows_post ? a->iter_index : UINT64_MAX;
+        t->missed_end = obs_thread_next_index();
+        resume_forward(p, t->wait_start.name, "opener-kernel-missing-in-a-forward-that-reads");
+        return;
+    }
     t->opener_wait = false;
     t->opener_known = false;
     t->opener_candidate = 0;
@@ -1754,6 +2010,7 @@ static __attribute__((noinline)) void step_iterations(struct logic *l, struct ph
     enum prompt_signal prompt;
     enum post_signal post;
     enum rejoin_signal rejoin;
+    bool is_post = false;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s);
     if (!l->started) {
@@ -1765,6 +2022,8 @@ static __attribute__((noinline)) void step_iterations(struct logic *l, struct ph
         LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
                      (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
                      (unsigned long long)(engine.set.gen_gap_ns / 1000000u));
+    } else if (t->token_pending && t->midreads && !t->opener_known && !s->graph && resumed_before(a, s->name)) {
+        resume_forward(p, s->name, "kernel-resumed-a-forward-before");
     } else if (!t->token_pending) {
         if (l->top == OBS_PHASE_PREFILL)
             LOG_DECISION(l, "prefill-continues", "no-token-read-yet", " threads=%llu prompt_threads=%llu",
@@ -1787,10 +2046,13 @@ static __attribute__((noinline)) void step_iterations(struct logic *l, struct ph
     } else if (t->ever_token_read && (post = post_token(a, s)) != POST_NO) {
         LOG_DECISION(l, "post-token-work", post_signal_names[post], " name=%u read_bytes=%llu", s->name,
                      (unsigned long long)t->last_read_bytes);
-    } else {
+        is_post = true;
+    } else if (!defer_opening(p, s)) {
         open_step(l, p, s);
     }
     t->gen_iterations++;
+    t->missed_index = UINT64_MAX;
+    t->last_was_post = is_post;
 }
 
 static inline uint8_t role_of(const struct auto_state *a, uint32_t name)
@@ -1945,13 +2207,15 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_
         t->prev_graph_first = t->graph_first;
         t->graph_first = graph;
         step_iterations(&p->logic, p, &s);
+    } else if (obs_unlikely(t->per_launch_work) && t->defer) {
+        defer_resolve(p, name);
     } else if (obs_unlikely(t->per_launch_work) && t->opener_wait && !graph) {
         await_opener(p, name, rec);
     }
     if (obs_unlikely(t->per_launch_work)) {
         if (t->window_dirty)
             forget_window(t);
-        t->per_launch_work = t->opener_wait;
+        t->per_launch_work = t->opener_wait || t->defer;
     }
     t->iter_launched = true;
     if (!graph && name < CLASS_CACHE && a->seen != NULL)
@@ -1995,6 +2259,8 @@ static void layer_switch(struct phase_thread *p, uint32_t layer1)
     p->last_want.pushes = p->pushes;
 }
 
+static void rules_not_a_step(struct phase_thread *p);
+
 static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bool graph)
 {
     uint32_t name = graph ? GRAPH_TOKEN : rec->name;
@@ -2006,9 +2272,17 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
     unsigned n;
 
     if (engine.set.mode == OBS_PHASES_RULES) {
+        uint32_t gen_before = p->logic.gen;
+        bool started_before = p->logic.started;
         cls = rules_class(&p->rules, p->logic.started, cls, rec, graph);
         graph = graph && p->rules.iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
         steady_graph = step_rules_mode(&p->logic, &p->rules, cls, name, graph, new_segment);
+        if (obs_unlikely(p->rules.missed_first != UINT64_MAX)) {
+            if (p->logic.gen != gen_before || !started_before)
+                rules_not_a_step(p); /* a new generation: that iteration was none of the last step */
+            else
+                p->rules.missed_first = UINT64_MAX; /* the step goes on: a read inside its forward */
+        }
         kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
         p->rules.iter_after = 0; /* iter:after: counts what came since the last launch */
         p->rules.after_token = false;
@@ -2239,6 +2513,8 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
             a->thread_first_index = index;
         if (a->marks & MARK_ITER)
             a->iter_index = index;
+        if (a->marks & MARK_DEFER)
+            a->defer_index = index;
         a->marks = 0;
     }
 }
@@ -2246,13 +2522,17 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
 /* Rules with OBS_STEP: a decode iteration that read a token with no
  * OBS_STEP launch since the previous token read was no step (Hugging
  * Face's output sliced and copied out after generate() returned, as the
- * automatic mode reads it: an iteration without the steps' opener). Its
- * labels come off in the trace; live it carried the step it followed. */
+ * automatic mode reads it: an iteration without the steps' opener) when
+ * a new generation or the thread's end follows it; when the step goes on
+ * it was a read inside the forward (docs/phases.md, "Reads inside a
+ * forward"). Its labels come off in the trace then; live it carried the
+ * step it followed. */
 static __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p)
 {
-    unlabel_since(p->rules.iter_index);
+    unlabel_span(p->rules.missed_first, p->rules.missed_end);
     LOG_DECISION(&p->logic, "not-a-step", "token-read-with-no-OBS_STEP-launch-since-the-last",
-                 " unlabelled_from_record=%llu", (unsigned long long)p->rules.iter_index);
+                 " unlabelled_from_record=%llu", (unsigned long long)p->rules.missed_first);
+    p->rules.missed_first = UINT64_MAX;
 }
 
 /* A host delimiter (a sync, or a synchronous copy from the device) ends
@@ -2284,10 +2564,18 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s token_read=%llu ranges=%s", obs_thread_id(),
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read",
                       (unsigned long long)t->iter_token_bytes, close ? "closed" : "held-open");
+        if (t->defer)
+            defer_resolve(p, NO_BOUND_NAME); /* a step's first launch alone in its iteration: it opened */
+        if (token && !t->token_pending) { /* what a resume (a read inside a forward) takes back */
+            t->before_read.gen_token_read = t->gen_token_read;
+            t->before_read.ever_token_read = t->ever_token_read;
+            t->before_read.gen_token_reads = t->gen_token_reads;
+            t->before_read.last_read_bytes = t->last_read_bytes;
+        }
         if (token || !t->copied) /* a loop that never copied: each iteration may be the next step */
             t->token_pending = true;
-        if (token && p->layers != NULL && p->layers->n > p->layers->seg)
-            layer_analyse(p->layers, "token-read");
+        if (token && p->layers != NULL)
+            layer_read_seen(p->layers, now, t->midreads);
         if (token) {
             t->gen_token_read = true;
             t->ever_token_read = true;
@@ -2307,11 +2595,16 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read");
         (void)dir;
         p->rules.iter_open = false;
-        if (p->rules.iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
+        if (p->rules.iter_token && p->layers != NULL && engine.set.have_step_rule)
+            layer_read_seen_last(p->layers, now); /* OBS_STEP says where a forward ends: its step's last read */
+        else if (p->rules.iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
             layer_analyse(p->layers, "token-read");
         if (p->rules.iter_token && p->rules.step_armed && p->rules.iter_index != UINT64_MAX &&
             p->logic.top == OBS_PHASE_DECODE)
-            rules_not_a_step(p);
+        {
+            p->rules.missed_first = p->rules.iter_index; /* no step, if no step follows (rules_not_a_step) */
+            p->rules.missed_end = obs_thread_next_index();
+        }
         p->rules.iter_index = UINT64_MAX;
         if (p->rules.iter_token) {
             p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = p->rules.step_armed = true;
@@ -2359,13 +2652,39 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
     obs_guard_leave(&guard);
 }
 
+/* The thread's end: what waited for launches that will not come. */
+static void settle_waiting(struct phase_thread *p)
+{
+    if (p->layers != NULL)
+        layer_due_run(p->layers);
+    if (engine.set.mode == OBS_PHASES_RULES && p->rules.missed_first != UINT64_MAX)
+        rules_not_a_step(p); /* the thread's last iteration: nothing followed it */
+    if (engine.set.mode == OBS_PHASES_AUTO && p->automatic.loop.missed_index != UINT64_MAX) {
+        /* the thread's last iteration lacked the opener and nothing followed: it was no part of a forward
+         * (Hugging Face's output copied out after generate() returned) */
+        unlabel_span(p->automatic.loop.missed_index, p->automatic.loop.missed_end);
+        p->automatic.loop.missed_index = UINT64_MAX;
+    }
+}
+
+void obs_phase_thread_exit(void)
+{
+    struct phase_thread *p = phase_tls; /* NULL once its own destructor ran (thread_gone) */
+    if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
+        return;
+    settle_waiting(p);
+}
+
 void obs_phase_end_open_ranges(void)
 {
     struct phase_thread *p = phase_tls;
     if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
         return;
+    if (p->layers != NULL)
+        layer_due_run(p->layers);
     if (p->layers != NULL && p->layers->n > p->layers->seg)
         layer_analyse(p->layers, "exit");
+    settle_waiting(p);
     if (p->depth == 0)
         return;
     if (p->launch_range_open) {

@@ -57,6 +57,12 @@ enum obs_phase_mode obs_phase_engine_mode(void);
  * live and in the trace (their END at that delimiter's time). */
 void obs_phase_end_open_ranges(void);
 
+/* At a thread's end, before its records are written (the recorder's
+ * thread-exit hook): what waited for the launches after its last token
+ * read (a forward's layers, an iteration that was no step: docs/phases.md
+ * "Reads inside a forward") is settled, as at the process's exit. */
+void obs_phase_thread_exit(void);
+
 /* At a graph's instantiation, after its walk (intercept/: the hooks of
  * cudaGraphInstantiate, cuGraphInstantiate*, hipGraphInstantiate*): the
  * model layers among its kernel nodes in walk order, found by the layer
