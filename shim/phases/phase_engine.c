@@ -1127,13 +1127,11 @@ static bool ran_in_head(const struct layer_track *lt, uint32_t k)
     return false;
 }
 
-/* Whether k1 opened the instance, or k1 then k2 ran one after the other
- * before its first token read: a forward opening as the current one did. */
+/* Whether k1 then k2 ran one after the other before the instance's first
+ * token read: a forward opening as the current one did. */
 static bool opens_like_head(const struct layer_track *lt, uint32_t k1, uint32_t k2)
 {
     uint32_t i, end = lt->head_end < lt->n ? lt->head_end : lt->n;
-    if (end > 0 && lt->names[0] == k1)
-        return true;
     for (i = 0; i + 1 < end; i++)
         if (lt->names[i] == k1 && lt->names[i + 1] == k2)
             return true;
