@@ -591,14 +591,22 @@ static int count_step_openers(struct suggestion *sg)
     return 0;
 }
 
-/* Each item goes to the phase that labels most of its calls. */
+/* Each item goes to the phase that labels most of its calls. In a token
+ * loop with OBS_STEP, a kernel that runs in decode steps too is never
+ * named PREFILL: the PREFILL calls the selectors leave (after the prompt's
+ * first token read: a forward that reads inside itself, docs/phases.md)
+ * stay PREFILL whatever their name until OBS_STEP's kernel opens the
+ * decode, while a PREFILL name in a step would begin a new generation. */
 static void assign_phases(struct suggestion *sg)
 {
     size_t i;
+    int step_rule = sg->token_loop && sg->step_item >= 0;
     for (i = 0; i < sg->nitems; i++) {
+        const struct item *it = &sg->items[i];
         int best = -1, p;
         for (p = 0; p < NPH; p++)
-            if (sg->items[i].count[p] && (best < 0 || sg->items[i].count[p] > sg->items[i].count[best]))
+            if (it->count[p] && (step_rule && p == 0 && (it->count[1] || it->count[2]) ? 0 : 1) &&
+                (best < 0 || it->count[p] > it->count[best]))
                 best = p;
         sg->items[i].phase = best;
     }
