@@ -1021,6 +1021,9 @@ int main(void)
         {"moe-alt", "fw_generate.py", "moe-alt", NULL, 1, 0, 7},
         {"moe-first", "fw_generate.py", "moe-first", NULL, 1, 0, 7},
         {"gemma2", "fw_generate.py", "gemma2", NULL, 1, 0, 7},
+        /* transformers' eager experts loop: count reads inside every MoE layer (docs/phases.md, "Reads inside a
+         * forward") */
+        {"moe-eager", "fw_generate.py", "moe-eager", NULL, 1, 0, 7},
     };
     const char *argv[] = {NULL, "-c",
                           "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, "

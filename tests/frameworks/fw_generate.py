@@ -71,10 +71,9 @@ those counts size are allocated as nonzero() allocates its output (their
 contents, like every kernel's output here, are not computed). A layer
 then runs 94 to 174 launches (2 to 8 experts of 13 launches each): 94 in
 a batch-1 decode step (a token's 2 experts), 121 to 160 in the batch of
-4's steps, 122 to 174 in the prompts. moe-eager is not in t_frameworks:
-the phase engine takes the count reads inside each MoE layer for token
-reads (docs/layers.md, Limits); tests/engine_cases/hf-moe-eager-noreads
-holds its calls with those reads left out.
+4's steps, 122 to 174 in the prompts. The count reads inside each MoE
+layer look like token reads; the phase engine tells them by the launches
+that follow (docs/phases.md, "Reads inside a forward").
 
 Attention runs through PyTorch's SDPA with its cuDNN backend turned off:
 on the simulated driver cuDNN's SDPA took 2 to 15 s of host time per
