@@ -448,13 +448,6 @@ static void embed_head_attribution(const char *label, const struct pc_run *run)
 {
     struct pc_part_score s;
     size_t outside;
-    /* The readers split two chunks' passes where the stretch between them ends repeating the first pass's
-     * EMBED kernels; Hugging Face's first forward runs launches between its embedding and its positions that
-     * later chunks skip, so each later chunk's embedding lookup (and a one-token last chunk's EMBED) read as
-     * HEAD (docs/layers.md, Limits). */
-    const char *todo = strcmp(label, "llama-chunked") == 0
-                           ? "chunk boundaries: the later chunks' embedding reads as the earlier pass's HEAD"
-                           : NULL;
     pc_embed_head(run, &s, label, 50);
     outside = s.embed + s.head;
     diag("FIGURES embed/head %s: outside_layers=%zu (embed=%zu head=%zu) right=%zu (%.2f%%); scored=%zu "
@@ -462,7 +455,7 @@ static void embed_head_attribution(const char *label, const struct pc_run *run)
          label, outside, s.embed, s.head, s.outside_right,
          outside ? 100.0 * (double)s.outside_right / (double)outside : 0.0, s.scored, s.in_layers, s.right,
          s.other_label, s.by_capture);
-    ok_todo(s.in_layers > 0 && s.embed > 0 && s.head > 0 && s.right == s.scored, todo,
+    ok(s.in_layers > 0 && s.embed > 0 && s.head > 0 && s.right == s.scored,
        "%s: trace: every launch of a prompt or step outside its layers is in EMBED or HEAD as the model's hooks "
        "say, none in a layer is (%zu of %zu outside layers; %zu of %zu launches)",
        label, s.outside_right, outside, s.right, s.scored);

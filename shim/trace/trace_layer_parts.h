@@ -12,10 +12,16 @@
  * layers, the calls before the first pass's first layered call are its
  * EMBED, those after the last pass's last layered call its HEAD (up to the
  * instance's end: the sampling, a token read). Between two passes, the calls
- * are the earlier pass's HEAD, then the later one's EMBED from the first
- * kernel of the longest run of kernel launches that ends the stretch and
- * repeats, name by name, the end of the first pass's EMBED (the embedding
- * run again); HEAD alone where none does. */
+ * are the earlier pass's HEAD, then the later one's EMBED from a kernel
+ * launch: the split that leaves the most kernels seen only in the
+ * instance's last HEAD (a final norm, an LM head) before it and the most
+ * seen only in its first EMBED (an embedding lookup) after it; among those,
+ * the first kernel of the longest run of kernels that ends the stretch and
+ * repeats, name by name, the end of the first EMBED (the embedding run
+ * again) where that run starts at one, else the last (HEAD alone where
+ * that is the stretch's end). A later pass may skip part of the first
+ * EMBED (Hugging Face checks the attention mask in its first forward only):
+ * such a run stops short of its lookup. */
 #ifndef OBS_TRACE_LAYER_PARTS_H
 #define OBS_TRACE_LAYER_PARTS_H
 
