@@ -1127,14 +1127,16 @@ static bool ran_in_head(const struct layer_track *lt, uint32_t k)
     return false;
 }
 
-/* Whether k1 then k2 ran one after the other before the instance's first
- * token read: a forward opening as the current one did. */
+/* Whether, the first time k1 ran before the instance's first token read,
+ * k2 ran right after it: a forward opening as the current one did (a
+ * kernel that also runs later in a forward, as a GEMM does in attention,
+ * a dense MLP and every expert, is judged by its first run only). */
 static bool opens_like_head(const struct layer_track *lt, uint32_t k1, uint32_t k2)
 {
     uint32_t i, end = lt->head_end < lt->n ? lt->head_end : lt->n;
     for (i = 0; i + 1 < end; i++)
-        if (lt->names[i] == k1 && lt->names[i + 1] == k2)
-            return true;
+        if (lt->names[i] == k1)
+            return lt->names[i + 1] == k2;
     return false;
 }
 
@@ -1821,9 +1823,9 @@ static __attribute__((noinline)) void await_opener(struct phase_thread *p, uint3
  *   after a token read at a kernel the current instance ran before its first
  *   token read, but not as its first launch, waits for its second launch
  *   (defer_opening): it opens (at its first launch, relabelled in the trace)
- *   when the two ran one after the other before that read, as a forward
- *   opens; otherwise the forward resumes, and the thread is known to read
- *   inside its forwards (midreads);
+ *   when, the first time its kernel ran before that read, the second's came
+ *   right after it, as a forward opens; otherwise the forward resumes, and
+ *   the thread is known to read inside its forwards (midreads);
  * - in such a thread, until its steps' opener is known, a kernel that
  *   resumed a forward once resumes it again; once it is known, an
  *   iteration after a read that lacks the opener is the forward's rest
