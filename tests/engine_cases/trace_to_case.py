@@ -2,7 +2,8 @@
 """Turn a real program's trace and its ground truth into a case of
 tests/t_phase_engine (tests/engine_cases/README.md):
 
-    trace_to_case.py NAME CALLS.csv SIM.log "what it is" [--no-reads-in-layers] [--todo "why"] > NAME.calls
+    trace_to_case.py NAME CALLS.csv SIM.log "what it is" [--no-reads-in-layers] [--todo "why"]
+                     [--layers-todo "why"] > NAME.calls
 
 CALLS.csv is `obs-report csv` of the program's trace under the shim, SIM.log
 the simulated driver's log of the same run (OBS_SIM_LOG, OBS_SIM_LOG_TID=1)
@@ -19,7 +20,9 @@ captured is not checked (=~). --no-reads-in-layers leaves out the copies
 from the device of 4 bytes or more made inside a decoder layer (their
 syncs stay): an expert loop's count reads, which the phase engine takes
 for token reads (README.md). --todo WHY marks the case as one the engine
-is known to get wrong (a TODO check in t_phase_engine: a "todo WHY" line)."""
+is known to get wrong (a TODO check in t_phase_engine: a "todo WHY" line);
+--layers-todo WHY, one whose layers only it gets wrong (a "layers-todo WHY"
+line: a TODO test of the layers, the phases checked as ever)."""
 import csv
 import collections
 import sys
@@ -82,6 +85,7 @@ def main():
     name, calls_csv, log_path, what = sys.argv[1:5]
     no_reads_in_layers = "--no-reads-in-layers" in sys.argv[5:]
     todo = sys.argv[sys.argv.index("--todo") + 1] if "--todo" in sys.argv[5:-1] else None
+    layers_todo = sys.argv[sys.argv.index("--layers-todo") + 1] if "--layers-todo" in sys.argv[5:-1] else None
     truth = truth_labels(log_path)
     used = collections.Counter()
     kernels, out = {}, []
@@ -159,6 +163,8 @@ def main():
     print("name %s" % name)
     if todo:
         print("todo %s" % todo)
+    if layers_todo:
+        print("layers-todo %s" % layers_todo)
     for mangled, k in kernels.items():
         print("kernel %s %s" % (k, mangled))
     print("calls")

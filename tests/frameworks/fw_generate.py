@@ -27,7 +27,11 @@ CASE:
                layer, then MoE layers (bfloat16, grouped_mm)
   moe-eager    Qwen3-MoE, 4 layers, its experts by transformers' eager loop,
                routed on the host: the expert kernels vary in number token
-               to token (see "Experts" below; not in t_frameworks' table)
+               to token (see "Experts" below)
+  moe-alt-eager  moe-alt's 6 alternating dense and MoE layers with moe-eager's
+               experts (not in t_frameworks' table: the layer finder reads
+               each dense and MoE pair as one layer; its calls are
+               tests/engine_cases/hf-moe-alt-eager, a layers TODO)
   gemma2       Gemma 2, 4 layers, eager attention, float16: sliding-window
                and global attention layers alternate (its layer_types; the
                sliding layers' cache keeps the last 8 positions)
@@ -175,12 +179,12 @@ def build(case):
     if case == "qwen2-moe":
         cfg = transformers.Qwen2MoeConfig(num_hidden_layers=4, shared_expert_intermediate_size=256, **MOE)
         model = transformers.Qwen2MoeForCausalLM(cfg)
-    elif case in ("moe-alt", "moe-first", "moe-eager"):
-        alt = case == "moe-alt"
+    elif case in ("moe-alt", "moe-first", "moe-eager", "moe-alt-eager"):
+        alt = case in ("moe-alt", "moe-alt-eager")
         cfg = transformers.Qwen3MoeConfig(num_hidden_layers=6 if alt else 4, decoder_sparse_step=2 if alt else 1,
                                           mlp_only_layers=[0] if case == "moe-first" else [], **MOE)
         model = transformers.Qwen3MoeForCausalLM(cfg)
-        if case == "moe-eager":
+        if case in ("moe-eager", "moe-alt-eager"):
             model.set_experts_implementation("host_routed_eager")
     elif case == "gemma2":
         cfg = transformers.Gemma2Config(vocab_size=VOCAB, hidden_size=256, intermediate_size=512, num_hidden_layers=4,
@@ -348,6 +352,7 @@ def main():
         fw_truth.attach(truth, model)
         gens = run_graph(truth, model, new_tokens, 7)
     elif case in ("llama", "llama-deep", "gpt2", "llama-chunked", "qwen2-moe", "moe-alt", "moe-first", "moe-eager",
+                  "moe-alt-eager",
                   "gemma2"):
         model = build(case)
         fw_truth.attach(truth, model)
