@@ -1017,6 +1017,8 @@ int main(void)
         /* transformers' eager experts loop: count reads inside every MoE layer (docs/phases.md, "Reads inside a
          * forward") */
         {"moe-eager", "fw_generate.py", "moe-eager", NULL, 1, 0, 7},
+        /* the same loop in every other layer, dense layers between (docs/layers.md: two kinds in one block) */
+        {"moe-alt-eager", "fw_generate.py", "moe-alt-eager", NULL, 1, 0, 7},
     };
     const char *argv[] = {NULL, "-c",
                           "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, "

@@ -58,7 +58,11 @@
  *     number of times); else it is as long as the layer before
  *     it, unless that leaves it under 3/4 of the shortest: then its anchor
  *     began what follows the stack (a final norm that is the layers' first
- *     kernel), and the layer before is the last.
+ *     kernel), and the layer before is the last;
+ *  4. where every layer of a pass holds two layers of two kinds (a dense
+ *     layer and an eager MoE one 1.5 to 3 times as long: step 1's anchor
+ *     cut each pair once), each is split where the second begins
+ *     (split_pairs).
  * Layers are contiguous inside a run; what precedes the first and follows
  * the last is outside every layer. */
 #include "layer_finder.h"
@@ -69,6 +73,8 @@
 #define MIN_BLOCKS 2u   /* a run: at least two blocks alike (three layers) */
 #define RARE_RATIO 3u   /* a name at most a third as frequent as the anchor is rare */
 #define RUNS_MAX 256u
+#define SPLIT_AGREE_MIN 8u    /* two kinds of layers in one: they begin alike over at least this many launches */
+#define LAYER_PAIRS_MAX 512u  /* layers of a pass looked at for two kinds in each */
 #define BLOCK_MIN 4u
 #define CONTAINED_MIN 3u
 #define PASS_BLOCKS_MIN 3u /* layers found inside repeated forwards: at least four a pass */
@@ -320,6 +326,63 @@ static uint32_t find_tail(const uint32_t *s, uint32_t tail_end, uint32_t len, ui
     return NONE;
 }
 
+/* Where layer c holds a second layer of another kind: the launch p after its first at which its first
+ * kernel runs again and what follows agrees with the layer's own start over at least 3/4 of the shorter part
+ * and SPLIT_AGREE_MIN launches (a dense layer then a MoE one begin with the same norm and attention; the
+ * attention and MLP halves of one layer agree over their norm only). NONE: no such launch. */
+static uint32_t second_kind_at(const uint32_t *s, const struct obs_layer_cut *c)
+{
+    uint32_t p, best = NONE, best_agree = 0;
+    for (p = c->first + 1; p <= c->last; p++) {
+        uint32_t h = 0, part;
+        if (s[p] != s[c->first])
+            continue;
+        while (p + h <= c->last && c->first + h < p && s[c->first + h] == s[p + h])
+            h++;
+        part = p - c->first < c->last + 1 - p ? p - c->first : c->last + 1 - p;
+        /* each part a layer: the first at least a quarter of the whole, the second at least 2/3 of the first
+         * (not the norm and projection a Qwen3 attention runs three times over) */
+        if (4u * (p - c->first) < c->last + 1 - c->first || 3u * (c->last + 1 - p) < 2u * (p - c->first))
+            continue;
+        if (h >= SPLIT_AGREE_MIN && 4u * h >= 3u * part && h > best_agree) {
+            best = p;
+            best_agree = h;
+        }
+    }
+    return best;
+}
+
+/* 4: a pass each of whose layers holds two layers of two kinds (a dense layer and an eager MoE one 1.5 to 3
+ * times as long, too unlike in length for alternating kinds, 1: the anchor then cuts each pair once) has
+ * twice as many: each is split where the second begins. Returns the layers. */
+static uint32_t split_pairs(const uint32_t *s, struct obs_layer_cut *cuts, uint32_t nl, uint32_t max)
+{
+    uint32_t i = 0, out_n = nl, at[LAYER_PAIRS_MAX];
+    while (i < nl) {
+        uint32_t j = i, k, pass = cuts[i].pass;
+        while (j < nl && cuts[j].pass == pass)
+            j++;
+        for (k = i; k < j && k - i < LAYER_PAIRS_MAX; k++)
+            if ((at[k - i] = second_kind_at(s, &cuts[k])) == NONE)
+                break;
+        if (k == j && j - i >= 2 && out_n + (j - i) <= max) {
+            /* make room for the pass's second halves, then write its layers from the last */
+            uint32_t m = j - i, t;
+            memmove(&cuts[j + m], &cuts[j], (out_n - j) * sizeof *cuts);
+            for (t = m; t-- > 0;) {
+                struct obs_layer_cut c = cuts[i + t];
+                cuts[i + 2 * t] = (struct obs_layer_cut){c.first, at[t] - 1, 2 * t, pass};
+                cuts[i + 2 * t + 1] = (struct obs_layer_cut){at[t], c.last, 2 * t + 1, pass};
+            }
+            out_n += m;
+            nl += m;
+            j += m;
+        }
+        i = j;
+    }
+    return out_n;
+}
+
 struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t hint, struct obs_layer_work *w,
                                        struct obs_layer_cut *cuts, uint32_t max)
 {
@@ -555,6 +618,7 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
                 c->pass = r;
             }
         }
+        found.layers = split_pairs(s, cuts, found.layers, max);
         found.anchor = best;
         found.passes = nruns;
     }

@@ -868,11 +868,10 @@ struct layer_track {
     uint32_t gen, step;
     uint8_t top;
     uint32_t seg;       /* the first launch not analysed yet: a token read ends a forward, analysed then */
-    /* automatic mode, in a thread whose forwards read inside (resume_forward): the forward a token read ended
-     * is analysed once the launches after it show that it ended (a step opens, a generation begins), not when
-     * it resumes; elsewhere at the read, as before, with what a resume must undo */
+    /* automatic mode (and rules with OBS_STEP): the forward a token read ended is analysed once the launches
+     * after it show that it ended (a step opens, a generation begins, the thread ends), not when it resumes
+     * (a read inside it: resume_forward) */
     bool due;
-    uint32_t undo_seg;           /* the analysis at the last read began here (UINT32_MAX: none to undo) */
     uint32_t due_n;              /* the launches before the read */
     uint64_t due_next, due_t;    /* the record index after them, and the read's time */
     uint32_t head_end;           /* the instance's launches before its first token read, UINT32_MAX: none yet */
@@ -939,7 +938,7 @@ static struct layer_track *layer_track_new(void)
     lt->top = OBS_PHASE_NONE;
     lt->step = OBS_NO_STEP;
     lt->gen = UINT32_MAX; /* the first launch begins an instance */
-    lt->head_end = lt->undo_seg = UINT32_MAX;
+    lt->head_end = UINT32_MAX;
     lt->next_name = NO_BOUND_NAME;
     return lt;
 }
@@ -1057,36 +1056,16 @@ static void layer_analyse(struct layer_track *lt, const char *because)
     layer_analyse_to(lt, lt->n, obs_thread_next_index(), obs_now_ns(), because);
 }
 
-/* Automatic mode: a token read ended a forward, unless the launches after
- * it resume it. In a thread known to read inside its forwards the analysis
- * waits for what follows; elsewhere it runs now (a thread's last forward is
- * then analysed even where the thread ends without another launch). */
-static void layer_analyse_due(struct layer_track *lt);
-static void layer_read_seen(struct layer_track *lt, uint64_t now, bool wait)
+/* A token read ended a forward, unless the launches after it resume it (a
+ * read inside the forward): the analysis waits for them (layer_due_run at
+ * the next instance, the thread's end or the process's exit; a resume
+ * drops it). Automatic mode: the first read since the last decision is
+ * where the forward ended; rules with OBS_STEP (latest): its step's last. */
+static void layer_read_seen(struct layer_track *lt, uint64_t now, bool latest)
 {
     if (lt->head_end == UINT32_MAX)
         lt->head_end = lt->n;
-    if (lt->due || lt->n <= lt->seg)
-        return; /* the first read since the last decision is where the forward ended */
-    lt->due = true;
-    lt->due_n = lt->n;
-    lt->due_next = obs_thread_next_index();
-    lt->due_t = now;
-    if (!wait) {
-        lt->undo_seg = lt->seg;
-        layer_analyse_due(lt);
-    }
-}
-
-/* Rules with OBS_STEP: a forward ends at its step's last token read (a
- * read inside it, docs/phases.md "Reads inside a forward", is followed by
- * more of the same step), analysed when the next step or generation
- * begins. */
-static void layer_read_seen_last(struct layer_track *lt, uint64_t now)
-{
-    if (lt->head_end == UINT32_MAX)
-        lt->head_end = lt->n;
-    if (lt->n <= lt->seg)
+    if ((lt->due && !latest) || lt->n <= lt->seg)
         return;
     lt->due = true;
     lt->due_n = lt->n;
@@ -1097,11 +1076,7 @@ static void layer_read_seen_last(struct layer_track *lt, uint64_t now)
 /* A resume: the forward goes on, found where it ends. */
 static void layer_read_undone(struct layer_track *lt)
 {
-    if (lt->due)
-        lt->due = false;
-    else if (lt->undo_seg != UINT32_MAX && lt->undo_seg <= lt->n)
-        lt->seg = lt->undo_seg; /* analysed at the read already (LAYER records of a fragment may stay) */
-    lt->undo_seg = UINT32_MAX;
+    lt->due = false;
 }
 
 /* The forward the read ended: it did (its layers, as at the read). */
@@ -1193,7 +1168,7 @@ static __attribute__((noinline)) void layer_instance_changed(struct layer_track 
     if (lt->n > lt->seg)
         layer_analyse(lt, "instance-ended");
     lt->n = lt->seg = 0;
-    lt->head_end = lt->undo_seg = UINT32_MAX;
+    lt->head_end = UINT32_MAX;
     lt->anew = false;
     lt->gen = l->gen;
     lt->top = l->top;
@@ -2575,7 +2550,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         if (token || !t->copied) /* a loop that never copied: each iteration may be the next step */
             t->token_pending = true;
         if (token && p->layers != NULL)
-            layer_read_seen(p->layers, now, t->midreads);
+            layer_read_seen(p->layers, now, false);
         if (token) {
             t->gen_token_read = true;
             t->ever_token_read = true;
@@ -2596,7 +2571,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         (void)dir;
         p->rules.iter_open = false;
         if (p->rules.iter_token && p->layers != NULL && engine.set.have_step_rule)
-            layer_read_seen_last(p->layers, now); /* OBS_STEP says where a forward ends: its step's last read */
+            layer_read_seen(p->layers, now, true); /* OBS_STEP says where a forward ends: its step's last read */
         else if (p->rules.iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
             layer_analyse(p->layers, "token-read");
         if (p->rules.iter_token && p->rules.step_armed && p->rules.iter_index != UINT64_MAX &&

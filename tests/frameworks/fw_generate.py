@@ -29,9 +29,7 @@ CASE:
                routed on the host: the expert kernels vary in number token
                to token (see "Experts" below)
   moe-alt-eager  moe-alt's 6 alternating dense and MoE layers with moe-eager's
-               experts (not in t_frameworks' table: the layer finder reads
-               each dense and MoE pair as one layer; its calls are
-               tests/engine_cases/hf-moe-alt-eager, a layers TODO)
+               experts: a MoE layer 1.5 to 2.9 times as long as a dense one
   gemma2       Gemma 2, 4 layers, eager attention, float16: sliding-window
                and global attention layers alternate (its layer_types; the
                sliding layers' cache keeps the last 8 positions)
