@@ -6,11 +6,19 @@
  *     cuGetProcAddress_v2 serves names beyond the hooked lists (the
  *     generated rows: cuMemPoolCreate, cuGLInit ...) with dlsym's pointer,
  *     refuses the empty name;
- *   - NVIDIA images (fatbin wrapper, fatbin, ELF) load without being
- *     parsed: libraries before a context is current, kernels and globals
- *     named on demand (cuKernelGetName, cuFuncGetName give the name back;
- *     a global is 64 KiB, the same address each time), modules from
- *     cuModuleLoadFatBinary / cuModuleLoadDataEx; other bytes are refused;
+ *   - NVIDIA images (fatbin wrapper, fatbin, ELF cubin, PTX): libraries
+ *     load before a context is current; a fatbin stored compressed names
+ *     its kernels on demand (cuKernelGetName, cuFuncGetName give the name
+ *     back), an empty one has none, a cubin only those it defines; globals
+ *     are made when named (64 KiB, the same address each time); modules
+ *     from cuModuleLoadFatBinary / cuModuleLoadDataEx; an ELF header alone
+ *     and other bytes are refused;
+ *   - modules from files (cuModuleLoad of nvcc's cubin, cuLibraryLoadFromFile
+ *     of Triton's: FILE_NOT_FOUND for a missing one) and from PTX text,
+ *     each kernel with the registers, block bound and shared memory its
+ *     image gives; launches refused past the bound or past the dynamic
+ *     shared memory allowed (until cuFuncSetAttribute raises it, within the
+ *     opt-in limit); occupancy by threads, registers and shared memory;
  *   - function and kernel attributes (defaults, the settable ones kept,
  *     read-only ones refused), cuMemFree(0), 256-byte aligned allocations,
  *     every CU_LIMIT_*, cuStreamGetCaptureInfo (v1, v2, v3) outside and
@@ -131,18 +139,47 @@ static void test_stubs_and_lookups(void)
 
 /* ---- images, kernels, globals, attributes -------------------------------------------------------- */
 
+/* An image of tests/fuzz/sim_image_corpus (nvcc's and Triton's output;
+ * tests/fuzz/sim_image_seeds.md), NUL-terminated. */
+static unsigned char *fixture(const char *name, size_t *len, char *path, size_t path_size)
+{
+    unsigned char *data;
+    snprintf(path, path_size, "%s/%s", test_path(test_srcdir(), "tests/fuzz/sim_image_corpus"), name);
+    data = (unsigned char *)test_read_file(path, len);
+    if (data == NULL)
+        bail("cannot read %s", path);
+    return data;
+}
+
+/* Every entry of a fatbin stored compressed, as nvcc stores all but small
+ * ones: nothing the simulator can read, so its kernels are named on demand. */
+static void compress_entries(unsigned char *fat)
+{
+    size_t off = 16, end = 16 + ((size_t)fat[8] | (size_t)fat[9] << 8 | (size_t)fat[10] << 16);
+    while (off + 64 <= end) {
+        unsigned char *h = fat + off;
+        size_t header = (size_t)h[4] | (size_t)h[5] << 8, padded = (size_t)h[8] | (size_t)h[9] << 8 | (size_t)h[10] << 16;
+        h[41] |= 0x80;
+        off += header + padded;
+    }
+}
+
 static void test_images(void)
 {
     /* A fatbin wrapper (what cudart registers): magic, version, the fatbin, no file name. */
-    static const uint32_t fatbin[4] = {0xba55ed50u, 0x00100001u, 0, 0};
-    static const struct {
+    static const uint32_t empty_fatbin[4] = {0xba55ed50u, 0x00100001u, 0, 0};
+    struct wrapper {
         uint32_t magic, version;
         const void *data, *filename;
-    } wrapper = {0x466243b1u, 1, fatbin, NULL};
-    static const unsigned char elf[16] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+    } wrapper = {0x466243b1u, 1, NULL, NULL}, empty = {0x466243b1u, 1, empty_fatbin, NULL};
+    static const unsigned char elf_header_only[16] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
     static const char junk[] = "not a module";
+    char path[4400];
+    size_t fat_len = 0, cubin_len = 0;
+    unsigned char *fat = fixture("kernels-compressed.fatbin", &fat_len, path, sizeof path);
+    unsigned char *cubin = fixture("kernels.cubin", &cubin_len, path, sizeof path);
     obs_CUcontext ctx = NULL;
-    obs_CUlibrary lib = NULL;
+    obs_CUlibrary lib = NULL, none = NULL;
     obs_CUkernel k = NULL, k2 = NULL;
     obs_CUfunction f = NULL, mf = NULL;
     obs_CUmodule mod = NULL;
@@ -153,14 +190,21 @@ static void test_images(void)
     void *jit_val = NULL;
     float back[4], in[4] = {1, 2, 3, 4};
 
+    compress_entries(fat);
+    wrapper.data = fat;
     is_int(0, CALL(fn_init, cuInit, 0), "cuInit");
     is_int(0, CALL(fn_load_lib, cuLibraryLoadData, &lib, &wrapper, NULL, NULL, 0, NULL, NULL, 0),
            "a fatbin wrapper loads as a library before any context is current");
-    is_int(0, CALL(fn_lib_kernel, cuLibraryGetKernel, &k, lib, "_Z6kernelPfi"), "a kernel is made when named");
+    is_int(0, CALL(fn_lib_kernel, cuLibraryGetKernel, &k, lib, "_Z6kernelPfi"),
+           "its entries stored compressed: a kernel is made when named");
     is_int(0, CALL(fn_lib_kernel, cuLibraryGetKernel, &k2, lib, "_Z6kernelPfi"), "named again");
     ok(k != NULL && k == k2, "the same CUkernel");
     is_int(0, CALL(fn_kernel_name, cuKernelGetName, &name, k), "cuKernelGetName");
     is_string("_Z6kernelPfi", name, "gives the name it was asked by");
+    is_int(0, CALL(fn_load_lib, cuLibraryLoadData, &none, &empty, NULL, NULL, 0, NULL, NULL, 0),
+           "a wrapper of an empty fatbin loads");
+    is_int(500, CALL(fn_lib_kernel, cuLibraryGetKernel, &k2, none, "_Z6kernelPfi"),
+           "and has no kernel: CUDA_ERROR_NOT_FOUND");
 
     is_int(0, CALL(fn_retain, cuDevicePrimaryCtxRetain, &ctx, 0), "primary context");
     is_int(0, CALL(fn_ctx, cuCtxSetCurrent, ctx), "made current");
@@ -178,19 +222,24 @@ static void test_images(void)
     is_int(0, CALL(fn_dtoh, cuMemcpyDtoH_v2, back, g, sizeof back), "and back");
     ok(memcmp(back, in, sizeof in) == 0, "moves the bytes");
 
-    is_int(0, CALL(fn_mod_load, cuModuleLoadFatBinary, &mod, fatbin), "cuModuleLoadFatBinary with a fatbin");
+    is_int(0, CALL(fn_mod_load, cuModuleLoadFatBinary, &mod, fat), "cuModuleLoadFatBinary with a fatbin");
     is_int(0, CALL(fn_mod_func, cuModuleGetFunction, &mf, mod, "_Z5otherv"), "its function, named on demand");
     name = NULL;
     CALL(fn_func_name, cuFuncGetName, &name, mf);
     is_string("_Z5otherv", name, "with that name");
-    is_int(0, CALL(fn_mod_load_ex, cuModuleLoadDataEx, &mod, elf, 1, &jit_opt, &jit_val),
-           "cuModuleLoadDataEx with an ELF image and a JIT option");
+    is_int(0, CALL(fn_mod_load_ex, cuModuleLoadDataEx, &mod, cubin, 1, &jit_opt, &jit_val),
+           "cuModuleLoadDataEx with an ELF cubin and a JIT option");
+    is_int(0, CALL(fn_mod_func, cuModuleGetFunction, &mf, mod, "_Z6kern_aPfi"), "a kernel the cubin defines");
+    is_int(500, CALL(fn_mod_func, cuModuleGetFunction, &mf, mod, "_Z6helperf"),
+           "a device function of it is no kernel: CUDA_ERROR_NOT_FOUND");
+    is_int(200, CALL(fn_mod_load_ex, cuModuleLoadDataEx, &mod, elf_header_only, 0, NULL, NULL),
+           "an ELF header with no sections: CUDA_ERROR_INVALID_IMAGE");
     is_int(200, CALL(fn_mod_load, cuModuleLoadFatBinary, &mod, junk), "other bytes: CUDA_ERROR_INVALID_IMAGE");
 
     /* Attributes: CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK 0, NUM_REGS 4,
      * BINARY_VERSION 6, MAX_DYNAMIC_SHARED_SIZE_BYTES 8. */
     CALL(fn_kernel_get_attr, cuKernelGetAttribute, &v, 0, k, 0);
-    is_int(1024, v, "a kernel allows 1024 threads per block");
+    is_int(1024, v, "a kernel named on demand allows 1024 threads per block");
     CALL(fn_kernel_get_attr, cuKernelGetAttribute, &v, 6, k, 0);
     is_int(90, v, "binary version 9.0");
     CALL(fn_kernel_get_attr, cuKernelGetAttribute, &v, 8, k, 0);
@@ -201,6 +250,84 @@ static void test_images(void)
     is_int(1, CALL(fn_kernel_set_attr, cuKernelSetAttribute, 4, 16, k, 0), "a read-only attribute: invalid value");
     is_int(1, CALL(fn_kernel_set_attr, cuKernelSetAttribute, 8, 300000, k, 0), "more than the opt-in limit: refused");
     is_int(101, CALL(fn_kernel_get_attr, cuKernelGetAttribute, &v, 0, k, 1), "another device: invalid device");
+    free(fat);
+    free(cubin);
+}
+
+typedef int (*fn_mod_load_file)(obs_CUmodule *, const char *);
+typedef int (*fn_lib_load_file)(obs_CUlibrary *, const char *, void *, void *, unsigned, void *, void *, unsigned);
+typedef int (*fn_func_set_attr)(obs_CUfunction, int, int);
+typedef int (*fn_launch)(obs_CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                         obs_CUstream, void **, void **);
+typedef int (*fn_occupancy)(int *, obs_CUfunction, int, size_t);
+
+/* Modules from files (cuModuleLoad: how Inductor's static launcher loads
+ * Triton's cubins; cuLibraryLoadFromFile) and from PTX text, their kernels
+ * by the names the image defines, with its attributes, and launches held to
+ * them as a GPU holds them. */
+static void test_module_files(void)
+{
+    static const char ptx[] = "//\n// hand-written\n//\n.version 8.0\n.target sm_90\n.address_size 64\n"
+                              ".visible .entry probe(.param .u64 p)\n.maxntid 64, 2, 1\n{\n ret;\n}\n"
+                              ".func helper()\n{\n ret;\n}\n";
+    char cubin_path[4400], triton_path[4400], missing[4500];
+    size_t len;
+    obs_CUmodule mod = NULL, pmod = NULL;
+    obs_CUlibrary lib = NULL;
+    obs_CUfunction a = NULL, b = NULL, p = NULL, tf = NULL;
+    obs_CUkernel tk = NULL;
+    int v = 0, blocks = 0;
+
+    free(fixture("kernels.cubin", &len, cubin_path, sizeof cubin_path));
+    free(fixture("triton_poi_fused_gelu_0.cubin", &len, triton_path, sizeof triton_path));
+    snprintf(missing, sizeof missing, "%s.missing", cubin_path);
+    is_int(0, CALL(fn_mod_load_file, cuModuleLoad, &mod, cubin_path), "cuModuleLoad of an nvcc cubin");
+    is_int(301, CALL(fn_mod_load_file, cuModuleLoad, &pmod, missing), "a file that is not there: FILE_NOT_FOUND");
+    is_int(1, CALL(fn_mod_load_file, cuModuleLoad, &pmod, NULL), "no name: invalid value");
+    is_int(0, CALL(fn_mod_func, cuModuleGetFunction, &a, mod, "_Z6kern_aPfi"), "its kernel kern_a");
+    is_int(0, CALL(fn_mod_func, cuModuleGetFunction, &b, mod, "_Z6kern_bIdEvPT_"), "its kernel kern_b<double>");
+    is_int(500, CALL(fn_mod_func, cuModuleGetFunction, &p, mod, "_Z6kernelPfi"), "another name: NOT_FOUND");
+
+    CALL(fn_func_get_attr, cuFuncGetAttribute, &v, 4, a);
+    is_int(12, v, "kern_a: its 12 registers (EIATTR_REGCOUNT)");
+    CALL(fn_func_get_attr, cuFuncGetAttribute, &v, 0, a);
+    is_int(256, v, "its __launch_bounds__(256)");
+    CALL(fn_func_get_attr, cuFuncGetAttribute, &v, 1, a);
+    is_int(1200, v, "its 1200 bytes of static shared memory");
+    CALL(fn_func_get_attr, cuFuncGetAttribute, &v, 8, a);
+    is_int(49152 - 1200, v, "the dynamic shared memory left beside it under 48 KiB");
+    CALL(fn_func_get_attr, cuFuncGetAttribute, &v, 3, a);
+    is_int(0, v, "no local memory");
+    is_int(0, CALL(fn_launch, cuLaunchKernel, a, 4, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL), "a launch of 256 threads");
+    is_int(1, CALL(fn_launch, cuLaunchKernel, a, 4, 1, 1, 257, 1, 1, 0, NULL, NULL, NULL),
+           "257 threads, past its bound: invalid value");
+    is_int(1, CALL(fn_launch, cuLaunchKernel, b, 1, 1, 1, 128, 1, 1, 49153, NULL, NULL, NULL),
+           "more dynamic shared memory than allowed: invalid value");
+    is_int(0, CALL(fn_func_set_attr, cuFuncSetAttribute, b, 8, 100000), "allowed more (cuFuncSetAttribute)");
+    is_int(0, CALL(fn_launch, cuLaunchKernel, b, 1, 1, 1, 128, 1, 1, 49153, NULL, NULL, NULL), "then it launches");
+    is_int(1, CALL(fn_func_set_attr, cuFuncSetAttribute, a, 8, 232448 - 1200 + 1),
+           "dynamic and static past the opt-in limit: refused");
+    is_int(0, CALL(fn_func_set_attr, cuFuncSetAttribute, a, 8, 232448 - 1200), "up to it: allowed");
+    is_int(0, CALL(fn_occupancy, cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks, a, 256, 0), "occupancy");
+    is_int(8, blocks, "2048 threads an SM: 8 blocks of 256 (12 registers, 1,200 + 1,024 bytes of shared each)");
+    is_int(0, CALL(fn_occupancy, cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks, a, 256, 40000), "with 40000 dynamic");
+    is_int(5, blocks, "5 blocks: the SM's 228 KiB shared by blocks of 42,224 bytes");
+
+    is_int(0, CALL(fn_lib_load_file, cuLibraryLoadFromFile, &lib, triton_path, NULL, NULL, 0, NULL, NULL, 0),
+           "cuLibraryLoadFromFile of Triton's cubin");
+    is_int(0, CALL(fn_lib_kernel, cuLibraryGetKernel, &tk, lib, "triton_poi_fused_gelu_0"), "its kernel");
+    CALL(fn_kernel_get_attr, cuKernelGetAttribute, &v, 0, tk, 0);
+    is_int(128, v, "its .reqntid of 128 threads");
+    CALL(fn_kernel_get_attr, cuKernelGetAttribute, &v, 4, tk, 0);
+    is_int(12, v, "and 12 registers");
+    is_int(0, CALL(fn_kernel_func, cuKernelGetFunction, &tf, tk), "its function");
+    is_int(0, CALL(fn_launch, cuLaunchKernel, tf, 2, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL), "launched as Triton does");
+
+    is_int(0, CALL(fn_mod_load, cuModuleLoadData, &pmod, ptx), "cuModuleLoadData of PTX text (NVRTC's output)");
+    is_int(0, CALL(fn_mod_func, cuModuleGetFunction, &p, pmod, "probe"), "its .entry");
+    is_int(500, CALL(fn_mod_func, cuModuleGetFunction, &p, pmod, "helper"), "its .func is no kernel");
+    CALL(fn_func_get_attr, cuFuncGetAttribute, &v, 0, p);
+    is_int(128, v, ".maxntid 64, 2, 1: 128 threads at most");
 }
 
 /* ---- memory, limits, capture, occupancy ----------------------------------------------------- */
@@ -356,6 +483,7 @@ int main(void)
         bail("cannot load the simulated driver: %s", dlerror());
     test_stubs_and_lookups();
     test_images();
+    test_module_files();
     test_memory_and_queries();
     test_tables();
     /* Not dlclose'd: the modules it loaded stay allocated until exit, and

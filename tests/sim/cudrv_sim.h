@@ -50,11 +50,22 @@ obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, obs_CUf
 obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, obs_CUfunction func,
                                                                   int blockSize, size_t dynamicSMemSize,
                                                                   unsigned int flags);
+obs_CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, obs_CUfunction func,
+                                              void *blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                              int blockSizeLimit);
+obs_CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, obs_CUfunction func,
+                                                       void *blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                                       int blockSizeLimit, unsigned int flags);
 obs_CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, obs_CUfunction func, int numBlocks,
                                                      int blockSize);
 obs_CUresult cuModuleLoadDataEx(obs_CUmodule *module, const void *image, unsigned int numOptions,
                                 obs_CUjit_option *options, void **optionValues);
 obs_CUresult cuModuleLoadFatBinary(obs_CUmodule *module, const void *fatCubin);
+obs_CUresult cuModuleLoad(obs_CUmodule *module, const char *fname);
+obs_CUresult cuLibraryLoadFromFile(obs_CUlibrary *library, const char *fileName, obs_CUjit_option *jitOptions,
+                                   void **jitOptionsValues, unsigned int numJitOptions,
+                                   obs_CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                   unsigned int numLibraryOptions);
 obs_CUresult cuLibraryGetGlobal(obs_CUdeviceptr *dptr, size_t *bytes, obs_CUlibrary library, const char *name);
 obs_CUresult cuModuleGetGlobal_v2(obs_CUdeviceptr *dptr, size_t *bytes, obs_CUmodule hmod, const char *name);
 obs_CUresult cuStreamGetCaptureInfo(obs_CUstream hStream, obs_CUstreamCaptureStatus *status, obs_cuuint64_t *id);
@@ -106,6 +117,11 @@ obs_CUresult cuStreamGetFlags(obs_CUstream hStream, unsigned int *out);
 obs_CUresult cuStreamGetFlags_ptsz(obs_CUstream hStream, unsigned int *out);
 obs_CUresult cuStreamGetId(obs_CUstream hStream, unsigned long long *out);
 obs_CUresult cuStreamGetId_ptsz(obs_CUstream hStream, unsigned long long *out);
+obs_CUresult cuStreamGetGreenCtx(obs_CUstream hStream, void **out);
+obs_CUresult cuStreamGetCtx(obs_CUstream hStream, obs_CUcontext *out);
+obs_CUresult cuStreamGetCtx_ptsz(obs_CUstream hStream, obs_CUcontext *out);
+obs_CUresult cuStreamGetCtx_v2(obs_CUstream hStream, obs_CUcontext *pCtx, void **pGreenCtx);
+obs_CUresult cuStreamGetCtx_v2_ptsz(obs_CUstream hStream, obs_CUcontext *pCtx, void **pGreenCtx);
 obs_CUresult cuStreamQuery(obs_CUstream hStream);
 obs_CUresult cuStreamQuery_ptsz(obs_CUstream hStream);
 obs_CUresult cuEventRecordWithFlags(obs_CUevent hEvent, obs_CUstream hStream, unsigned int flags);
@@ -223,6 +239,9 @@ struct drv_function;
  * expected (CUDA 12 allows it); NULL if neither. */
 const struct drv_function *drv_function_find(obs_CUfunction handle);
 const char *drv_function_name(const struct drv_function *f);
+/* A function's attribute (CU_FUNC_ATTRIBUTE_*), under drv_lock. */
+enum { DRV_FUNC_MAX_THREADS = 0, DRV_FUNC_MAX_DYNAMIC_SHARED = 8 };
+int drv_function_attribute(const struct drv_function *f, int attrib);
 /* Under drv_lock. True when handle is a CUkernel (passed as a CUfunction). */
 int drv_is_kernel_handle(obs_CUfunction handle);
 

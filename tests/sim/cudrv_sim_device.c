@@ -326,17 +326,52 @@ DRV_EXPORT obs_CUresult cuOccupancyMaxActiveClusters(int *numClusters, obs_CUfun
     return drv_finish("cuOccupancyMaxActiveClusters", DRV_KIND_OTHER, name, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
-/* Occupancy: as many blocks as the SM's threads allow (no register model). */
+/* Occupancy as an H100's SM has it: 2048 threads, 32 blocks, 64 Ki
+ * registers (allocated per warp in units of 256) and 228 KiB of shared
+ * memory (each block's static and dynamic, plus the 1 KiB the system
+ * reserves per block). A function the simulator knows nothing of (NULL, a
+ * kernel named on demand) has its defaults: 32 registers, no static. */
+#define SM_THREADS 2048
+#define SM_BLOCKS 32
+#define SM_REGISTERS 65536
+#define SM_SHARED 233472u
+#define SM_RESERVED_SHARED 1024u
+
+static int blocks_per_sm(obs_CUfunction func, int block_size, size_t dynamic_smem)
+{
+    const struct drv_function *f;
+    int regs = 32, max_threads = 1024, blocks, warps = (block_size + 31) / 32, per_warp;
+    size_t smem = 0;
+    pthread_mutex_lock(&drv_lock);
+    f = drv_function_find(func);
+    if (f) {
+        regs = drv_function_attribute(f, 4);
+        smem = (size_t)drv_function_attribute(f, 1);
+        max_threads = drv_function_attribute(f, DRV_FUNC_MAX_THREADS);
+    }
+    pthread_mutex_unlock(&drv_lock);
+    if (block_size > max_threads)
+        return 0;
+    blocks = SM_THREADS / (warps * 32);
+    if (blocks > SM_BLOCKS)
+        blocks = SM_BLOCKS;
+    per_warp = (regs * 32 + 255) / 256 * 256;
+    if (per_warp > 0 && SM_REGISTERS / (per_warp * warps) < blocks)
+        blocks = SM_REGISTERS / (per_warp * warps);
+    smem += dynamic_smem + SM_RESERVED_SHARED;
+    if (SM_SHARED / smem < (size_t)blocks)
+        blocks = (int)(SM_SHARED / smem);
+    return blocks;
+}
+
 DRV_EXPORT obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, obs_CUfunction func, int blockSize,
                                                                     size_t dynamicSMemSize)
 {
     obs_CUresult err;
     drv_enter();
-    (void)func;
-    (void)dynamicSMemSize;
     err = numBlocks && blockSize > 0 ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS)
-        *numBlocks = blockSize >= 2048 ? 1 : (2048 / blockSize > 32 ? 32 : 2048 / blockSize);
+        *numBlocks = blocks_per_sm(func, blockSize, dynamicSMemSize);
     return drv_finish("cuOccupancyMaxActiveBlocksPerMultiprocessor", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
                       DRV_NO_BYTES, err);
 }
@@ -347,14 +382,68 @@ DRV_EXPORT obs_CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int
 {
     obs_CUresult err;
     drv_enter();
-    (void)func;
-    (void)dynamicSMemSize;
-    (void)flags;
+    (void)flags; /* CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: no cache modelled */
     err = numBlocks && blockSize > 0 ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS)
-        *numBlocks = blockSize >= 2048 ? 1 : (2048 / blockSize > 32 ? 32 : 2048 / blockSize);
+        *numBlocks = blocks_per_sm(func, blockSize, dynamicSMemSize);
     return drv_finish("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", DRV_KIND_OTHER, NULL,
                       DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* The block size that keeps most threads resident, and the grid that fills
+ * the 132 SMs with it; the dynamic shared memory per block size from the
+ * callback when there is one. */
+typedef size_t (*drv_block_to_smem)(int block_size);
+
+static obs_CUresult potential_block_size(int *min_grid, int *block, obs_CUfunction func, drv_block_to_smem to_smem,
+                                         size_t smem, int limit)
+{
+    int size, best = 0, best_blocks = 0, max_threads = 1024;
+    obs_CUresult err = min_grid && block ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    pthread_mutex_lock(&drv_lock);
+    if (drv_function_find(func))
+        max_threads = drv_function_attribute(drv_function_find(func), DRV_FUNC_MAX_THREADS);
+    pthread_mutex_unlock(&drv_lock);
+    if (limit > 0 && limit < max_threads)
+        max_threads = limit;
+    for (size = max_threads / 32 * 32; size >= 32; size -= 32) {
+        int blocks = blocks_per_sm(func, size, to_smem ? to_smem(size) : smem);
+        if (blocks * size > best_blocks * best) {
+            best = size;
+            best_blocks = blocks;
+        }
+    }
+    *block = best;
+    *min_grid = best_blocks * 132;
+    return OBS_CUDA_SUCCESS;
+}
+
+DRV_EXPORT obs_CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, obs_CUfunction func,
+                                                         void *blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                                         int blockSizeLimit)
+{
+    drv_block_to_smem to_smem;
+    drv_enter();
+    memcpy(&to_smem, &blockSizeToDynamicSMemSize, sizeof to_smem);
+    return drv_finish("cuOccupancyMaxPotentialBlockSize", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      potential_block_size(minGridSize, blockSize, func, to_smem, dynamicSMemSize, blockSizeLimit));
+}
+
+DRV_EXPORT obs_CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize,
+                                                                  obs_CUfunction func,
+                                                                  void *blockSizeToDynamicSMemSize,
+                                                                  size_t dynamicSMemSize, int blockSizeLimit,
+                                                                  unsigned int flags)
+{
+    drv_block_to_smem to_smem;
+    drv_enter();
+    (void)flags;
+    memcpy(&to_smem, &blockSizeToDynamicSMemSize, sizeof to_smem);
+    return drv_finish("cuOccupancyMaxPotentialBlockSizeWithFlags", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
+                      DRV_NO_BYTES,
+                      potential_block_size(minGridSize, blockSize, func, to_smem, dynamicSMemSize, blockSizeLimit));
 }
 
 /* The dynamic shared memory one of numBlocks co-resident blocks may use:

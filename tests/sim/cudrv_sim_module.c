@@ -4,26 +4,38 @@
  * Two kinds of image:
  * - the simulator's own text, "OBSSIMMOD\n" then one kernel name per line
  *   (NUL-terminated): only those names exist (others: CUDA_ERROR_NOT_FOUND);
- * - what NVIDIA's toolchain produces, recognised by its magic number: a
- *   fatbin wrapper (0x466243b1, what cudart hands to cuLibraryLoadData), a
- *   fatbin (0xba55ed50) or an ELF cubin, or PTX text (its first directive,
- *   after blanks and comments, is ".version": cuDNN loads a PTX probe when a
- *   handle is created). Its code is never run (nor compiled), so it is not
- *   parsed: a kernel comes to exist when it is first asked for by name
- *   (cuLibraryGetKernel, cuModuleGetFunction), with that name, which is the
- *   mangled name from the runtime's registration.
+ * - what NVIDIA's toolchain produces, recognised by its magic number: an
+ *   ELF cubin (what Triton and torch.compile load with cuModuleLoad /
+ *   cuModuleLoadData), PTX text (its first directive, after blanks and
+ *   comments, is ".version": cuDNN loads a PTX probe when a handle is
+ *   created; NVRTC's output), a fatbin (0xba55ed50) or the fatbin wrapper
+ *   cudart hands to cuLibraryLoadData (0x466243b1). Its code is never run
+ *   nor compiled; its kernels and their attributes are read from it
+ *   (cudrv_sim_image.c): only the kernels it defines exist, with the
+ *   registers, static shared memory, frame size and block bound it gives
+ *   them. A fatbin whose entries are stored compressed (LZ4 or zstd: most
+ *   of what nvcc 12.x/13 builds, PyTorch's and cuBLAS's own kernels) cannot
+ *   be read here: there a kernel comes to exist when it is first asked for
+ *   by name (cuLibraryGetKernel, cuModuleGetFunction), with that name, the
+ *   mangled name from the runtime's registration, and default attributes.
+ * Images can also come from files (cuModuleLoad, cuLibraryLoadFromFile).
  * Anything else is CUDA_ERROR_INVALID_IMAGE. Each library kernel is a
  * CUkernel with a CUfunction of its own. */
 #include "cudrv_sim.h"
 
+#include "cudrv_sim_image.h"
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DRV_IMAGE_MAGIC "OBSSIMMOD\n"
-#define DRV_FATBIN_WRAPPER_MAGIC 0x466243b1u
-#define DRV_FATBIN_MAGIC 0xba55ed50u
-#define DRV_ELF_MAGIC 0x464c457fu /* "\177ELF" read little-endian */
+/* The largest image file cuModuleLoad reads (cubins of a few MiB at most). */
+#define DRV_IMAGE_FILE_MAX (256u << 20)
 
 /* ---- modules, libraries, functions, kernels ------------------------------------ */
 
@@ -53,7 +65,8 @@ struct drv_global {
 struct drv_module {
     int is_library;
     struct drv_global *globals;
-    int names_on_demand; /* an NVIDIA image: kernels made when named */
+    int nvidia_image;    /* globals made when named (their sizes are not read) */
+    int names_on_demand; /* a compressed fatbin: kernels made when named */
     struct drv_function *functions;
     struct drv_kernel *kernels; /* libraries only */
     struct drv_module *next;
@@ -93,92 +106,131 @@ static void function_defaults(struct drv_function *f)
     memcpy(f->attributes, defaults, sizeof defaults);
 }
 
-/* PTX text: blanks and comments, then the ".version" directive. */
-static int is_ptx(const char *p)
+/* What an image says of a kernel (cudrv_sim_image.h: -1 where it is
+ * silent): MAX_THREADS_PER_BLOCK, SHARED_SIZE_BYTES, LOCAL_SIZE_BYTES,
+ * NUM_REGS, BINARY_VERSION; the dynamic shared memory a launch may use
+ * without opting in is what 48 KiB leaves beside the static. */
+static void function_from_image(struct drv_function *f, const struct sim_image_kernel *k)
 {
-    for (;;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-            p++;
-        if (p[0] == '/' && p[1] == '/') {
-            p = strchr(p, '\n');
-            if (p == NULL)
-                return 0;
-        } else if (p[0] == '/' && p[1] == '*') {
-            p = strstr(p + 2, "*/");
-            if (p == NULL)
-                return 0;
-            p += 2;
-        } else {
-            return strncmp(p, ".version", 8) == 0;
-        }
+    function_defaults(f);
+    if (k->max_threads > 0)
+        f->attributes[0] = k->max_threads;
+    if (k->shared_bytes >= 0)
+        f->attributes[1] = k->shared_bytes;
+    if (k->local_bytes >= 0)
+        f->attributes[3] = k->local_bytes;
+    if (k->num_regs >= 0)
+        f->attributes[4] = k->num_regs;
+    if (k->binary_version > 0)
+        f->attributes[6] = k->binary_version;
+    f->attributes[8] = f->attributes[1] < 49152 ? 49152 - f->attributes[1] : 0;
+}
+
+static obs_CUresult module_add(struct drv_module *m, const char *name, size_t len, const struct sim_image_kernel *k)
+{
+    struct drv_function *f = calloc(1, sizeof *f);
+    struct drv_kernel *kern = NULL;
+    if (f == NULL || (f->name = strndup(name, len)) == NULL || (m->is_library && (kern = calloc(1, sizeof *kern)) == NULL)) {
+        if (f)
+            free(f->name);
+        free(f);
+        return OBS_CUDA_ERROR_OUT_OF_MEMORY;
     }
+    if (k)
+        function_from_image(f, k);
+    else
+        function_defaults(f);
+    f->module = m;
+    f->next = m->functions;
+    m->functions = f;
+    if (kern) {
+        kern->function = f;
+        kern->next = m->kernels;
+        m->kernels = kern;
+    }
+    return OBS_CUDA_SUCCESS;
+}
+
+/* One kernel the image defines; a name seen twice (the same kernel in a
+ * fatbin's sm_80 and sm_90 entries) is kept once. */
+static int image_kernel(void *ctx, const struct sim_image_kernel *k)
+{
+    struct drv_module *m = ctx;
+    const struct drv_function *f;
+    for (f = m->functions; f; f = f->next)
+        if (strlen(f->name) == k->name_len && memcmp(f->name, k->name, k->name_len) == 0)
+            return 0;
+    return module_add(m, k->name, k->name_len, k) == OBS_CUDA_SUCCESS ? 0 : 1;
+}
+
+/* An NVIDIA image: its kernels, or naming on demand when it cannot be read.
+ * size 0: only the address is known (cuModuleLoadData). */
+static obs_CUresult module_parse_nvidia(struct drv_module *m, const void *image, size_t size)
+{
+    struct sim_image_walk walk;
+    enum sim_image_kind kind = sim_image_kind(image, size ? size : (size_t)-1); /* PTX: up to its NUL */
+    int rc;
+    if (kind == SIM_IMAGE_WRAPPER) { /* {magic, version, const void *fatbin, filename} */
+        memcpy(&image, (const char *)image + 8, sizeof image);
+        if (image == NULL || sim_image_kind(image, 4) != SIM_IMAGE_FATBIN)
+            return OBS_CUDA_ERROR_INVALID_IMAGE;
+        size = 0;
+    } else if (kind == SIM_IMAGE_INVALID)
+        return OBS_CUDA_ERROR_INVALID_IMAGE;
+    if (size == 0 && (size = sim_image_extent(image)) == 0)
+        return OBS_CUDA_ERROR_INVALID_IMAGE;
+    rc = sim_image_kernels(image, size, image_kernel, m, &walk);
+    if (rc > 0)
+        return OBS_CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc < 0)
+        return OBS_CUDA_ERROR_INVALID_IMAGE;
+    m->nvidia_image = 1;
+    /* a fatbin's entries are one source built for several targets: any entry read names them all */
+    m->names_on_demand = walk.kernels == 0 && walk.unreadable > 0;
+    return OBS_CUDA_SUCCESS;
 }
 
 /* Parse an image into a module (not yet published). */
-static obs_CUresult module_parse(const void *image, int is_library, struct drv_module **out)
+static obs_CUresult module_parse(const void *image, size_t size, int is_library, struct drv_module **out)
 {
     const char *p = image, *end;
     struct drv_module *m;
+    obs_CUresult err = OBS_CUDA_SUCCESS;
 
     if (p == NULL)
         return OBS_CUDA_ERROR_INVALID_VALUE;
-    if (strncmp(p, DRV_IMAGE_MAGIC, strlen(DRV_IMAGE_MAGIC)) != 0) {
-        uint32_t magic;
-        memcpy(&magic, p, sizeof magic);
-        if (magic != DRV_FATBIN_WRAPPER_MAGIC && magic != DRV_FATBIN_MAGIC && magic != DRV_ELF_MAGIC && !is_ptx(p))
-            return OBS_CUDA_ERROR_INVALID_IMAGE;
-        m = calloc(1, sizeof *m);
-        if (m == NULL)
-            return OBS_CUDA_ERROR_OUT_OF_MEMORY;
-        m->is_library = is_library;
-        m->names_on_demand = 1;
-        *out = m;
-        return OBS_CUDA_SUCCESS;
-    }
     m = calloc(1, sizeof *m);
     if (m == NULL)
         return OBS_CUDA_ERROR_OUT_OF_MEMORY;
     m->is_library = is_library;
-    for (p += strlen(DRV_IMAGE_MAGIC); *p; p = *end ? end + 1 : end) {
-        struct drv_function *f;
-        end = strchr(p, '\n');
-        if (end == NULL)
-            end = p + strlen(p);
-        if (end == p)
-            continue;
-        f = calloc(1, sizeof *f);
-        if (f == NULL || (f->name = strndup(p, (size_t)(end - p))) == NULL) {
-            free(f);
-            module_free(m);
-            return OBS_CUDA_ERROR_OUT_OF_MEMORY;
+    if ((size == 0 || size > strlen(DRV_IMAGE_MAGIC)) && strncmp(p, DRV_IMAGE_MAGIC, strlen(DRV_IMAGE_MAGIC)) == 0) {
+        for (p += strlen(DRV_IMAGE_MAGIC); *p && err == OBS_CUDA_SUCCESS; p = *end ? end + 1 : end) {
+            end = strchr(p, '\n');
+            if (end == NULL)
+                end = p + strlen(p);
+            if (end > p)
+                err = module_add(m, p, (size_t)(end - p), NULL);
         }
-        function_defaults(f);
-        f->module = m;
-        f->next = m->functions;
-        m->functions = f;
-        if (is_library) {
-            struct drv_kernel *k = calloc(1, sizeof *k);
-            if (k == NULL) {
-                module_free(m);
-                return OBS_CUDA_ERROR_OUT_OF_MEMORY;
-            }
-            k->function = f;
-            k->next = m->kernels;
-            m->kernels = k;
-        }
+    } else {
+        err = module_parse_nvidia(m, image, size);
+    }
+    if (err != OBS_CUDA_SUCCESS) {
+        module_free(m);
+        return err;
     }
     *out = m;
     return OBS_CUDA_SUCCESS;
 }
 
-obs_CUresult drv_module_load_image(void **out, const void *image, int is_library)
+/* size 0: only the image's address is known. */
+static obs_CUresult load_image(void **out, const void *image, size_t size, int is_library)
 {
     struct drv_module *m = NULL;
     /* Libraries are context-independent (CUDA 12.0): cudart loads its
      * fatbins before any context is current. Modules belong to one. */
     obs_CUresult err = out ? (is_library ? drv_need_init() : drv_need_context()) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS)
-        err = module_parse(image, is_library, &m);
+        err = module_parse(image, size, is_library, &m);
     if (err == OBS_CUDA_SUCCESS) {
         pthread_mutex_lock(&drv_lock);
         m->next = drv_modules;
@@ -186,6 +238,47 @@ obs_CUresult drv_module_load_image(void **out, const void *image, int is_library
         pthread_mutex_unlock(&drv_lock);
         *out = m;
     }
+    return err;
+}
+
+obs_CUresult drv_module_load_image(void **out, const void *image, int is_library)
+{
+    return load_image(out, image, 0, is_library);
+}
+
+/* cuModuleLoad, cuLibraryLoadFromFile: the file's bytes as an image. */
+static obs_CUresult load_file(void **out, const char *path, int is_library)
+{
+    struct stat st;
+    char *bytes;
+    size_t done = 0;
+    obs_CUresult err;
+    int fd;
+    if (out == NULL || path == NULL)
+        return OBS_CUDA_ERROR_INVALID_VALUE;
+    err = is_library ? drv_need_init() : drv_need_context();
+    if (err != OBS_CUDA_SUCCESS)
+        return err;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return OBS_CUDA_ERROR_FILE_NOT_FOUND;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > DRV_IMAGE_FILE_MAX ||
+        (bytes = malloc((size_t)st.st_size + 1)) == NULL) {
+        close(fd);
+        return OBS_CUDA_ERROR_INVALID_IMAGE;
+    }
+    while (done < (size_t)st.st_size) {
+        ssize_t n = read(fd, bytes + done, (size_t)st.st_size - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    close(fd);
+    bytes[done] = 0; /* PTX text read as a string */
+    err = done == (size_t)st.st_size ? load_image(out, bytes, done, is_library) : OBS_CUDA_ERROR_INVALID_IMAGE;
+    free(bytes); /* the module keeps its kernels' names, not the image */
     return err;
 }
 
@@ -216,6 +309,13 @@ static obs_CUresult module_unload(const void *handle, int is_library)
         return OBS_CUDA_ERROR_INVALID_HANDLE;
     module_free(m); /* outside the lock: it gives the globals' memory back */
     return OBS_CUDA_SUCCESS;
+}
+
+DRV_EXPORT obs_CUresult cuModuleLoad(obs_CUmodule *module, const char *fname)
+{
+    drv_enter();
+    return drv_finish("cuModuleLoad", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      load_file((void **)module, fname, 0));
 }
 
 DRV_EXPORT obs_CUresult cuModuleLoadData(obs_CUmodule *module, const void *image)
@@ -261,6 +361,18 @@ DRV_EXPORT obs_CUresult cuLibraryLoadData(obs_CUlibrary *library, const void *co
                       drv_module_load_image((void **)library, code, 1));
 }
 
+DRV_EXPORT obs_CUresult cuLibraryLoadFromFile(obs_CUlibrary *library, const char *fileName,
+                                              obs_CUjit_option *jitOptions, void **jitOptionsValues,
+                                              unsigned int numJitOptions, obs_CUlibraryOption *libraryOptions,
+                                              void **libraryOptionValues, unsigned int numLibraryOptions)
+{
+    drv_enter();
+    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+    return drv_finish("cuLibraryLoadFromFile", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
+                      load_file((void **)library, fileName, 1));
+}
+
 DRV_EXPORT obs_CUresult cuLibraryUnload(obs_CUlibrary library)
 {
     drv_enter();
@@ -277,30 +389,13 @@ static struct drv_function *function_in(struct drv_module *m, const char *name)
     return NULL;
 }
 
-/* Under drv_lock. A kernel of an NVIDIA image, made at its first naming. */
+/* Under drv_lock. A kernel of an unreadable image is made at its first naming. */
 static struct drv_function *function_named(struct drv_module *m, const char *name)
 {
     struct drv_function *f = function_in(m, name);
-    struct drv_kernel *k;
     if (f || !m->names_on_demand)
         return f;
-    f = calloc(1, sizeof *f);
-    k = m->is_library ? calloc(1, sizeof *k) : NULL;
-    if (f == NULL || (f->name = strdup(name)) == NULL || (m->is_library && k == NULL)) {
-        free(f);
-        free(k);
-        return NULL;
-    }
-    function_defaults(f);
-    f->module = m;
-    f->next = m->functions;
-    m->functions = f;
-    if (k) {
-        k->function = f;
-        k->next = m->kernels;
-        m->kernels = k;
-    }
-    return f;
+    return module_add(m, name, strlen(name), NULL) == OBS_CUDA_SUCCESS ? m->functions : NULL;
 }
 
 static obs_CUresult get_function(obs_CUfunction *out, obs_CUmodule hmod, const char *name)
@@ -396,6 +491,11 @@ const char *drv_function_name(const struct drv_function *f)
     return f ? f->name : NULL;
 }
 
+int drv_function_attribute(const struct drv_function *f, int attrib)
+{
+    return f && attrib >= 0 && attrib < DRV_FUNC_ATTRIBUTES ? f->attributes[attrib] : 0;
+}
+
 static obs_CUresult function_name(const char **name, obs_CUfunction hfunc, const char **log_name)
 {
     const struct drv_function *f;
@@ -482,7 +582,7 @@ static obs_CUresult get_global(obs_CUdeviceptr *dptr, size_t *bytes, const void 
     m = module_lookup(handle, is_library);
     if (m == NULL)
         err = OBS_CUDA_ERROR_INVALID_HANDLE;
-    else if (!m->names_on_demand)
+    else if (!m->nvidia_image)
         err = OBS_CUDA_ERROR_NOT_FOUND;
     else {
         for (g = m->globals; g; g = g->next)
@@ -544,7 +644,8 @@ static obs_CUresult function_attribute(struct drv_function *f, int attrib, int *
         *value = f->attributes[attrib];
         return OBS_CUDA_SUCCESS;
     }
-    if (attrib == 8 && (set_to < 0 || set_to > 232448))
+    /* the dynamic and the static shared memory together fit the per-block opt-in limit (227 KiB) */
+    if (attrib == 8 && (set_to < 0 || set_to > 232448 - f->attributes[1]))
         return OBS_CUDA_ERROR_INVALID_VALUE;
     if (attrib != 8 && attrib != 9 && attrib < 10)
         return OBS_CUDA_ERROR_INVALID_VALUE;

@@ -19,7 +19,7 @@
 /* ---- launches ------------------------------------------------------------------ */
 
 struct launch_dims {
-    unsigned gx, gy, gz, bx, by, bz;
+    unsigned gx, gy, gz, bx, by, bz, shared;
 };
 
 static obs_CUresult launch(obs_CUfunction f, struct launch_dims d, obs_CUstream stream, int per_thread_api,
@@ -40,6 +40,11 @@ static obs_CUresult launch(obs_CUfunction f, struct launch_dims d, obs_CUstream 
     else if (d.gx == 0 || d.gy == 0 || d.gz == 0 || d.bx == 0 || d.by == 0 || d.bz == 0 ||
              (uint64_t)d.bx * d.by * d.bz > DRV_MAX_BLOCK_THREADS || d.bz > DRV_MAX_BLOCK_Z ||
              d.gy > DRV_MAX_GRID_YZ || d.gz > DRV_MAX_GRID_YZ)
+        err = OBS_CUDA_ERROR_INVALID_VALUE;
+    /* as a GPU refuses them: more threads than the kernel's bound (its registers, .reqntid), more dynamic
+     * shared memory than it was allowed (48 KiB beside its static unless raised: cuFuncSetAttribute) */
+    else if ((uint64_t)d.bx * d.by * d.bz > (uint64_t)drv_function_attribute(fn, DRV_FUNC_MAX_THREADS) ||
+             d.shared > (unsigned)drv_function_attribute(fn, DRV_FUNC_MAX_DYNAMIC_SHARED))
         err = OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS)
         err = drv_stream_lookup(stream, per_thread_api, &s);
@@ -62,7 +67,7 @@ static obs_CUresult launch_logged(const char *api, obs_CUfunction f, struct laun
     return drv_finish(api, DRV_KIND_KERNEL, name, stream, DRV_NO_BYTES, err);
 }
 
-#define DIMS {gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ}
+#define DIMS {gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes}
 
 DRV_EXPORT obs_CUresult cuLaunchKernel(OBS_CU_LAUNCH_PARAMS, void **kernelParams, void **extra)
 {
@@ -98,7 +103,7 @@ static obs_CUresult launch_ex(const char *api, const obs_CUlaunchConfig *config,
         err = OBS_CUDA_ERROR_INVALID_VALUE;
     } else {
         struct launch_dims d = {config->gridDimX,  config->gridDimY,  config->gridDimZ,
-                                config->blockDimX, config->blockDimY, config->blockDimZ};
+                                config->blockDimX, config->blockDimY, config->blockDimZ, config->sharedMemBytes};
         err = launch(f, d, config->hStream, per_thread_api, &name);
     }
     return drv_finish(api, DRV_KIND_KERNEL, name, config ? (const void *)config->hStream : DRV_NO_STREAM,

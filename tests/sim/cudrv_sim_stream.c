@@ -304,8 +304,8 @@ DRV_EXPORT obs_CUresult cuStreamCreateWithPriority(obs_CUstream *phStream, unsig
                       err == OBS_CUDA_SUCCESS ? (const void *)*phStream : DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
-/* Under drv_lock: what cuStreamGet{Priority,Flags,Id} answer. */
-enum stream_query { QUERY_PRIORITY, QUERY_FLAGS, QUERY_ID };
+/* Under drv_lock: what cuStreamGet{Priority,Flags,Id,GreenCtx} answer. */
+enum stream_query { QUERY_PRIORITY, QUERY_FLAGS, QUERY_ID, QUERY_GREEN_CTX, QUERY_CTX };
 
 static obs_CUresult stream_get(obs_CUstream handle, int per_thread_api, enum stream_query what, void *out)
 {
@@ -326,6 +326,12 @@ static obs_CUresult stream_get(obs_CUstream handle, int per_thread_api, enum str
         case QUERY_ID:
             *(unsigned long long *)out = s->kind == DRV_STREAM_LEGACY ? 1 : s->kind == DRV_STREAM_PER_THREAD ? 2 : s->id;
             break;
+        case QUERY_GREEN_CTX: /* no green contexts here: every stream belongs to a plain one */
+            *(void **)out = NULL;
+            break;
+        case QUERY_CTX: /* the one context there is */
+            *(obs_CUcontext *)out = drv_primary_context();
+            break;
         }
     }
     pthread_mutex_unlock(&drv_lock);
@@ -345,6 +351,34 @@ STREAM_GET_ENTRY(cuStreamGetFlags, 0, QUERY_FLAGS, unsigned int)
 STREAM_GET_ENTRY(cuStreamGetFlags_ptsz, 1, QUERY_FLAGS, unsigned int)
 STREAM_GET_ENTRY(cuStreamGetId, 0, QUERY_ID, unsigned long long)
 STREAM_GET_ENTRY(cuStreamGetId_ptsz, 1, QUERY_ID, unsigned long long)
+/* cuDNN asks it of a stream it captures (detectGreenContextStream): a
+ * refusal fails its every graph-capturable path with an internal error. */
+STREAM_GET_ENTRY(cuStreamGetGreenCtx, 0, QUERY_GREEN_CTX, void *)
+STREAM_GET_ENTRY(cuStreamGetCtx, 0, QUERY_CTX, obs_CUcontext)
+STREAM_GET_ENTRY(cuStreamGetCtx_ptsz, 1, QUERY_CTX, obs_CUcontext)
+
+/* CUDA 12.5's form: the context and the green context (none). */
+static obs_CUresult stream_get_ctx_v2(obs_CUstream hStream, int per_thread, obs_CUcontext *pCtx, void **pGreenCtx)
+{
+    obs_CUresult err = pCtx && pGreenCtx ? stream_get(hStream, per_thread, QUERY_CTX, pCtx) : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *pGreenCtx = NULL;
+    return err;
+}
+
+DRV_EXPORT obs_CUresult cuStreamGetCtx_v2(obs_CUstream hStream, obs_CUcontext *pCtx, void **pGreenCtx)
+{
+    drv_enter();
+    return drv_finish("cuStreamGetCtx_v2", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      stream_get_ctx_v2(hStream, 0, pCtx, pGreenCtx));
+}
+
+DRV_EXPORT obs_CUresult cuStreamGetCtx_v2_ptsz(obs_CUstream hStream, obs_CUcontext *pCtx, void **pGreenCtx)
+{
+    drv_enter();
+    return drv_finish("cuStreamGetCtx_v2_ptsz", DRV_KIND_OTHER, NULL, hStream, DRV_NO_BYTES,
+                      stream_get_ctx_v2(hStream, 1, pCtx, pGreenCtx));
+}
 
 /* Work is done when it is enqueued: a known stream is always idle. */
 static obs_CUresult stream_query(obs_CUstream handle, int per_thread_api)
