@@ -353,6 +353,11 @@ static void compare(const char *label, const struct log *lg, const struct obs_tr
     free(seen_tids);
 }
 
+/* Why the case's phase checks (phases, layers, TTFT, the suggest-phases
+ * round trip) are known to fail for now, or NULL: TAP TODOs, reported and
+ * not counted (the case's records, outputs and exit are checked plainly). */
+static const char *phase_todo;
+
 /* The shim's phases against the truth the scripts wrote: printed only. */
 /* ---- phases: the engine against the frameworks' truth (issue 22) -------------------------------- */
 
@@ -392,9 +397,9 @@ static void phase_attribution(const char *label, struct pc_run *run)
          "generations=%zu",
          label, launches, trace_ok, launches ? 100.0 * (double)trace_ok / (double)launches : 0.0, live_ok,
          launches ? 100.0 * (double)live_ok / (double)launches : 0.0, launches - kept, captured, run->ntiming);
-    ok(launches > 0 && trace_ok == launches,
+    ok_todo(launches > 0 && trace_ok == launches, phase_todo,
        "%s: trace: every launch has the truth's generation, phase and step (%zu of %zu)", label, trace_ok, launches);
-    ok(kept > 0 && kept_live_ok == kept,
+    ok_todo(kept > 0 && kept_live_ok == kept, phase_todo,
        "%s: live: every launch the trace did not relabel has the truth's generation, phase and step (%zu of %zu; "
        "%zu relabelled after the fact)",
        label, kept_live_ok, kept, launches - kept);
@@ -424,14 +429,18 @@ static void layer_attribution(const char *label, struct pc_run *run)
             diag("%s: launch %zu %.60s: truth layer %d, live %d, trace %d", label, i, run->names[l->name],
                  l->truth_layer, l->live_layer, l->trace_layer);
     }
+    if (in_layers == 0) { /* compiled-decode: one compiled graph for the forward, no hook inside it */
+        skip_block(2, "%s: no decoder layer's hooks in the truth (the layers run inside a compiled graph)", label);
+        return;
+    }
     diag("FIGURES layers %s launches=%zu in_layers=%zu trace_ok=%zu (%.2f%%) live_ok=%zu (%.2f%%) live_none=%zu "
          "live_wrong=%zu",
          label, launches, in_layers, trace_ok, launches ? 100.0 * (double)trace_ok / (double)launches : 0.0, live_ok,
          launches ? 100.0 * (double)live_ok / (double)launches : 0.0, live_none, live_wrong);
-    ok(launches > 0 && trace_ok == launches,
+    ok_todo(launches > 0 && trace_ok == launches, phase_todo,
        "%s: trace: every launch has the layer its decoder layer's hooks say, or none (%zu of %zu)", label, trace_ok,
        launches);
-    ok(live_wrong == 0, "%s: live: no launch inside a LAYER range other than its own (%zu of %zu in the right one)",
+    ok_todo(live_wrong == 0, phase_todo, "%s: live: no launch inside a LAYER range other than its own (%zu of %zu in the right one)",
        label, live_in, in_layers);
 }
 
@@ -455,7 +464,7 @@ static void embed_head_attribution(const char *label, const struct pc_run *run)
          label, outside, s.embed, s.head, s.outside_right,
          outside ? 100.0 * (double)s.outside_right / (double)outside : 0.0, s.scored, s.in_layers, s.right,
          s.other_label, s.by_capture);
-    ok(s.in_layers > 0 && s.embed > 0 && s.head > 0 && s.right == s.scored,
+    ok_todo(s.in_layers > 0 && s.embed > 0 && s.head > 0 && s.right == s.scored, phase_todo,
        "%s: trace: every launch of a prompt or step outside its layers is in EMBED or HEAD as the model's hooks "
        "say, none in a layer is (%zu of %zu outside layers; %zu of %zu launches)",
        label, s.outside_right, outside, s.right, s.scored);
@@ -558,7 +567,7 @@ static void phase_timing(const char *label, const struct pc_run *run, const stru
          "of its two figures (from generate() in a thread's first generation) %.2f%% (printed, not checked: two "
          "clocks)",
          label, defined, worst);
-    ok(run->ntiming > 0 && equal == run->ntiming,
+    ok_todo(run->ntiming > 0 && equal == run->ntiming, phase_todo,
        "%s: each generation's TTFT (first token from the prefill), tokens/s and steps = the spans of the calls the "
        "truth names (%zu of %zu)",
        label, equal, run->ntiming);
@@ -584,6 +593,24 @@ static void graph_node_layers(const char *label, const struct pc_run *run, const
        label, s.right, s.captured, s.in_layers);
 }
 
+/* cuDNN inside a stream capture (llama-graph-cudnn): its SDPA kernels
+ * among the launches captured into the graph. Cases with cuDNN's SDPA off
+ * have none and say nothing. */
+static void captured_cudnn(const char *label, const struct pc_run *run)
+{
+    size_t i, captured = 0, cudnn = 0, eager = 0;
+    for (i = 0; i < run->n; i++) {
+        int is_cudnn = strncmp(run->names[run->l[i].name], "cudnn_", 6) == 0;
+        captured += run->l[i].captured;
+        cudnn += is_cudnn && run->l[i].captured;
+        eager += is_cudnn && !run->l[i].captured;
+    }
+    if (cudnn == 0 && eager == 0)
+        return;
+    diag("FIGURES cudnn %s: %zu cuDNN launches captured of %zu captured, %zu eager", label, cudnn, captured, eager);
+    ok(cudnn > 0, "%s: cuDNN's SDPA kernels captured into the CUDA graph (%zu)", label, cudnn);
+}
+
 static void phase_checks(const char *label, const char *log_path, const struct obs_trace *t)
 {
     struct pc_run run;
@@ -600,6 +627,7 @@ static void phase_checks(const char *label, const char *log_path, const struct o
     for (size_t i = 0; i < run.n; i++)
         if (run.l[i].captured) {
             graph_node_layers(label, &run, t);
+            captured_cudnn(label, &run);
             break;
         }
     phase_timing(label, &run, t);
@@ -616,6 +644,8 @@ struct fw_case {
     int compare_plain;       /* also run without the shim, compare the tokens */
     int procs;               /* 2: two child processes, logs and traces .0 and .1 */
     long generations;        /* per process; 0: the basics */
+    int no_truth;            /* its "tokens" lines are outputs: compared, no phase truth (compiled-mlp) */
+    const char *phases_todo; /* why its phase checks are TAP TODOs for now, or NULL */
 };
 
 static double now_s(void)
@@ -628,8 +658,8 @@ static double now_s(void)
 static void run_case(const struct fw_case *c, int shim, const char *log, const char *prefix, struct run_result *res,
                      int quiet, const char *const *rules)
 {
-    char script[4400], log_env[4400], path_env[4400], inject_env[4400];
-    const char *argv[12], *env[14];
+    char script[4400], log_env[4400], path_env[4400], inject_env[4400], inductor_env[4500], triton_env[4500];
+    const char *argv[12], *env[16];
     size_t a = 0, e = 0;
     snprintf(script, sizeof script, "%s/%s", frameworks_dir, c->script);
     snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log);
@@ -656,6 +686,12 @@ static void run_case(const struct fw_case *c, int shim, const char *log, const c
     env[e++] = "OBS_CLOCK=monotonic"; /* the truth's marks (time.monotonic_ns) and the trace: one clock */
     env[e++] = "LD_PRELOAD";
     env[e++] = "PYTHONDONTWRITEBYTECODE=1"; /* nothing written into the source tree */
+    /* torch.compile's caches, empty for each run: a warm cache skips compilation and the autotuning launches
+     * that come with it, so runs with and without the shim would not make the same calls */
+    snprintf(inductor_env, sizeof inductor_env, "TORCHINDUCTOR_CACHE_DIR=%s.inductor", log);
+    snprintf(triton_env, sizeof triton_env, "TRITON_CACHE_DIR=%s.triton", log);
+    env[e++] = inductor_env;
+    env[e++] = triton_env;
     if (c->extra_env)
         env[e++] = c->extra_env;
     if (rules != NULL) {
@@ -755,6 +791,53 @@ static int plain_wait(const char *label, struct plain_job *job, char **out)
     return 1;
 }
 
+/* Inductor's kernel names: triton_ then the kind (poi pointwise, red
+ * reduction, per persistent reduction, tem template, for foreach) and
+ * what it fused. */
+static int is_inductor_name(const char *name)
+{
+    static const char *const kinds[] = {"triton_poi_", "triton_red_", "triton_per_", "triton_tem_", "triton_for_"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strncmp(name, kinds[i], strlen(kinds[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* torch.compile's Triton kernels (loaded from cubins with cuModuleLoad):
+ * every launch the driver logged under such a name is in the trace under
+ * it, mangled and displayed (compare() checked them record for record);
+ * printed with the graph launches (Inductor's CUDA graph trees). Cases
+ * that compile nothing have none and say nothing. */
+static void triton_kernels(const char *label, const struct log *lg, const struct obs_trace *t)
+{
+    size_t i, logged = 0, traced = 0, named = 0, graphs = 0, distinct = 0;
+    const char *first = NULL;
+    for (i = 0; i < lg->n; i++)
+        logged += kind_of(lg->r[i].kind) == OBS_KIND_KERNEL && is_inductor_name(lg->r[i].name);
+    for (i = 1; i < t->nkernels; i++)
+        if (t->kernels[i].mangled && is_inductor_name(t->kernels[i].mangled)) {
+            distinct++;
+            if (first == NULL)
+                first = t->kernels[i].mangled;
+        }
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        graphs += c->kind == OBS_KIND_GRAPH;
+        if (c->kind != OBS_KIND_KERNEL || c->kernel == 0 || t->kernels[c->kernel].mangled == NULL ||
+            !is_inductor_name(t->kernels[c->kernel].mangled))
+            continue;
+        traced++;
+        named += strcmp(t->kernels[c->kernel].demangled, t->kernels[c->kernel].mangled) == 0;
+    }
+    if (logged == 0 && traced == 0)
+        return;
+    diag("FIGURES triton %s: %zu launches of %zu Triton kernels (e.g. %s), %zu graph launches", label, traced, distinct,
+         first ? first : "-", graphs);
+    ok(traced > 0 && traced == logged && named == traced,
+       "%s: every Triton launch in the trace under Inductor's name, as the driver logged it (%zu of %zu)", label, named,
+       logged);
+}
+
 static void check_process(const struct fw_case *c, const char *label, const char *log, const char *trace_path)
 {
     struct log lg;
@@ -762,7 +845,7 @@ static void check_process(const struct fw_case *c, const char *label, const char
     struct counts k;
     log_read(log, &lg, 0);
     is_int(0, (long long)lg.stub_calls, "%s: no logged stub of the driver is called under the shim", label);
-    if (c->generations)
+    if (c->generations && !c->no_truth)
         is_int(c->generations, (long long)lg.timing, "%s: the truth has a timing line per generation", label);
     t = shim_trace_open(trace_path);
     ok(t != NULL, "%s: the trace reads", label);
@@ -773,7 +856,8 @@ static void check_process(const struct fw_case *c, const char *label, const char
              "%zu; threads %zu), lost %llu",
              label, k.records, lg.n, k.kernels, k.copies, k.memsets, k.syncs, k.graphs, k.threads,
              (unsigned long long)t->records_lost);
-        if (c->generations)
+        triton_kernels(label, &lg, t);
+        if (c->generations && !c->no_truth)
             phase_checks(label, log, t);
         obs_trace_free(t);
     }
@@ -914,7 +998,7 @@ static void round_trip(const struct fw_case *c, const char *prefix)
     diag("FIGURES round trip %s: %s %s: %zu launches, %zu labelled otherwise (%zu of them no phase in the automatic "
          "trace)",
          c->label, phases, step, total, other + unlabelled, unlabelled);
-    ok(compared == nproc && total > 0 && other == 0 && unlabelled == 0,
+    ok_todo(compared == nproc && total > 0 && other == 0 && unlabelled == 0, phase_todo,
        "%s: suggest-phases' rules fed back label every launch as the automatic mode did (%zu launches, %zu "
        "processes, %zu threads; %zu otherwise)",
        c->label, total, compared, nthreads, other + unlabelled);
@@ -934,6 +1018,7 @@ static void check_case(const struct fw_case *c)
     double t0 = now_s();
     char *out_plain = NULL;
 
+    phase_todo = c->phases_todo;
     snprintf(log_plain, sizeof log_plain, "%s/%s-plain.log", test_tmpdir(), c->label);
     snprintf(log_shim, sizeof log_shim, "%s/%s-shim.log", test_tmpdir(), c->label);
     snprintf(prefix, sizeof prefix, "%s/%s", test_tmpdir(), c->label);
@@ -991,34 +1076,45 @@ static void check_case(const struct fw_case *c)
         snprintf(trace, sizeof trace, "%s.obs", prefix);
         check_process(c, c->label, log_shim, trace);
     }
-    if (c->generations)
+    if (c->generations && !c->no_truth)
         round_trip(c, prefix);
     run_result_free(&shim);
     diag("FIGURES time %s: %.1f s (%s)", c->label, now_s() - t0,
          c->compare_plain ? "with and without the shim at once" : "under the shim");
 }
 
+/* Issue 34: the phase engine finds steps by token reads after eager
+ * kernels it learnt; a compiled step runs other kernels (8 to 13 % of the
+ * launches in the right step, 2026-12-01). */
+#define COMPILED_TODO "the phase engine does not yet find compiled decode steps (issue 34)"
+
 int main(void)
 {
     static const struct fw_case cases[] = {
-        {"basics", "torch_basics.py", NULL, NULL, 1, 0, 0},
-        {"basics-expandable", "torch_basics.py", NULL, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", 1, 0, 0},
-        {"llama", "fw_generate.py", "llama", NULL, 1, 0, 7},
-        {"llama-deep", "fw_generate.py", "llama-deep", NULL, 1, 0, 7},
-        {"gpt2", "fw_generate.py", "gpt2", NULL, 1, 0, 7},
-        {"llama-chunked", "fw_generate.py", "llama-chunked", NULL, 1, 0, 4},
-        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4},
-        {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14},
-        {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7},
-        {"qwen2-moe", "fw_generate.py", "qwen2-moe", NULL, 1, 0, 7},
-        {"moe-alt", "fw_generate.py", "moe-alt", NULL, 1, 0, 7},
-        {"moe-first", "fw_generate.py", "moe-first", NULL, 1, 0, 7},
-        {"gemma2", "fw_generate.py", "gemma2", NULL, 1, 0, 7},
+        {"basics", "torch_basics.py", NULL, NULL, 1, 0, 0, 0, NULL},
+        {"basics-expandable", "torch_basics.py", NULL, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", 1, 0, 0, 0, NULL},
+        {"llama", "fw_generate.py", "llama", NULL, 1, 0, 7, 0, NULL},
+        {"llama-deep", "fw_generate.py", "llama-deep", NULL, 1, 0, 7, 0, NULL},
+        {"gpt2", "fw_generate.py", "gpt2", NULL, 1, 0, 7, 0, NULL},
+        {"llama-chunked", "fw_generate.py", "llama-chunked", NULL, 1, 0, 4, 0, NULL},
+        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4, 0, NULL},
+        /* the same with cuDNN's SDPA: its attention graphs captured into the decode step's CUDA graph */
+        {"llama-graph-cudnn", "fw_generate.py", "llama-graph-cudnn", NULL, 1, 0, 4, 0, NULL},
+        {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14, 0, NULL},
+        {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7, 0, NULL},
+        {"qwen2-moe", "fw_generate.py", "qwen2-moe", NULL, 1, 0, 7, 0, NULL},
+        {"moe-alt", "fw_generate.py", "moe-alt", NULL, 1, 0, 7, 0, NULL},
+        {"moe-first", "fw_generate.py", "moe-first", NULL, 1, 0, 7, 0, NULL},
+        {"gemma2", "fw_generate.py", "gemma2", NULL, 1, 0, 7, 0, NULL},
         /* transformers' eager experts loop: count reads inside every MoE layer (docs/phases.md, "Reads inside a
          * forward") */
-        {"moe-eager", "fw_generate.py", "moe-eager", NULL, 1, 0, 7},
+        {"moe-eager", "fw_generate.py", "moe-eager", NULL, 1, 0, 7, 0, NULL},
         /* the same loop in every other layer, dense layers between (docs/layers.md: two kinds in one block) */
-        {"moe-alt-eager", "fw_generate.py", "moe-alt-eager", NULL, 1, 0, 7},
+        {"moe-alt-eager", "fw_generate.py", "moe-alt-eager", NULL, 1, 0, 7, 0, NULL},
+        /* torch.compile: Inductor's Triton kernels from cubins (cuModuleLoad), its CUDA graph trees */
+        {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NULL},
+        {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, COMPILED_TODO},
+        {"compiled-decode-ro", "fw_compiled.py", "compiled-decode-ro", NULL, 1, 0, 3, 0, COMPILED_TODO},
     };
     const char *argv[] = {NULL, "-c",
                           "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, "

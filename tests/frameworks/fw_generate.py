@@ -14,6 +14,9 @@ CASE:
   llama-graph  prefill eager, then one decode step captured once with
                torch.cuda.CUDAGraph over a static KV cache and replayed
                per token
+  llama-graph-cudnn  the same with PyTorch's cuDNN SDPA backend (the only
+               one allowed): cuDNN's attention graphs run in the prefills
+               and are captured into the decode step's CUDA graph
   threads      two Llama models generating at once on two threads (each
                with its own stream)
   procs        this script run twice at once as two processes (CASE llama
@@ -93,6 +96,7 @@ import sys
 import threading
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 import transformers
 from transformers.generation import utils as generation_utils
 from transformers.integrations import moe as hf_moe
@@ -244,7 +248,7 @@ def run_generate(case, truth, model, new_tokens, seed, label, stream=None):
 
 # ---- (c) decode by CUDA graph over a static KV cache ----------------------------------------------
 
-def run_graph(truth, model, new_tokens, seed):
+def run_graph(truth, model, new_tokens, seed, case):
     """Prefill eager; one decode step captured once (after the first
     prefill, inside the first generation's DECODE/STEP_0, in a
     GRAPH_CAPTURE range) and replayed per token. The hooks see the prefill's forward; a replay runs none, so
@@ -286,7 +290,7 @@ def run_graph(truth, model, new_tokens, seed):
             g.end()
             results.append([toks])
     for gen, toks in enumerate(results):
-        print("tokens llama-graph main %d %s" % (gen, json.dumps(toks)), flush=True)
+        print("tokens %s main %d %s" % (case, gen, json.dumps(toks)), flush=True)
     return len(results)
 
 
@@ -345,10 +349,14 @@ def main():
     truth = fw_truth.Truth()
     if case == "threads":
         gens = run_threads(truth, new_tokens)
-    elif case == "llama-graph":
+    elif case in ("llama-graph", "llama-graph-cudnn"):
         model = build("llama")
         fw_truth.attach(truth, model)
-        gens = run_graph(truth, model, new_tokens, 7)
+        if case == "llama-graph-cudnn":
+            with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                gens = run_graph(truth, model, new_tokens, 7, case)
+        else:
+            gens = run_graph(truth, model, new_tokens, 7, case)
     elif case in ("llama", "llama-deep", "gpt2", "llama-chunked", "qwen2-moe", "moe-alt", "moe-first", "moe-eager",
                   "moe-alt-eager",
                   "gemma2"):
