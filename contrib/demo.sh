@@ -3,7 +3,7 @@
 # is one, on the simulated runtime otherwise, and say which and where the
 # trace went. Then obs_cuda_static (nvcc's default static cudart) the same
 # way: on the GPU, or NVIDIA's own runtime over the simulated driver
-# (tests/sim's libcuda.so.1). Called by `make demo` with OBS_BUILDDIR and
+# (the libcuda.so.1 of sim/). Called by `make demo` with OBS_BUILDDIR and
 # OBS_SRCDIR set.
 set -u
 build=${OBS_BUILDDIR:-.}
@@ -36,8 +36,8 @@ fi
 
 if [ "$have_gpu" = no ]; then
     echo "demo: no GPU here: running $(basename "$workload") on obsshim's SIMULATED runtime"
-    echo "demo: (tests/sim: kernels are not executed; times come from its cost model, docs/architecture.md)"
-    LD_LIBRARY_PATH="$build/tests/sim/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    echo "demo: (sim/: kernels are not executed; times come from its cost model, docs/architecture.md)"
+    LD_LIBRARY_PATH="$build/sim/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export LD_LIBRARY_PATH
 else
     echo "demo: running $(basename "$workload") on the $have_gpu GPU"
@@ -66,15 +66,15 @@ run_demo "$out/demo" "$workload"
 status=$?
 
 # nvcc's default: cudart linked in, the driver found with dlopen. Without a
-# GPU its own runtime runs over the simulated libcuda.so.1 (tests/sim),
+# GPU its own runtime runs over the simulated libcuda.so.1 (sim/),
 # which the library path above already holds.
 static="$build/workload/obs_cuda_static"
 if [ -x "$static" ] && { [ "$have_gpu" = nvidia ] || [ "$have_gpu" = no ]; }; then
     if [ "$have_gpu" = no ]; then
-        LD_LIBRARY_PATH="$build/tests/sim/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        LD_LIBRARY_PATH="$build/sim/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
         export LD_LIBRARY_PATH
         echo "demo: obs_cuda_static: NVIDIA's static cudart (nvcc's default) over obsshim's SIMULATED driver"
-        echo "demo: (tests/sim's libcuda.so.1: kernels are not executed; the same cost model)"
+        echo "demo: (the libcuda.so.1 of sim/: kernels are not executed; the same cost model)"
     else
         echo "demo: obs_cuda_static: nvcc's default static cudart on the GPU"
     fi

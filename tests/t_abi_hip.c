@@ -40,7 +40,7 @@ int main(void)
 #define OBS_HIP_ABI_REAL_TYPES 1
 #define OBS_HIP_ABI_NO_PROTOTYPES 1
 #include "abi/hip_abi.h"
-#include "sim/hip_sim_map.h"
+#include "hip_sim_map.h"
 
 /* ---- signatures ---- */
 
@@ -218,7 +218,7 @@ static void check_values(void)
 static void check_real_library(void)
 {
     static struct hip_map_entry map[MAP_MAX];
-    const char *map_path = test_path(test_srcdir(), "tests/sim/libamdhip64.map");
+    const char *map_path = test_path(test_srcdir(), "sim/libamdhip64.map");
     int n = hip_map_read(map_path, map, MAP_MAX);
     void *real;
 

@@ -17,7 +17,7 @@
  * on every layer (Qwen2-MoE), alternating with dense layers (Qwen3-MoE),
  * after a dense first layer (Qwen3-MoE), Gemma 2's sliding-window and
  * global attention layers. Each case runs twice, at once: on the simulated
- * driver alone (LD_LIBRARY_PATH=tests/sim/driver) and under the shim with
+ * driver alone (LD_LIBRARY_PATH=sim/driver) and under the shim with
  * default settings (contrib/obs-run --sim), except the two processes,
  * which run the llama case each, under the shim only. Checks:
  *   - both runs exit 0, every step of the basics runs;
@@ -1135,7 +1135,7 @@ int main(void)
         !res.exited || res.status != 0)
         skip_all("%s cannot import torch and transformers", python);
     snprintf(obs_run, sizeof obs_run, "%s", shim_build_path("contrib/obs-run"));
-    snprintf(driver_dir, sizeof driver_dir, "%s", shim_build_path("tests/sim/driver"));
+    snprintf(driver_dir, sizeof driver_dir, "%s", shim_build_path("sim/driver"));
     snprintf(inject_lib, sizeof inject_lib, "%s", shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
     snprintf(frameworks_dir, sizeof frameworks_dir, "%s", test_path(test_srcdir(), "tests/frameworks"));
     if (!test_executable(obs_run))

@@ -1,12 +1,15 @@
-/* The man pages (man/obs-run.1, man/obs-report.1, man/libobsshim.7):
- * each renders with groff -man -ww and man -l without a warning (skipped,
- * saying why, when neither tool is installed), and they stay true to the
- * code: every OBS_* variable shim/common/config.c reads (grepped from the source
- * now) and NVTX_INJECTION64_PATH are described under ENVIRONMENT in
- * libobsshim.7; every command that `obs-report --help` lists, and every
- * long option of each command's --help, is in obs-report.1; every long
- * option of `obs-run --help` is in obs-run.1. */
+/* The man pages (man/obs-run.1, man/obs-report.1, man/libobsshim.7,
+ * man/obs-sim.7): each renders with groff -man -ww and man -l without a
+ * warning (skipped, saying why, when neither tool is installed), and they
+ * stay true to the code: every OBS_* variable shim/common/config.c reads
+ * (grepped from the source now) and NVTX_INJECTION64_PATH are described
+ * under ENVIRONMENT in libobsshim.7; every OBS_SIM_* variable the .c
+ * files of sim/ (the simulator) read, under ENVIRONMENT in obs-sim.7;
+ * every command that `obs-report --help` lists, and every long option of
+ * each command's --help, is in obs-report.1; every long option of
+ * `obs-run --help` is in obs-run.1. */
 #include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +18,7 @@
 #include "tap/basic.h"
 #include "tap/process.h"
 
-static const char *const pages[] = {"obs-run.1", "obs-report.1", "libobsshim.7"};
+static const char *const pages[] = {"obs-run.1", "obs-report.1", "libobsshim.7", "obs-sim.7"};
 #define PAGE_COUNT (sizeof pages / sizeof pages[0])
 
 /* The text between ".SH <name>" and the next ".SH" (malloc'ed, "" if none). */
@@ -81,7 +84,8 @@ static void check_rendering(const char *mandir)
     const char *man = test_on_path("man", man_buf, sizeof man_buf);
     size_t i;
     static const char *const shown[] = {"obs-run - run a program", "obs-report - report on a trace",
-                                        "libobsshim - make CUDA and HIP programs"};
+                                        "libobsshim - make CUDA and HIP programs",
+                                        "obs-sim - run real CUDA programs with no GPU"};
 
     for (i = 0; i < PAGE_COUNT; i++) {
         const char *path = test_path(mandir, pages[i]);
@@ -100,17 +104,18 @@ static void check_rendering(const char *mandir)
     }
 }
 
-/* Every "OBS_..." string literal of shim/common/config.c is a tag in ENVIRONMENT. */
-static void check_environment(const char *srcdir, const char *page)
+/* Each string literal "<prefix>NAME" (NAME upper case, digits, '_') of
+ * source, once each, is a tag in env (a page's ENVIRONMENT). Returns how
+ * many names were found. */
+static int check_names_described(const char *source, const char *source_name, const char *prefix, const char *env,
+                                 const char *page)
 {
-    char *config = test_read_file(test_path(srcdir, "shim/common/config.c"), NULL);
-    char *env = section(page, "ENVIRONMENT");
+    char quoted_prefix[64];
     const char *p;
     int found = 0;
 
-    if (config == NULL)
-        bail("cannot read %s", test_path(srcdir, "shim/common/config.c"));
-    for (p = strstr(config, "\"OBS_"); p != NULL; p = strstr(p + 1, "\"OBS_")) {
+    snprintf(quoted_prefix, sizeof quoted_prefix, "\"%s", prefix);
+    for (p = strstr(source, quoted_prefix); p != NULL; p = strstr(p + 1, quoted_prefix)) {
         char name[128];
         size_t len = 1;
         while (p[len] != '\0' && (isupper((unsigned char)p[len]) || isdigit((unsigned char)p[len]) || p[len] == '_'))
@@ -119,20 +124,77 @@ static void check_environment(const char *srcdir, const char *page)
             continue;
         memcpy(name, p + 1, len - 1);
         name[len - 1] = '\0';
-        /* config.c may name a variable more than once (warnings): check once. */
+        /* a source may name a variable more than once (warnings): check once. */
         {
             char quoted[140];
             snprintf(quoted, sizeof quoted, "\"%s\"", name);
-            if (strstr(config, quoted) != p)
+            if (strstr(source, quoted) != p)
                 continue;
         }
         found++;
-        ok(has_tag_line(env, name), "libobsshim.7 ENVIRONMENT describes %s (read by shim/common/config.c)", name);
+        ok(has_tag_line(env, name), "%s ENVIRONMENT describes %s (read by %s)", page, name, source_name);
     }
+    return found;
+}
+
+/* Every "OBS_..." string literal of shim/common/config.c is a tag in ENVIRONMENT. */
+static void check_environment(const char *srcdir, const char *page)
+{
+    char *config = test_read_file(test_path(srcdir, "shim/common/config.c"), NULL);
+    char *env = section(page, "ENVIRONMENT");
+    int found;
+
+    if (config == NULL)
+        bail("cannot read %s", test_path(srcdir, "shim/common/config.c"));
+    found = check_names_described(config, "shim/common/config.c", "OBS_", env, "libobsshim.7");
     ok(found >= 5, "shim/common/config.c names %d OBS_* variables (the grep works)", found);
     ok(has_tag_line(env, "NVTX_INJECTION64_PATH"), "libobsshim.7 ENVIRONMENT describes NVTX_INJECTION64_PATH");
     free(env);
     free(config);
+}
+
+/* Every "OBS_SIM_..." string literal of the simulator's sources (the .c
+ * files of sim/, joined: a variable read by several is checked once) is a
+ * tag in obs-sim.7's ENVIRONMENT. */
+static void check_sim_environment(const char *srcdir, const char *page)
+{
+    char dir[4096];
+    char *env = section(page, "ENVIRONMENT");
+    char *all = NULL;
+    size_t all_len = 0;
+    int files = 0, found;
+    struct dirent *e;
+    DIR *d;
+
+    snprintf(dir, sizeof dir, "%s/sim", srcdir);
+    d = opendir(dir);
+    if (d == NULL)
+        bail("cannot open %s", dir);
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name), len;
+        char *text, *grown;
+        if (n < 3 || strcmp(e->d_name + n - 2, ".c") != 0)
+            continue;
+        text = test_read_file(test_path(dir, e->d_name), &len);
+        if (text == NULL)
+            bail("cannot read %s/%s", dir, e->d_name);
+        grown = realloc(all, all_len + len + 2);
+        if (grown == NULL)
+            bail("out of memory");
+        all = grown;
+        memcpy(all + all_len, text, len);
+        all_len += len;
+        all[all_len++] = '\n';
+        all[all_len] = '\0';
+        free(text);
+        files++;
+    }
+    closedir(d);
+    ok(files >= 10, "sim/ has %d C sources (the walk works)", files);
+    found = all != NULL ? check_names_described(all, "sim/", "OBS_SIM_", env, "obs-sim.7") : 0;
+    ok(found >= 5, "the sources of sim/ name %d OBS_SIM_* variables (the grep works)", found);
+    free(all);
+    free(env);
 }
 
 /* Each "--long-option" at the start of an indented line of help. */
@@ -262,6 +324,7 @@ int main(void)
     }
     check_rendering(mandir);
     check_environment(srcdir, text[2]);
+    check_sim_environment(srcdir, text[3]);
     check_obs_report(builddir, text[1]);
     check_obs_run(builddir, text[0]);
     for (i = 0; i < PAGE_COUNT; i++)

@@ -1,6 +1,6 @@
 /* obs-run --sim: a user's own program on the simulated CUDA driver, under
  * the shim, with NVIDIA's real runtime and libraries over the driver.
- *   - tests/sim/driver holds the simulated driver alone (libcuda.so.1,
+ *   - sim/driver holds the simulated driver alone (libcuda.so.1,
  *     libnvidia-ml.so.1; no simulated runtime);
  *   - an nvcc-built program with the shared cudart (workload/obs_cuda), one
  *     with nvcc's default static cudart (workload/obs_cuda_static) and a
@@ -90,9 +90,9 @@ static void check_library_path_form(const struct program *p)
     if (run_program(argv, env, 120, &res) != 0)
         bail("cannot run %s", p->path);
     ok(res.exited && res.status == 0 && res.out && strstr(res.out, p->expect) != NULL,
-       "LD_LIBRARY_PATH=tests/sim/driver %s: runs, prints what it prints on a GPU", p->label);
+       "LD_LIBRARY_PATH=sim/driver %s: runs, prints what it prints on a GPU", p->label);
     is_int(1, (long long)count_lines_with(res.err ? res.err : "", NOT_EXECUTED),
-           "LD_LIBRARY_PATH=tests/sim/driver %s: the driver's banner says once that kernels are not executed",
+           "LD_LIBRARY_PATH=sim/driver %s: the driver's banner says once that kernels are not executed",
            p->label);
     run_result_free(&res);
 }
@@ -111,12 +111,12 @@ int main(void)
     if (!test_executable(obs_run))
         skip_all("%s not built", obs_run);
     plan_lazy();
-    driver_dir = shim_build_path("tests/sim/driver");
+    driver_dir = shim_build_path("sim/driver");
     snprintf(dir_cuda, sizeof dir_cuda, "%s/libcuda.so.1", driver_dir);
     snprintf(dir_nvml, sizeof dir_nvml, "%s/libnvidia-ml.so.1", driver_dir);
     snprintf(dir_rt, sizeof dir_rt, "%s/libcudart.so.13", driver_dir);
     ok(access(dir_cuda, R_OK) == 0 && access(dir_nvml, R_OK) == 0 && access(dir_rt, F_OK) != 0,
-       "tests/sim/driver holds the simulated libcuda.so.1 and libnvidia-ml.so.1, no runtime");
+       "sim/driver holds the simulated libcuda.so.1 and libnvidia-ml.so.1, no runtime");
 
     for (i = 0; i < sizeof programs / sizeof programs[0]; i++) {
         struct program p = programs[i];

@@ -73,10 +73,10 @@ static void run_case(const char *label, const char *const argv[], int hip, const
     /* CUDA: the NVTX tool only; HIP: the roctx stand-in only (found on the
      * library path), so that each range is logged once. */
     if (hip)
-        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s:%s", shim_build_path("tests/sim/.libs"),
+        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s:%s", shim_build_path("sim/.libs"),
                  shim_build_path("tests/nvtx_inject/.libs"));
     else
-        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     snprintf(inject, sizeof inject, "NVTX_INJECTION64_PATH=%s",
              shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
     env[n_env++] = log_env;
@@ -439,7 +439,7 @@ static void llm_loop_cases(void)
             const char *rargv[] = {shim_build_path("obs-report"), "suggest-phases", trace, NULL};
             struct run_result res;
             snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s/odd-rules", test_tmpdir());
-            snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+            snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
             snprintf(trace, sizeof trace, "%s/odd-rules.obs", test_tmpdir());
             shim_run(argv_odd, env, 1, 60, &res);
             run_result_free(&res);

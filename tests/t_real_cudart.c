@@ -1,6 +1,6 @@
 /* NVIDIA's own runtime on the simulated driver: the toolkit's real
  * libcudart.so.13 (shared), libcudart_static.a (nvcc's default) and
- * libcublas.so.13 run over tests/sim's libcuda.so.1, with no GPU, and the
+ * libcublas.so.13 run over the libcuda.so.1 of sim/, with no GPU, and the
  * shim records what they do exactly once.
  *
  * The library path holds a directory with only the simulated libcuda.so.1
@@ -97,7 +97,7 @@ static const char *toolkit_lib64(const char **why)
 static void make_driver_dir(void)
 {
     char dir[4200], link_path[4300];
-    const char *driver = shim_build_path("tests/sim/.libs/libcuda.so.1");
+    const char *driver = shim_build_path("sim/.libs/libcuda.so.1");
     if (access(driver, R_OK) != 0)
         bail("%s is missing (build the simulators first)", driver);
     snprintf(dir, sizeof dir, "%s/driver-only", test_tmpdir());
@@ -473,7 +473,7 @@ struct program {
     int phases;           /* the workload: check phase attribution */
 };
 
-/* What obs_cuda prints on the simulated runtime (tests/sim's libcudart). */
+/* What obs_cuda prints on the simulated runtime (the libcudart.so.13 of sim/). */
 static char *workload_output_on_simulated_runtime(const char *arg)
 {
     const char *argv[] = {shim_build_path("workload/obs_cuda"), arg, NULL};

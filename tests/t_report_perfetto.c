@@ -449,7 +449,7 @@ static void test_workload(void)
         return;
     }
     argv[0] = bin;
-    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/tests/sim/.libs", test_builddir());
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/sim/.libs", test_builddir());
     snprintf(shim, sizeof shim, "LD_PRELOAD=%s/shim/.libs/libobsshim.so", test_builddir());
     snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s/workload", dir);
     snprintf(obs, sizeof obs, "%s/workload.obs", dir);

@@ -611,7 +611,7 @@ static int record(const char *tag, const char *const argv[], char *trace, size_t
     char libpath[4200], out_env[4300];
     const char *env[] = {libpath, out_env, "OBS_GPU_TIME=events", "OBS_JSON=0", "OBS_SUMMARY=0", NULL};
     struct run_result r;
-    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s/%s", test_tmpdir(), tag);
     snprintf(trace, tracelen, "%s/%s.obs", test_tmpdir(), tag);
     shim_run(argv, env, 1, 300, &r);

@@ -174,10 +174,10 @@ static void run_replay(const struct scenario_case *c, const char *app, const cha
     argv[a++] = scn;
     argv[a] = NULL;
     if (c->hip)
-        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s:%s", shim_build_path("tests/sim/.libs"),
+        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s:%s", shim_build_path("sim/.libs"),
                  shim_build_path("tests/nvtx_inject/.libs"));
     else
-        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     env[n++] = libpath;
     env[n++] = "OBS_SIM_SYNC_WAIT=1";
     if (shim) {
@@ -1246,7 +1246,7 @@ static void parser_cases(void)
 
 /* OBS_SIM_SYNC_WAIT=1 makes host time follow the cost model: a prefill of
  * one kernel of 500 x 8000 blocks of 256 threads costs 2 us + 1.024e9 / 64
- * ns = 16.002 ms of virtual time (tests/sim/cost_model.h). With the option
+ * ns = 16.002 ms of virtual time (sim/cost_model.h). With the option
  * the prefill's token read waits for it (a "wait" line in the log with
  * OBS_SIM_LOG_WAITS=1) and the replay's TTFT is at least that (a lower
  * bound a busy host can only widen); without it no call waits. Which calls
@@ -1292,7 +1292,7 @@ static void sync_wait_case(int hip)
         snprintf(log_path, sizeof log_path, "%s/sync-wait-log-%d-%d", test_tmpdir(), hip, wait);
         remove(log_path);
         snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log_path);
-        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
         shim_run(argv, env, 0, 60, &res);
         pc_read_log(log_path, &run);
         waits = wait_lines(log_path);

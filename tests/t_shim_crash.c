@@ -651,7 +651,7 @@ int main(void)
         skip_all("%s not built", app);
     shim_lib();
     snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
-    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     plan_lazy();
 
     test_sigkill();

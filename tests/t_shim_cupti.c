@@ -1,5 +1,5 @@
 /* OBS_GPU_TIME=cupti on the simulators and the simulated libcupti.so.13
- * (tests/sim/cupti_sim.c), whose device records carry each operation's
+ * (sim/cupti_sim.c), whose device records carry each operation's
  * virtual start and end (OBS_SIM_LOG_OPS=1 logs them: the ground truth):
  *   - record by record, every timed call's GPU span equals its operations
  *     in the log (base + virtual start .. base + virtual end; a graph
@@ -304,7 +304,7 @@ static void check_header(const char *label, const struct sim_traced_run *r)
     for (i = 0; t != NULL && i < t->ncalls; i++)
         flagged += (t->calls[i].flags & OBS_CALL_GPU_TIMED) != 0;
     char real_lib[4096] = "", real_sim[4096] = "";
-    if (realpath(lib, real_lib) == NULL || realpath(shim_build_path("tests/sim/.libs/libcupti.so.13"), real_sim) == NULL)
+    if (realpath(lib, real_lib) == NULL || realpath(shim_build_path("sim/.libs/libcupti.so.13"), real_sim) == NULL)
         real_lib[0] = '\0';
     ok(t != NULL && (t->flags & OBS_FILE_GPU_TIME) && strcmp(meta_or(t, "gpu_time", ""), "cupti") == 0 &&
            real_lib[0] != '\0' && strcmp(real_lib, real_sim) == 0,
@@ -691,11 +691,11 @@ static void test_static_runtime(void)
     mkdir(dir, 0755);
     snprintf(link, sizeof link, "%s/libcuda.so.1", dir);
     unlink(link);
-    if (symlink(shim_build_path("tests/sim/.libs/libcuda.so.1"), link) != 0)
+    if (symlink(shim_build_path("sim/.libs/libcuda.so.1"), link) != 0)
         bail("symlink %s", link);
     snprintf(link, sizeof link, "%s/libcupti.so.13", dir);
     unlink(link);
-    if (symlink(shim_build_path("tests/sim/.libs/libcupti.so.13"), link) != 0)
+    if (symlink(shim_build_path("sim/.libs/libcupti.so.13"), link) != 0)
         bail("symlink %s", link);
     /* Only these two of the simulators, then the toolkit (its own libcupti comes later). */
     snprintf(path_env, sizeof path_env, "LD_LIBRARY_PATH=%s:%s", dir, lib64);
@@ -971,7 +971,7 @@ static void test_threads_and_exit(void)
 int main(void)
 {
     plan_lazy();
-    if (!test_executable(shim_build_path("tests/sim/.libs/libcupti.so.13")))
+    if (!test_executable(shim_build_path("sim/.libs/libcupti.so.13")))
         skip_all("the simulated libcupti is not built");
     test_api_driver();
     test_driver_app();

@@ -1,5 +1,5 @@
 /* The shim's CUDA driver hooks against the simulated driver's ground truth
- * (tests/sim, libcuda.so.1).
+ * (sim/, libcuda.so.1).
  *
  *   - tests/apps/driver_static_like (dlopen + dlsym + cuGetProcAddress_v2,
  *     as nvcc's static cudart; also --proc-v1, the 4-argument form) and
@@ -64,7 +64,7 @@
 static const char *sim_env(void)
 {
     static char env[4200];
-    snprintf(env, sizeof env, "LD_LIBRARY_PATH=%s/tests/sim/.libs", test_builddir());
+    snprintf(env, sizeof env, "LD_LIBRARY_PATH=%s/sim/.libs", test_builddir());
     return env;
 }
 

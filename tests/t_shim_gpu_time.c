@@ -1,6 +1,6 @@
 /* GPU time with events (OBS_GPU_TIME=events) on the simulated runtimes,
  * whose events run on a virtual clock charged by the cost model
- * (tests/sim/cost_model.h), so device durations are exact. For CUDA and for
+ * (sim/cost_model.h), so device durations are exact. For CUDA and for
  * HIP (the same checks):
  *   - the API driver: every kernel, copy, memset and graph launch that
  *     succeeded has a GPU span, except the two made while their stream

@@ -46,7 +46,7 @@ static void run_llm_loop(const char *tag, const char *extra, const char *layers,
     remove(p->log);
     snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", p->log);
     snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", p->prefix);
-    snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     snprintf(inject, sizeof inject, "NVTX_INJECTION64_PATH=%s",
              shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
     shim_run(argv, env, 1, 120, res);

@@ -127,7 +127,7 @@ static void run_and_check(const struct run_spec *r, const struct want_graph *w)
     struct run_result plain, shim;
     struct obs_trace *t;
 
-    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s/%s", test_tmpdir(), r->tag);
     snprintf(trace, sizeof trace, "%s/%s.obs", test_tmpdir(), r->tag);
     snprintf(json, sizeof json, "%s/%s.json", test_tmpdir(), r->tag);

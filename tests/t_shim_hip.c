@@ -485,7 +485,7 @@ static int app_missing(void)
 
 static void run_errno_app(const char *self)
 {
-    const char *runtime = shim_build_path("tests/sim/.libs/libamdhip64.so.5");
+    const char *runtime = shim_build_path("sim/.libs/libamdhip64.so.5");
     const char *argv[] = {self, "--app-errno", runtime, NULL};
     char log_plain[4200], log_shim[4200], env_plain_log[4300], env_shim_log[4300], out_env[4300], trace[4300];
     struct run_result plain, shimmed;

@@ -489,7 +489,7 @@ static void test_local_runtime(void)
     struct run_result shim;
     struct obs_trace *t = NULL;
 
-    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     {
         const char *env[] = {libpath, env_var("OBS_OUTPUT", "%s/l", dir), "OBS_SUMMARY=0", NULL};
         shim_run(argv, env, 1, 30, &shim);
@@ -530,7 +530,7 @@ static void test_early_constructor(void)
     struct obs_trace *t = NULL;
     const char *early_init, *shim_init;
 
-    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     {
         const char *env[] = {libpath, NULL};
         shim_run(argv, env, 0, 30, &plain);

@@ -51,7 +51,7 @@ static void run_case(const char *bin, const char *flag)
     struct obs_trace *t;
     const char *tag = flag ? flag + 2 : "default";
 
-    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     snprintf(log_path, sizeof log_path, "%s/%s.log", test_tmpdir(), tag);
     snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log_path);
     snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s/%s", test_tmpdir(), tag);

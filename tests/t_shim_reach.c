@@ -236,7 +236,7 @@ int main(void)
 
     shim_lib();
     snprintf(tmp, sizeof tmp, "%s", test_tmpdir());
-    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("tests/sim/.libs"));
+    snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
     snprintf(plugin_path, sizeof plugin_path, "%s", plugin);
     snprintf(relro_path, sizeof relro_path, "%s", shim_build_path("tests/apps/.libs/libreach_plugin_relro.so"));
     plan(8 * 7 + 5 + 1 + 8);

@@ -1,4 +1,4 @@
-/* The simulated CUDA runtime (tests/sim, libcudart.so.13) on its own:
+/* The simulated CUDA runtime (sim/, libcudart.so.13) on its own:
  *   - exports: every entry point of shim/abi/cuda_abi.h at version node
  *     libcudart.so.13, nothing internal;
  *   - tests/apps/cuda_api_driver against it: the ground-truth log holds one
@@ -169,7 +169,7 @@ static void run_on_sim(const char *const argv[], const char *log_path, int quiet
 
 static void test_exports(void)
 {
-    const char *path = test_path(test_builddir(), "tests/sim/.libs/libcudart.so.13");
+    const char *path = test_path(test_builddir(), "sim/.libs/libcudart.so.13");
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     size_t i, missing = 0;
 

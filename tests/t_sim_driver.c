@@ -1,4 +1,4 @@
-/* The simulated CUDA driver (tests/sim, libcuda.so.1) on its own:
+/* The simulated CUDA driver (sim/, libcuda.so.1) on its own:
  *   - exports: every entry point of shim/abi/cuda_driver_abi.h's three
  *     lists and cudnnSimFakeEntry, nothing internal;
  *   - tests/apps/driver_linked (-lcuda) and tests/apps/driver_static_like
@@ -157,7 +157,7 @@ static void run_on_sim(const char *const argv[], const char *log_path, const cha
 {
     char lib_env[4200], log_env[4200];
     const char *env[5];
-    snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s/tests/sim/.libs", test_builddir());
+    snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s/sim/.libs", test_builddir());
     snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log_path);
     env[0] = lib_env;
     env[1] = log_env;
@@ -173,7 +173,7 @@ static void run_on_sim(const char *const argv[], const char *log_path, const cha
 
 static void *open_sim(void)
 {
-    return dlopen(test_path(test_builddir(), "tests/sim/.libs/libcuda.so.1"), RTLD_NOW | RTLD_LOCAL);
+    return dlopen(test_path(test_builddir(), "sim/.libs/libcuda.so.1"), RTLD_NOW | RTLD_LOCAL);
 }
 
 static size_t missing_from(void *lib, const char *const *names, size_t n)
@@ -394,7 +394,7 @@ static void test_banner_and_faults(void)
     struct lines log;
     const struct log_line *l;
 
-    snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s/tests/sim/.libs", test_builddir());
+    snprintf(lib_env, sizeof lib_env, "LD_LIBRARY_PATH=%s/sim/.libs", test_builddir());
     env[0] = lib_env;
     env[1] = "OBS_SIM_QUIET";
     env[2] = NULL;

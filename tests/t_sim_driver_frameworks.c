@@ -1,4 +1,4 @@
-/* What the simulated driver (tests/sim, libcuda.so.1 and libnvidia-ml.so.1)
+/* What the simulated driver (sim/, libcuda.so.1 and libnvidia-ml.so.1)
  * offers PyTorch's wheels beyond the toolkit's runtime, checked in this
  * process, with no framework (PyTorch on it: tests/t_frameworks):
  *   - page-locked and registered host memory, pointer attributes (device,
@@ -398,7 +398,7 @@ static void test_nvml(void)
     struct nvml_memory mem = {0, 0, 0};
     char name[96];
 
-    nvml = dlopen(test_path(test_builddir(), "tests/sim/.libs/libnvidia-ml.so.1"), RTLD_NOW | RTLD_LOCAL);
+    nvml = dlopen(test_path(test_builddir(), "sim/.libs/libnvidia-ml.so.1"), RTLD_NOW | RTLD_LOCAL);
     if (nvml == NULL)
         bail("cannot load the simulated NVML: %s", dlerror());
     is_int(1, NVML(int (*)(unsigned *), nvmlDeviceGetCount_v2, &count), "NVML before init: uninitialised (1)");
@@ -432,7 +432,7 @@ int main(void)
     remove(log_path);
     setenv("OBS_SIM_LOG", log_path, 1);
     setenv("OBS_SIM_QUIET", "1", 1);
-    sim = dlopen(test_path(test_builddir(), "tests/sim/.libs/libcuda.so.1"), RTLD_NOW | RTLD_LOCAL);
+    sim = dlopen(test_path(test_builddir(), "sim/.libs/libcuda.so.1"), RTLD_NOW | RTLD_LOCAL);
     if (sim == NULL)
         bail("cannot load the simulated driver: %s", dlerror());
     if (CALL(fn_init, cuInit, 0) != 0 || CALL(fn_retain, cuDevicePrimaryCtxRetain, &ctx, 0) != 0 ||

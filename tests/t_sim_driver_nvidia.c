@@ -1,4 +1,4 @@
-/* What the simulated driver (tests/sim, libcuda.so.1) offers NVIDIA's own
+/* What the simulated driver (sim/, libcuda.so.1) offers NVIDIA's own
  * runtime and cuBLAS, checked in this process with no toolkit (the real
  * runtime on it: tests/t_real_cudart):
  *   - every public CUDA 13.0 driver name (cudrv_sim_names.h) is exported; one the simulator
@@ -478,7 +478,7 @@ int main(void)
     remove(log_path);
     setenv("OBS_SIM_LOG", log_path, 1);
     setenv("OBS_SIM_QUIET", "1", 1);
-    sim = dlopen(test_path(test_builddir(), "tests/sim/.libs/libcuda.so.1"), RTLD_NOW | RTLD_LOCAL);
+    sim = dlopen(test_path(test_builddir(), "sim/.libs/libcuda.so.1"), RTLD_NOW | RTLD_LOCAL);
     if (sim == NULL)
         bail("cannot load the simulated driver: %s", dlerror());
     test_stubs_and_lookups();

@@ -1,4 +1,4 @@
-/* The simulated HIP runtime (tests/sim, libamdhip64.so.5) on its own:
+/* The simulated HIP runtime (sim/, libamdhip64.so.5) on its own:
  *   - exports: every entry point of shim/abi/hip_abi.h is in the version
  *     script and resolves at its node; nothing internal is exported;
  *   - tests/apps/hip_api_driver against it: the ground-truth log holds
@@ -24,7 +24,7 @@
 #include "abi/hip_abi.h"
 #include "trace/api_list.h"
 #include "sim/cost_model.h"
-#include "sim/hip_sim_map.h"
+#include "hip_sim_map.h"
 #include "tap/basic.h"
 #include "tap/process.h"
 #include "workload_bins.h"
@@ -210,7 +210,7 @@ static void check_same_calls(const char *out, const struct sim_log *log, const c
 static void test_exports(void)
 {
     static struct hip_map_entry map[MAP_MAX];
-    const char *map_path = test_path(test_srcdir(), "tests/sim/libamdhip64.map");
+    const char *map_path = test_path(test_srcdir(), "sim/libamdhip64.map");
     int n = hip_map_read(map_path, map, MAP_MAX);
     size_t missing = 0, unmapped = 0;
     Dl_info info = {0}; /* read below even when dladdr fails */

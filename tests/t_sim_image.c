@@ -1,4 +1,4 @@
-/* The simulated driver's image reader (tests/sim/cudrv_sim_image.c), called
+/* The simulated driver's image reader (sim/cudrv_sim_image.c), called
  * directly on images NVIDIA's and Triton's compilers made (kept in
  * tests/fuzz/sim_image_corpus; how they were made: tests/fuzz/sim_image_seeds.md):
  *   - an ELF cubin from Triton (torch.compile's triton_poi_fused_gelu_0) and

@@ -1,5 +1,5 @@
 /* The reference workload on the simulated runtimes: the TTFT and tokens/s it
- * prints equal what the cost model (tests/sim/cost_model.h) predicts, with
+ * prints equal what the cost model (sim/cost_model.h) predicts, with
  * and without --graphs, and --graphs replays one graph per repetition. */
 #include <math.h>
 #include <stdio.h>

@@ -39,11 +39,11 @@ static inline const char *workload_path(const struct workload_bin *b, const char
     return NULL;
 }
 
-/* "LD_LIBRARY_PATH=<build>/tests/sim/.libs" for running on the simulators. */
+/* "LD_LIBRARY_PATH=<build>/sim/.libs" for running on the simulators. */
 static inline const char *sim_library_path_env(void)
 {
     static char env[4200];
-    snprintf(env, sizeof env, "LD_LIBRARY_PATH=%s/tests/sim/.libs", test_builddir());
+    snprintf(env, sizeof env, "LD_LIBRARY_PATH=%s/sim/.libs", test_builddir());
     return env;
 }
 

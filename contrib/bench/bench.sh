@@ -21,7 +21,7 @@ app=$builddir/contrib/bench/bench_loop
 shim=$builddir/shim/.libs/libobsshim.so
 # OBS_PRELOAD_FIRST (make check-sanitize: the ASan runtime) goes before the shim
 preload=${OBS_PRELOAD_FIRST:+$OBS_PRELOAD_FIRST:}$shim
-sim=$builddir/tests/sim/.libs
+sim=$builddir/sim/.libs
 noop_nvtx=$builddir/contrib/bench/.libs/libobsbenchnvtx.so
 for f in "$app" "$shim" "$noop_nvtx" "$sim/libcudart.so.13"; do
     if [ ! -e "$f" ]; then

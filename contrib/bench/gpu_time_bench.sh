@@ -60,7 +60,7 @@ esac
 app=$builddir/tests/apps/llm_replay
 shim=$builddir/shim/.libs/libobsshim.so
 preload=${OBS_PRELOAD_FIRST:+$OBS_PRELOAD_FIRST:}$shim
-sim=$builddir/tests/sim/.libs
+sim=$builddir/sim/.libs
 tool=$builddir/tests/apps/.libs/libcupti_tool.so
 for f in "$app" "$shim" "$sim/libcudart.so.13" "$sim/libcupti.so.13" "$tool"; do
     if [ ! -e "$f" ]; then

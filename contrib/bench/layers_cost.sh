@@ -26,7 +26,7 @@ full=--full # the scenarios' full sizes (LAYERS_FULL=0: make check's)
 [ "${LAYERS_FULL:-1}" = 0 ] && full=
 app=$builddir/tests/apps/llm_replay
 shim=$builddir/shim/.libs/libobsshim.so
-sim=$builddir/tests/sim/.libs
+sim=$builddir/sim/.libs
 target=10
 
 if ! command -v valgrind >/dev/null 2>&1; then

@@ -22,7 +22,7 @@ app=$builddir/contrib/bench/bench_loop
 shim=$builddir/shim/.libs/libobsshim.so
 # OBS_PRELOAD_FIRST (make check-sanitize: the ASan runtime) goes before the shim
 preload=${OBS_PRELOAD_FIRST:+$OBS_PRELOAD_FIRST:}$shim
-sim=$builddir/tests/sim/.libs
+sim=$builddir/sim/.libs
 report=$builddir/obs-report
 for f in "$app" "$shim" "$report" "$sim/libcudart.so.13" /usr/bin/time; do
     if [ ! -e "$f" ]; then

@@ -1,5 +1,5 @@
 /* The slice of CUPTI's activity API (libcupti.so) that obsshim's
- * OBS_GPU_TIME=cupti, the simulated libcupti (tests/sim) and the test apps
+ * OBS_GPU_TIME=cupti, the simulated libcupti (sim/) and the test apps
  * need, declared here so that none of them needs the CUDA toolkit: the
  * shim opens libcupti with dlopen at run time. Names carry an obs_ prefix so
  * that this header can sit beside the real cupti.h (tests/t_abi_cupti.c

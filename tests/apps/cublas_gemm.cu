@@ -1,6 +1,6 @@
 // A cuBLAS program with a known number of GEMMs, built by nvcc with its
 // default static cudart and linked with NVIDIA's libcublas.so.13: what
-// tests/t_real_cudart runs over the simulated driver (tests/sim's
+// tests/t_real_cudart runs over the simulated driver (sim/,
 // libcuda.so.1), where cuBLAS's kernels reach the driver with their own
 // names but are not executed.
 //

@@ -3,7 +3,7 @@
  * way an nvcc-built program would: a fake fat binary and two fake kernels are
  * registered from a constructor before main, as nvcc's generated code does.
  * Written in C against shim/abi/cuda_abi.h only, so it needs no toolkit; it
- * links against libcudart.so.13 (the simulator in tests/sim, or in principle
+ * links against libcudart.so.13 (the simulator in sim/, or in principle
  * the real one).
  *
  * Output: one line "api status" per call made (registration included), then

@@ -1,4 +1,4 @@
-/* Fuzz body for the simulated driver's image reader (tests/sim/cudrv_sim_image.c:
+/* Fuzz body for the simulated driver's image reader (sim/cudrv_sim_image.c:
  * the kernels of ELF cubins, PTX and fatbins that programs load with
  * cuModuleLoad*, cuLibraryLoad*). Built two ways: with -DOBS_LIBFUZZER and
  * clang -fsanitize=fuzzer,address,undefined as a libFuzzer target (`make

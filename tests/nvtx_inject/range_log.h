@@ -10,7 +10,7 @@
 /* "api<TAB>range<TAB>name<TAB>domain<TAB>attrs<TAB>value\n". NULL or empty
  * text is written "-"; tabs and newlines in name become spaces. With
  * OBS_SIM_LOG_TID=1 a 7th column holds the caller's gettid(), as in the
- * simulators' lines (tests/sim/sim_log.h). */
+ * simulators' lines (sim/sim_log.h). */
 void range_log_line(const char *api, const char *name, const char *domain, const char *attrs,
                     long long value);
 

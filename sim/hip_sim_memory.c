@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/sim/hip_sim.h"
+#include "hip_sim.h"
 
 #define SIM_ALLOC_ALIGN 256 /* what hipMalloc guarantees */
 

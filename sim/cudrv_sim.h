@@ -1,4 +1,4 @@
-/* Internals of the simulated CUDA driver (libcuda.so.1 in tests/sim).
+/* Internals of the simulated CUDA driver (libcuda.so.1 in sim/).
  *
  * The same conventions as the simulated runtime (cudart_sim.h): one global
  * mutex (drv_lock) guards every table; every exported entry point calls
@@ -6,7 +6,7 @@
  * OBS_SIM_FAIL and writes the ground-truth log line; no helper ever calls an
  * exported symbol (-Bsymbolic-functions), so a preloaded shim sees exactly
  * the calls the application made. Virtual clock and costs:
- * tests/sim/cost_model.h. Nothing here is exported except the cu* entry
+ * sim/cost_model.h. Nothing here is exported except the cu* entry
  * points and cudnnSimFakeEntry (libcuda.map). */
 #ifndef OBS_CUDRV_SIM_H
 #define OBS_CUDRV_SIM_H

@@ -1,5 +1,5 @@
 /* Simulated HIP runtime: the one simulated device and the runtime version. */
-#include "tests/sim/hip_sim.h"
+#include "hip_sim.h"
 
 /* HIP_VERSION of the library simulated: 5.2.21153
  * (major * 10000000 + minor * 100000 + patch). */

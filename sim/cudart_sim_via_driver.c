@@ -4,7 +4,7 @@
  * point), as with the real libraries. Off by default.
  *
  * The driver is reached as the real cudart reaches it: dlopen
- * "libcuda.so.1" (the simulated one under tests/sim/.libs), dlsym
+ * "libcuda.so.1" (the simulated one under sim/.libs), dlsym
  * "cuGetProcAddress_v2", every entry point fetched with version 13000 and
  * flags 0, or 2 for the _ptsz variants. Each kernel becomes a driver module
  * of its own at its first launch (CUDA's lazy loading); each runtime stream

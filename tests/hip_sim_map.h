@@ -1,4 +1,4 @@
-/* For the tests: reads tests/sim/libamdhip64.map, the simulator's version
+/* For the tests: reads sim/libamdhip64.map, the simulator's version
  * script, into (symbol, version node) pairs, so that the tests can look each
  * symbol up with dlvsym in the simulator and in the real library. */
 #ifndef OBS_HIP_SIM_MAP_H

@@ -2,7 +2,7 @@
  *
  * Each stream has a tail: the virtual time (ns) at which its last operation
  * ends. An operation starts at max(its stream's tail, the tails it must wait
- * for) and lasts its cost (tests/sim/cost_model.h). The legacy default
+ * for) and lasts its cost (sim/cost_model.h). The legacy default
  * stream waits for every blocking stream and every blocking stream waits for
  * it; streams created with cudaStreamNonBlocking do neither, as in CUDA.
  * Per-thread default streams are ordinary blocking streams. Host calls never

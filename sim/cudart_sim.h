@@ -1,4 +1,4 @@
-/* Internals of the simulated CUDA runtime (libcudart.so.13 in tests/sim).
+/* Internals of the simulated CUDA runtime (libcudart.so.13 in sim/).
  *
  * One global mutex (sim_lock) guards every table: streams, events, kernels,
  * variables, graphs, allocations. Per-thread state (last error, launch

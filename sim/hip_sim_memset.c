@@ -3,7 +3,7 @@
  * when a captured graph replays it) and costs the cost model's memset time. */
 #include <string.h>
 
-#include "tests/sim/hip_sim.h"
+#include "hip_sim.h"
 
 uint64_t sim_fill_bytes(const struct sim_fill *f)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/sim/hip_sim.h"
+#include "hip_sim.h"
 
 /* A kernel registered by __hipRegisterFunction: host stub -> device name. */
 struct sim_kernel {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "shim/abi/hip_abi.h"
-#include "tests/sim/cost_model.h"
+#include "cost_model.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -7,8 +7,8 @@
  * the virtual time their work ends. */
 #include <stdlib.h>
 
-#include "tests/sim/hip_sim.h"
-#include "tests/sim/sim_clock.h"
+#include "hip_sim.h"
+#include "sim_clock.h"
 
 struct sim_stream sim_null_stream;
 static struct sim_stream *sim_streams;  /* created and per-thread streams */

@@ -3,7 +3,7 @@
  * hipGetLastError returns it and resets it, hipPeekAtLastError only reads it. */
 #include <stddef.h>
 
-#include "tests/sim/hip_sim.h"
+#include "hip_sim.h"
 
 struct sim_error_text {
     int code;

@@ -4,8 +4,8 @@
  * the legacy null stream, or on the thread's default stream for _spt. */
 #include <string.h>
 
-#include "tests/sim/hip_sim.h"
-#include "tests/sim/sim_clock.h"
+#include "hip_sim.h"
+#include "sim_clock.h"
 
 /* Where a copy goes: the stream as passed and how to read it. */
 struct sim_copy_route {

@@ -1,4 +1,4 @@
-/* The slice of NVML's ABI (nvml.h) that tests/sim/nvml_sim.c exports:
+/* The slice of NVML's ABI (nvml.h) that sim/nvml_sim.c exports:
  * return codes, the device handle, and the entry points' prototypes. */
 #ifndef OBS_NVML_SIM_H
 #define OBS_NVML_SIM_H

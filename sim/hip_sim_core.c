@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tests/sim/hip_sim.h"
-#include "tests/sim/sim_fault.h"
-#include "tests/sim/sim_log.h"
+#include "hip_sim.h"
+#include "sim_fault.h"
+#include "sim_log.h"
 
 pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -1,4 +1,4 @@
-/* The simulators' tool port: how the simulated libcupti (tests/sim/
+/* The simulators' tool port: how the simulated libcupti (sim/
  * cupti_sim.c) sees the simulated CUDA runtime and driver, as NVIDIA's
  * libcupti sees the real ones through the driver's private tool tables.
  *

@@ -19,7 +19,7 @@
  *     (cuptiActivityRegisterTimestampCallback; CLOCK_REALTIME without one,
  *     as CUPTI on Linux) and the thread id of cuptiSetThreadIdType; device
  *     records carry their call's correlation id and the operation's virtual
- *     start and end (tests/sim/sim_clock.h, cost_model.h) on that clock:
+ *     start and end (sim/sim_clock.h, cost_model.h) on that clock:
  *     base + virtual time, base = the clock at attach - the library's
  *     virtual time then;
  *   - records that find no buffer are dropped and counted
