@@ -1,5 +1,8 @@
-"""Real PyTorch on the simulated driver: every feature issue 21 names, one
-after another. Kernels are not executed on the simulator, so nothing here
+"""Real PyTorch on the simulated driver: every feature issue 21 names, and
+the others docs/frameworks.md's "What runs on the simulated driver" lists
+(NVRTC through jiterator, graphed callables, cuDNN's convolution and SDPA
+inside a capture, PyTorch's flash attention, a Triton kernel through
+Triton's own launcher), one after another. Kernels are not executed on the simulator, so nothing here
 looks at a computed value: each step must only run without an error.
 Prints one line per step ("ok <name>" or "FAIL <name>: <error>") and exits
 with the number of failed steps (0: all ran)."""
@@ -120,9 +123,59 @@ def main():
             g.replay()
         static_out.cpu()
 
+    def jiterator():  # NVRTC: the kernel's PTX loaded with cuModuleLoadData, found by its .entry name
+        fn = torch.cuda.jiterator._create_jit_fn("template <typename T> T fma_one(T x, T y) { return x * y + T(1); }")
+        x = torch.randn(256, device=dev)
+        fn(x, x)
+
+    def graphed_callables():
+        lin = torch.nn.Linear(32, 32).to(dev)
+        x = torch.randn(8, 32, device=dev)
+        g = torch.cuda.make_graphed_callables(lin, (x,))
+        g(x).sum().backward()
+
+    def cudnn_conv():
+        conv = torch.nn.Conv2d(3, 8, 3).to(dev).half()
+        conv(torch.randn(2, 3, 32, 32, device=dev, dtype=torch.half))
+
+    def sdpa_in_capture():  # cuDNN asks each captured stream for its green context (cuStreamGetGreenCtx)
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        q = torch.randn(1, 4, 1, 64, device=dev, dtype=torch.half)
+        kv = torch.randn(1, 4, 16, 64, device=dev, dtype=torch.half)
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            torch.nn.functional.scaled_dot_product_attention(q, kv, kv)
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=s):
+                torch.nn.functional.scaled_dot_product_attention(q, kv, kv)
+            g.replay()
+
+    def flash_attention():
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        q = torch.randn(1, 4, 16, 64, device=dev, dtype=torch.half)
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+
+    def triton_kernel():  # Triton's own launcher (built with gcc at first use), its cubin by cuModuleLoadData
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def add_one(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+
+        x = torch.randn(1000, device=dev)
+        y = torch.empty_like(x)
+        add_one[(8,)](x, y, 1000, BLOCK=128)
+
     for name, fn in [("properties", properties), ("copies", copies), ("elementwise", elementwise),
                      ("matmul", matmul), ("softmax_argmax_cat", reductions), ("sdpa_cudnn", attention), ("allocator", allocator),
-                     ("streams_events", streams_events), ("cuda_graph", graphs)]:
+                     ("streams_events", streams_events), ("cuda_graph", graphs), ("jiterator", jiterator),
+                     ("graphed_callables", graphed_callables), ("cudnn_conv", cudnn_conv),
+                     ("sdpa_cudnn_in_capture", sdpa_in_capture), ("flash_attention", flash_attention),
+                     ("triton_kernel", triton_kernel)]:
         step(name, fn, results)
     failed = sum(1 for _, e in results if e is not None)
     print("basics: %d steps, %d failed, allocator %s" % (len(results), failed,
