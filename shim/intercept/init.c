@@ -11,12 +11,14 @@
  * buffer, closes the trace, writes the JSON and prints the summary. exit()
  * and a return from main both get there. A signal whose default action
  * ends the process (asked to stop, abort(), a crash: fatal_signals below),
- * when the app has no handler of its own, is caught: the handler only
- * flushes the buffers into the .obs (write(2) only: async-signal-safe),
- * then re-raises the signal with the default action so the app dies of it
- * as it would have. _exit() and _Exit() are interposed to do the same
- * flush before the real one. No JSON or summary on those paths; obs-report
- * reads the .obs. SIGKILL cannot be caught: the trace then has no end mark. */
+ * when the app has no handler of its own, is caught: the handler closes
+ * every thread's window and marks the .obs ended (system calls only:
+ * async-signal-safe), then re-raises the signal with the default action so
+ * the app dies of it as it would have. _exit() and _Exit() are interposed
+ * to close the trace the same way before the real one. No timeline or
+ * summary on those paths (obs-report reads the .obs). SIGKILL cannot be caught: the trace then has no end
+ * mark, and every call that returned is in it all the same (the records
+ * are stored into the file as they are made). */
 #include "init.h"
 
 #include <dlfcn.h>

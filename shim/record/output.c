@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "common/common.h"
+#include "kernel_names.h"
 #include "trace/trace.h"
 
 OBS_HIDDEN struct obs_output obs_out = {.fd = -1};
@@ -181,6 +183,9 @@ static int write_meta(int fd)
     len = meta_add(meta, len, sizeof meta, "gpu_time", obs_gpu_time_mode_name(obs_cfg.gpu_time));
     snprintf(value, sizeof value, "%u", obs_cfg.buffer_records);
     len = meta_add(meta, len, sizeof meta, "buffer_records", value);
+    /* records go into the file as they are made (docs/trace-format.md, "Windows"): a trace with no end mark
+     * misses only the call each thread was in */
+    len = meta_add(meta, len, sizeof meta, "record_windows", "1");
     snprintf(value, sizeof value, "%u", OBS_SAMPLE_PERIOD);
     len = meta_add(meta, len, sizeof meta, "self_cost_sample_period", value);
     len = meta_add(meta, len, sizeof meta, "clock", obs_clock_source_name(obs_clock_source()));
@@ -262,6 +267,7 @@ bool obs_output_ensure_open_locked(void)
     obs_out.fd = fd;
     obs_out.pid = (long)getpid();
     obs_out.status = OBS_OUTPUT_OPEN;
+    obs_kernel_names_write_pending_locked(false); /* those named before the first record (registered at load time) */
     if (on_open != NULL)
         on_open();
     OBS_DEBUG_LOG(OUTPUT, 1, "created %s%s (O_EXCL%s), descriptor %d", obs_out.prefix, OBS_TRACE_SUFFIX,
@@ -335,6 +341,102 @@ int obs_output_write_strings_locked(const void *entries, uint32_t bytes)
     if (rc != 0)
         undo_partial_write(before, rc);
     return rc;
+}
+
+static size_t page_bytes(void)
+{
+    static size_t page;
+    if (page == 0) {
+        long p = sysconf(_SC_PAGESIZE);
+        page = p > 0 ? (size_t)p : 4096;
+    }
+    return page;
+}
+
+int obs_output_map_window_locked(uint32_t tid, uint64_t first_index, uint32_t n, void *addr, size_t map_bytes,
+                                 uint64_t *at)
+{
+    const uint64_t header = sizeof(struct obs_chunk_header), page = page_bytes();
+    struct obs_write_guard g;
+    off_t pos;
+    uint64_t end, records, file_end;
+    int rc;
+
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    pos = lseek(obs_out.fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return -errno;
+    end = (uint64_t)pos;
+    records = (end + header + page - 1) / page * page;
+    if (records - header > end && records - header - end < header)
+        records += page; /* no room for a PAD chunk's header in the gap: the next page */
+    file_end = records + (uint64_t)n * OBS_RECORD_SIZE;
+    obs_write_guard_begin(&g); /* past RLIMIT_FSIZE: EFBIG, not SIGXFSZ */
+    /* Blocks first, then the frame: a kill in between leaves zeros at the
+     * end of the file, which readers take for space never framed. */
+    rc = posix_fallocate(obs_out.fd, (off_t)end, (off_t)(file_end - end));
+    rc = rc != 0 ? -rc : obs_trace_frame_window(obs_out.fd, end, records, tid, first_index, n);
+    obs_write_guard_end(&g);
+    if (rc == 0 && mmap(addr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, obs_out.fd,
+                        (off_t)records) == MAP_FAILED)
+        rc = -errno;
+    if (rc == 0 && lseek(obs_out.fd, (off_t)file_end, SEEK_SET) != (off_t)file_end)
+        rc = -errno; /* cannot happen on a regular file */
+    if (rc != 0) {
+        undo_partial_write(pos, rc);
+        return rc;
+    }
+    *at = records;
+    return 0;
+}
+
+int obs_output_write_slots_locked(uint64_t at, const union obs_record *recs, uint32_t n)
+{
+    struct obs_write_guard g;
+    int rc;
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    obs_write_guard_begin(&g);
+    rc = obs_trace_write_slots(obs_out.fd, at, recs, n);
+    obs_write_guard_end(&g);
+    return rc;
+}
+
+void obs_output_shrink_window_locked(uint64_t at, uint32_t n, uint32_t keep)
+{
+    uint64_t keep_end = at + (uint64_t)keep * OBS_RECORD_SIZE, end = at + (uint64_t)n * OBS_RECORD_SIZE;
+    off_t pos;
+    struct obs_write_guard g;
+    int rc;
+
+    if (keep >= n || obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return;
+    pos = lseek(obs_out.fd, 0, SEEK_CUR);
+    obs_write_guard_begin(&g);
+    rc = obs_trace_shrink_window(obs_out.fd, at, n, keep);
+    obs_write_guard_end(&g);
+    if (rc != 0)
+        return; /* the window stays as it was: its unwritten slots read as nothing */
+    if (pos >= 0 && (uint64_t)pos == end && ftruncate(obs_out.fd, (off_t)keep_end) == 0) {
+        lseek(obs_out.fd, (off_t)keep_end, SEEK_SET); /* the window ended the file: it ends where its records do */
+        return;
+    }
+    obs_output_release_space_locked(keep_end + sizeof(struct obs_chunk_header), end);
+}
+
+void obs_output_release_space_locked(uint64_t from, uint64_t to)
+{
+#ifdef FALLOC_FL_PUNCH_HOLE
+    const uint64_t page = page_bytes();
+    from = (from + page - 1) / page * page;
+    to = to / page * page;
+    if (obs_out.status == OBS_OUTPUT_OPEN && obs_out.fd >= 0 && to > from)
+        (void)fallocate(obs_out.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from));
+#else
+    (void)from;
+    (void)to;
+#endif
 }
 
 int obs_output_write_meta_locked(const char *text, size_t len)
