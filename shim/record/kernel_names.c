@@ -8,9 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "output.h"
-#include "recorder.h"
 #include "runtimes/real_symbols.h"
 #include "trace/trace.h"
 
@@ -148,7 +149,7 @@ static uint32_t intern_locked(const char *mangled, char *demangled)
  * kernel its records use. Outside names_lock. */
 static void names_publish(void)
 {
-    obs_out_lock_acquire(&obs_out.lock, obs_thread_id());
+    obs_out_lock_acquire(&obs_out.lock, (uint32_t)syscall(SYS_gettid)); /* the lock's owner id, as the recorder's */
     if (obs_out.status == OBS_OUTPUT_OPEN)
         obs_kernel_names_write_pending_locked(false);
     obs_out_lock_release(&obs_out.lock);

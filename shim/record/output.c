@@ -14,7 +14,6 @@
 
 #include "clock.h"
 #include "common/common.h"
-#include "kernel_names.h"
 #include "trace/trace.h"
 
 OBS_HIDDEN struct obs_output obs_out = {.fd = -1};
@@ -267,7 +266,6 @@ bool obs_output_ensure_open_locked(void)
     obs_out.fd = fd;
     obs_out.pid = (long)getpid();
     obs_out.status = OBS_OUTPUT_OPEN;
-    obs_kernel_names_write_pending_locked(false); /* those named before the first record (registered at load time) */
     if (on_open != NULL)
         on_open();
     OBS_DEBUG_LOG(OUTPUT, 1, "created %s%s (O_EXCL%s), descriptor %d", obs_out.prefix, OBS_TRACE_SUFFIX,

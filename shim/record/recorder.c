@@ -371,6 +371,9 @@ static struct obs_tbuf *thread_attach(struct obs_tls *t)
         b->next = registry;
         registry = b;
         write_thread_name_locked(b->tid);
+        /* names interned before the file existed (registered at load time),
+         * before any record of this thread can use them */
+        obs_kernel_names_write_pending_locked(false);
         window_next_locked(b);
     }
     obs_out_lock_release(&obs_out.lock);
