@@ -14,6 +14,12 @@
  *   - SIGSEGV in the app, abort(), _exit(): every call is in the trace,
  *     which is marked ended by that signal or call; _exit() in a vfork
  *     child leaves the parent's trace alone;
+ *   - SIGTERM, SIGINT, SIGHUP: the same, and the exit path's timeline and
+ *     summary too (made by a child process of the handler): the .pftrace
+ *     is the one obs-report perfetto writes from the .obs, byte for byte
+ *     (OBS_TRACE=json: the .json); into a FIFO whose reader has stopped
+ *     reading, the child makes no progress and is ended after 5 s, with
+ *     one line saying so, and the app dies of its signal;
  *   - exit() from a thread while four others launch: every thread's records
  *     are the first calls the runtime saw from it, at least those made
  *     before exit was called, none lost;
@@ -30,11 +36,13 @@
  *   - stderr a pipe whose reader has quit: the shim's exit-time summary
  *     does not kill the app with SIGPIPE. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace/api_list.h"
@@ -242,6 +250,104 @@ static void test_caught(const char *label, const char *mode, int want_signal, in
     run_result_free(&shim);
 }
 
+
+/* SIGTERM, SIGINT, SIGHUP (asked to stop): every call, ended by the
+ * signal, and the files the exit path makes: the timeline beside the
+ * .obs, as obs-report writes it from the .obs, and the summary. */
+static void test_stop_signal(const char *label, const char *mode, int sig, const char *how, int json)
+{
+    const char *dir = new_dir(mode);
+    const char *args[] = {mode, "1000", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
+                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, json ? "OBS_TRACE=json" : NULL,
+                         NULL};
+    const char *suffix = json ? ".json" : ".pftrace";
+    struct run_result plain, shim, conv;
+    struct logged *log = NULL;
+    size_t nlog, len_a = 0, len_b = 0;
+    struct obs_trace *t;
+    char want[9000], timeline[4400], again[4400], *a, *b;
+    long worst;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain(label, &plain, &shim, sig, 0);
+    nlog = read_log(path_in(dir, "sim.log"), &log);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    if (!ok(t != NULL && t->ignored_bytes == 0, "%s: the trace reads back whole", label)) {
+        skip_block(2, "no trace");
+    } else {
+        is_int(0, trace_is_prefix(t, log, nlog, &worst),
+               "%s: every one of the %zu calls the runtime saw is recorded, in order", label, nlog);
+        is_string(how, meta_or(t, "end", "(none)"), "%s: the trace is marked ended by %s", label, how);
+    }
+    snprintf(timeline, sizeof timeline, "%s", path_in(dir, json ? "t.json" : "t.pftrace"));
+    snprintf(want, sizeof want, "obsshim: %s: wrote %s %s\n", how, path_in(dir, "t.obs"), timeline);
+    ok(strstr(shim.err, want) != NULL && strstr(shim.err, "\nKernels (") != NULL,
+       "%s: the summary and the line naming the .obs and the %s", label, suffix);
+    if (strstr(shim.err, want) == NULL)
+        diag_text("stderr", shim.err);
+    snprintf(again, sizeof again, "%s%s", path_in(dir, "again"), suffix);
+    {
+        const char *argv[] = {shim_build_path("obs-report"), json ? "json" : "perfetto", "-q", path_in(dir, "t.obs"),
+                              "-o", again, NULL};
+        if (run_program(argv, NULL, 60, &conv) != 0)
+            bail("cannot run obs-report");
+    }
+    a = test_read_file(timeline, &len_a);
+    b = test_read_file(again, &len_b);
+    ok(a != NULL && b != NULL && len_a > 0 && len_a == len_b && memcmp(a, b, len_a) == 0,
+       "%s: %s is the one obs-report writes from the .obs, byte for byte (%zu bytes)", label, suffix, len_a);
+    free(a);
+    free(b);
+    run_result_free(&conv);
+    if (t)
+        obs_trace_free(t);
+    free(log);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+/* The timeline into a FIFO whose reader stopped reading: the child making
+ * it blocks; the handler ends it once it has made no progress for 5 s,
+ * says so in one line, and the app dies of its signal. */
+static void test_stop_stalled(void)
+{
+    const char *dir = new_dir("term-stalled");
+    char fifo[4400], trace_env[4500];
+    const char *argv[] = {app, "term", "100000", NULL};
+    struct run_result r;
+    struct obs_trace *t;
+    struct timespec t0, t1;
+    double took;
+    int reader;
+
+    snprintf(fifo, sizeof fifo, "%s", path_in(dir, "timeline.fifo"));
+    if (mkfifo(fifo, 0600) != 0 || (reader = open(fifo, O_RDONLY | O_NONBLOCK)) < 0)
+        bail("cannot make a FIFO: %s", strerror(errno));
+    snprintf(trace_env, sizeof trace_env, "OBS_TRACE=perfetto:%s", fifo);
+    {
+        const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), trace_env, "OBS_SUMMARY=0", NULL};
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        shim_run(argv, env, 1, 120, &r);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+    }
+    close(reader);
+    took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    ok(!r.exited && r.signal == SIGTERM, "stalled timeline: the app dies of SIGTERM (signal %d)", r.signal);
+    ok(strstr(r.err, "the timeline and summary were not made (its writer made no progress for 5 s") != NULL &&
+           count_lines_with(r.err, "obsshim: SIGTERM:") == 1,
+       "stalled timeline: one line says the child made no progress");
+    if (strstr(r.err, "made no progress") == NULL)
+        diag_text("stderr", r.err);
+    ok(took >= 5.0 && took < 30.0, "stalled timeline: ended after %.1f s (5 s without progress)", took);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    ok(t != NULL && trace_api_count(t, OBS_API_cudaLaunchKernel) == 100000 &&
+           strcmp(meta_or(t, "end", ""), "SIGTERM") == 0,
+       "stalled timeline: the .obs holds every launch and is ended by SIGTERM");
+    if (t)
+        obs_trace_free(t);
+    run_result_free(&r);
+}
 
 /* SIGKILL: nothing runs. Every call that returned is there, in order (the
  * records went into the file's pages as they were made), and the trace
@@ -651,7 +757,9 @@ int main(void)
 {
     long total;
 
-    app = shim_build_path("tests/apps/crash_app");
+    static char app_path[4200]; /* shim_build_path's buffers rotate */
+    snprintf(app_path, sizeof app_path, "%s", shim_build_path("tests/apps/crash_app"));
+    app = app_path;
     if (!test_executable(app))
         skip_all("%s not built", app);
     shim_lib();
@@ -663,6 +771,11 @@ int main(void)
     test_caught("SIGSEGV", "segv", SIGSEGV, 0, "SIGSEGV");
     test_caught("abort()", "abort", SIGABRT, 0, "SIGABRT");
     test_caught("_exit()", "_exit", 0, 5, "_exit");
+    test_stop_signal("SIGTERM", "term", SIGTERM, "SIGTERM", 0);
+    test_stop_signal("SIGINT", "int", SIGINT, "SIGINT", 0);
+    test_stop_signal("SIGHUP", "hup", SIGHUP, "SIGHUP", 0);
+    test_stop_signal("SIGTERM, OBS_TRACE=json", "term", SIGTERM, "SIGTERM", 1);
+    test_stop_stalled();
     test_vfork_exit();
     test_thread_exit();
     /* pthread_cancel unwinds the thread (a forced unwind) past frames whose

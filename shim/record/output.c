@@ -464,7 +464,7 @@ bool obs_output_close_locked(void)
     return was_open;
 }
 
-void obs_output_postprocess(void)
+void obs_output_postprocess(const char *how)
 {
     char obs_path[sizeof obs_out.prefix + 8], timeline_path[sizeof obs_out.prefix + 16], err[1024];
     int perfetto = obs_cfg.trace_export == OBS_TRACE_PERFETTO, rc;
@@ -475,8 +475,10 @@ void obs_output_postprocess(void)
     else
         snprintf(timeline_path, sizeof timeline_path, "%s%s", obs_out.prefix,
                  perfetto ? OBS_PFTRACE_SUFFIX : OBS_JSON_SUFFIX);
+    if (how == NULL)
+        how = "";
     if (obs_cfg.trace_export == OBS_TRACE_NONE && !obs_cfg.summary) { /* nothing to read the trace back for */
-        obs_log_info("wrote %s", obs_path);
+        obs_log_info("%s%swrote %s", how, how[0] ? ": " : "", obs_path);
         return;
     }
     err[0] = '\0';
@@ -498,13 +500,13 @@ void obs_output_postprocess(void)
             obs_log_warn("%s", err);
         else
             obs_log_warn("%s: post-processing failed", obs_path);
-        obs_log_info("wrote %s", obs_path);
+        obs_log_info("%s%swrote %s", how, how[0] ? ": " : "", obs_path);
         return;
     }
     if (obs_cfg.trace_export != OBS_TRACE_NONE)
-        obs_log_info("wrote %s %s", obs_path, timeline_path);
+        obs_log_info("%s%swrote %s %s", how, how[0] ? ": " : "", obs_path, timeline_path);
     else
-        obs_log_info("wrote %s", obs_path);
+        obs_log_info("%s%swrote %s", how, how[0] ? ": " : "", obs_path);
 }
 
 void obs_output_report_ending(const char *how)

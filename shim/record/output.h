@@ -97,9 +97,11 @@ void obs_output_release_space_locked(uint64_t from, uint64_t to);
 /* Under the lock: close the file (status CLOSED). True when one was open. */
 bool obs_output_close_locked(void);
 
-/* After close, outside any signal handler: write <prefix>.json and the
- * summary (unless turned off), then one "obsshim: wrote ..." line. */
-void obs_output_postprocess(void);
+/* After close, outside any signal handler (or in the child the stop
+ * signals' handler forks): write the timeline and the summary (unless
+ * turned off), then one "obsshim: wrote ..." line, prefixed "how: " when
+ * how is not NULL ("SIGTERM: wrote ..."). */
+void obs_output_postprocess(const char *how);
 
 /* Signal or _exit path after close: one line saying what was written
  * ("SIGTERM: wrote ..."). */
