@@ -8,12 +8,6 @@
 
 #include "tap/basic.h"
 
-static int recorded_kind(const char *kind)
-{
-    return strcmp(kind, "kernel") == 0 || strcmp(kind, "memcpy") == 0 || strcmp(kind, "memset") == 0 ||
-           strcmp(kind, "sync") == 0 || strcmp(kind, "graph") == 0;
-}
-
 static int is_per_thread(const char *api)
 {
     size_t l = strlen(api);
@@ -54,7 +48,7 @@ void dlog_read(const char *path, struct dlog *lg, dlog_line_fn fn, void *arg)
             lg->stub_calls++;
         if (fn != NULL)
             fn(fl, nf, arg);
-        if (!recorded_kind(fl[1]))
+        if (dlog_kind_of(fl[1]) == OBS_KIND_NONE)
             continue;
         if (lg->n == lg->cap) {
             lg->cap = lg->cap ? 2 * lg->cap : 4096;
@@ -92,7 +86,7 @@ void dlog_free(struct dlog *lg)
     memset(lg, 0, sizeof *lg);
 }
 
-static unsigned kind_of(const char *kind)
+unsigned dlog_kind_of(const char *kind)
 {
     if (strcmp(kind, "kernel") == 0)
         return OBS_KIND_KERNEL;
@@ -102,7 +96,9 @@ static unsigned kind_of(const char *kind)
         return OBS_KIND_MEMSET;
     if (strcmp(kind, "sync") == 0)
         return OBS_KIND_SYNC;
-    return OBS_KIND_GRAPH;
+    if (strcmp(kind, "graph") == 0)
+        return OBS_KIND_GRAPH;
+    return OBS_KIND_NONE;
 }
 
 static int is_record(const struct obs_call *c)
@@ -122,7 +118,7 @@ static unsigned thread_of(const struct obs_trace *t, long tid)
 /* Does the record match the logged call? */
 static int same_call(const struct obs_trace *t, const struct dlog_rec *r, const struct obs_call *c)
 {
-    unsigned kind = kind_of(r->kind);
+    unsigned kind = dlog_kind_of(r->kind);
     if (c->kind != kind)
         return 0;
     if (kind == OBS_KIND_KERNEL &&
@@ -155,7 +151,7 @@ void dlog_compare(const char *label, const struct dlog *lg, const struct obs_tra
     for (i = 0; i < lg->n; i++) {
         const struct dlog_rec *r = &lg->r[i];
         const struct obs_call *c = NULL;
-        unsigned kind = kind_of(r->kind), th = thread_of(t, r->tid);
+        unsigned kind = dlog_kind_of(r->kind), th = thread_of(t, r->tid);
         res->kernels += kind == OBS_KIND_KERNEL;
         res->copies += kind == OBS_KIND_MEMCPY;
         res->memsets += kind == OBS_KIND_MEMSET;

@@ -33,6 +33,10 @@ struct dlog {
  * is kept or not. */
 typedef void (*dlog_line_fn)(char **fields, int nfields, void *arg);
 
+/* The call kind (OBS_KIND_*) of a log's kind word ("kernel", "memcpy",
+ * "memset", "sync", "graph"), OBS_KIND_NONE for the others. */
+unsigned dlog_kind_of(const char *kind);
+
 /* Read a log (an empty one when it cannot be read); fn may be NULL. */
 void dlog_read(const char *path, struct dlog *lg, dlog_line_fn fn, void *arg);
 void dlog_free(struct dlog *lg);

@@ -70,6 +70,29 @@ static void check_scripts_lint(const char *const scripts[NSCRIPTS])
     }
 }
 
+/* A script that counts instructions under callgrind, run: true when its
+ * two checks of what it printed are the caller's to make (the exit status
+ * checked here; *r to free then); false when they were skipped, saying
+ * why (under a sanitizer callgrind cannot run the program; valgrind not
+ * installed). */
+static int callgrind_script(const char *what, const char *script, const char *const env[], struct run_result *r)
+{
+    const char *argv[] = {"/bin/bash", script, NULL};
+    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0') {
+        skip_block(3, "%s: under a sanitizer build valgrind cannot run the program (ASan's shadow memory)", what);
+        return 0;
+    }
+    run_program(argv, env, 300, r);
+    if (!is_int(0, r->exited ? r->status : -1, "%s: exit status 0", what))
+        diag_text("stderr", r->err);
+    if (strstr(r->out, "skipped: valgrind not found") != NULL) {
+        skip_block(2, "valgrind not installed: %s counts with callgrind", what);
+        run_result_free(r);
+        return 0;
+    }
+    return 1;
+}
+
 int main(void)
 {
     char bench[4200], scale[4200], gpu[4200], layers[4200], hotpath[4200], layers_results[4200], layers_results_env[4300],
@@ -157,19 +180,10 @@ int main(void)
     /* make bench's layer cost (docs/performance.md): at make check's sizes, one scenario */
     snprintf(layers_results, sizeof layers_results, "%s/layers-results", test_tmpdir());
     snprintf(layers_results_env, sizeof layers_results_env, "BENCH_RESULTS=%s", layers_results);
-    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0') {
-        /* callgrind cannot run a program built with ASan's shadow memory */
-        skip_block(3, "bench layers: under a sanitizer build valgrind cannot run the replay");
-    } else {
-        const char *argv[] = {"/bin/bash", layers, NULL};
+    {
         const char *env[] = {builddir_env, srcdir_env, layers_results_env, "LAYERS_FULL=0", "LAYERS_SCENARIOS=hf_eager",
                              NULL};
-        run_program(argv, env, 300, &r);
-        if (!is_int(0, r.exited ? r.status : -1, "bench layers: exit status 0"))
-            diag_text("stderr", r.err);
-        if (strstr(r.out, "skipped: valgrind not found") != NULL) {
-            skip_block(2, "valgrind not installed: the layer cost is counted with callgrind");
-        } else {
+        if (callgrind_script("bench layers", layers, env, &r)) {
             ok(strstr(r.out, "scenario            launches defaults/launch") != NULL &&
                    count_lines_with(r.out, "hf_eager ") == 1,
                "bench layers: the table's header and a row for hf_eager");
@@ -179,24 +193,16 @@ int main(void)
                    count_lines_with(raw, "hf_eager,") == 1,
                "bench layers: the CSV, a row for hf_eager");
             free(raw);
+            run_result_free(&r);
         }
-        run_result_free(&r);
     }
 
     /* make bench's hot path (docs/performance.md): instructions per launch and copy, 2000 calls */
     snprintf(hotpath_results, sizeof hotpath_results, "%s/hotpath-results", test_tmpdir());
     snprintf(hotpath_results_env, sizeof hotpath_results_env, "BENCH_RESULTS=%s", hotpath_results);
-    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0') {
-        skip_block(3, "bench hot path: under a sanitizer build valgrind cannot run the loop");
-    } else {
-        const char *argv[] = {"/bin/bash", hotpath, NULL};
+    {
         const char *env[] = {builddir_env, hotpath_results_env, "HOTPATH_LAUNCHES=2000", NULL};
-        run_program(argv, env, 300, &r);
-        if (!is_int(0, r.exited ? r.status : -1, "bench hot path: exit status 0"))
-            diag_text("stderr", r.err);
-        if (strstr(r.out, "skipped: valgrind not found") != NULL) {
-            skip_block(2, "valgrind not installed: the hot path is counted with callgrind");
-        } else {
+        if (callgrind_script("bench hot path", hotpath, env, &r)) {
             ok(count_lines_with(r.out, " launch  ") == 3 && count_lines_with(r.out, " copy    ") == 2,
                "bench hot path: rows for launches (none, record, phases_auto) and copies (none, record)");
             raw = read_result(hotpath_results, ".csv", NULL);
@@ -204,8 +210,8 @@ int main(void)
                    count_lines_with(raw, ",launch,") == 3 && count_lines_with(raw, ",copy,") == 2,
                "bench hot path: the CSV, a row per call and mode");
             free(raw);
+            run_result_free(&r);
         }
-        run_result_free(&r);
     }
 
     if (access("/usr/bin/time", X_OK) != 0) {

@@ -37,21 +37,6 @@
 
 static char report[4300];
 
-static int obs_report(const char *command, const char *trace, const char *out, char **err)
-{
-    const char *quiet[] = {report, command, "-q", trace, "-o", out, NULL};
-    const char *plain[] = {report, command, trace, "-o", out, NULL};
-    struct run_result r;
-    int status;
-    if (run_program(strcmp(command, "perfetto") == 0 ? quiet : plain, NULL, 120, &r) != 0)
-        bail("cannot run obs-report");
-    status = r.exited ? r.status : -1;
-    if (err != NULL)
-        *err = strdup(r.err ? r.err : "");
-    run_result_free(&r);
-    return status;
-}
-
 struct kill_line {
     long pid, delay_ms, status;
     char after[8];
@@ -167,14 +152,14 @@ int main(void)
            "%s: each thread's records are the first calls of its log, at most the one it was in missing (%zu of %zu)",
            label, res.trace_records, mine.n);
         snprintf(out, sizeof out, "%s.summary", obs);
-        if (!ok(obs_report("summary", obs, out, &err) == 0 && count_lines_with(err, "") == 1 &&
+        if (!ok(shim_obs_report("summary", obs, out, &err) == 0 && count_lines_with(err, "") == 1 &&
                     strstr(err, "warning: no end mark") != NULL,
                 "%s: obs-report summary reads it, with one warning line", label))
             diag_text("stderr", err);
         free(err);
         unlink(out);
         snprintf(out, sizeof out, "%s.pftrace", obs);
-        ok(obs_report("perfetto", obs, out, NULL) == 0 && access(out, R_OK) == 0,
+        ok(shim_obs_report("perfetto", obs, out, NULL) == 0 && access(out, R_OK) == 0,
            "%s: obs-report perfetto writes its timeline", label);
         unlink(out);
         obs_trace_free(t);

@@ -213,22 +213,17 @@ static int report_reads(const char *trace, char **err_out)
 /* ---- the endings ------------------------------------------------------------------ */
 
 /* SEGV, abort, _exit: every call in the trace, marked ended by how. */
-static void test_caught(const char *label, const char *mode, int want_signal, int want_status, const char *how)
+/* A run that ended by how (a caught signal or call): every call the
+ * runtime logged is in the trace, in order, none lost, ended by how, and
+ * obs-report reads it with no warning. */
+static void every_call_recorded(const char *label, const char *dir, const char *how)
 {
-    const char *dir = new_dir(mode);
-    const char *args[] = {mode, "1000", NULL};
-    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
-                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, NULL};
-    struct run_result plain, shim;
     struct logged *log = NULL;
-    size_t nlog;
-    struct obs_trace *t;
+    size_t nlog = read_log(path_in(dir, "sim.log"), &log);
+    struct obs_trace *t = shim_trace_open(path_in(dir, "t.obs"));
+    char *err = NULL;
     long worst;
 
-    run_both(args, env, 60, &plain, &shim);
-    same_as_plain(label, &plain, &shim, want_signal, want_status);
-    nlog = read_log(path_in(dir, "sim.log"), &log);
-    t = shim_trace_open(path_in(dir, "t.obs"));
     if (!ok(t != NULL && t->ignored_bytes == 0, "%s: the trace reads back whole", label)) {
         skip_block(3, "no trace");
     } else {
@@ -237,19 +232,28 @@ static void test_caught(const char *label, const char *mode, int want_signal, in
         is_int(0, (long long)t->records_lost, "%s: 0 records lost", label);
         is_string(how, meta_or(t, "end", "(none)"), "%s: the trace is marked ended by %s", label, how);
     }
-    {
-        char *err = NULL;
-        ok(report_reads(path_in(dir, "t.obs"), &err) && strstr(err, "warning") == NULL,
-           "%s: obs-report summary reads it, no warning", label);
-        free(err);
-    }
+    ok(report_reads(path_in(dir, "t.obs"), &err) && strstr(err, "warning") == NULL,
+       "%s: obs-report summary reads it, no warning", label);
+    free(err);
     if (t)
         obs_trace_free(t);
     free(log);
+}
+
+static void test_caught(const char *label, const char *mode, int want_signal, int want_status, const char *how)
+{
+    const char *dir = new_dir(mode);
+    const char *args[] = {mode, "1000", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
+                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, NULL};
+    struct run_result plain, shim;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain(label, &plain, &shim, want_signal, want_status);
+    every_call_recorded(label, dir, how);
     run_result_free(&plain);
     run_result_free(&shim);
 }
-
 
 /* SIGTERM, SIGINT, SIGHUP (asked to stop): every call, ended by the
  * signal, and the files the exit path makes: the timeline beside the
@@ -262,24 +266,13 @@ static void test_stop_signal(const char *label, const char *mode, int sig, const
                          "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, json ? "OBS_TRACE=json" : NULL,
                          NULL};
     const char *suffix = json ? ".json" : ".pftrace";
-    struct run_result plain, shim, conv;
-    struct logged *log = NULL;
-    size_t nlog, len_a = 0, len_b = 0;
-    struct obs_trace *t;
+    struct run_result plain, shim;
+    size_t len_a = 0, len_b = 0;
     char want[9000], timeline[4400], again[4400], *a, *b;
-    long worst;
 
     run_both(args, env, 60, &plain, &shim);
     same_as_plain(label, &plain, &shim, sig, 0);
-    nlog = read_log(path_in(dir, "sim.log"), &log);
-    t = shim_trace_open(path_in(dir, "t.obs"));
-    if (!ok(t != NULL && t->ignored_bytes == 0, "%s: the trace reads back whole", label)) {
-        skip_block(2, "no trace");
-    } else {
-        is_int(0, trace_is_prefix(t, log, nlog, &worst),
-               "%s: every one of the %zu calls the runtime saw is recorded, in order", label, nlog);
-        is_string(how, meta_or(t, "end", "(none)"), "%s: the trace is marked ended by %s", label, how);
-    }
+    every_call_recorded(label, dir, how);
     snprintf(timeline, sizeof timeline, "%s", path_in(dir, json ? "t.json" : "t.pftrace"));
     snprintf(want, sizeof want, "obsshim: %s: wrote %s %s\n", how, path_in(dir, "t.obs"), timeline);
     ok(strstr(shim.err, want) != NULL && strstr(shim.err, "\nKernels (") != NULL,
@@ -287,22 +280,13 @@ static void test_stop_signal(const char *label, const char *mode, int sig, const
     if (strstr(shim.err, want) == NULL)
         diag_text("stderr", shim.err);
     snprintf(again, sizeof again, "%s%s", path_in(dir, "again"), suffix);
-    {
-        const char *argv[] = {shim_build_path("obs-report"), json ? "json" : "perfetto", "-q", path_in(dir, "t.obs"),
-                              "-o", again, NULL};
-        if (run_program(argv, NULL, 60, &conv) != 0)
-            bail("cannot run obs-report");
-    }
+    shim_obs_report(json ? "json" : "perfetto", path_in(dir, "t.obs"), again, NULL);
     a = test_read_file(timeline, &len_a);
     b = test_read_file(again, &len_b);
     ok(a != NULL && b != NULL && len_a > 0 && len_a == len_b && memcmp(a, b, len_a) == 0,
        "%s: %s is the one obs-report writes from the .obs, byte for byte (%zu bytes)", label, suffix, len_a);
     free(a);
     free(b);
-    run_result_free(&conv);
-    if (t)
-        obs_trace_free(t);
-    free(log);
     run_result_free(&plain);
     run_result_free(&shim);
 }

@@ -94,21 +94,6 @@ static double run_one(const struct program *p, const char *tag, long kill_ms, st
 }
 
 /* obs-report COMMAND TRACE [-o OUT]: exit status; *err its stderr. */
-static int obs_report(const char *command, const char *trace, const char *out, char **err)
-{
-    const char *quiet[] = {report, command, "-q", trace, "-o", out, NULL}; /* conversions: no progress line */
-    const char *plain[] = {report, command, trace, "-o", out, NULL};
-    struct run_result r;
-    int status;
-    if (run_program(strcmp(command, "perfetto") == 0 ? quiet : plain, NULL, 120, &r) != 0)
-        bail("cannot run obs-report");
-    status = r.exited ? r.status : -1;
-    if (err != NULL)
-        *err = strdup(r.err ? r.err : "");
-    run_result_free(&r);
-    return status;
-}
-
 static size_t file_size(const char *path)
 {
     size_t len = 0;
@@ -170,7 +155,7 @@ static void check_kill(const struct program *p, int k, long kill_ms, const struc
            "of %zu; worst thread %zu)",
            label, res.trace_records, lg.n, res.unmatched_worst);
     snprintf(out, sizeof out, "%s.summary", obs);
-    if (!ok(obs_report("summary", obs, out, &err) == 0 &&
+    if (!ok(shim_obs_report("summary", obs, out, &err) == 0 &&
                 (ended == NULL ? count_lines_with(err, "") == 1 && strstr(err, "warning: no end mark") != NULL
                                : count_lines_with(err, "") == 0),
             "%s: obs-report summary reads it%s", label, ended == NULL ? ", with one warning line (no end mark)" : ""))
@@ -178,12 +163,12 @@ static void check_kill(const struct program *p, int k, long kill_ms, const struc
     free(err);
     snprintf(out, sizeof out, "%s.pftrace", obs);
     {
-        int perfetto = obs_report("perfetto", obs, out, NULL), html = 0;
+        int perfetto = shim_obs_report("perfetto", obs, out, NULL), html = 0;
         size_t bytes = file_size(out);
         if (k % 4 == 0) {
             char page[4400];
             snprintf(page, sizeof page, "%s.html", obs);
-            html = obs_report("html", obs, page, NULL) != 0 || file_size(page) == 0;
+            html = shim_obs_report("html", obs, page, NULL) != 0 || file_size(page) == 0;
             unlink(page);
         }
         ok(perfetto == 0 && bytes > 0 && html == 0, "%s: obs-report perfetto writes its timeline (%zu bytes)%s", label,

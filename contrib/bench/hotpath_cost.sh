@@ -32,17 +32,8 @@ if ! command -v valgrind >/dev/null 2>&1; then
     echo "bench hot path: skipped: valgrind not found (Debian: valgrind)"
     exit 0
 fi
-for f in "$app" "$sim/libcudart.so.13"; do
-    if [ ! -e "$f" ]; then
-        echo "bench hot path: $f is missing (run make first)" >&2
-        exit 1
-    fi
-done
-for s in $shims; do
-    if [ ! -e "${s#*=}" ]; then
-        echo "bench hot path: ${s#*=} is missing" >&2
-        exit 1
-    fi
+for f in "$app" "$sim/libcudart.so.13" $(for s in $shims; do echo "${s#*=}"; done); do
+    [ -e "$f" ] || { echo "bench hot path: $f is missing (run make first)" >&2; exit 1; }
 done
 mkdir -p "$results" || exit 1
 stamp=$(date -u +%Y%m%dT%H%M%SZ)

@@ -341,7 +341,7 @@ int obs_output_write_strings_locked(const void *entries, uint32_t bytes)
     return rc;
 }
 
-static size_t page_bytes(void)
+size_t obs_output_page_size(void)
 {
     static size_t page;
     if (page == 0) {
@@ -354,7 +354,7 @@ static size_t page_bytes(void)
 int obs_output_map_window_locked(uint32_t tid, uint64_t first_index, uint32_t n, void *addr, size_t map_bytes,
                                  uint64_t *at)
 {
-    const uint64_t header = sizeof(struct obs_chunk_header), page = page_bytes();
+    const uint64_t header = sizeof(struct obs_chunk_header), page = obs_output_page_size();
     struct obs_write_guard g;
     off_t pos;
     uint64_t end, records, file_end;
@@ -426,7 +426,7 @@ void obs_output_shrink_window_locked(uint64_t at, uint32_t n, uint32_t keep)
 void obs_output_release_space_locked(uint64_t from, uint64_t to)
 {
 #ifdef FALLOC_FL_PUNCH_HOLE
-    const uint64_t page = page_bytes();
+    const uint64_t page = obs_output_page_size();
     from = (from + page - 1) / page * page;
     to = to / page * page;
     if (obs_out.status == OBS_OUTPUT_OPEN && obs_out.fd >= 0 && to > from)

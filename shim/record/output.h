@@ -66,6 +66,9 @@ int obs_output_write_strings_locked(const void *entries, uint32_t bytes);
  * a key wins over the header's). 0 or -errno. */
 int obs_output_write_meta_locked(const char *text, size_t len);
 
+/* The page size windows are mapped in (sysconf, read once). */
+size_t obs_output_page_size(void);
+
 /* Under the lock: a window of n record slots for thread tid (first slot
  * index first_index) at the file's end, its slots from a page boundary
  * (*at), framed by a RECORDS chunk header (and a PAD chunk before it), the

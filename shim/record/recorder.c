@@ -163,23 +163,14 @@ static void mark_tail_reported(struct obs_tbuf *b)
         b->lost_reported[reason] = b->lost[reason];
 }
 
-static size_t page_size(void)
-{
-    static size_t page;
-    if (page == 0) {
-        long p = sysconf(_SC_PAGESIZE);
-        page = p > 0 ? (size_t)p : 4096;
-    }
-    return page;
-}
-
 /* Record slots in a window of `pages` pages: as many as fit (at most
  * OBS_BUFFER_RECORDS), leaving 0 or at least 24 bytes before the next page,
  * so that a window right after it frames itself there with no page
  * skipped. */
 static uint32_t window_slots(uint32_t pages)
 {
-    uint64_t room = (uint64_t)pages * page_size() - sizeof(struct obs_chunk_header), n = room / OBS_RECORD_SIZE;
+    uint64_t room = (uint64_t)pages * obs_output_page_size() - sizeof(struct obs_chunk_header);
+    uint64_t n = room / OBS_RECORD_SIZE;
     uint64_t gap = room - n * OBS_RECORD_SIZE;
     if (gap > 0 && gap < sizeof(struct obs_chunk_header))
         n--;
@@ -189,7 +180,8 @@ static uint32_t window_slots(uint32_t pages)
 /* Pages of the largest window: the first whose slots reach OBS_BUFFER_RECORDS. */
 static uint32_t window_max_pages(void)
 {
-    uint32_t pages = (uint32_t)(((uint64_t)obs_cfg.buffer_records * OBS_RECORD_SIZE + page_size() - 1) / page_size());
+    uint64_t page = obs_output_page_size();
+    uint32_t pages = (uint32_t)(((uint64_t)obs_cfg.buffer_records * OBS_RECORD_SIZE + page - 1) / page);
     while (window_slots(pages) < obs_cfg.buffer_records)
         pages++;
     return pages;
@@ -278,7 +270,7 @@ static bool window_next_locked(struct obs_tbuf *b)
     b->capacity = 0;
     atomic_store_explicit(&b->used, 0, memory_order_relaxed);
     n = window_slots(pages);
-    bytes = (size_t)pages * page_size();
+    bytes = (size_t)pages * obs_output_page_size();
     /* The new window's mapping replaces the old one at once (windows only
      * grow); the old one's pages stay in the file. */
     rc = obs_output_map_window_locked(b->tid, b->first_index, n, b->recs, bytes, &at);
@@ -340,7 +332,7 @@ static void write_thread_name_locked(uint32_t tid)
  * process's first record), and its first window. NULL when none. */
 static struct obs_tbuf *thread_attach(struct obs_tls *t)
 {
-    size_t page = page_size(), header = offsetof(struct obs_tbuf, recs);
+    size_t page = obs_output_page_size(), header = offsetof(struct obs_tbuf, recs);
     uint32_t max_pages = window_max_pages();
     size_t bytes = page + (size_t)max_pages * page;
     struct obs_tbuf *b;
