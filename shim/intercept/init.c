@@ -7,8 +7,8 @@
  * never calls CUDA/HIP leaves nothing behind.
  *
  * Shutdown: the library destructor (after the app's atexit handlers and
- * static destructors, so their calls are recorded) flushes every thread's
- * buffer, closes the trace, writes the JSON and prints the summary. exit()
+ * static destructors, so their calls are recorded) closes every thread's
+ * window, closes the trace, writes the timeline and prints the summary. exit()
  * and a return from main both get there. A signal whose default action
  * ends the process (asked to stop, abort(), a crash: fatal_signals below),
  * when the app has no handler of its own, is caught: the handler closes
@@ -190,7 +190,7 @@ __attribute__((destructor)) static void obs_destructor(void)
 {
     struct obs_guard guard;
     obs_guard_enter(&guard); /* post-processing makes no hooked call; guard anyway */
-    OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor flushes every thread and writes the files");
+    OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor closes every thread's window and writes the files");
     /* the exiting thread's phase held open past its last sync; not in a fork child that recorded nothing
      * (an END record would give it a file of its own) */
     if (obs_output_open_here())

@@ -388,6 +388,8 @@ int obs_output_map_window_locked(uint32_t tid, uint64_t first_index, uint32_t n,
         undo_partial_write(pos, rc);
         return rc;
     }
+    OBS_DEBUG_LOG(OUTPUT, 3, "thread %u: a window of %u slots at %llu, indexes %llu..", tid, n,
+                  (unsigned long long)records, (unsigned long long)first_index);
     *at = records;
     return 0;
 }

@@ -43,7 +43,7 @@ extern struct obs_output obs_out;
 void obs_output_mark_start(void);
 
 /* fn runs (under the lock) each time the trace file has been created: the
- * library installs its flushing signal handlers then. Set at start-up. */
+ * library installs its closing signal handlers then. Set at start-up. */
 void obs_output_set_on_open(void (*fn)(void));
 
 /* Set at start-up: %h and %q{} substituted (output_path.h). */

@@ -572,7 +572,7 @@ bool obs_recorder_finish(bool from_signal, const char *ending)
     /* From here on wrappers pass calls through. */
     atomic_store(&obs_state, OBS_STATE_FINISHED);
     if (from_signal) {
-        /* Never wait for ourselves (the signal may have interrupted a flush
+        /* Never wait for ourselves (the signal may have interrupted a window switch
          * on this thread), nor for long for another thread. */
         if (!obs_out_lock_acquire_bounded(&obs_out.lock, self, 500)) {
             obs_log_signal_safe("warning: trace file busy (the signal came during the shim's own write): every "

@@ -83,7 +83,7 @@ struct obs_tbuf {
     /* Written by the owner with relaxed stores, read by whoever closes its window. */
     _Atomic uint64_t sampled_calls; /* calls whose cost was measured */
     _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim */
-    _Atomic uint64_t flush_ns;      /* time this thread spent getting windows */
+    _Atomic uint64_t flush_ns;      /* time this thread spent getting windows (flushes, once) */
     /* Lost records by reason (under the lock): made, and already reported. */
     uint64_t lost[OBS_LOST_REASONS], lost_reported[OBS_LOST_REASONS];
     uint64_t lost_t_first[OBS_LOST_REASONS], lost_t_last[OBS_LOST_REASONS];
@@ -303,7 +303,7 @@ static inline uint64_t obs_call_last_index(const struct obs_hooked_call *c)
 void obs_recorder_append(const union obs_record *r);
 
 /* Time the shim spent on this thread outside any recorded call (resolving
- * GPU events): counted in its SELF_COST like buffer flushes. */
+ * GPU events): counted in its SELF_COST like its window switches. */
 void obs_recorder_add_shim_ns(uint64_t ns);
 
 /* The calling thread's id (cached). */
