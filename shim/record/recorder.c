@@ -163,26 +163,37 @@ static void mark_tail_reported(struct obs_tbuf *b)
         b->lost_reported[reason] = b->lost[reason];
 }
 
-/* Record slots in a window of `pages` pages: as many as fit (at most
- * OBS_BUFFER_RECORDS), leaving 0 or at least 24 bytes before the next page,
- * so that a window right after it frames itself there with no page
- * skipped. */
-static uint32_t window_slots(uint32_t pages)
+/* Record slots that fit in `pages` pages: as many as fit, leaving 0 or at
+ * least 24 bytes before the next page, so that a window right after it
+ * frames itself there with no page skipped. */
+static uint32_t window_fit(uint32_t pages)
 {
     uint64_t room = (uint64_t)pages * obs_output_page_size() - sizeof(struct obs_chunk_header);
     uint64_t n = room / OBS_RECORD_SIZE;
     uint64_t gap = room - n * OBS_RECORD_SIZE;
     if (gap > 0 && gap < sizeof(struct obs_chunk_header))
         n--;
-    return n < obs_cfg.buffer_records ? (uint32_t)n : obs_cfg.buffer_records;
+    return n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
 }
 
-/* Pages of the largest window: the first whose slots reach OBS_BUFFER_RECORDS. */
+/* The slots of a window of `pages` pages: what fits, at most
+ * OBS_BUFFER_RECORDS. */
+static uint32_t window_slots(uint32_t pages)
+{
+    uint32_t n = window_fit(pages);
+    return n < obs_cfg.buffer_records ? n : obs_cfg.buffer_records;
+}
+
+/* Pages of the largest window: the most whose slots do not pass
+ * OBS_BUFFER_RECORDS (one at least). Rounded down, not up: a window of
+ * exactly OBS_BUFFER_RECORDS slots would leave most of its last page
+ * unused, and the next window (whose slots start on a page) a PAD of
+ * nearly a page before it; as it is, windows follow each other with a
+ * PAD of 24 to 72 bytes at most. */
 static uint32_t window_max_pages(void)
 {
-    uint64_t page = obs_output_page_size();
-    uint32_t pages = (uint32_t)(((uint64_t)obs_cfg.buffer_records * OBS_RECORD_SIZE + page - 1) / page);
-    while (window_slots(pages) < obs_cfg.buffer_records)
+    uint32_t pages = 1;
+    while (window_fit(pages + 1) <= obs_cfg.buffer_records)
         pages++;
     return pages;
 }
