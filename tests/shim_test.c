@@ -245,3 +245,22 @@ int trace_json_check_counts(const char *json, struct run_result *pr, unsigned lo
         *flows = strtoul(p + 7, NULL, 10);
     return 0;
 }
+
+int shim_obs_report(const char *command, const char *trace, const char *out, char **err)
+{
+    static char report[4200];
+    int conversion = strcmp(command, "perfetto") == 0 || strcmp(command, "csv") == 0 || strcmp(command, "json") == 0;
+    const char *quiet[] = {report, command, "-q", trace, "-o", out, NULL};
+    const char *plain[] = {report, command, trace, "-o", out, NULL};
+    struct run_result r;
+    int status;
+    if (report[0] == '\0')
+        snprintf(report, sizeof report, "%s", shim_build_path("obs-report"));
+    if (run_program(conversion ? quiet : plain, NULL, 120, &r) != 0)
+        bail("cannot run %s", report);
+    status = r.exited ? r.status : -1;
+    if (err != NULL && (*err = strdup(r.err ? r.err : "")) == NULL)
+        bail("out of memory");
+    run_result_free(&r);
+    return status;
+}

@@ -64,6 +64,11 @@ struct obs_trace *shim_trace_open(const char *path);
 /* CALL records of api in t. */
 unsigned long trace_api_count(const struct obs_trace *t, int api);
 
+/* obs-report COMMAND TRACE -o OUT (perfetto, csv, json: with -q, no
+ * progress line): its exit status (-1: a signal); *err its stderr
+ * (malloc'ed) when err is not NULL. */
+int shim_obs_report(const char *command, const char *trace, const char *out, char **err);
+
 /* Number of directory entries of dir whose name ends with suffix; the last
  * one found is copied into found (full path) when found is not NULL. */
 size_t dir_count_suffix(const char *dir, const char *suffix, char *found, size_t foundlen);

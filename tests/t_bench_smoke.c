@@ -1,6 +1,7 @@
 /* make bench, make bench-gpu-time and make bench-scale, shrunk to a smoke
  * run (1 round, a few thousand launches; the GPU-time one on vllm_graphs
- * only): the scripts parse and are shellcheck-clean, run every mode, print
+ * only; the hot path's instruction count, make bench-hotpath, on 2000
+ * calls): the scripts parse and are shellcheck-clean, run every mode, print
  * the table (bench: with a verdict for both launch targets; bench-gpu-time:
  * steps' verdict), write the raw and summary CSV with one row per mode
  * (and call), and the scale run
@@ -45,12 +46,14 @@ static const char *const modes[] = {"none", "off", "record", "record_mono", "nvt
 static const char *const gpu_modes[] = {"none", "record", "steps", "events", "cupti", "cupti_alone"};
 #define NGPU_MODES (sizeof gpu_modes / sizeof gpu_modes[0])
 
-static void check_scripts_lint(const char *bench, const char *scale, const char *gpu, const char *layers)
+#define NSCRIPTS 5
+
+static void check_scripts_lint(const char *const scripts[NSCRIPTS])
 {
     const char *shellcheck = test_on_path("shellcheck", shellcheck_buf, sizeof shellcheck_buf);
     struct run_result r;
-    for (int i = 0; i < 4; i++) {
-        const char *script = i == 0 ? bench : i == 1 ? scale : i == 2 ? gpu : layers;
+    for (int i = 0; i < NSCRIPTS; i++) {
+        const char *script = scripts[i];
         const char *argv[] = {"/bin/bash", "-n", script, NULL};
         run_program(argv, NULL, 30, &r);
         ok(r.exited && r.status == 0, "bash -n %s", script);
@@ -67,9 +70,33 @@ static void check_scripts_lint(const char *bench, const char *scale, const char 
     }
 }
 
+/* A script that counts instructions under callgrind, run: true when its
+ * two checks of what it printed are the caller's to make (the exit status
+ * checked here; *r to free then); false when they were skipped, saying
+ * why (under a sanitizer callgrind cannot run the program; valgrind not
+ * installed). */
+static int callgrind_script(const char *what, const char *script, const char *const env[], struct run_result *r)
+{
+    const char *argv[] = {"/bin/bash", script, NULL};
+    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0') {
+        skip_block(3, "%s: under a sanitizer build valgrind cannot run the program (ASan's shadow memory)", what);
+        return 0;
+    }
+    run_program(argv, env, 300, r);
+    if (!is_int(0, r->exited ? r->status : -1, "%s: exit status 0", what))
+        diag_text("stderr", r->err);
+    if (strstr(r->out, "skipped: valgrind not found") != NULL) {
+        skip_block(2, "valgrind not installed: %s counts with callgrind", what);
+        run_result_free(r);
+        return 0;
+    }
+    return 1;
+}
+
 int main(void)
 {
-    char bench[4200], scale[4200], gpu[4200], layers[4200], layers_results[4200], layers_results_env[4300],
+    char bench[4200], scale[4200], gpu[4200], layers[4200], hotpath[4200], layers_results[4200], layers_results_env[4300],
+        hotpath_results[4200], hotpath_results_env[4300],
         results[4200], gpu_results[4200], builddir_env[4200],
         srcdir_env[4200], results_env[4300], gpu_results_env[4300], scale_dir_env[4300];
     struct run_result r;
@@ -79,14 +106,15 @@ int main(void)
     snprintf(scale, sizeof scale, "%s/contrib/bench/scale.sh", test_srcdir());
     snprintf(gpu, sizeof gpu, "%s/contrib/bench/gpu_time_bench.sh", test_srcdir());
     snprintf(layers, sizeof layers, "%s/contrib/bench/layers_cost.sh", test_srcdir());
+    snprintf(hotpath, sizeof hotpath, "%s/contrib/bench/hotpath_cost.sh", test_srcdir());
     if (access(bench, R_OK) != 0 || access(scale, R_OK) != 0 || access(gpu, R_OK) != 0 || access(layers, R_OK) != 0 ||
-        access("/bin/bash", X_OK) != 0)
+        access(hotpath, R_OK) != 0 || access("/bin/bash", X_OK) != 0)
         skip_all("bench scripts or /bin/bash missing");
     if (access(test_path(test_builddir(), "contrib/bench/.libs/libobsbenchnvtx.so"), R_OK) != 0)
         skip_all("contrib/bench/libobsbenchnvtx.so not built");
-    plan(8 + 6 + 2 * (int)NMODES + 4 + (int)NGPU_MODES + 3 + 5);
+    plan(2 * NSCRIPTS + 6 + 2 * (int)NMODES + 4 + (int)NGPU_MODES + 3 + 3 + 5);
 
-    check_scripts_lint(bench, scale, gpu, layers);
+    check_scripts_lint((const char *const[NSCRIPTS]){bench, scale, gpu, layers, hotpath});
 
     snprintf(results, sizeof results, "%s/results", test_tmpdir());
     snprintf(builddir_env, sizeof builddir_env, "OBS_BUILDDIR=%s", test_builddir());
@@ -152,19 +180,10 @@ int main(void)
     /* make bench's layer cost (docs/performance.md): at make check's sizes, one scenario */
     snprintf(layers_results, sizeof layers_results, "%s/layers-results", test_tmpdir());
     snprintf(layers_results_env, sizeof layers_results_env, "BENCH_RESULTS=%s", layers_results);
-    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0') {
-        /* callgrind cannot run a program built with ASan's shadow memory */
-        skip_block(3, "bench layers: under a sanitizer build valgrind cannot run the replay");
-    } else {
-        const char *argv[] = {"/bin/bash", layers, NULL};
+    {
         const char *env[] = {builddir_env, srcdir_env, layers_results_env, "LAYERS_FULL=0", "LAYERS_SCENARIOS=hf_eager",
                              NULL};
-        run_program(argv, env, 300, &r);
-        if (!is_int(0, r.exited ? r.status : -1, "bench layers: exit status 0"))
-            diag_text("stderr", r.err);
-        if (strstr(r.out, "skipped: valgrind not found") != NULL) {
-            skip_block(2, "valgrind not installed: the layer cost is counted with callgrind");
-        } else {
+        if (callgrind_script("bench layers", layers, env, &r)) {
             ok(strstr(r.out, "scenario            launches defaults/launch") != NULL &&
                    count_lines_with(r.out, "hf_eager ") == 1,
                "bench layers: the table's header and a row for hf_eager");
@@ -174,8 +193,25 @@ int main(void)
                    count_lines_with(raw, "hf_eager,") == 1,
                "bench layers: the CSV, a row for hf_eager");
             free(raw);
+            run_result_free(&r);
         }
-        run_result_free(&r);
+    }
+
+    /* make bench's hot path (docs/performance.md): instructions per launch and copy, 2000 calls */
+    snprintf(hotpath_results, sizeof hotpath_results, "%s/hotpath-results", test_tmpdir());
+    snprintf(hotpath_results_env, sizeof hotpath_results_env, "BENCH_RESULTS=%s", hotpath_results);
+    {
+        const char *env[] = {builddir_env, hotpath_results_env, "HOTPATH_LAUNCHES=2000", NULL};
+        if (callgrind_script("bench hot path", hotpath, env, &r)) {
+            ok(count_lines_with(r.out, " launch  ") == 3 && count_lines_with(r.out, " copy    ") == 2,
+               "bench hot path: rows for launches (none, record, phases_auto) and copies (none, record)");
+            raw = read_result(hotpath_results, ".csv", NULL);
+            ok(raw != NULL && strncmp(raw, "library,call,mode,instructions_per_call,added_over_none\n", 56) == 0 &&
+                   count_lines_with(raw, ",launch,") == 3 && count_lines_with(raw, ",copy,") == 2,
+               "bench hot path: the CSV, a row per call and mode");
+            free(raw);
+            run_result_free(&r);
+        }
     }
 
     if (access("/usr/bin/time", X_OK) != 0) {

@@ -55,6 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver_log.h"
+#include "fw_env.h"
 #include "phase_compare.h"
 #include "shim_test.h"
 #include "tap/basic.h"
@@ -66,21 +68,6 @@
 
 static char python[4200], env_dir[4100];
 static char obs_run[4300], driver_dir[4300], frameworks_dir[4300], inject_lib[4300];
-
-/* ---- the environment ------------------------------------------------------------------------ */
-
-static const char *find_environment(void)
-{
-    const char *dir = getenv("OBS_FRAMEWORKS_ENV"), *home = getenv("HOME");
-    if (dir != NULL && *dir != '\0')
-        snprintf(env_dir, sizeof env_dir, "%s", dir);
-    else if (home != NULL)
-        snprintf(env_dir, sizeof env_dir, "%s/.cache/obsshim/frameworks", home);
-    else
-        return NULL;
-    snprintf(python, sizeof python, "%s/bin/python", env_dir);
-    return test_executable(python) ? python : NULL;
-}
 
 /* ---- distinct names ---------------------------------------------------------------------------- */
 
@@ -131,33 +118,7 @@ static void set_print(const char *what, struct name_set *s)
 /* What PyTorch asked of the driver, over every run without the shim. */
 static struct name_set called, stubs, tables, slots, integrity, nvml, refused;
 
-/* ---- the driver's log ------------------------------------------------------------------------------- */
-
-struct rec {
-    char kind[8], bytes[24];
-    char *name, *api;
-    unsigned long long stream;
-    long status, tid;
-    int has_stream;
-};
-
-struct log {
-    struct rec *r;
-    size_t n, cap;
-    size_t timing, stub_calls;
-};
-
-static int recorded_kind(const char *kind)
-{
-    return strcmp(kind, "kernel") == 0 || strcmp(kind, "memcpy") == 0 || strcmp(kind, "memset") == 0 ||
-           strcmp(kind, "sync") == 0 || strcmp(kind, "graph") == 0;
-}
-
-static int is_per_thread(const char *api)
-{
-    size_t l = strlen(api);
-    return l > 5 && (strcmp(api + l - 5, "_ptsz") == 0 || strcmp(api + l - 5, "_ptds") == 0);
-}
+/* ---- the driver's log (driver_log.h) ------------------------------------------------------------ */
 
 /* Note what the program asked of the driver (runs without the shim). */
 static void contract_line(char **f)
@@ -180,177 +141,32 @@ static void contract_line(char **f)
     }
 }
 
-/* Read a log: its records (the recorded kinds), timing lines and stub
- * calls; contract: also note what was asked of the driver. */
-static void log_read(const char *path, struct log *lg, int contract)
+/* Every line of a log: the stubs called; with *contract, what was asked
+ * of the driver. */
+static void note_line(char **f, int nf, void *contract)
 {
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    memset(lg, 0, sizeof *lg);
-    if (f == NULL)
-        return;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        char *fl[8], *p = line;
-        int nf = 0;
-        struct rec *r;
-        if (line[len - 1] == '\n')
-            line[--len] = '\0';
-        while (nf < 8) {
-            fl[nf++] = p;
-            p = strchr(p, '\t');
-            if (p == NULL)
-                break;
-            *p++ = '\0';
-        }
-        if (nf < 6)
-            continue;
-        if (strcmp(fl[1], "timing") == 0) {
-            lg->timing++;
-            continue;
-        }
-        if (strcmp(fl[1], "range") == 0)
-            continue;
-        if (strcmp(fl[2], "stub") == 0 && strcmp(fl[1], "other") == 0) {
-            lg->stub_calls++;
-            set_add(&stubs, fl[0]);
-        }
-        if (contract)
-            contract_line(fl);
-        if (!recorded_kind(fl[1]))
-            continue;
-        if (lg->n == lg->cap) {
-            lg->cap = lg->cap ? 2 * lg->cap : 4096;
-            lg->r = realloc(lg->r, lg->cap * sizeof *lg->r);
-            if (lg->r == NULL)
-                bail("out of memory");
-        }
-        r = &lg->r[lg->n++];
-        memset(r, 0, sizeof *r);
-        snprintf(r->kind, sizeof r->kind, "%s", fl[1]);
-        snprintf(r->bytes, sizeof r->bytes, "%s", fl[4]);
-        r->api = strdup(fl[0]);
-        r->name = strdup(fl[2]);
-        if (r->api == NULL || r->name == NULL)
-            bail("out of memory");
-        r->has_stream = strcmp(fl[3], "-") != 0;
-        r->stream = r->has_stream ? strtoull(fl[3], NULL, 16) : 0;
-        if (r->stream == 0 && is_per_thread(fl[0]))
-            r->stream = 2; /* 0 of a per-thread entry point: the per-thread stream */
-        r->status = strtol(fl[5], NULL, 10);
-        r->tid = nf >= 7 ? strtol(fl[6], NULL, 10) : 0;
-    }
-    free(line);
-    fclose(f);
+    (void)nf;
+    if (strcmp(f[2], "stub") == 0 && strcmp(f[1], "other") == 0)
+        set_add(&stubs, f[0]);
+    if (*(const int *)contract)
+        contract_line(f);
 }
 
-static void log_free(struct log *lg)
+static void log_read(const char *path, struct dlog *lg, int contract)
 {
-    size_t i;
-    for (i = 0; i < lg->n; i++) {
-        free(lg->r[i].api);
-        free(lg->r[i].name);
-    }
-    free(lg->r);
-    memset(lg, 0, sizeof *lg);
+    dlog_read(path, lg, note_line, &contract);
 }
-
-/* ---- the log against the trace -------------------------------------------------------------------- */
-
-static unsigned kind_of(const char *kind)
-{
-    if (strcmp(kind, "kernel") == 0)
-        return OBS_KIND_KERNEL;
-    if (strcmp(kind, "memcpy") == 0)
-        return OBS_KIND_MEMCPY;
-    if (strcmp(kind, "memset") == 0)
-        return OBS_KIND_MEMSET;
-    if (strcmp(kind, "sync") == 0)
-        return OBS_KIND_SYNC;
-    return OBS_KIND_GRAPH;
-}
-
-static int is_record(const struct obs_call *c)
-{
-    return c->kind >= OBS_KIND_KERNEL && c->kind <= OBS_KIND_GRAPH;
-}
-
-struct counts {
-    size_t records, kernels, copies, memsets, syncs, graphs, threads;
-};
 
 /* Record by record, thread by thread: the trace's calls of each thread in
  * their order against the log's lines of that thread (the tid column). */
-static void compare(const char *label, const struct log *lg, const struct obs_trace *t, struct counts *k)
+static void compare(const char *label, const struct dlog *lg, const struct obs_trace *t, struct dlog_result *k)
 {
-    size_t i, j, ntrace = 0, bad = 0, unmatched = 0, shown = 0;
-    size_t *cursor = calloc(t->nthreads ? t->nthreads : 1, sizeof *cursor);
-    long *seen_tids = calloc(lg->n + 1, sizeof *seen_tids);
-    if (cursor == NULL || seen_tids == NULL)
-        bail("out of memory");
-    memset(k, 0, sizeof *k);
-    for (i = 0; i < t->ncalls; i++)
-        ntrace += is_record(&t->calls[i]);
-    for (i = 0; i < lg->n; i++) {
-        const struct rec *r = &lg->r[i];
-        const struct obs_call *c = NULL;
-        unsigned kind = kind_of(r->kind), th;
-        int wrong = 0;
-        k->kernels += kind == OBS_KIND_KERNEL;
-        k->copies += kind == OBS_KIND_MEMCPY;
-        k->memsets += kind == OBS_KIND_MEMSET;
-        k->syncs += kind == OBS_KIND_SYNC;
-        k->graphs += kind == OBS_KIND_GRAPH;
-        for (j = 0; j < k->threads && seen_tids[j] != r->tid; j++)
-            ;
-        if (j == k->threads)
-            seen_tids[k->threads++] = r->tid;
-        for (th = 0; th < t->nthreads && (long)t->threads[th].tid != r->tid; th++)
-            ;
-        if (th < t->nthreads) {
-            while (cursor[th] < t->ncalls &&
-                   !(is_record(&t->calls[cursor[th]]) && t->calls[cursor[th]].thread == th))
-                cursor[th]++;
-            if (cursor[th] < t->ncalls)
-                c = &t->calls[cursor[th]++];
-        }
-        if (c == NULL) {
-            unmatched++;
-            continue;
-        }
-        if (c->kind != kind)
-            wrong = 1;
-        else if (kind == OBS_KIND_KERNEL &&
-                 (c->kernel == 0 || t->kernels[c->kernel].mangled == NULL || strcmp(t->kernels[c->kernel].mangled, r->name) != 0))
-            wrong = 1;
-        else if ((kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET || kind == OBS_KIND_GRAPH) &&
-                 strtoull(r->bytes, NULL, 10) != c->u.bytes)
-            wrong = 1;
-        else if (r->status != c->status)
-            wrong = 1;
-        else if (kind != OBS_KIND_SYNC || r->has_stream) {
-            const struct obs_stream *s = c->stream ? obs_trace_stream(t, c->stream) : NULL;
-            unsigned long long handle = c->stream == 0 ? 0 : s ? s->handle : ~0ULL;
-            wrong = handle != r->stream;
-        }
-        if (wrong) {
-            bad++;
-            if (shown++ < 5)
-                diag("%s: log record %zu (tid %ld) %s %s %.80s stream %#llx bytes %s status %ld; trace %s %.80s "
-                     "bytes %llu status %d",
-                     label, i, r->tid, r->api, r->kind, r->name, r->stream, r->bytes, r->status, obs_api_name(c->api),
-                     c->kernel ? t->kernels[c->kernel].mangled : "-", (unsigned long long)c->u.bytes, c->status);
-        }
-    }
-    k->records = lg->n;
-    is_int((long long)lg->n, (long long)ntrace,
+    dlog_compare(label, lg, t, k);
+    is_int((long long)lg->n, (long long)k->trace_records,
            "%s: as many launch/copy/memset/sync/graph records in the trace as in the driver's log (%zu)", label, lg->n);
-    is_int(0, (long long)unmatched, "%s: every record of the log has its thread's next record in the trace", label);
-    is_int(0, (long long)bad, "%s: record by record, thread by thread: kind, kernel name, stream, bytes, status",
+    is_int(0, (long long)k->unmatched, "%s: every record of the log has its thread's next record in the trace", label);
+    is_int(0, (long long)k->bad, "%s: record by record, thread by thread: kind, kernel name, stream, bytes, status",
            label);
-    free(cursor);
-    free(seen_tids);
 }
 
 /* Why the case's phase checks (phases, layers, TTFT, the suggest-phases
@@ -808,12 +624,12 @@ static int is_inductor_name(const char *name)
  * it, mangled and displayed (compare() checked them record for record);
  * printed with the graph launches (Inductor's CUDA graph trees). Cases
  * that compile nothing have none and say nothing. */
-static void triton_kernels(const char *label, const struct log *lg, const struct obs_trace *t)
+static void triton_kernels(const char *label, const struct dlog *lg, const struct obs_trace *t)
 {
     size_t i, logged = 0, traced = 0, named = 0, graphs = 0, distinct = 0;
     const char *first = NULL;
     for (i = 0; i < lg->n; i++)
-        logged += kind_of(lg->r[i].kind) == OBS_KIND_KERNEL && is_inductor_name(lg->r[i].name);
+        logged += dlog_kind_of(lg->r[i].kind) == OBS_KIND_KERNEL && is_inductor_name(lg->r[i].name);
     for (i = 1; i < t->nkernels; i++)
         if (t->kernels[i].mangled && is_inductor_name(t->kernels[i].mangled)) {
             distinct++;
@@ -840,9 +656,9 @@ static void triton_kernels(const char *label, const struct log *lg, const struct
 
 static void check_process(const struct fw_case *c, const char *label, const char *log, const char *trace_path)
 {
-    struct log lg;
+    struct dlog lg;
     struct obs_trace *t;
-    struct counts k;
+    struct dlog_result k;
     log_read(log, &lg, 0);
     is_int(0, (long long)lg.stub_calls, "%s: no logged stub of the driver is called under the shim", label);
     if (c->generations && !c->no_truth)
@@ -854,14 +670,14 @@ static void check_process(const struct fw_case *c, const char *label, const char
         is_int(0, (long long)t->records_lost, "%s: no record lost", label);
         diag("FIGURES records %s: %zu = log %zu (launches %zu, copies %zu, memsets %zu, syncs %zu, graph launches "
              "%zu; threads %zu), lost %llu",
-             label, k.records, lg.n, k.kernels, k.copies, k.memsets, k.syncs, k.graphs, k.threads,
+             label, k.trace_records, lg.n, k.kernels, k.copies, k.memsets, k.syncs, k.graphs, k.threads,
              (unsigned long long)t->records_lost);
         triton_kernels(label, &lg, t);
         if (c->generations && !c->no_truth)
             phase_checks(label, log, t);
         obs_trace_free(t);
     }
-    log_free(&lg);
+    dlog_free(&lg);
 }
 
 /* ---- suggest-phases round trip ------------------------------------------------------------------ */
@@ -1026,10 +842,10 @@ static void check_case(const struct fw_case *c)
         plain_start(c, log_plain, &job);
     run_case(c, 1, log_shim, prefix, &shim, 0, NULL);
     if (c->compare_plain) {
-        struct log lg;
+        struct dlog lg;
         ok(plain_wait(c->label, &job, &out_plain), "%s: runs on the simulated driver alone", c->label);
         log_read(log_plain, &lg, 1);
-        log_free(&lg);
+        dlog_free(&lg);
     }
     ok(shim.exited && shim.status == 0, "%s: runs under the shim (obs-run --sim)", c->label);
     if (c->generations == 0) {
@@ -1116,33 +932,20 @@ int main(void)
         {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, COMPILED_TODO},
         {"compiled-decode-ro", "fw_compiled.py", "compiled-decode-ro", NULL, 1, 0, 3, 0, COMPILED_TODO},
     };
-    const char *argv[] = {NULL, "-c",
-                          "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, "
-                          "'transformers', transformers.__version__)",
-                          NULL};
-    struct run_result res;
+    struct fw_env fw;
     double start = now_s();
     const char *only = getenv("OBS_FRAMEWORKS_CASE"); /* run only the cases whose label contains this */
     size_t i;
 
-    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0')
-        skip_all("not under a sanitizer (PyTorch with the sanitizer's runtime preloaded is another test)");
-    if (find_environment() == NULL)
-        skip_all("no frameworks environment at %s (contrib/install-deps --frameworks makes it; "
-                 "OBS_FRAMEWORKS_ENV names another)", env_dir[0] ? env_dir : "$HOME/.cache/obsshim/frameworks");
-    argv[0] = python;
-    if (run_program(argv, (const char *const[]){"LD_PRELOAD", "PYTHONDONTWRITEBYTECODE=1", NULL}, 300, &res) != 0 ||
-        !res.exited || res.status != 0)
-        skip_all("%s cannot import torch and transformers", python);
-    snprintf(obs_run, sizeof obs_run, "%s", shim_build_path("contrib/obs-run"));
-    snprintf(driver_dir, sizeof driver_dir, "%s", shim_build_path("sim/driver"));
+    fw_env_require(&fw);
+    snprintf(python, sizeof python, "%s", fw.python);
+    snprintf(env_dir, sizeof env_dir, "%s", fw.dir);
+    snprintf(obs_run, sizeof obs_run, "%s", fw.obs_run);
+    snprintf(driver_dir, sizeof driver_dir, "%s", fw.driver_dir);
+    snprintf(frameworks_dir, sizeof frameworks_dir, "%s", fw.scripts);
     snprintf(inject_lib, sizeof inject_lib, "%s", shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
-    snprintf(frameworks_dir, sizeof frameworks_dir, "%s", test_path(test_srcdir(), "tests/frameworks"));
-    if (!test_executable(obs_run))
-        skip_all("%s not built", obs_run);
     plan_lazy();
-    diag("%s: %s", env_dir, res.out ? strtok(res.out, "\n") : "");
-    run_result_free(&res);
+    diag("%s: %s", env_dir, fw.versions);
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (only == NULL || strstr(cases[i].label, only) != NULL)

@@ -6,12 +6,20 @@
  * complete record, and what is missing is accounted for. Ground truth is
  * the simulator's OBS_SIM_LOG (with the calling thread's id) where the
  * process can write it:
- *   - SIGKILL: the trace holds every call up to the last flush, in order,
- *     and has no end mark (obs-report says so); cut inside a chunk, it still
- *     reads up to the last complete record;
+ *   - SIGKILL: the trace holds every call that returned, in order (the
+ *     records are in the file as they are made: no call was in progress
+ *     here, so none is missing), and has no end mark (obs-report says so,
+ *     in one note); cut inside its last record, it still reads up to the
+ *     last complete one (t_shim_kill kills at random moments);
  *   - SIGSEGV in the app, abort(), _exit(): every call is in the trace,
  *     which is marked ended by that signal or call; _exit() in a vfork
  *     child leaves the parent's trace alone;
+ *   - SIGTERM, SIGINT, SIGHUP: the same, and the exit path's timeline and
+ *     summary too (made by a child process of the handler): the .pftrace
+ *     is the one obs-report perfetto writes from the .obs, byte for byte
+ *     (OBS_TRACE=json: the .json); into a FIFO whose reader has stopped
+ *     reading, the child makes no progress and is ended after 5 s, with
+ *     one line saying so, and the app dies of its signal;
  *   - exit() from a thread while four others launch: every thread's records
  *     are the first calls the runtime saw from it, at least those made
  *     before exit was called, none lost;
@@ -28,11 +36,13 @@
  *   - stderr a pipe whose reader has quit: the shim's exit-time summary
  *     does not kill the app with SIGPIPE. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace/api_list.h"
@@ -41,7 +51,6 @@
 #include "tap/process.h"
 
 #define BUFFER_RECORDS "64"
-#define BUFFER_LIMIT 64 /* at most this many records of a thread still buffered */
 
 static const char *app;
 static char tmp[4096], libpath[4300];
@@ -204,22 +213,17 @@ static int report_reads(const char *trace, char **err_out)
 /* ---- the endings ------------------------------------------------------------------ */
 
 /* SEGV, abort, _exit: every call in the trace, marked ended by how. */
-static void test_caught(const char *label, const char *mode, int want_signal, int want_status, const char *how)
+/* A run that ended by how (a caught signal or call): every call the
+ * runtime logged is in the trace, in order, none lost, ended by how, and
+ * obs-report reads it with no warning. */
+static void every_call_recorded(const char *label, const char *dir, const char *how)
 {
-    const char *dir = new_dir(mode);
-    const char *args[] = {mode, "1000", NULL};
-    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
-                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, NULL};
-    struct run_result plain, shim;
     struct logged *log = NULL;
-    size_t nlog;
-    struct obs_trace *t;
+    size_t nlog = read_log(path_in(dir, "sim.log"), &log);
+    struct obs_trace *t = shim_trace_open(path_in(dir, "t.obs"));
+    char *err = NULL;
     long worst;
 
-    run_both(args, env, 60, &plain, &shim);
-    same_as_plain(label, &plain, &shim, want_signal, want_status);
-    nlog = read_log(path_in(dir, "sim.log"), &log);
-    t = shim_trace_open(path_in(dir, "t.obs"));
     if (!ok(t != NULL && t->ignored_bytes == 0, "%s: the trace reads back whole", label)) {
         skip_block(3, "no trace");
     } else {
@@ -228,27 +232,114 @@ static void test_caught(const char *label, const char *mode, int want_signal, in
         is_int(0, (long long)t->records_lost, "%s: 0 records lost", label);
         is_string(how, meta_or(t, "end", "(none)"), "%s: the trace is marked ended by %s", label, how);
     }
-    {
-        char *err = NULL;
-        ok(report_reads(path_in(dir, "t.obs"), &err) && strstr(err, "warning") == NULL,
-           "%s: obs-report summary reads it, no warning", label);
-        free(err);
-    }
+    ok(report_reads(path_in(dir, "t.obs"), &err) && strstr(err, "warning") == NULL,
+       "%s: obs-report summary reads it, no warning", label);
+    free(err);
     if (t)
         obs_trace_free(t);
     free(log);
+}
+
+static void test_caught(const char *label, const char *mode, int want_signal, int want_status, const char *how)
+{
+    const char *dir = new_dir(mode);
+    const char *args[] = {mode, "1000", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
+                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, NULL};
+    struct run_result plain, shim;
+
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain(label, &plain, &shim, want_signal, want_status);
+    every_call_recorded(label, dir, how);
     run_result_free(&plain);
     run_result_free(&shim);
 }
 
+/* SIGTERM, SIGINT, SIGHUP (asked to stop): every call, ended by the
+ * signal, and the files the exit path makes: the timeline beside the
+ * .obs, as obs-report writes it from the .obs, and the summary. */
+static void test_stop_signal(const char *label, const char *mode, int sig, const char *how, int json)
+{
+    const char *dir = new_dir(mode);
+    const char *args[] = {mode, "1000", NULL};
+    const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
+                         "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, json ? "OBS_TRACE=json" : NULL,
+                         NULL};
+    const char *suffix = json ? ".json" : ".pftrace";
+    struct run_result plain, shim;
+    size_t len_a = 0, len_b = 0;
+    char want[9000], timeline[4400], again[4400], *a, *b;
 
-/* SIGKILL: nothing runs. What was flushed is there, in order; the rest of
- * each thread's buffer is missing, and the trace says it was not closed. */
+    run_both(args, env, 60, &plain, &shim);
+    same_as_plain(label, &plain, &shim, sig, 0);
+    every_call_recorded(label, dir, how);
+    snprintf(timeline, sizeof timeline, "%s", path_in(dir, json ? "t.json" : "t.pftrace"));
+    snprintf(want, sizeof want, "obsshim: %s: wrote %s %s\n", how, path_in(dir, "t.obs"), timeline);
+    ok(strstr(shim.err, want) != NULL && strstr(shim.err, "\nKernels (") != NULL,
+       "%s: the summary and the line naming the .obs and the %s", label, suffix);
+    if (strstr(shim.err, want) == NULL)
+        diag_text("stderr", shim.err);
+    snprintf(again, sizeof again, "%s%s", path_in(dir, "again"), suffix);
+    shim_obs_report(json ? "json" : "perfetto", path_in(dir, "t.obs"), again, NULL);
+    a = test_read_file(timeline, &len_a);
+    b = test_read_file(again, &len_b);
+    ok(a != NULL && b != NULL && len_a > 0 && len_a == len_b && memcmp(a, b, len_a) == 0,
+       "%s: %s is the one obs-report writes from the .obs, byte for byte (%zu bytes)", label, suffix, len_a);
+    free(a);
+    free(b);
+    run_result_free(&plain);
+    run_result_free(&shim);
+}
+
+/* The timeline into a FIFO whose reader stopped reading: the child making
+ * it blocks; the handler ends it once it has made no progress for 5 s,
+ * says so in one line, and the app dies of its signal. */
+static void test_stop_stalled(void)
+{
+    const char *dir = new_dir("term-stalled");
+    char fifo[4400], trace_env[4500];
+    const char *argv[] = {app, "term", "100000", NULL};
+    struct run_result r;
+    struct obs_trace *t;
+    struct timespec t0, t1;
+    double took;
+    int reader;
+
+    snprintf(fifo, sizeof fifo, "%s", path_in(dir, "timeline.fifo"));
+    if (mkfifo(fifo, 0600) != 0 || (reader = open(fifo, O_RDONLY | O_NONBLOCK)) < 0)
+        bail("cannot make a FIFO: %s", strerror(errno));
+    snprintf(trace_env, sizeof trace_env, "OBS_TRACE=perfetto:%s", fifo);
+    {
+        const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), trace_env, "OBS_SUMMARY=0", NULL};
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        shim_run(argv, env, 1, 120, &r);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+    }
+    close(reader);
+    took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    ok(!r.exited && r.signal == SIGTERM, "stalled timeline: the app dies of SIGTERM (signal %d)", r.signal);
+    ok(strstr(r.err, "the timeline and summary were not made (its writer made no progress for 5 s") != NULL &&
+           count_lines_with(r.err, "obsshim: SIGTERM:") == 1,
+       "stalled timeline: one line says the child made no progress");
+    if (strstr(r.err, "made no progress") == NULL)
+        diag_text("stderr", r.err);
+    ok(took >= 5.0 && took < 30.0, "stalled timeline: ended after %.1f s (5 s without progress)", took);
+    t = shim_trace_open(path_in(dir, "t.obs"));
+    ok(t != NULL && trace_api_count(t, OBS_API_cudaLaunchKernel) == 100000 &&
+           strcmp(meta_or(t, "end", ""), "SIGTERM") == 0,
+       "stalled timeline: the .obs holds every launch and is ended by SIGTERM");
+    if (t)
+        obs_trace_free(t);
+    run_result_free(&r);
+}
+
+/* SIGKILL: nothing runs. Every call that returned is there, in order (the
+ * records went into the file's pages as they were made), and the trace
+ * says it was not closed. */
 static void test_sigkill(void)
 {
     const char *dir = new_dir("sigkill");
-    /* 1010: the kill comes with records still buffered (1000 would end on
-     * a flush with this buffer size and the phase engine's records). */
+    /* 1010: the kill comes in the middle of a window (64 records each) */
     const char *args[] = {"sigkill", "1010", NULL};
     const char *env[] = {libpath, env_var("OBS_OUTPUT", dir, "t"), env_var("OBS_SIM_LOG", dir, "sim.log"),
                          "OBS_SIM_LOG_TID=1", "OBS_BUFFER_RECORDS=" BUFFER_RECORDS, NULL};
@@ -268,29 +359,33 @@ static void test_sigkill(void)
         whole_calls = t->ncalls;
         missing = trace_is_prefix(t, log, nlog, &worst);
         ok(missing >= 0, "SIGKILL: the %zu records are the first calls the runtime saw, in order", t->ncalls);
-        ok(missing > 0 && worst <= BUFFER_LIMIT,
-           "SIGKILL: only the last buffer's calls are missing (%ld of %zu, at most %d)", missing, nlog,
-           BUFFER_LIMIT);
+        is_int(0, missing, "SIGKILL: no call is missing (none was in progress; %zu in the log)", nlog);
         ok(obs_trace_meta(t, "end") == NULL, "SIGKILL: no end mark");
         is_int(0, (long long)t->records_lost, "SIGKILL: no LOST record claims to count them");
         obs_trace_free(t);
     }
     {
         char *err = NULL;
-        ok(report_reads(path_in(dir, "t.obs"), &err) && strstr(err, "no end mark") != NULL,
-           "SIGKILL: obs-report reads it and says it has no end mark");
+        ok(report_reads(path_in(dir, "t.obs"), &err) && strstr(err, "no end mark") != NULL &&
+               count_lines_with(err, "") == 1,
+           "SIGKILL: obs-report reads it and says it has no end mark, in one line");
+        if (err != NULL && count_lines_with(err, "") != 1)
+            diag_text("stderr", err);
         free(err);
     }
-    /* Killed inside a chunk's write: cut the file 100 bytes short. */
+    /* A copy cut inside its last record (taken while the file was being
+     * written, or a disk that filled): read up to the last complete one. */
     {
         char cut[4400];
-        size_t len = 0;
+        size_t len = 0, end;
         char *data = test_read_file(path_in(dir, "t.obs"), &len);
         FILE *f;
         snprintf(cut, sizeof cut, "%s", path_in(dir, "cut.obs"));
         if (data == NULL || len < 200 || (f = fopen(cut, "wb")) == NULL)
             bail("cannot copy the trace");
-        fwrite(data, 1, len - 100, f);
+        for (end = len; end > 0 && data[end - 1] == 0; end--) /* the window's unwritten slots */
+            ;
+        fwrite(data, 1, end > 20 ? end - 20 : 0, f);
         fclose(f);
         free(data);
         t = shim_trace_open(cut);
@@ -646,7 +741,9 @@ int main(void)
 {
     long total;
 
-    app = shim_build_path("tests/apps/crash_app");
+    static char app_path[4200]; /* shim_build_path's buffers rotate */
+    snprintf(app_path, sizeof app_path, "%s", shim_build_path("tests/apps/crash_app"));
+    app = app_path;
     if (!test_executable(app))
         skip_all("%s not built", app);
     shim_lib();
@@ -658,6 +755,11 @@ int main(void)
     test_caught("SIGSEGV", "segv", SIGSEGV, 0, "SIGSEGV");
     test_caught("abort()", "abort", SIGABRT, 0, "SIGABRT");
     test_caught("_exit()", "_exit", 0, 5, "_exit");
+    test_stop_signal("SIGTERM", "term", SIGTERM, "SIGTERM", 0);
+    test_stop_signal("SIGINT", "int", SIGINT, "SIGINT", 0);
+    test_stop_signal("SIGHUP", "hup", SIGHUP, "SIGHUP", 0);
+    test_stop_signal("SIGTERM, OBS_TRACE=json", "term", SIGTERM, "SIGTERM", 1);
+    test_stop_stalled();
     test_vfork_exit();
     test_thread_exit();
     /* pthread_cancel unwinds the thread (a forced unwind) past frames whose

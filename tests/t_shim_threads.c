@@ -48,7 +48,7 @@ int main(void)
     if (getenv("OBS_SANITIZE") != NULL) /* make check-sanitize / check-tsan */
         skip("peak RSS under a sanitizer: its shadow memory and quarantine are counted (%ld kB)", usage.ru_maxrss);
     else
-        ok(usage.ru_maxrss < RSS_LIMIT_KB, "peak RSS %ld kB < %d kB: buffers are streamed, not kept",
+        ok(usage.ru_maxrss < RSS_LIMIT_KB, "peak RSS %ld kB < %d kB: records go to the file, not kept",
            usage.ru_maxrss, RSS_LIMIT_KB);
 
     t = shim_trace_open(trace);

@@ -54,6 +54,10 @@ read -r rss_shim wall_shim < <(measure env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=
     "$app" --launches "$per_thread" --threads "$threads")
 trace=$work/scale.obs
 trace_bytes=$(stat -c %s "$trace")
+# what it takes on the disk: a thread that ended before the others leaves
+# its last window's unused slots as a hole (a PAD chunk whose blocks were
+# given back, docs/shim.md), which the size counts and the disk does not
+trace_disk=$(stat -c '%b %B' "$trace" | awk '{ print $1 * $2 }')
 
 # Records and records lost, from the summary's first line.
 "$report" summary "$trace" >"$work/summary" 2>&1 || { cat "$work/summary" >&2; exit 1; }
@@ -95,7 +99,7 @@ json_bytes=$(stat -c %s "$work/out.json")
 rm -f "$work/out.json"
 
 awk -v total="$total" -v rn="$rss_none" -v rs="$rss_shim" -v wn="$wall_none" -v ws="$wall_shim" \
-    -v tb="$trace_bytes" -v rec="$records" -v lost="$lost" -v rows="$csv_rows" \
+    -v tb="$trace_bytes" -v td="$trace_disk" -v rec="$records" -v lost="$lost" -v rows="$csv_rows" \
     -v cn="$csv_null_s" -v cf="$csv_file_s" -v cb="$csv_bytes" -v jn="$json_null_s" -v jf="$json_file_s" \
     -v csv="$csv" -v jb="$json_bytes" -v jr="$json_file_rss" -v cr="$csv_file_rss" '
 function row(name, value, unit, target, verdict) {
@@ -115,10 +119,14 @@ BEGIN {
     row("peak RSS growth", sprintf("%.1f", growth), "MiB", "<= 64", growth <= 64 ? "PASS" : "FAIL")
     row("records in trace", rec, "", "", "")
     row("records lost", lost, "", "0", lost == 0 && rec >= total ? "PASS" : "FAIL")
-    row("trace bytes", tb, "B", "", "")
-    # 48-byte records; the file header, chunk headers and strings add ~0.002 B per launch
-    bpl = sprintf("%.2f", tb / total)
-    row("trace bytes per launch", sprintf("%.4f", tb / total), "B", "<= 48", bpl + 0 <= 48 ? "PASS" : "FAIL")
+    row("trace bytes (its size)", tb, "B", "", "")
+    row("trace bytes on disk", td, "B", "", "")
+    # 48-byte records; the file header, chunk headers, the PAD before each
+    # window and its unused last slots add ~0.01 B per launch on disk; the
+    # size counts the holes of the threads that ended first too
+    row("trace size per launch", sprintf("%.4f", tb / total), "B", "", "")
+    bpl = sprintf("%.2f", td / total)
+    row("trace bytes on disk per launch", sprintf("%.4f", td / total), "B", "<= 48", bpl + 0 <= 48 ? "PASS" : "FAIL")
     row("csv rows", rows, "", "", "")
     row("csv to /dev/null", sprintf("%.2f", rate(rows, cn)), "M rec/s", ">= 5", rate(rows, cn) >= 5 ? "PASS" : "FAIL")
     row("csv to a file", sprintf("%.2f", rate(rows, cf)), "M rec/s", ">= 5", rate(rows, cf) >= 5 ? "PASS" : "FAIL")

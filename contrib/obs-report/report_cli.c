@@ -108,16 +108,16 @@ struct obs_trace *cli_open_trace(const char *path)
         fprintf(stderr, "obs-report: %s: %s\n", path, err);
         return NULL;
     }
-    if (t->ignored_bytes)
+    if (obs_trace_unclosed(t)) {
+        /* One line: what is missing, and what was cut at the end if anything was */
+        char what[320];
+        fprintf(stderr, "obs-report: %s: warning: %s\n", path, obs_trace_unclosed_note(t, what, sizeof what));
+    } else if (t->ignored_bytes) {
         fprintf(stderr, "obs-report: %s: warning: %llu bytes at offset %llu ignored (%s); %s\n", path,
                 (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset, t->ignored_reason,
                 t->ignored_offset + t->ignored_bytes < t->file_bytes ? "the chunks after them were read"
                                                                      : "read up to the last complete record");
-    if (obs_trace_meta(t, "buffer_records") != NULL && obs_trace_meta(t, "end") == NULL)
-        fprintf(stderr,
-                "obs-report: %s: warning: no end mark (the process died before the shim could close the "
-                "trace: SIGKILL?); each thread's last %s records at most are missing\n",
-                path, obs_trace_meta(t, "buffer_records"));
+    }
     return t;
 }
 

@@ -174,7 +174,8 @@ static int name_taken(const char *prefix, const char *suffix, char *path, size_t
  * (the timeline written at exit) exists: the descriptor, or -errno
  * (-EEXIST with the taken path in taken, when taken is not NULL). O_EXCL
  * never opens an existing entry, a symbolic link included; O_NOFOLLOW says
- * so twice. */
+ * so twice. Read and write: the recorder maps windows of it (MAP_SHARED
+ * needs both). */
 static int create_exclusive(const char *prefix, const char *companion, char *taken, size_t takenlen)
 {
     char path[OBS_OUTPUT_MAX + 16];
@@ -186,7 +187,7 @@ static int create_exclusive(const char *prefix, const char *companion, char *tak
         if (snprintf(path, sizeof path, "%s%s", prefix, OBS_TRACE_SUFFIX) >= (int)sizeof path)
             return -ENAMETOOLONG;
         do
-            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         while (fd < 0 && errno == EINTR);
         if (fd < 0)
             fd = -errno;

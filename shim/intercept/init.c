@@ -7,16 +7,21 @@
  * never calls CUDA/HIP leaves nothing behind.
  *
  * Shutdown: the library destructor (after the app's atexit handlers and
- * static destructors, so their calls are recorded) flushes every thread's
- * buffer, closes the trace, writes the JSON and prints the summary. exit()
+ * static destructors, so their calls are recorded) closes every thread's
+ * window, closes the trace, writes the timeline and prints the summary. exit()
  * and a return from main both get there. A signal whose default action
  * ends the process (asked to stop, abort(), a crash: fatal_signals below),
- * when the app has no handler of its own, is caught: the handler only
- * flushes the buffers into the .obs (write(2) only: async-signal-safe),
- * then re-raises the signal with the default action so the app dies of it
- * as it would have. _exit() and _Exit() are interposed to do the same
- * flush before the real one. No JSON or summary on those paths; obs-report
- * reads the .obs. SIGKILL cannot be caught: the trace then has no end mark. */
+ * when the app has no handler of its own, is caught: the handler closes
+ * every thread's window and marks the .obs ended (system calls only:
+ * async-signal-safe); after a signal that asks to stop (SIGTERM, SIGINT,
+ * SIGHUP, SIGXCPU) it has the timeline and summary made in a child process
+ * (stop_postprocess.h) and waits for it; then it re-raises the signal with
+ * the default action so the app dies of it as it would have. _exit() and
+ * _Exit() are interposed to close the trace the same way before the real
+ * one. No timeline or summary after a crash, abort() or _exit (obs-report
+ * reads the .obs). SIGKILL cannot be caught: the trace then has no end
+ * mark, and every call that returned is in it all the same (the records
+ * are stored into the file as they are made). */
 #include "init.h"
 
 #include <dlfcn.h>
@@ -33,6 +38,7 @@
 #include "runtimes/real_symbols.h"
 #include "gputime/gpu_time.h"
 #include "phases/phase_engine.h"
+#include "stop_postprocess.h"
 
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -184,13 +190,13 @@ __attribute__((destructor)) static void obs_destructor(void)
 {
     struct obs_guard guard;
     obs_guard_enter(&guard); /* post-processing makes no hooked call; guard anyway */
-    OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor flushes every thread and writes the files");
+    OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor closes every thread's window and writes the files");
     /* the exiting thread's phase held open past its last sync; not in a fork child that recorded nothing
      * (an END record would give it a file of its own) */
     if (obs_output_open_here())
         obs_phase_end_open_ranges();
     if (obs_recorder_finish(false, "exit"))
-        obs_output_postprocess();
+        obs_output_postprocess(NULL);
     obs_guard_leave(&guard);
 }
 
@@ -201,10 +207,11 @@ __attribute__((destructor)) static void obs_destructor(void)
 static const struct {
     int sig;
     const char *name;
+    bool stop; /* asks the process to stop (not a crash): the timeline and summary are made too */
 } fatal_signals[] = {
-    {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"}, {SIGHUP, "SIGHUP"}, {SIGQUIT, "SIGQUIT"},
-    {SIGXCPU, "SIGXCPU"}, {SIGABRT, "SIGABRT"}, {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},
-    {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},   {SIGPIPE, "SIGPIPE"},
+    {SIGTERM, "SIGTERM", true}, {SIGINT, "SIGINT", true},   {SIGHUP, "SIGHUP", true},   {SIGQUIT, "SIGQUIT", false},
+    {SIGXCPU, "SIGXCPU", true}, {SIGABRT, "SIGABRT", false}, {SIGSEGV, "SIGSEGV", false}, {SIGBUS, "SIGBUS", false},
+    {SIGFPE, "SIGFPE", false},  {SIGILL, "SIGILL", false},   {SIGPIPE, "SIGPIPE", false},
 };
 #define FATAL_SIGNAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
 
@@ -212,16 +219,26 @@ static void on_fatal_signal(int sig)
 {
     struct obs_guard guard;
     const char *name = "signal";
+    bool stop = false;
     size_t i;
     obs_guard_enter(&guard);
     for (i = 0; i < FATAL_SIGNAL_COUNT; i++)
-        if (fatal_signals[i].sig == sig)
+        if (fatal_signals[i].sig == sig) {
             name = fatal_signals[i].name;
-    if (obs_recorder_finish(true, name))
-        obs_output_report_ending(name);
-    /* SA_RESETHAND put the default action back; the signal is blocked while
-     * we run, so it is delivered (and kills us) when we return. A fault
-     * (SEGV, BUS, FPE, ILL) would also recur at the faulting instruction. */
+            stop = fatal_signals[i].stop;
+        }
+    if (obs_recorder_finish(true, name)) {
+        /* A crash may have corrupted memory: nothing more than the .obs then. */
+        if (stop)
+            obs_stop_postprocess(name);
+        else
+            obs_output_report_ending(name);
+    }
+    /* SA_RESETHAND put the default action back: a stop signal (not blocked
+     * in its handler, SA_NODEFER) kills us here; the others are blocked
+     * while we run, so they are delivered (and kill us) when we return. A
+     * fault (SEGV, BUS, FPE, ILL) would also recur at the faulting
+     * instruction. */
     raise(sig);
     obs_guard_leave(&guard);
 }
@@ -237,7 +254,10 @@ void obs_signals_install(void)
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESETHAND;
+        /* A stop signal's handler waits for its timeline: the same signal
+         * again (Ctrl-C twice) is not held back meanwhile, and ends the
+         * process at once (its disposition is the default by then). */
+        sa.sa_flags = SA_RESETHAND | (fatal_signals[i].stop ? SA_NODEFER : 0);
         sigaction(fatal_signals[i].sig, &sa, NULL);
     }
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "output.h"
 #include "runtimes/real_symbols.h"
@@ -21,13 +23,15 @@ OBS_HIDDEN struct obs_ptrmap obs_names_by_handle;
 
 struct name_entry {
     char *mangled;
-    char *demangled; /* NULL: not demangled (yet) */
+    char *demangled;      /* NULL: not demangled (yet) */
+    bool demangled_later; /* written without its demangled form, which may come (under the output lock) */
 };
 
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct name_entry *blocks[NAME_BLOCKS];
 static _Atomic uint32_t name_count; /* ids 1..name_count are valid */
 static uint32_t names_written;      /* under the output lock */
+static uint32_t demangle_later;     /* entries with demangled_later set (under the output lock) */
 
 /* Name text -> id, open addressing (under names_lock only). */
 static uint32_t *by_text;
@@ -140,6 +144,17 @@ static uint32_t intern_locked(const char *mangled, char *demangled)
     return id;
 }
 
+/* A name just interned goes into the trace at once (when the file is open;
+ * otherwise when it is created): after SIGKILL the trace names every
+ * kernel its records use. Outside names_lock. */
+static void names_publish(void)
+{
+    obs_out_lock_acquire(&obs_out.lock, (uint32_t)syscall(SYS_gettid)); /* the lock's owner id, as the recorder's */
+    if (obs_out.status == OBS_OUTPUT_OPEN)
+        obs_kernel_names_write_pending_locked(false);
+    obs_out_lock_release(&obs_out.lock);
+}
+
 uint32_t obs_kernel_name_intern(const char *mangled)
 {
     char *demangled;
@@ -151,6 +166,7 @@ uint32_t obs_kernel_name_intern(const char *mangled)
     id = intern_locked(mangled, demangled);
     pthread_mutex_unlock(&names_lock);
     OBS_DEBUG_LOG(RECORD, 3, "kernel name id=%u %s", id, mangled);
+    names_publish();
     return id;
 }
 
@@ -164,6 +180,7 @@ static uint32_t intern_and_map(struct obs_ptrmap *map, const void *key, const ch
     if (id != 0)
         obs_ptrmap_put(map, (uintptr_t)key, id);
     pthread_mutex_unlock(&names_lock);
+    names_publish();
     return id;
 }
 
@@ -219,6 +236,29 @@ const char *obs_kernel_name_mangled(uint32_t id)
     return entry_of(id)->mangled;
 }
 
+/* Under the output lock: the demangled form of a name written without
+ * one, if the C++ runtime has been loaded since (the cached demangler
+ * only: no dlsym under our locks). */
+static void write_demangled_later_locked(void)
+{
+    cxa_demangle_fn fn = atomic_load(&demangler);
+    uint32_t id;
+    if (fn == NULL)
+        return;
+    for (id = 1; id <= names_written && demangle_later > 0; id++) {
+        struct name_entry *e = entry_of(id);
+        if (!e->demangled_later)
+            continue;
+        if (e->demangled == NULL)
+            e->demangled = demangle_with(fn, e->mangled);
+        if (e->demangled != NULL &&
+            obs_output_write_string_locked(id, OBS_STR_KERNEL_DEMANGLED, e->demangled, strlen(e->demangled)) != 0)
+            return; /* retried at the next window */
+        e->demangled_later = false; /* written, or not a C++ name after all */
+        demangle_later--;
+    }
+}
+
 void obs_kernel_names_write_pending_locked(bool from_signal)
 {
     uint32_t count = atomic_load_explicit(&name_count, memory_order_acquire), id;
@@ -229,12 +269,18 @@ void obs_kernel_names_write_pending_locked(bool from_signal)
         if (!from_signal && e->demangled == NULL)
             e->demangled = demangle_with(atomic_load(&demangler), e->mangled);
         if (obs_output_write_string_locked(id, OBS_STR_KERNEL_MANGLED, e->mangled, strlen(e->mangled)) != 0)
-            return; /* retried at the next flush */
+            return; /* retried at the next window */
         if (e->demangled != NULL &&
             obs_output_write_string_locked(id, OBS_STR_KERNEL_DEMANGLED, e->demangled, strlen(e->demangled)) != 0)
             return;
+        if (e->demangled == NULL && strncmp(e->mangled, "_Z", 2) == 0 && !e->demangled_later) {
+            e->demangled_later = true; /* no demangler yet: its demangled form when there is one */
+            demangle_later++;
+        }
         names_written = id;
     }
+    if (!from_signal && demangle_later > 0)
+        write_demangled_later_locked();
 }
 
 void obs_kernel_names_fork_prepare(void)
@@ -249,6 +295,10 @@ void obs_kernel_names_fork_parent(void)
 
 void obs_kernel_names_fork_child(void)
 {
+    uint32_t count = atomic_load_explicit(&name_count, memory_order_relaxed), id;
     pthread_mutex_unlock(&names_lock);
+    for (id = 1; id <= count; id++)
+        entry_of(id)->demangled_later = false;
     names_written = 0;
+    demangle_later = 0;
 }

@@ -1,6 +1,9 @@
 /* Kernel names: a small id per distinct name, stored in CALL records and
- * written once per trace into the string table (mangled and, when the
- * process has a C++ runtime, demangled).
+ * written into the trace's string table as soon as it is interned (or,
+ * when the trace file does not exist yet, when it is created), mangled
+ * and, when the process has a C++ runtime, demangled: a trace cut short
+ * by SIGKILL names every kernel it records. A name written before the
+ * C++ runtime was loaded gets its demangled form at a later window.
  *
  * Sources: __cudaRegisterFunction gives hostFun -> mangled device name at
  * load time; __cudaGetKernel maps a cudaKernel_t to its hostFun; a pointer
@@ -59,8 +62,9 @@ static inline uint32_t obs_kernel_name_of_handle(const void *handle)
     return handle != NULL ? obs_kernel_name_fallback(handle, true) : 0;
 }
 
-/* Under the output lock: write names not yet in this trace. from_signal:
- * no demangling (it allocates). */
+/* Under the output lock: write names not yet in this trace, and the
+ * demangled forms of names written without one that can now be had.
+ * from_signal: no demangling (it allocates). */
 void obs_kernel_names_write_pending_locked(bool from_signal);
 
 void obs_kernel_names_fork_prepare(void);

@@ -1,11 +1,11 @@
 /* The one lock around the trace file and the registry of thread buffers.
- * Taken once per buffer flush, never per call. It records its owner (a
+ * Taken once per window switch, never per call. It records its owner (a
  * thread id) so that a signal handler can see that its own thread was
- * interrupted inside a flush and must not wait for itself.
+ * interrupted inside a window switch and must not wait for itself.
  *
- * The holder cannot be cancelled (pthread_cancel): a flush write(2) is a
+ * The holder cannot be cancelled (pthread_cancel): a write(2) of ours is a
  * cancellation point, and a thread cancelled there would keep the lock
- * forever (every later flush and the exit path would wait for a dead
+ * forever (every later window and the exit path would wait for a dead
  * thread). Cancellation is disabled from the first try to take it until it
  * is released; a pending request acts at the thread's next cancellation
  * point after that, outside the shim. */
@@ -23,7 +23,7 @@ struct obs_out_lock {
 
 void obs_out_lock_acquire(struct obs_out_lock *l, uint32_t self);
 /* Try for at most max_wait_ms; false when it could not be had or when self
- * already holds it (a signal arriving inside a flush). */
+ * already holds it (a signal arriving inside a window switch). */
 bool obs_out_lock_acquire_bounded(struct obs_out_lock *l, uint32_t self, unsigned max_wait_ms);
 void obs_out_lock_release(struct obs_out_lock *l);
 /* Fork child: the forking thread held it (fork prepare); free it. */

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -181,6 +183,9 @@ static int write_meta(int fd)
     len = meta_add(meta, len, sizeof meta, "gpu_time", obs_gpu_time_mode_name(obs_cfg.gpu_time));
     snprintf(value, sizeof value, "%u", obs_cfg.buffer_records);
     len = meta_add(meta, len, sizeof meta, "buffer_records", value);
+    /* records go into the file as they are made (docs/trace-format.md, "Windows"): a trace with no end mark
+     * misses only the call each thread was in */
+    len = meta_add(meta, len, sizeof meta, "record_windows", "1");
     snprintf(value, sizeof value, "%u", OBS_SAMPLE_PERIOD);
     len = meta_add(meta, len, sizeof meta, "self_cost_sample_period", value);
     len = meta_add(meta, len, sizeof meta, "clock", obs_clock_source_name(obs_clock_source()));
@@ -337,6 +342,113 @@ int obs_output_write_strings_locked(const void *entries, uint32_t bytes)
     return rc;
 }
 
+size_t obs_output_page_size(void)
+{
+    static _Atomic size_t page; /* any thread's first window may ask first */
+    size_t p = atomic_load_explicit(&page, memory_order_relaxed);
+    if (p == 0) {
+        long v = sysconf(_SC_PAGESIZE);
+        p = v > 0 ? (size_t)v : 4096;
+        atomic_store_explicit(&page, p, memory_order_relaxed);
+    }
+    return p;
+}
+
+int obs_output_map_window_locked(uint32_t tid, uint64_t first_index, uint32_t n, void *addr, size_t map_bytes,
+                                 uint64_t *at)
+{
+    const uint64_t header = sizeof(struct obs_chunk_header), page = obs_output_page_size();
+    struct obs_write_guard g;
+    off_t pos;
+    uint64_t end, records, file_end;
+    int rc;
+
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    pos = lseek(obs_out.fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return -errno;
+    end = (uint64_t)pos;
+    records = (end + header + page - 1) / page * page;
+    if (records - header > end && records - header - end < header)
+        records += page; /* no room for a PAD chunk's header in the gap: the next page */
+    file_end = records + (uint64_t)n * OBS_RECORD_SIZE;
+    obs_write_guard_begin(&g); /* past RLIMIT_FSIZE: EFBIG, not SIGXFSZ */
+    /* Blocks first, then the frame: a kill in between leaves zeros at the
+     * end of the file, which readers take for space never framed. */
+    rc = posix_fallocate(obs_out.fd, (off_t)end, (off_t)(file_end - end));
+    rc = rc != 0 ? -rc : obs_trace_frame_window(obs_out.fd, end, records, tid, first_index, n);
+    obs_write_guard_end(&g);
+    if (rc == 0 && mmap(addr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, obs_out.fd,
+                        (off_t)records) == MAP_FAILED)
+        rc = -errno;
+    if (rc == 0 && lseek(obs_out.fd, (off_t)file_end, SEEK_SET) != (off_t)file_end)
+        rc = -errno; /* cannot happen on a regular file */
+#ifdef MADV_POPULATE_WRITE
+    /* Fault the pages in now, writable, all at once (Linux 5.14 and
+     * later; elsewhere the first store into each page does, one fault per
+     * 85 records on the per-call path). */
+    if (rc == 0)
+        (void)madvise(addr, (size_t)((uint64_t)n * OBS_RECORD_SIZE + page - 1) / page * page, MADV_POPULATE_WRITE);
+#endif
+    if (rc != 0) {
+        undo_partial_write(pos, rc);
+        return rc;
+    }
+    OBS_DEBUG_LOG(OUTPUT, 3, "thread %u: a window of %u slots at %llu, indexes %llu..", tid, n,
+                  (unsigned long long)records, (unsigned long long)first_index);
+    *at = records;
+    return 0;
+}
+
+int obs_output_write_slots_locked(uint64_t at, const union obs_record *recs, uint32_t n)
+{
+    struct obs_write_guard g;
+    int rc;
+    if (obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return -EBADF;
+    obs_write_guard_begin(&g);
+    rc = obs_trace_write_slots(obs_out.fd, at, recs, n);
+    obs_write_guard_end(&g);
+    return rc;
+}
+
+void obs_output_shrink_window_locked(uint64_t at, uint32_t n, uint32_t keep)
+{
+    uint64_t keep_end = at + (uint64_t)keep * OBS_RECORD_SIZE, end = at + (uint64_t)n * OBS_RECORD_SIZE;
+    off_t pos;
+    struct obs_write_guard g;
+    int rc;
+
+    if (keep >= n || obs_out.status != OBS_OUTPUT_OPEN || !fd_is_ours())
+        return;
+    pos = lseek(obs_out.fd, 0, SEEK_CUR);
+    obs_write_guard_begin(&g);
+    rc = obs_trace_shrink_window(obs_out.fd, at, n, keep);
+    obs_write_guard_end(&g);
+    if (rc != 0)
+        return; /* the window stays as it was: its unwritten slots read as nothing */
+    if (pos >= 0 && (uint64_t)pos == end && ftruncate(obs_out.fd, (off_t)keep_end) == 0) {
+        lseek(obs_out.fd, (off_t)keep_end, SEEK_SET); /* the window ended the file: it ends where its records do */
+        return;
+    }
+    obs_output_release_space_locked(keep_end + sizeof(struct obs_chunk_header), end);
+}
+
+void obs_output_release_space_locked(uint64_t from, uint64_t to)
+{
+#ifdef FALLOC_FL_PUNCH_HOLE
+    const uint64_t page = obs_output_page_size();
+    from = (from + page - 1) / page * page;
+    to = to / page * page;
+    if (obs_out.status == OBS_OUTPUT_OPEN && obs_out.fd >= 0 && to > from)
+        (void)fallocate(obs_out.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from));
+#else
+    (void)from;
+    (void)to;
+#endif
+}
+
 int obs_output_write_meta_locked(const char *text, size_t len)
 {
     struct obs_write_guard g;
@@ -364,7 +476,7 @@ bool obs_output_close_locked(void)
     return was_open;
 }
 
-void obs_output_postprocess(void)
+void obs_output_postprocess(const char *how)
 {
     char obs_path[sizeof obs_out.prefix + 8], timeline_path[sizeof obs_out.prefix + 16], err[1024];
     int perfetto = obs_cfg.trace_export == OBS_TRACE_PERFETTO, rc;
@@ -375,8 +487,10 @@ void obs_output_postprocess(void)
     else
         snprintf(timeline_path, sizeof timeline_path, "%s%s", obs_out.prefix,
                  perfetto ? OBS_PFTRACE_SUFFIX : OBS_JSON_SUFFIX);
+    if (how == NULL)
+        how = "";
     if (obs_cfg.trace_export == OBS_TRACE_NONE && !obs_cfg.summary) { /* nothing to read the trace back for */
-        obs_log_info("wrote %s", obs_path);
+        obs_log_info("%s%swrote %s", how, how[0] ? ": " : "", obs_path);
         return;
     }
     err[0] = '\0';
@@ -398,13 +512,13 @@ void obs_output_postprocess(void)
             obs_log_warn("%s", err);
         else
             obs_log_warn("%s: post-processing failed", obs_path);
-        obs_log_info("wrote %s", obs_path);
+        obs_log_info("%s%swrote %s", how, how[0] ? ": " : "", obs_path);
         return;
     }
     if (obs_cfg.trace_export != OBS_TRACE_NONE)
-        obs_log_info("wrote %s %s", obs_path, timeline_path);
+        obs_log_info("%s%swrote %s %s", how, how[0] ? ": " : "", obs_path, timeline_path);
     else
-        obs_log_info("wrote %s", obs_path);
+        obs_log_info("%s%swrote %s", how, how[0] ? ": " : "", obs_path);
 }
 
 void obs_output_report_ending(const char *how)

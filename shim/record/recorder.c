@@ -1,14 +1,17 @@
-/* The recorder's slow paths: thread buffers, flushing, lost accounting,
- * self-cost snapshots, thread exit, process exit and fork. The hot path is
- * inline in recorder.h.
+/* The recorder's slow paths: thread windows, lost accounting, self-cost
+ * snapshots, thread exit, process exit and fork. The hot path is inline in
+ * recorder.h.
  *
- * Who writes what: a buffer's owner thread stores records and advances
- * `used`; any thread holding the output lock may write a buffer's records
- * [flushed, used) to the file. Only the owner resets a buffer (when it is
- * full, or when the thread exits), and only under the lock. */
+ * Who writes what: a window's owner thread stores records into its slots
+ * [0, limit) and advances `used`; nobody else touches them. Its last slots
+ * [limit, capacity) get the SELF_COST and LOST records from whoever closes
+ * the window, under the output lock: the owner when the window is full or
+ * the thread exits, the exit path at the end. Only the owner gets a new
+ * window, under the lock, and never once the trace is finished. */
 #include "recorder.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -22,7 +25,7 @@ OBS_HIDDEN _Atomic int obs_state;
 OBS_HIDDEN __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec")));
 
 static struct obs_tbuf *registry; /* every attached buffer (under obs_out.lock) */
-static pthread_key_t thread_key;  /* destructor flushes a thread's buffer */
+static pthread_key_t thread_key;  /* destructor closes a thread's window */
 static int thread_key_ready;
 
 /* Records of threads that could get no buffer at all (mmap failed). */
@@ -113,13 +116,15 @@ static void count_unbuffered(const union obs_record *r)
     atomic_fetch_add(&lost_unbuffered, 1);
 }
 
-/* ---- writing a buffer ---------------------------------------------------- */
+/* ---- closing a window ------------------------------------------------------ */
 
 /* The SELF_COST snapshot (cumulative: readers keep the one with most calls)
  * and the LOST records not yet reported, into tail. */
 static uint32_t build_tail(struct obs_tbuf *b, union obs_record *tail)
 {
-    uint64_t calls = atomic_load_explicit(&b->calls, memory_order_relaxed);
+    uint64_t others = atomic_load_explicit(&b->others, memory_order_relaxed);
+    uint64_t stored = b->stored_before + atomic_load_explicit(&b->used, memory_order_relaxed);
+    uint64_t calls = stored > others ? stored - others : 0; /* the owner may be storing one right now */
     uint64_t sampled = atomic_load_explicit(&b->sampled_calls, memory_order_relaxed);
     uint64_t sampled_ns = atomic_load_explicit(&b->sampled_ns, memory_order_relaxed);
     uint32_t n = 0;
@@ -132,7 +137,7 @@ static uint32_t build_tail(struct obs_tbuf *b, union obs_record *tail)
         s->tid = b->tid;
         s->calls = calls;
         /* Per-call cost measured on every OBS_SAMPLE_PERIOD-th call, scaled
-         * to all calls, plus the time spent writing buffers out. */
+         * to all calls, plus the time spent getting windows. */
         s->shim_ns = (sampled > 0 ? (uint64_t)((double)sampled_ns / (double)sampled * (double)calls) : 0) +
                      atomic_load_explicit(&b->flush_ns, memory_order_relaxed);
     }
@@ -158,69 +163,180 @@ static void mark_tail_reported(struct obs_tbuf *b)
         b->lost_reported[reason] = b->lost[reason];
 }
 
-/* Under the lock: write b's records not yet in the file, then its tail.
- * The owner (owner = true) also empties the buffer. Returns the per-thread
- * index that follows what was written. */
-static uint64_t flush_locked(struct obs_tbuf *b, bool owner, bool from_signal)
+/* Record slots that fit in `pages` pages: as many as fit, leaving 0 or at
+ * least 24 bytes before the next page, so that a window right after it
+ * frames itself there with no page skipped. */
+static uint32_t window_fit(uint32_t pages)
 {
-    uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
-    uint32_t tail_n = 0;
-    union obs_record tail[OBS_TBUF_TAIL_RECORDS];
-    uint64_t next;
-
-    if (obs_output_ensure_open_locked()) {
-        obs_kernel_names_write_pending_locked(from_signal);
-        if (!from_signal && used > b->flushed) /* formatting is not for signal handlers */
-            OBS_DEBUG_LOG(OUTPUT, 3, "thread %u: a chunk of %u records, indexes %llu..", b->tid, used - b->flushed,
-                          (unsigned long long)(b->first_index + b->flushed));
-        if (used > b->flushed &&
-            obs_output_write_records_locked(b->tid, b->first_index + b->flushed, &b->recs[b->flushed],
-                                            used - b->flushed) != 0) {
-            uint64_t t_first = UINT64_MAX, t_last = 0;
-            uint32_t i;
-            for (i = b->flushed; i < used; i++) {
-                uint64_t t = record_time(&b->recs[i]);
-                if (t != 0 && t < t_first)
-                    t_first = t;
-                if (t > t_last)
-                    t_last = t;
-            }
-            count_lost(b, OBS_LOST_WRITE_FAILED, used - b->flushed, t_first == UINT64_MAX ? 0 : t_first,
-                       t_last);
-        }
-        tail_n = build_tail(b, tail);
-        if (tail_n > 0 && obs_output_write_records_locked(b->tid, b->first_index + used, tail, tail_n) == 0)
-            mark_tail_reported(b);
-    }
-    if (obs_out.status == OBS_OUTPUT_CLOSED) {
-        /* The file went away under us (deleted, its descriptor taken by the
-         * app): pass calls through from now on. Not after exit's close. */
-        int recording = OBS_STATE_RECORDING;
-        atomic_compare_exchange_strong(&obs_state, &recording, OBS_STATE_DISABLED);
-    }
-    next = b->first_index + used + tail_n;
-    b->flushed = used;
-    if (owner) {
-        b->first_index = next;
-        b->flushed = 0;
-        atomic_store_explicit(&b->used, 0, memory_order_release);
-    }
-    return next;
+    uint64_t room = (uint64_t)pages * obs_output_page_size() - sizeof(struct obs_chunk_header);
+    uint64_t n = room / OBS_RECORD_SIZE;
+    uint64_t gap = room - n * OBS_RECORD_SIZE;
+    if (gap > 0 && gap < sizeof(struct obs_chunk_header))
+        n--;
+    return n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
 }
 
-/* The owner's buffer is full: write it out and start over. */
-static void flush_full_buffer(struct obs_tbuf *b)
+/* The slots of a window of `pages` pages: what fits, at most
+ * OBS_BUFFER_RECORDS. */
+static uint32_t window_slots(uint32_t pages)
+{
+    uint32_t n = window_fit(pages);
+    return n < obs_cfg.buffer_records ? n : obs_cfg.buffer_records;
+}
+
+/* Pages of the largest window: the most whose slots do not pass
+ * OBS_BUFFER_RECORDS (one at least). Rounded down, not up: a window of
+ * exactly OBS_BUFFER_RECORDS slots would leave most of its last page
+ * unused, and the next window (whose slots start on a page) a PAD of
+ * nearly a page before it; as it is, windows follow each other with a
+ * PAD of 24 to 72 bytes at most. */
+static uint32_t window_max_pages(void)
+{
+    uint32_t pages = 1;
+    while (window_fit(pages + 1) <= obs_cfg.buffer_records)
+        pages++;
+    return pages;
+}
+
+/* Memory at recs in place of a window: anonymous and zero (a store the
+ * owner makes past the end of the trace lands there, not in the file). A
+ * failure leaves it a hole; nothing is stored into it with limit 0. */
+static void window_take_out(struct obs_tbuf *b, size_t bytes)
+{
+    const int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE;
+    if (bytes == 0)
+        return;
+#ifdef SYS_mmap
+    /* The system call itself: ThreadSanitizer would take the C library's
+     * mmap for a write to the range that races with the owner's stores,
+     * which is the point: the kernel replaces the mapping at once, and
+     * the owner's next store lands in the file's page before it or in the
+     * anonymous page after; no other thread reads that memory. */
+    syscall(SYS_mmap, b->recs, bytes, prot, flags, -1, 0);
+#else
+    mmap(b->recs, bytes, prot, flags, -1, 0);
+#endif
+}
+
+/* Under the lock, by the owner, its window full: the last slots get its
+ * SELF_COST and LOST records, through the mapping. */
+static void window_tail_locked(struct obs_tbuf *b)
+{
+    union obs_record tail[OBS_TBUF_TAIL_RECORDS];
+    uint32_t n = build_tail(b, tail), i;
+    for (i = 0; i < n; i++)
+        obs_record_commit(&b->recs[b->limit + i], &tail[i]);
+    mark_tail_reported(b);
+}
+
+/* Under the lock: the thread's window closed for good (its exit, or the
+ * end of the trace, for any thread), by whoever calls. First it is taken
+ * out of the file: a thread still running stores into memory from there
+ * on, and the file no longer changes. Its SELF_COST and LOST records go
+ * into the slots after the last one used (pwrite: whole or kind 0 if
+ * killed meanwhile; a store the owner had just made there belonged to a
+ * call that had not returned), and the file keeps only the slots used
+ * (obs_output_shrink_window_locked). With no window, the LOST records not
+ * yet reported go into a chunk of their own at the thread's next index.
+ * Only the owner changes its fields (the hot path reads them without the
+ * lock). */
+static void window_end_locked(struct obs_tbuf *b, bool owner)
+{
+    union obs_record tail[OBS_TBUF_TAIL_RECORDS];
+    uint32_t n = build_tail(b, tail), used;
+
+    if (b->capacity == 0) {
+        if (n > 0 && obs_output_write_records_locked(b->tid, b->first_index, tail, n) == 0) {
+            mark_tail_reported(b);
+            if (owner)
+                b->first_index += n;
+        }
+        return;
+    }
+    window_take_out(b, b->window_bytes);
+    used = atomic_load_explicit(&b->used, memory_order_relaxed); /* at most limit: room for n */
+    if (n == 0 || obs_output_write_slots_locked(b->window_at + (uint64_t)used * OBS_RECORD_SIZE, tail, n) == 0) {
+        mark_tail_reported(b);
+        obs_output_shrink_window_locked(b->window_at, b->capacity, used + n);
+    }
+    if (owner) {
+        b->stored_before += used;
+        b->first_index += used + n;
+        b->capacity = 0;
+        b->limit = 0;
+        b->window_bytes = 0;
+    }
+}
+
+/* Under the lock, by the owner: its next window (the first, or after a
+ * full one, whose last slots are written first), twice the size of the
+ * last up to OBS_BUFFER_RECORDS. False when none could be had (disk full,
+ * file size limit, the file gone): calls are counted lost until the next
+ * try. */
+static bool window_next_locked(struct obs_tbuf *b)
+{
+    uint32_t pages = b->pages == 0 ? 1 : b->pages * 2, n;
+    size_t old_bytes = b->window_bytes, bytes;
+    uint64_t at;
+    int rc;
+
+    if (pages > b->max_pages)
+        pages = b->max_pages;
+    if (b->capacity > 0) {
+        window_tail_locked(b);
+        b->stored_before += atomic_load_explicit(&b->used, memory_order_relaxed);
+        b->first_index += b->capacity;
+    }
+    b->limit = 0;
+    b->capacity = 0;
+    atomic_store_explicit(&b->used, 0, memory_order_relaxed);
+    n = window_slots(pages);
+    bytes = (size_t)pages * obs_output_page_size();
+    /* The new window's mapping replaces the old one at once (windows only
+     * grow); the old one's pages stay in the file. */
+    rc = obs_output_map_window_locked(b->tid, b->first_index, n, b->recs, bytes, &at);
+    if (rc != 0) {
+        b->window_bytes = 0;
+        window_take_out(b, old_bytes > bytes ? old_bytes : bytes);
+        b->retry_in = obs_cfg.buffer_records; /* as often as a window would fill */
+        if (obs_out.status == OBS_OUTPUT_CLOSED) {
+            /* The file went away under us (deleted, its descriptor taken by
+             * the app): pass calls through from now on. */
+            int recording = OBS_STATE_RECORDING;
+            atomic_compare_exchange_strong(&obs_state, &recording, OBS_STATE_DISABLED);
+        }
+        return false;
+    }
+    b->pages = pages;
+    b->window_at = at;
+    b->window_bytes = bytes;
+    b->capacity = n;
+    b->limit = n - OBS_TBUF_TAIL_RECORDS;
+    return true;
+}
+
+/* The owner's window is full (or it has none): the next one. False when
+ * the record cannot be stored (no window; or the trace is finished). */
+static bool window_switch(struct obs_tbuf *b)
 {
     uint64_t t0 = obs_now_ns();
     uint32_t used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    bool got = false;
+
     obs_out_lock_acquire(&obs_out.lock, b->tid);
-    flush_locked(b, true, false);
+    if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_RECORDING &&
+        obs_out.status == OBS_OUTPUT_OPEN) {
+        obs_kernel_names_write_pending_locked(false); /* demangled forms the C++ runtime can now give */
+        got = window_next_locked(b);
+    }
     obs_out_lock_release(&obs_out.lock);
-    OBS_DEBUG_LOG(RECORD, 3, "thread %u: buffer full, %u records written in %llu ns", b->tid, used,
+    OBS_DEBUG_LOG(RECORD, 3, "thread %u: window of %u records full, the next: %u records at %llu (%llu ns)",
+                  b->tid, used, b->capacity, (unsigned long long)b->window_at,
                   (unsigned long long)(obs_now_ns() - t0));
     atomic_store_explicit(&b->flush_ns,
                           atomic_load_explicit(&b->flush_ns, memory_order_relaxed) + (obs_now_ns() - t0),
                           memory_order_relaxed);
+    return got;
 }
 
 /* ---- thread buffers --------------------------------------------------------- */
@@ -232,31 +348,35 @@ static void write_thread_name_locked(uint32_t tid)
         obs_output_write_string_locked(tid, OBS_STR_THREAD_NAME, name, strlen(name));
 }
 
-/* First record of this thread: map its buffer, register it (and create the
- * trace file if this is the process's first record). NULL when none. */
+/* First record of this thread: its page and the address space of its
+ * largest window, registered (the trace file created if this is the
+ * process's first record), and its first window. NULL when none. */
 static struct obs_tbuf *thread_attach(struct obs_tls *t)
 {
-    uint32_t capacity = obs_cfg.buffer_records;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t bytes = (sizeof(struct obs_tbuf) + (size_t)capacity * sizeof(union obs_record) + page - 1) / page * page;
+    size_t page = obs_output_page_size(), header = offsetof(struct obs_tbuf, recs);
+    uint32_t max_pages = window_max_pages();
+    size_t bytes = page + (size_t)max_pages * page;
     struct obs_tbuf *b;
     void *mem;
     bool open;
 
     if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING)
         return NULL;
-    mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (header > page)
+        return NULL; /* a page smaller than the struct: cannot happen */
+    mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED) {
         obs_log_warn_once(&warned_mmap, "cannot map a %zu-byte trace buffer (%s); calls of such threads "
                           "are counted as lost", bytes, strerror(errno));
         return NULL;
     }
-    b = mem; /* zero-filled */
+    /* zero-filled; the struct ends where its page does: recs[] starts the next page */
+    b = (struct obs_tbuf *)((char *)mem + page - header);
     b->tid = obs_thread_id();
-    b->capacity = capacity;
-    b->limit = capacity - OBS_TBUF_TAIL_RECORDS;
     b->first_index = t->next_index;
-    b->map_bytes = bytes;
+    b->max_pages = max_pages;
+    b->region = mem;
+    b->region_bytes = bytes;
 
     obs_out_lock_acquire(&obs_out.lock, b->tid);
     open = obs_output_ensure_open_locked();
@@ -264,6 +384,10 @@ static struct obs_tbuf *thread_attach(struct obs_tls *t)
         b->next = registry;
         registry = b;
         write_thread_name_locked(b->tid);
+        /* names interned before the file existed (registered at load time),
+         * before any record of this thread can use them */
+        obs_kernel_names_write_pending_locked(false);
+        window_next_locked(b);
     }
     obs_out_lock_release(&obs_out.lock);
     if (!open) {
@@ -275,8 +399,9 @@ static struct obs_tbuf *thread_attach(struct obs_tls *t)
     if (thread_key_ready)
         pthread_setspecific(thread_key, b);
     t->buf = b;
-    OBS_DEBUG_LOG(RECORD, 2, "thread %u: buffer of %u records (%zu bytes) mapped, first index %llu", b->tid, capacity,
-                  bytes, (unsigned long long)b->first_index);
+    OBS_DEBUG_LOG(RECORD, 2, "thread %u: a window of %u records (largest %u) at %llu, first index %llu", b->tid,
+                  b->capacity, window_slots(max_pages), (unsigned long long)b->window_at,
+                  (unsigned long long)b->first_index);
     return b;
 }
 
@@ -301,7 +426,7 @@ static void thread_detach(void *arg)
         return;
     void (*hook)(void) = atomic_load_explicit(&thread_exit_hook, memory_order_acquire);
     if (hook != NULL)
-        hook(); /* GPU time: its GPU_SPAN records go into b, written below */
+        hook(); /* GPU time: its GPU_SPAN records go into b, closed below */
     obs_out_lock_acquire(&obs_out.lock, b->tid);
     if (obs_guard_held()) {
         /* The thread ends inside a recorded call (cancelled in it, or
@@ -310,19 +435,33 @@ static void thread_detach(void *arg)
         count_lost(b, OBS_LOST_UNFINISHED, 1, now, now);
         obs_guard_drop();
     }
-    flush_locked(b, true, false);
+    if (obs_out.status == OBS_OUTPUT_OPEN)
+        window_end_locked(b, true);
     registry_remove_locked(b);
     t->next_index = b->first_index; /* should the thread record again */
     t->buf = NULL;
     obs_out_lock_release(&obs_out.lock);
-    OBS_DEBUG_LOG(RECORD, 2, "thread %u exits: its buffer written and unmapped, %llu records in all", b->tid,
+    OBS_DEBUG_LOG(RECORD, 2, "thread %u exits: its window closed and unmapped, %llu record slots in all", b->tid,
                   (unsigned long long)t->next_index);
-    munmap(b, b->map_bytes);
+    munmap(b->region, b->region_bytes);
     errno = saved_errno;
 }
 
-/* Store r in the thread's buffer: attach or flush as needed. Returns its
- * per-thread index, UINT64_MAX when it could not be kept. */
+/* A record with no window to go into, the trace still being recorded:
+ * counted (the file cannot grow). After the end of the trace a call is
+ * simply not recorded. */
+static void count_windowless(struct obs_tbuf *b, const union obs_record *r)
+{
+    uint64_t t = record_time(r) ? record_time(r) : obs_now_ns();
+    if (atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING)
+        return;
+    obs_out_lock_acquire(&obs_out.lock, b->tid);
+    count_lost(b, OBS_LOST_WRITE_FAILED, 1, t, t);
+    obs_out_lock_release(&obs_out.lock);
+}
+
+/* Store r in the thread's window: attach or switch windows as needed.
+ * Returns its per-thread index, UINT64_MAX when it could not be kept. */
 static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool is_call)
 {
     struct obs_tbuf *b = t->buf;
@@ -335,20 +474,21 @@ static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool 
             count_unbuffered(r);
         return UINT64_MAX;
     }
-    if (atomic_load_explicit(&b->used, memory_order_relaxed) >= b->limit)
-        flush_full_buffer(b);
-    used = atomic_load_explicit(&b->used, memory_order_relaxed);
-    if (used >= b->limit) { /* cannot happen: the flush empties it */
-        obs_out_lock_acquire(&obs_out.lock, b->tid);
-        count_lost(b, OBS_LOST_BUFFER_FULL, 1, record_time(r), record_time(r));
-        obs_out_lock_release(&obs_out.lock);
-        return UINT64_MAX;
+    if (atomic_load_explicit(&b->used, memory_order_relaxed) >= b->limit) {
+        /* full, or none since a try failed: a new one (after a failure, only
+         * once as many calls as a window holds have gone by) */
+        bool try_now = b->capacity > 0 || b->retry_in == 0 || --b->retry_in == 0;
+        if (!try_now || !window_switch(b)) {
+            count_windowless(b, r);
+            return UINT64_MAX;
+        }
     }
-    b->recs[used] = *r;
-    atomic_store_explicit(&b->used, used + 1, memory_order_release);
-    if (is_call)
-        atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1,
+    used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    if (!is_call) /* before the record, so that a SELF_COST made meanwhile never counts it as a call */
+        atomic_store_explicit(&b->others, atomic_load_explicit(&b->others, memory_order_relaxed) + 1,
                               memory_order_relaxed);
+    obs_record_commit(&b->recs[used], r);
+    atomic_store_explicit(&b->used, used + 1, memory_order_relaxed);
     return b->first_index + used;
 }
 
@@ -443,10 +583,12 @@ bool obs_recorder_finish(bool from_signal, const char *ending)
     /* From here on wrappers pass calls through. */
     atomic_store(&obs_state, OBS_STATE_FINISHED);
     if (from_signal) {
-        /* Never wait for ourselves (the signal may have interrupted a flush
+        /* Never wait for ourselves (the signal may have interrupted a window switch
          * on this thread), nor for long for another thread. */
         if (!obs_out_lock_acquire_bounded(&obs_out.lock, self, 500)) {
-            obs_log_signal_safe("warning: trace file busy; the last records were not written", (char *)NULL);
+            obs_log_signal_safe("warning: trace file busy (the signal came during the shim's own write): every "
+                                "record is in it, but not its end mark",
+                                (char *)NULL);
             return false;
         }
     } else {
@@ -456,10 +598,13 @@ bool obs_recorder_finish(bool from_signal, const char *ending)
         obs_out_lock_release(&obs_out.lock);
         return false;
     }
+    /* kernel names not written yet (none: each is written when it is
+     * first named) and demangled forms the C++ runtime can now give */
+    obs_kernel_names_write_pending_locked(from_signal);
     for (b = registry; b != NULL; b = b->next) {
-        uint64_t next = flush_locked(b, false, from_signal);
+        window_end_locked(b, b == t->buf);
         if (b == t->buf)
-            self_next = next;
+            self_next = b->first_index;
     }
     write_unbuffered_lost_locked(self, self_next);
     report_unwritten_lost_locked(from_signal);
@@ -473,7 +618,7 @@ bool obs_recorder_finish(bool from_signal, const char *ending)
 
 void obs_recorder_fork_prepare(void)
 {
-    /* No flush in progress while the address space is copied. */
+    /* No window being made while the address space is copied. */
     obs_out_lock_acquire(&obs_out.lock, obs_thread_id());
 }
 
@@ -487,11 +632,11 @@ void obs_recorder_fork_child(void)
     struct obs_tls *t = &obs_tls;
     struct obs_tbuf *b, *next;
 
-    /* The inherited buffers hold the parent's records (the parent writes
-     * them): drop them all; this process starts its own trace. */
+    /* The inherited windows are the parent's (its file, its records):
+     * drop them all; this process starts its own trace. */
     for (b = registry; b != NULL; b = next) {
         next = b->next;
-        munmap(b, b->map_bytes);
+        munmap(b->region, b->region_bytes);
     }
     registry = NULL;
     t->buf = NULL;

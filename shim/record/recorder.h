@@ -1,18 +1,25 @@
-/* The recorder: one record per intercepted call, kept in a per-thread buffer
- * and streamed to the trace file a buffer at a time.
+/* The recorder: one record per intercepted call, stored by the calling
+ * thread straight into the trace file, through a window of it the thread
+ * has mapped (MAP_SHARED): what a thread has stored is in the file's pages
+ * at once, so it is kept when the process dies, SIGKILL included.
  *
  * Hot path (obs_call_begin / obs_call_started / obs_call_finish, inline):
- * a state check, two clock reads, a 48-byte store into the thread's buffer
- * and a release store of its fill count. No locks, no allocation, no getenv,
- * no formatting, no read-modify-write atomics. Everything else (first call of
- * a thread, a full buffer, a failed write) is in recorder.c.
+ * a state check, two clock reads, a 48-byte store into the thread's window
+ * (its first 8 bytes, which hold the kind, last, with a release store: a
+ * slot is in the file whole or reads as kind 0, "not written") and the
+ * fill count (the only counter: the calls are what it counts, less the
+ * records of other kinds, which come from slow paths). No locks, no allocation, no getenv, no formatting, no
+ * read-modify-write atomics. Everything else (first call of a thread, a
+ * full window, no window to be had) is in recorder.c.
  *
  * Per-thread state is split in two: struct obs_tls (tiny, initial-exec TLS:
  * re-entry depth (the guard, obs_guard_enter), sample counter, the buffer
- * pointer) and struct obs_tbuf (mmap'ed: the records plus what other
- * threads read when they flush at exit). Buffers are in a registry so that exit and signal paths can flush
- * every thread's records; a pthread key destructor flushes a thread's buffer
- * when the thread exits.
+ * pointer) and struct obs_tbuf (its own anonymous page: what the recorder
+ * keeps of the thread, the counters, and at its end the window's record
+ * slots, mapped from the file right after that page so that they are at a
+ * fixed offset from it). Buffers are in a registry so that the exit and
+ * signal paths can close every thread's window; a pthread key destructor
+ * closes a thread's window when the thread exits.
  *
  * A wrapper does:
  *     if (!obs_call_begin(&call))              // not recording, or nested
@@ -47,30 +54,53 @@ enum obs_state {
 extern _Atomic int obs_state;
 
 
-/* Reserved at the end of each buffer for the SELF_COST and LOST records
- * (one per reason) the owner appends when it flushes. */
+/* The last slots of each window hold the SELF_COST and LOST records (one
+ * per reason) written when the window is closed (full, the thread's exit,
+ * the process's end): records stop at limit, before them. */
 #define OBS_TBUF_TAIL_RECORDS OBS_LOST_REASONS
 
 struct obs_tbuf {
     struct obs_tbuf *next;  /* registry (under the output lock) */
     uint32_t tid;
-    uint32_t capacity;      /* records in recs[] */
-    uint32_t limit;         /* capacity - OBS_TBUF_TAIL_RECORDS: flush when reached */
-    _Atomic uint32_t used;  /* records stored (owner: release store per record) */
-    uint32_t flushed;       /* records of recs[] already written (under the lock) */
-    uint32_t reserved0;
+    uint32_t capacity;      /* record slots of the window mapped at recs (0: none) */
+    uint32_t limit;         /* capacity - OBS_TBUF_TAIL_RECORDS: a new window when reached; 0 with none */
+    _Atomic uint32_t used;  /* slots stored (by the owner only) */
     uint64_t first_index;   /* per-thread index of recs[0] */
-    size_t map_bytes;       /* for munmap */
-    /* Written by the owner with relaxed stores, read by any flusher. */
-    _Atomic uint64_t calls;         /* CALL records made */
+    uint64_t window_at;     /* file offset of recs[0] */
+    size_t window_bytes;    /* mapped at recs, from the file (0: none) */
+    uint32_t pages;         /* the window's size in pages: doubles up to max_pages */
+    uint32_t max_pages;     /* OBS_BUFFER_RECORDS' window */
+    uint32_t retry_in;      /* no window: calls until the next try */
+    uint32_t reserved0;
+    void *region;           /* this struct's page and the largest window, for munmap */
+    size_t region_bytes;
+    /* CALL records made = stored_before + used - others: the hot path
+     * counts nothing but `used`. stored_before: slots stored in the
+     * thread's closed windows (by the owner, under the lock); others: the
+     * records of other kinds among them (owner, relaxed). */
+    uint64_t stored_before;
+    _Atomic uint64_t others;
+    /* Written by the owner with relaxed stores, read by whoever closes its window. */
     _Atomic uint64_t sampled_calls; /* calls whose cost was measured */
     _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim */
-    _Atomic uint64_t flush_ns;      /* time this thread spent flushing */
+    _Atomic uint64_t flush_ns;      /* time this thread spent getting windows (flushes, once) */
     /* Lost records by reason (under the lock): made, and already reported. */
     uint64_t lost[OBS_LOST_REASONS], lost_reported[OBS_LOST_REASONS];
     uint64_t lost_t_first[OBS_LOST_REASONS], lost_t_last[OBS_LOST_REASONS];
     union obs_record recs[] __attribute__((aligned(64)));
 };
+
+/* Store r into slot: all but its first 8 bytes, then those (the kind) with
+ * a release store. A slot's bytes are zero until then, so whoever reads
+ * the file (after SIGKILL, or while the program runs) sees it whole or of
+ * kind 0. */
+static inline void obs_record_commit(union obs_record *slot, const void *r)
+{
+    uint64_t head;
+    memcpy(&slot->words[1], (const char *)r + sizeof head, OBS_RECORD_SIZE - sizeof head);
+    memcpy(&head, r, sizeof head);
+    __atomic_store_n(&slot->words[0], head, __ATOMIC_RELEASE);
+}
 
 struct obs_tls {
     struct obs_tbuf *buf;  /* NULL until the thread's first record */
@@ -199,7 +229,7 @@ static inline void obs_call_forget_slow(void)
     obs_tls.t_slow = 0;
 }
 
-/* Store rec in the thread's buffer when there is room. */
+/* Store rec in the thread's window when there is room. */
 static inline bool obs_tbuf_append(struct obs_tbuf *b, const struct obs_rec_call *rec)
 {
     uint32_t used;
@@ -208,10 +238,8 @@ static inline bool obs_tbuf_append(struct obs_tbuf *b, const struct obs_rec_call
     used = atomic_load_explicit(&b->used, memory_order_relaxed);
     if (obs_unlikely(used >= b->limit))
         return false;
-    b->recs[used].call = *rec;
-    atomic_store_explicit(&b->used, used + 1, memory_order_release);
-    atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    obs_record_commit(&b->recs[used], rec);
+    atomic_store_explicit(&b->used, used + 1, memory_order_relaxed);
     return true;
 }
 
@@ -275,7 +303,7 @@ static inline uint64_t obs_call_last_index(const struct obs_hooked_call *c)
 void obs_recorder_append(const union obs_record *r);
 
 /* Time the shim spent on this thread outside any recorded call (resolving
- * GPU events): counted in its SELF_COST like buffer flushes. */
+ * GPU events): counted in its SELF_COST like its window switches. */
 void obs_recorder_add_shim_ns(uint64_t ns);
 
 /* The calling thread's id (cached). */
@@ -291,11 +319,14 @@ void obs_recorder_set_thread_exit_hook(void (*fn)(void));
  * range (OBS_GPU_TIME=steps) follows the live ranges' BEGIN and END. Set
  * once at start-up. */
 void obs_recorder_set_phase_hook(void (*fn)(const struct obs_rec_phase *r, uint64_t index));
-/* Flush every thread's buffer, mark the trace ended (META "end=<ending>":
- * "exit", "_exit", "SIGSEGV" ...) and close it; from_signal: only
- * async-signal-safe work (no allocation, no demangling, no formatting).
- * Returns true when a trace file was open. A trace with no end mark was
- * left by a process that died before the shim could close it (SIGKILL). */
+/* Close every thread's window (its SELF_COST and LOST records into its
+ * last slots; then the window is taken out of the file: a thread still
+ * running stores into memory from there on, so the file no longer
+ * changes), mark the trace ended (META "end=<ending>": "exit", "_exit",
+ * "SIGSEGV" ...) and close it; from_signal: only async-signal-safe work (no
+ * allocation, no demangling, no formatting). Returns true when a trace file
+ * was open. A trace with no end mark was left by a process that died
+ * before the shim could close it (SIGKILL), or is still being written. */
 bool obs_recorder_finish(bool from_signal, const char *ending);
 void obs_recorder_fork_prepare(void);
 void obs_recorder_fork_parent(void);

@@ -5,13 +5,22 @@
  * Layout: a file header, then chunks. A chunk is a chunk header followed by
  * payload_bytes of payload:
  *   OBS_CHUNK_RECORDS  fixed-size 48-byte records of one thread, in the order
- *                      that thread made them (the writer streams a thread's
- *                      buffer as one chunk when it fills, and at exit);
+ *                      that thread made them. The shim frames a thread's
+ *                      window as one such chunk before the thread stores
+ *                      into it through a shared mapping of the file (see
+ *                      docs/trace-format.md, "Windows"): slots not written
+ *                      yet are zero, a record of kind 0 (OBS_REC_INVALID)
+ *                      is such a slot, skipped by readers, and it has an
+ *                      index like any;
  *   OBS_CHUNK_STRINGS  string-table entries (struct obs_string_entry + text);
- *   OBS_CHUNK_META     "key=value\n" text (host, command line, settings).
+ *   OBS_CHUNK_META     "key=value\n" text (host, command line, settings);
+ *   OBS_CHUNK_PAD      nothing: fills the bytes before a window's chunk
+ *                      header so that its records start on a page.
  * A reader stops at the first incomplete chunk header and keeps the complete
  * records of an incomplete chunk, so a file left by a crash reads up to its
- * last complete record.
+ * last complete record; a chunk header of zeros followed by nothing but
+ * zeros is space reserved for a window that was never framed (the process
+ * was killed in between): the end, not damage.
  *
  * Sequence numbers are not stored: the hot path takes no global atomic.
  * Readers number calls by (t_begin, tid, per-thread order), which is the
@@ -47,7 +56,7 @@ struct obs_file_header { /* 64 bytes */
 #define OBS_FILE_GPU_TIME 0x1u  /* per-call GPU time (OBS_GPU_TIME=events or cupti): GPU_SPAN records */
 #define OBS_FILE_GPU_STEPS 0x2u /* OBS_GPU_TIME=steps: RANGE_SPAN records per phase range and stream */
 
-enum obs_chunk_type { OBS_CHUNK_RECORDS = 1, OBS_CHUNK_STRINGS = 2, OBS_CHUNK_META = 3 };
+enum obs_chunk_type { OBS_CHUNK_RECORDS = 1, OBS_CHUNK_STRINGS = 2, OBS_CHUNK_META = 3, OBS_CHUNK_PAD = 4 };
 
 struct obs_chunk_header { /* 24 bytes */
     uint32_t magic;         /* OBS_CHUNK_MAGIC */
@@ -310,6 +319,9 @@ union obs_record {
     struct obs_rec_layer layer;
     struct obs_rec_graph_nodes graph_nodes;
     uint8_t raw[OBS_RECORD_SIZE];
+    /* words[0] holds the kind: the writer stores it last, with a release
+     * store, so that a slot of a window is read whole or as kind 0. */
+    uint64_t words[OBS_RECORD_SIZE / 8];
 };
 
 /* String-table entry kinds, X(id, name). */

@@ -2,8 +2,8 @@
  *
  * Three passes over the file's bytes (mapped, or read when not mappable):
  *  1. walk the chunk headers: note RECORDS chunks, parse STRINGS and META,
- *     stop at the first damaged or incomplete chunk (keeping the complete
- *     records it holds);
+ *     skip PAD, stop at the first damaged or incomplete chunk (keeping the
+ *     complete records it holds);
  *  2. per thread, walk its records in per-thread order: count calls, check
  *     whether their begin times already ascend, collect the small record
  *     kinds (GPU spans, streams, lost, phases, graphs, self cost);
@@ -11,7 +11,11 @@
  *     each straight into calls[seq], joining its GPU span on the way.
  * A thread whose calls do not ascend in time (calls made while inside
  * another hooked call are recorded when they return) is sorted on its own
- * first; the merge is then a k-way heap merge over threads. */
+ * first; the merge is then a k-way heap merge over threads. Records of
+ * kind 0 are window slots never written: skipped. The file may still be
+ * being written (a trace read while its program runs): slots may fill
+ * between the passes, so passes 3 and after take no more calls than pass 2
+ * counted. */
 #include "trace_reader.h"
 
 #include <errno.h>
@@ -400,6 +404,15 @@ static void note_incomplete(struct obs_trace *t, size_t pos, size_t header, size
     note_ignored(t, from, len - from, "incomplete chunk at end of file");
 }
 
+static int all_zero(const uint8_t *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] != 0)
+            return 0;
+    return 1;
+}
+
 static int read_chunks(struct loader *L, const uint8_t *d, size_t len, size_t pos)
 {
     struct obs_trace *t = L->t;
@@ -417,7 +430,10 @@ static int read_chunks(struct loader *L, const uint8_t *d, size_t len, size_t po
         }
         memcpy(&ch, d + pos, sizeof ch);
         if (ch.magic != OBS_CHUNK_MAGIC) {
-            note_ignored(t, pos, len - pos, "damaged chunk header");
+            /* Zeros from here to the end: space the shim had allocated for
+             * a window and not framed yet when it was killed. The end. */
+            if (!all_zero(d + pos, len - pos))
+                note_ignored(t, pos, len - pos, "damaged chunk header");
             break;
         }
         payload = d + pos + sizeof ch;
@@ -471,7 +487,8 @@ static int read_chunks(struct loader *L, const uint8_t *d, size_t len, size_t po
                 break;
             }
         } else {
-            t->unknown_chunks++;
+            if (ch.type != OBS_CHUNK_PAD) /* PAD: the bytes before a window (docs/trace-format.md, "Windows") */
+                t->unknown_chunks++;
             if (!complete) {
                 note_ignored(t, pos, len - pos, "incomplete chunk at end of file");
                 break;
@@ -830,6 +847,8 @@ static int scan_record(struct loader *L, const uint8_t *p)
         s->shim_ns = r.self_cost.shim_ns;
         break;
     }
+    case OBS_REC_INVALID: /* a window's slot never written: not a record */
+        break;
     default:
         L->t->unknown_records++;
         break;
@@ -1139,7 +1158,7 @@ static int merge_calls(struct loader *L)
                 free(heap);
                 return -1;
             }
-            while (cursor_next(c)) {
+            while (k < w->ncalls && cursor_next(c)) { /* a file still being written may have more by now */
                 w->keys[k].t = c->t;
                 w->keys[k].index = c->index;
                 w->keys[k].rec = c->rec;
@@ -1156,7 +1175,9 @@ static int merge_calls(struct loader *L)
     for (ti = nheap / 2; ti-- > 0;)
         heap_sift_down(heap, nheap, ti);
 
-    while (nheap > 0) {
+    /* seq < ncalls: the calls counted in pass 2, however many a file that
+     * is still being written (a live trace) holds by now */
+    while (nheap > 0 && seq < t->ncalls) {
         struct cursor *c = heap[0];
         struct obs_call *call = &t->calls[seq];
         const struct span_ref *span;
@@ -2185,6 +2206,30 @@ const char *obs_trace_meta(const struct obs_trace *t, const char *key)
         if (strcmp(t->meta[i].key, key) == 0)
             v = t->meta[i].value;
     return v;
+}
+
+int obs_trace_unclosed(const struct obs_trace *t)
+{
+    return obs_trace_meta(t, "buffer_records") != NULL && obs_trace_meta(t, "end") == NULL;
+}
+
+const char *obs_trace_unclosed_note(const struct obs_trace *t, char *buf, size_t len)
+{
+    int n;
+    if (obs_trace_meta(t, "record_windows") != NULL)
+        n = snprintf(buf, len,
+                     "no end mark: the process was killed (SIGKILL?) or is still running; %llu calls read from %llu "
+                     "thread%s; each thread misses at most the call it was in",
+                     (unsigned long long)t->ncalls, (unsigned long long)t->nthreads, t->nthreads == 1 ? "" : "s");
+    else
+        n = snprintf(buf, len,
+                     "no end mark: the process died before the shim could close the trace (SIGKILL?); %llu calls "
+                     "read; each thread's last %s records at most are missing",
+                     (unsigned long long)t->ncalls, obs_trace_meta(t, "buffer_records"));
+    if (t->ignored_bytes && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "; %llu bytes at offset %llu ignored (%s)",
+                 (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset, t->ignored_reason);
+    return buf;
 }
 
 const struct obs_graph *obs_trace_graph(const struct obs_trace *t, uint32_t id)

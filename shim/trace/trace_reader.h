@@ -240,6 +240,18 @@ void obs_trace_free(struct obs_trace *t);
 /* Meta value for key, or NULL. */
 const char *obs_trace_meta(const struct obs_trace *t, const char *key);
 
+/* A trace the shim began and never closed: its META has the shim's
+ * buffer_records and no end mark. The process was killed (SIGKILL, the OOM
+ * killer, a crash it could not catch), or it is still running. */
+int obs_trace_unclosed(const struct obs_trace *t);
+
+/* One line (into buf, returned) saying so, how many calls were read and
+ * what may be missing: with the shim's windows (meta record_windows), at
+ * most the call each thread was in; from a shim before them, each thread's
+ * last buffer_records records at most. Bytes the reader ignored at the end
+ * are said on the same line. */
+const char *obs_trace_unclosed_note(const struct obs_trace *t, char *buf, size_t len);
+
 /* Stream table entry for id, or NULL. */
 const struct obs_stream *obs_trace_stream(const struct obs_trace *t, uint32_t id);
 

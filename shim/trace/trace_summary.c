@@ -218,20 +218,18 @@ static void print_header(const struct obs_trace *t, FILE *out)
         }
         fputc('\n', out);
     }
-    if (t->ignored_bytes)
+    if (obs_trace_unclosed(t)) {
+        /* Written by the shim, never closed by it: SIGKILL, or a crash it
+         * could not catch, or still running. One line for all of it. */
+        char note[320];
+        fprintf(out, "warning: %s: %s\n", t->path, obs_trace_unclosed_note(t, note, sizeof note));
+    } else if (t->ignored_bytes) {
         fprintf(out,
                 "warning: %s: %llu bytes at offset %llu ignored (%s); the records before them were read%s\n",
                 t->path, (unsigned long long)t->ignored_bytes, (unsigned long long)t->ignored_offset,
                 t->ignored_reason,
                 t->ignored_offset + t->ignored_bytes < t->file_bytes ? ", and the chunks after them" : "");
-    if (obs_trace_meta(t, "buffer_records") != NULL && obs_trace_meta(t, "end") == NULL)
-        /* Written by the shim, never closed by it: SIGKILL, or a crash it
-         * could not catch. What was still buffered is gone, uncounted. */
-        fprintf(out,
-                "warning: %s has no end mark: the process died before the shim could close it (SIGKILL?); "
-                "each thread's calls after its last flush (up to %s per thread) are missing and not counted "
-                "in records lost\n",
-                t->path, obs_trace_meta(t, "buffer_records"));
+    }
     if (t->orphan_gpu_spans)
         fprintf(out, "warning: %llu GPU time records name calls missing from the trace\n",
                 (unsigned long long)t->orphan_gpu_spans);

@@ -3,6 +3,7 @@
 #include "trace_writer.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -148,6 +149,94 @@ uint32_t obs_string_entry_encode(void *out, uint32_t cap, uint32_t id, uint32_t 
     memcpy((char *)out + sizeof e, text, len);
     memset((char *)out + sizeof e + len, 0, OBS_PAD8(len) - len);
     return need;
+}
+
+/* Write all of buf at offset, retrying partial writes and EINTR. */
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t offset)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t done = pwrite(fd, p, len, (off_t)offset);
+        if (done < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (done == 0)
+            return -EIO;
+        p += done;
+        len -= (size_t)done;
+        offset += (uint64_t)done;
+    }
+    return 0;
+}
+
+int obs_trace_frame_window(int fd, uint64_t end, uint64_t records_at, uint32_t tid, uint64_t first_index,
+                           uint32_t n)
+{
+    struct obs_chunk_header ch;
+    uint64_t header_at = records_at - sizeof ch;
+    int saved_errno = errno, rc = 0;
+
+    if (records_at < end + sizeof ch || (header_at > end && header_at - end < sizeof ch) ||
+        (uint64_t)n * OBS_RECORD_SIZE > UINT32_MAX || header_at - end - (header_at > end ? sizeof ch : 0) > UINT32_MAX)
+        return -EINVAL;
+    memset(&ch, 0, sizeof ch);
+    ch.magic = OBS_CHUNK_MAGIC;
+    if (header_at > end) { /* the gap: a PAD chunk whose payload is left as it is (zeros) */
+        ch.type = OBS_CHUNK_PAD;
+        ch.payload_bytes = (uint32_t)(header_at - end - sizeof ch);
+        rc = pwrite_all(fd, &ch, sizeof ch, end);
+    }
+    if (rc == 0) {
+        ch.type = OBS_CHUNK_RECORDS;
+        ch.tid = tid;
+        ch.payload_bytes = n * OBS_RECORD_SIZE;
+        ch.first_index = first_index;
+        rc = pwrite_all(fd, &ch, sizeof ch, header_at);
+    }
+    errno = saved_errno;
+    return rc;
+}
+
+int obs_trace_shrink_window(int fd, uint64_t records_at, uint32_t n, uint32_t keep)
+{
+    struct obs_chunk_header ch;
+    uint32_t payload = keep * OBS_RECORD_SIZE;
+    int saved_errno = errno, rc;
+
+    if (keep >= n || records_at < sizeof ch)
+        return -EINVAL;
+    memset(&ch, 0, sizeof ch);
+    ch.magic = OBS_CHUNK_MAGIC;
+    ch.type = OBS_CHUNK_PAD;
+    ch.payload_bytes = (n - keep) * OBS_RECORD_SIZE - (uint32_t)sizeof ch; /* slots are 48 bytes: room for it */
+    rc = pwrite_all(fd, &ch, sizeof ch, records_at + payload);
+    if (rc == 0)
+        rc = pwrite_all(fd, &payload, sizeof payload,
+                        records_at - sizeof ch + offsetof(struct obs_chunk_header, payload_bytes));
+    errno = saved_errno;
+    return rc;
+}
+
+int obs_trace_write_slots(int fd, uint64_t at, const union obs_record *recs, uint32_t n)
+{
+    union obs_record headless[8];
+    int saved_errno = errno, rc;
+    uint32_t i;
+
+    if (n > 8)
+        return -EINVAL;
+    if (n == 0)
+        return 0;
+    memcpy(headless, recs, (size_t)n * sizeof *recs);
+    for (i = 0; i < n; i++)
+        headless[i].words[0] = 0;
+    rc = pwrite_all(fd, headless, (size_t)n * sizeof *recs, at);
+    if (rc == 0)
+        rc = pwrite_all(fd, recs, (size_t)n * sizeof *recs, at);
+    errno = saved_errno;
+    return rc;
 }
 
 int obs_trace_write_meta(int fd, const char *text, size_t len)

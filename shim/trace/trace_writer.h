@@ -43,4 +43,27 @@ uint32_t obs_string_entry_encode(void *out, uint32_t cap, uint32_t id, uint32_t 
 /* One META chunk: "key=value\n" lines, padded to 8 with NULs. */
 int obs_trace_write_meta(int fd, const char *text, size_t len);
 
+/* Frame a window (docs/trace-format.md, "Windows"): the RECORDS chunk
+ * header of n record slots of thread tid whose first slot is at file offset
+ * records_at (its header in the 24 bytes before), and, when the file's
+ * content ends before that header (at end), a PAD chunk filling the gap,
+ * which must then be 24 bytes or more. Written with pwrite(2) at those
+ * offsets (the descriptor's position is left alone); the slots themselves
+ * are not written. */
+int obs_trace_frame_window(int fd, uint64_t end, uint64_t records_at, uint32_t tid, uint64_t first_index,
+                           uint32_t n);
+
+/* A framed window of n slots at records_at, of which the first keep hold
+ * records: its chunk shrunk to them, and the slots after them made a PAD
+ * chunk (keep < n; the slots' bytes are left as they are). The PAD's
+ * header is written first, then the window's payload_bytes (4 bytes), so
+ * that a kill in between leaves a readable file either way. */
+int obs_trace_shrink_window(int fd, uint64_t records_at, uint32_t n, uint32_t keep);
+
+/* n records (n <= 8) into a framed window's slots at file offset at, with
+ * pwrite(2), so that a process killed in the middle leaves each slot whole
+ * or of kind 0 (never written): first the slots with their first 8 bytes
+ * (the kind) zero, then whole. */
+int obs_trace_write_slots(int fd, uint64_t at, const union obs_record *recs, uint32_t n);
+
 #endif

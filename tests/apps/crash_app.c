@@ -5,6 +5,12 @@
  *
  * Usage: crash_app MODE N [DIR]
  *   sigkill N       N launches, then SIGKILL to itself
+ *   term N, int N, hup N
+ *                   N launches, then SIGTERM (SIGINT, SIGHUP) to itself:
+ *                   the signals that ask a process to stop (set to their
+ *                   default action first: a test suite run from a
+ *                   background job or under nohup inherits SIGINT or SIGHUP
+ *                   ignored)
  *   segv N          N launches, then a store through a null pointer
  *   abort N         N launches, then abort()
  *   _exit N         N launches, then _exit(5) (no atexit, no destructors)
@@ -194,11 +200,14 @@ int main(int argc, char **argv)
     obs_cudaStream_t s = NULL;
 
     if (n < 0 || ((strcmp(mode, "rmdir") == 0 || strcmp(mode, "fsize") == 0) && argc < 4)) {
-        fprintf(stderr, "usage: crash_app sigkill|segv|abort|_exit|thread-exit|cancel|run N, rmdir N DIR, "
+        fprintf(stderr, "usage: crash_app sigkill|term|int|hup|segv|abort|_exit|thread-exit|cancel|run N, rmdir N DIR, "
                         "fsize N BYTES\n");
         return 2;
     }
     setrlimit(RLIMIT_CORE, &no_core);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     if (strcmp(mode, "fsize") == 0) {
         struct rlimit fsize = {(rlim_t)atol(argv[3]), (rlim_t)atol(argv[3])};
         if (setrlimit(RLIMIT_FSIZE, &fsize) != 0) {
@@ -223,6 +232,9 @@ int main(int argc, char **argv)
     say("launches %ld\n", n);
     if (strcmp(mode, "sigkill") == 0) {
         kill(getpid(), SIGKILL);
+    } else if (strcmp(mode, "term") == 0 || strcmp(mode, "int") == 0 || strcmp(mode, "hup") == 0) {
+        kill(getpid(), mode[0] == 't' ? SIGTERM : mode[0] == 'i' ? SIGINT : SIGHUP);
+        pause(); /* the signal is on its way */
     } else if (strcmp(mode, "segv") == 0) {
         store_to_null();
     } else if (strcmp(mode, "abort") == 0) {

@@ -116,8 +116,10 @@ static char **build_env(const char *const env_set[])
     return env;
 }
 
-int run_program(const char *const argv[], const char *const env_set[], int timeout_s,
-                struct run_result *res)
+/* Run argv; when send_ms >= 0, send it signal send_sig send_ms ms after it
+ * started (once). */
+static int run_core(const char *const argv[], const char *const env_set[], int timeout_s, long send_ms,
+                    int send_sig, struct run_result *res)
 {
     int outp[2], errp[2];
     pid_t pid;
@@ -164,7 +166,19 @@ int run_program(const char *const argv[], const char *const env_set[], int timeo
     while (open_fds > 0) {
         struct pollfd fds[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
         char buf[65536];
-        int k, r = poll(fds, 2, 200);
+        int k, r, wait_ms = 200;
+        if (send_ms >= 0) { /* wake up in time to send it */
+            long elapsed;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            elapsed = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+            if (elapsed >= send_ms) {
+                kill(pid, send_sig);
+                send_ms = -1;
+            } else if (send_ms - elapsed < wait_ms) {
+                wait_ms = (int)(send_ms - elapsed);
+            }
+        }
+        r = poll(fds, 2, wait_ms);
         if (r < 0 && errno != EINTR)
             break;
         for (k = 0; k < 2; k++) {
@@ -203,6 +217,18 @@ int run_program(const char *const argv[], const char *const env_set[], int timeo
     res->err = err.data;
     res->err_len = err.len;
     return 0;
+}
+
+int run_program(const char *const argv[], const char *const env_set[], int timeout_s,
+                struct run_result *res)
+{
+    return run_core(argv, env_set, timeout_s, -1, 0, res);
+}
+
+int run_program_signal(const char *const argv[], const char *const env_set[], int timeout_s, long after_ms,
+                       int sig, struct run_result *res)
+{
+    return run_core(argv, env_set, timeout_s, after_ms < 0 ? 0 : after_ms, sig, res);
 }
 
 void run_result_free(struct run_result *res)

@@ -21,6 +21,10 @@ struct run_result {
  * longer. Returns 0 when the child was started, -1 otherwise. */
 int run_program(const char *const argv[], const char *const env_set[], int timeout_s,
                 struct run_result *res);
+/* The same, and the child is sent signal sig (SIGKILL ...) after_ms
+ * milliseconds after it was started (if it still runs). */
+int run_program_signal(const char *const argv[], const char *const env_set[], int timeout_s, long after_ms,
+                       int sig, struct run_result *res);
 void run_result_free(struct run_result *res);
 /* The child exited normally with this status. */
 int run_exited_with(const struct run_result *res, int status);
