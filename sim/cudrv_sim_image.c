@@ -60,6 +60,7 @@
  * allocated per warp in units of 256. */
 #define SM_REGISTERS 65536
 #define SM_MAX_BLOCK_THREADS 1024
+#define SM_MAX_THREAD_REGISTERS 255
 
 static uint16_t rd16(const unsigned char *p)
 {
@@ -231,8 +232,8 @@ static void global_row(void *ctx, unsigned attr, const unsigned char *v, unsigne
     struct kernel_rows *r = ctx;
     if (n < 8 || rd32(v) != r->symbol || rd32(v + 4) > 0x7fffffffu)
         return;
-    if (attr == EIATTR_REGCOUNT)
-        r->k->num_regs = (int)rd32(v + 4);
+    if (attr == EIATTR_REGCOUNT) /* 255 a thread at most on every NVIDIA GPU: more is a damaged image */
+        r->k->num_regs = rd32(v + 4) > SM_MAX_THREAD_REGISTERS ? SM_MAX_THREAD_REGISTERS : (int)rd32(v + 4);
     else if (attr == EIATTR_FRAME_SIZE)
         r->k->local_bytes = (int)rd32(v + 4);
 }
@@ -255,6 +256,8 @@ static int threads_for_registers(int regs)
     int per_warp, warps;
     if (regs <= 0)
         return SM_MAX_BLOCK_THREADS;
+    if (regs > SM_MAX_THREAD_REGISTERS)
+        regs = SM_MAX_THREAD_REGISTERS;
     per_warp = (regs * 32 + 255) / 256 * 256;
     warps = SM_REGISTERS / per_warp;
     return warps * 32 < SM_MAX_BLOCK_THREADS ? warps * 32 : SM_MAX_BLOCK_THREADS;
