@@ -1134,12 +1134,12 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
 {
     static const char prefix[] = "obsshim[phases]: ";
     static const char *const words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts", "step",
-                                        "step-continues", "post-token-work", "was-a-step", "was-a-prompt-chunk", "prompt-chunks", "step-opens-at-opener", "not-a-step",
-                                        "step-opening-deferred", "step-opened-at-its-first-launch", "forward-resumes",
+                                        "step-continues", "was-a-step", "was-a-prompt-chunk", "prompt-chunks",
+                                        "not-a-step", "prompt-forward", "prompt-chunk", "forwards-found",
                                         "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration",
-                                        "copy-in", "token-read", "flag-read", "memset", "delimiter", "launch",
-                                        "thread-state", "fallback", "unit-noted", "opener-learned", "layers"};
-    static const size_t decisions = 15; /* the first 15 words: each has gen= and because= */
+                                        "forward", "copy-in", "token-read", "flag-read", "memset", "delimiter",
+                                        "launch", "thread-state", "fallback", "unit-noted", "layers"};
+    static const size_t decisions = 13; /* the first 13 words: each has gen= and because= */
     size_t size = 0, lines = 0, k;
     char *text = test_read_file(path, &size), *line, *save = NULL;
     int good = 1;

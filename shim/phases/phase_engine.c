@@ -149,6 +149,8 @@ static void build_api_table(void)
 #define CLASS_ITER 0x20u       /* rules: an `iter:glob` selector's glob matches the name */
 #define CLASS_NORM 0x40u       /* its base name says "norm" (any case), or with OBS_LAYER: the glob matches it:
                                   where a layer begins (layer_finder.c) */
+#define CLASS_EMBED 0x10u      /* automatic mode (the bit rules use for CLASS_SIZED): an embedding lookup, the
+                                  first kernel of a model's forward (embedding_globs) */
 
 static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHER"}; /* by enum obs_phase_id */
 
@@ -164,8 +166,20 @@ static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*cac
  * and values), torch.gather and indexing (vectorized_gather_kernel,
  * _scatter_gather_elementwise_kernel): a mixture of experts' router runs
  * them in every layer (tests/frameworks/fw_generate.py qwen2-moe). */
-static const char *const not_kv_names[] = {"gatherTopK", "bitonicSortKVInPlace", "vectorized_gather_kernel",
-                                           "_scatter_gather_elementwise_kernel"};
+static const char *const not_kv_names[] = {"gatherTopK", "bitonicSortKVInPlace", "warpMergeSortKVInPlace",
+                                           "vectorized_gather_kernel", "_scatter_gather_elementwise_kernel"};
+
+/* Automatic mode: the kernels a forward of a decoder begins with, its
+ * embedding lookup: PyTorch's (index_select: indexSelectSmallIndex,
+ * indexSelectLargeIndex, or its gather for many indexes), ggml's get_rows,
+ * TensorRT-LLM's lookup_kernel, and any kernel whose base name says embed
+ * (an Inductor kernel that fused the lookup: triton_per_fused_..._embedding_...).
+ * A forward's lookups come in a group (GPT-2: the tokens' and the
+ * positions'); a launch of one inside a layer (a mixture of experts' router
+ * gathers) begins no forward (docs/phases.md, "Forwards"). */
+static const char *const embedding_globs[] = {"indexSelectSmallIndex", "indexSelectLargeIndex",
+                                              "vectorized_gather_kernel", "*get_rows*", "lookup_kernel",
+                                              "*embed*", "*Embed*", "*EMBED*"};
 
 /* "kv" in any case, other than as the end of "qkv" (a fused query-key-value
  * projection, a GEMM that does not touch the cache). */
@@ -215,6 +229,11 @@ static uint8_t classify_name(const char *name)
         for (i = 0; i < sizeof not_kv_names / sizeof not_kv_names[0]; i++)
             if (strcmp(not_kv_names[i], name) == 0)
                 cls &= (uint8_t)~CLASS_KV_DEFAULT;
+        for (i = 0; i < sizeof embedding_globs / sizeof embedding_globs[0]; i++)
+            if (obs_glob_match(embedding_globs[i], name)) {
+                cls |= CLASS_EMBED;
+                break;
+            }
     }
     return cls;
 }
@@ -260,9 +279,9 @@ static uint8_t classify_slow(uint32_t id)
                       phase_names[cls & CLASS_PHASE_MASK], cls & CLASS_STEP ? " OBS_STEP=yes" : "",
                       cls & CLASS_SIZED ? " by-size=yes" : "", cls & CLASS_ITER ? " iter-selector=yes" : "");
     else
-        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s kv-glob=%s", id, base,
+        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s kv-glob=%s embedding=%s", id, base,
                       obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",
-                      cls & CLASS_KV_DEFAULT ? "yes" : "no");
+                      cls & CLASS_KV_DEFAULT ? "yes" : "no", cls & CLASS_EMBED ? "yes" : "no");
     return cls;
 }
 
@@ -408,8 +427,6 @@ enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 #define MARK_GEN 1u    /* a generation */
 #define MARK_STEP0 2u  /* its decode step 0 */
 #define MARK_THREAD 4u /* the thread's generation 0 */
-#define MARK_ITER 8u   /* an iteration whose step waits for its opener kernel */
-#define MARK_DEFER 16u /* an iteration whose step's opening waits for its second launch */
 
 #define GRAPH_TOKEN UINT32_MAX
 #define HISTORY_CAP 16384u
@@ -449,73 +466,61 @@ struct iteration_look {
 };
 
 #define TOKEN_READ_MIN 4u /* a token id is at least 4 bytes: a smaller read is a flag (a bool's .item()) */
-#define POST_NAMES 8u     /* kernels a thread runs right after a token read, before its next step */
-#define SEEN_BYTES (CLASS_CACHE / 8u)
-#define SEEN_MAP_BYTES (2u * SEEN_BYTES) /* the kernels seen, then the kernels that resumed a forward */
 
 /* How a generation began: what new_prompt compared. A generation told
  * from the last prompt alone (no decode step seen yet) may turn out to be
  * the previous one's step 0 (the next iteration looks just like it). */
 enum gen_origin { ORIGIN_OTHER = 0, ORIGIN_AT_TOKEN_READ };
 
-/* Shape (b)'s memory of a thread: what its prompts and decode steps looked
- * like, to tell the next iteration's kind. A *token read* is a copy from
- * the device of at least TOKEN_READ_MIN bytes after a launch of the same
- * iteration, complete at the delimiter that ends the iteration. */
+/* Shape (b)'s model of a thread: its forwards (each begins at the model's
+ * embedding lookup, or at a graph launch that replays one), what its
+ * prompts and decode steps looked like at their forwards' starts, and what
+ * came in and went out between them (docs/phases.md, "Forwards"). A *token
+ * read* is a copy from the device of at least TOKEN_READ_MIN bytes after a
+ * launch of the same iteration, complete at the delimiter that ends the
+ * iteration. */
 struct token_loop {
     bool copied;             /* the thread copied between host and device: a host-fed loop */
-    bool ever_token_read;    /* some generation of this thread read a token */
-    bool gen_token_read;     /* the current generation has read its first token */
-    bool token_pending;      /* a token read completed and no step opened since: the next may */
+    bool forwards;           /* its forwards have been seen to begin (an embedding lookup, a forward's graph) */
+    bool reads_tokens;       /* one of its decode steps began after a token read: a prompt lasts until its token read */
+    bool steps_unread;       /* one of its decode steps began with nothing read since the forward before it */
+    bool gen_token_read;     /* the current generation has read a token */
+    bool fwd_token_read;     /* a token read since the current forward began */
+    bool token_pending;      /* (a thread with no forwards) a token read completed and no step opened since */
+    bool prev_embed;         /* the last launch was an embedding lookup: a forward's lookups come in a group */
+    uint32_t fwd_opener;     /* the lookup the current forward began with */
+    uint32_t fwd_launches;   /* launches since the current forward began */
+    uint32_t fwd_min[2];     /* the fewest launches a whole forward had, by kind (0 prompt, 1 decode step): 0 none yet */
+    bool fwd_read;           /* a read from the device since the current forward began */
+    uint32_t fwd_read_at;    /* the last one's position: launches of the forward before it */
     /* the current iteration */
     bool iter_launched;        /* it has had a launch */
-    bool per_launch_work;      /* window_dirty or opener_wait: a launch has more to do */
     uint64_t iter_token_bytes; /* its token read (0: none yet) */
-    /* since the last launch or token read: what the next iteration brings in */
+    bool iter_read;            /* it read something back after a launch (a token or a flag) */
+    /* since the last launch or token read: what the next iteration (its forward, a new prompt) brings in */
     bool window_dirty;
     uint64_t window_htod;
-    bool window_memset;
     uint64_t window_first_index; /* record index of its first copy in, UINT64_MAX: none */
-    bool prev_graph_first, graph_first; /* the previous / current iteration began with a graph launch */
+    bool window_memset;
+    bool prev_graph_first, graph_first; /* the previous / current forward is a graph launch */
     /* decode steps of the thread */
     bool decode_seen;
     bool decode_memset;        /* a decode step began after a memset */
     uint64_t decode_threads, decode_htod_max;
     /* the current generation */
-    struct iteration_look prompt;     /* its first iteration */
-    struct iteration_look step0;      /* its first decode step's first iteration */
+    struct iteration_look prompt;     /* its first forward */
+    struct iteration_look step0;      /* its first decode step's forward */
     uint8_t origin;                   /* enum gen_origin */
     uint32_t gen_iterations;          /* iterations since it began */
+    uint32_t gen_forwards;            /* forwards since it began */
     uint32_t gen_token_reads;         /* token reads since it began */
     uint32_t gen_steps;               /* decode steps opened */
-    bool steps_like_prompt;           /* every step so far looked like its first iteration */
-    bool steps_alike;                 /* every step so far looked like step 0 */
+    bool steps_like_prompt;           /* every step so far looked like its first forward */
     uint64_t last_read_bytes;
-    uint32_t post[POST_NAMES];        /* kernels learned as post-token work */
-    unsigned post_n;
-    /* the kernel the thread's decode steps open with (two steps in a row
-     * opened with it), and a step waiting for it inside its first iteration */
-    uint32_t opener, opener_candidate;
-    bool opener_known, opener_wait;
-    struct iteration_start wait_start;
     /* the generation before, while the current one may still rejoin it (was_a_step) */
     struct iteration_look prev_prompt;
     uint8_t prev_origin;
     uint32_t prev_gen_steps, prev_gen_iterations, prev_gen_token_reads;
-    /* forwards that read from the device in their middle (Hugging Face's eager MoE experts: nonzero() and
-     * .item() inside every MoE layer), told at the launches after such a read (resume_forward) */
-    bool midreads;          /* a read was followed by the rest of its forward: the thread's forwards read */
-    bool defer;             /* a step's opening waits for its second launch (defer_start: its first) */
-    uint64_t missed_index;  /* the last iteration, if it lacked the opener and resumed: its first record */
-    uint64_t missed_end;    /* and the record after its delimiter */
-    bool last_was_post;     /* the last iteration was work after a token read (post_token) */
-    bool wait_follows_post; /* the iteration waiting for the opener came right after such work */
-    struct iteration_start defer_start;
-    struct {                /* as before the first token read since the last decision: a resume undoes it */
-        bool gen_token_read, ever_token_read;
-        uint32_t gen_token_reads;
-        uint64_t last_read_bytes;
-    } before_read;
 };
 
 /* OBS_PHASES rules: the current iteration (launches since the last host
@@ -544,15 +549,10 @@ struct rules_state {
 /* Automatic mode: shape (b)'s token loop and shape (a)'s learning. */
 struct auto_state {
     struct token_loop loop;
-    uint8_t *seen;              /* a bit per name id this thread launched (mmap'ed), then a bit per name id
-                                   that resumed a forward after a read inside it (resumed, in the same map) */
-    uint8_t *resumed;
     uint64_t gen_first_index;   /* record index of the current generation's first call */
     uint64_t step0_index;       /* record index of the current generation's step 0 */
     uint64_t prev_gen_first_index;
     uint64_t thread_first_index; /* record index of the first launch of the thread's generation 0 */
-    uint64_t iter_index;         /* record index of the first launch of an iteration waiting for its opener */
-    uint64_t defer_index;        /* record index of the first launch of a step whose opening is deferred */
     uint8_t marks;              /* MARK_*: what the next stored launch begins, for its record index */
     bool had_delimiter;         /* the thread has ended an iteration */
     uint32_t found_start, found_len; /* LEARNING: a unit found before the first delimiter, not taken yet */
@@ -614,8 +614,6 @@ static void thread_gone(void *arg)
         free_history(&p->automatic);
         if (p->automatic.roles != NULL)
             munmap(p->automatic.roles, ROLE_CACHE);
-        if (p->automatic.seen != NULL)
-            munmap(p->automatic.seen, SEEN_MAP_BYTES);
     }
     if (p->layers != NULL)
         munmap(p->layers, layer_track_bytes());
@@ -641,10 +639,7 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
     if (engine.set.mode == OBS_PHASES_AUTO) {
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
-        p->automatic.seen = map_zeroed(SEEN_MAP_BYTES); /* NULL: every kernel counts as seen */
-        p->automatic.resumed = p->automatic.seen != NULL ? p->automatic.seen + SEEN_BYTES : NULL;
         p->automatic.loop.window_first_index = UINT64_MAX;
-        p->automatic.loop.missed_index = UINT64_MAX;
         p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index = UINT64_MAX;
         if (p->automatic.history == NULL)
             OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: no learning window, shape (b) only",
@@ -868,17 +863,12 @@ struct layer_track {
     uint32_t gen, step;
     uint8_t top;
     uint32_t seg;       /* the first launch not analysed yet: a token read ends a forward, analysed then */
-    /* automatic mode (and rules with OBS_STEP): the forward a token read ended is analysed once the launches
-     * after it show that it ended (a step opens, a generation begins, the thread ends), not when it resumes
-     * (a read inside it: resume_forward) */
+    /* rules with OBS_STEP: the forward a token read ended is analysed once the launches after it show that
+     * it ended (a step opens, a generation begins, the thread ends); a step that goes on drops it */
     bool due;
     uint32_t due_n;              /* the launches before the read */
     uint64_t due_next, due_t;    /* the record index after them, and the read's time */
-    uint32_t head_end;           /* the instance's launches before its first token read, UINT32_MAX: none yet */
     bool anew;                   /* the next launch begins an instance (layer_instance_anew) */
-    bool carry;                  /* the last launch stored opens the next instance (a deferred step opening) */
-    uint32_t carry_name;
-    uint64_t carry_index;
     /* live */
     const struct layer_template *live;
     uint32_t next_bound, occ, layer1;
@@ -886,6 +876,8 @@ struct layer_track {
     uint32_t raw_step;    /* the logic's step as it was (the instance's identity, with gen and top) */
     uint32_t live_first[LAYER_CUTS_MAX]; /* the launches the live ranges opened at (position + 1; 0: none) */
     uint32_t live_n;
+    uint32_t closed_at;   /* the position of the launch that closed the template's last layer, 0: none */
+    uint32_t pass_layers; /* the layers of one pass the finder last found (a forward's), 0: none yet */
     /* learned, by top phase: [0] PREFILL, [1] DECODE */
     struct layer_template tpl[2];
     bool tpl_known[2];
@@ -938,7 +930,6 @@ static struct layer_track *layer_track_new(void)
     lt->top = OBS_PHASE_NONE;
     lt->step = OBS_NO_STEP;
     lt->gen = UINT32_MAX; /* the first launch begins an instance */
-    lt->head_end = UINT32_MAX;
     lt->next_name = NO_BOUND_NAME;
     return lt;
 }
@@ -1030,6 +1021,7 @@ static __attribute__((noinline)) void layer_analyse_to(struct layer_track *lt, u
         if (c->layer == 0) { /* a new pass: how many layers it has */
             for (in_pass = 1; i + in_pass < f.layers && lt->cuts[i + in_pass].layer != 0; in_pass++)
                 ;
+            lt->pass_layers = in_pass;
         }
         if (first != UINT64_MAX && next != UINT64_MAX && last >= first && last < next)
             write_layer(lt, c->layer, c->pass, in_pass, first, last, now);
@@ -1056,27 +1048,18 @@ static void layer_analyse(struct layer_track *lt, const char *because)
     layer_analyse_to(lt, lt->n, obs_thread_next_index(), obs_now_ns(), because);
 }
 
-/* A token read ended a forward, unless the launches after it resume it (a
- * read inside the forward): the analysis waits for them (layer_due_run at
- * the next instance, the thread's end or the process's exit; a resume
- * drops it). Automatic mode: the first read since the last decision is
- * where the forward ended; rules with OBS_STEP (latest): its step's last. */
-static void layer_read_seen(struct layer_track *lt, uint64_t now, bool latest)
+/* Rules with OBS_STEP: a token read may end a forward; the analysis waits
+ * for the launches after it (layer_due_run at the next instance, the
+ * thread's end or the process's exit): the step's last read is where its
+ * forward ended. */
+static void layer_read_seen(struct layer_track *lt, uint64_t now)
 {
-    if (lt->head_end == UINT32_MAX)
-        lt->head_end = lt->n;
-    if ((lt->due && !latest) || lt->n <= lt->seg)
+    if (lt->n <= lt->seg)
         return;
     lt->due = true;
     lt->due_n = lt->n;
     lt->due_next = obs_thread_next_index();
     lt->due_t = now;
-}
-
-/* A resume: the forward goes on, found where it ends. */
-static void layer_read_undone(struct layer_track *lt)
-{
-    lt->due = false;
 }
 
 /* The forward the read ended: it did (its layers, as at the read). */
@@ -1092,38 +1075,44 @@ static void layer_due_run(struct layer_track *lt)
         layer_analyse_due(lt);
 }
 
-/* Whether k ran in the instance before its first token read. */
-static bool ran_in_head(const struct layer_track *lt, uint32_t k)
+/* The structure's question to the layer tracker: has the forward that
+ * began `since` launches ago in the current instance run its whole stack?
+ * Yes when the live template closed its last layer within those launches;
+ * else the layer finder, on those launches, must find at least as many
+ * layers as the thread's forwards have (3 before any was found: the
+ * finder's least) and the last of them must end before the last launch.
+ * Returns the launches from the forward's start to right after its stack,
+ * 0: not over. Asked only at an embedding lookup that may begin the next
+ * forward, and where no template answers (off the launch path). */
+#define STACK_LAYERS_MIN 3u
+static uint32_t layer_stack_end(struct layer_track *lt, uint32_t since)
 {
-    uint32_t i, end = lt->head_end < lt->n ? lt->head_end : lt->n;
-    for (i = 0; i < end; i++)
-        if (lt->names[i] == k)
-            return true;
-    return false;
+    uint32_t from, n, want;
+    struct obs_layer_found f;
+    if (lt == NULL)
+        return since > 0 ? since : 1; /* no tracker: every lookup may begin a forward */
+    n = lt->n;
+    from = n > since ? n - since : 0;
+    if (from < lt->seg)
+        from = lt->seg;
+    if (lt->closed_at > from)
+        return lt->closed_at - from;
+    want = lt->pass_layers > STACK_LAYERS_MIN ? lt->pass_layers : STACK_LAYERS_MIN;
+    if (n - from < want)
+        return 0;
+    f = obs_layers_find(lt->names + from, n - from, UINT32_MAX, &lt->work, lt->cuts, LAYER_CUTS_MAX);
+    if (f.layers < want || lt->cuts[f.layers - 1].last + 1 >= n - from)
+        return 0;
+    return lt->cuts[f.layers - 1].last + 1;
 }
 
-/* Whether, the first time k1 ran before the instance's first token read,
- * k2 ran right after it: a forward opening as the current one did (a
- * kernel that also runs later in a forward, as a GEMM does in attention,
- * a dense MLP and every expert, is judged by its first run only). */
-static bool opens_like_head(const struct layer_track *lt, uint32_t k1, uint32_t k2)
+/* Whether the thread's next launch is inside a layer of the live template
+ * (the last launch opened or continued one and no boundary closed it): the
+ * layer tracker's answer to the structure (a gather inside a mixture of
+ * experts' layer begins no forward). No template yet, or none kept: no. */
+static bool layer_inside(const struct layer_track *lt)
 {
-    uint32_t i, end = lt->head_end < lt->n ? lt->head_end : lt->n;
-    for (i = 0; i + 1 < end; i++)
-        if (lt->names[i] == k1)
-            return lt->names[i + 1] == k2;
-    return false;
-}
-
-/* The last launch stored (a deferred step's first) goes to the next instance. */
-static void layer_carry_last(struct layer_track *lt)
-{
-    if (lt->n == 0 || lt->n <= lt->seg || lt->carry)
-        return;
-    lt->n--;
-    lt->carry = true;
-    lt->carry_name = lt->names[lt->n];
-    lt->carry_index = lt->index[lt->n];
+    return lt != NULL && lt->layer1 != 0;
 }
 
 /* A graph's kernel nodes: see phase_engine.h. Live ranges are not
@@ -1168,23 +1157,14 @@ static __attribute__((noinline)) void layer_instance_changed(struct layer_track 
     if (lt->n > lt->seg)
         layer_analyse(lt, "instance-ended");
     lt->n = lt->seg = 0;
-    lt->head_end = UINT32_MAX;
     lt->anew = false;
     lt->gen = l->gen;
     lt->top = l->top;
     lt->raw_step = l->step;
     lt->step = l->top == OBS_PHASE_DECODE ? l->step : OBS_NO_STEP;
     lt->live = l->top != OBS_PHASE_NONE && lt->tpl_known[kind] ? &lt->tpl[kind] : NULL;
-    lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
+    lt->next_bound = lt->occ = lt->layer1 = lt->live_n = lt->closed_at = 0;
     lt->next_name = lt->live != NULL && lt->live->n > 0 ? lt->live->b[0].name : NO_BOUND_NAME;
-    if (lt->carry) { /* a deferred step's first launch, stored before its step opened */
-        lt->carry = false;
-        if (lt->carry_name == lt->next_name)
-            layer_bound_seen(lt);
-        lt->names[0] = lt->carry_name;
-        lt->index[0] = lt->carry_index;
-        lt->n = 1;
-    }
 }
 
 /* A launch of the next boundary's kernel: the boundary when it is the
@@ -1199,6 +1179,8 @@ static inline void layer_bound_seen(struct layer_track *lt)
     if (b->layer1 != 0 && lt->live_n < LAYER_CUTS_MAX)
         lt->live_first[lt->live_n++] = lt->n - lt->seg + 1; /* within the forward being followed */
     lt->next_name = ++lt->next_bound < lt->live->n ? b[1].name : NO_BOUND_NAME;
+    if (b->layer1 == 0 && lt->next_bound >= lt->live->n)
+        lt->closed_at = lt->n; /* the stack the template follows is over */
 }
 
 /* A step opens, or a generation is taken back: the next launch begins a new
@@ -1399,17 +1381,17 @@ static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool grap
     return false;
 }
 
-/* Shape (b): does this iteration begin a new prompt? Asked only where a
- * prompt may begin: after a token read. One signal is enough: graph replay
- * stopped and eager launches resumed; more bytes copied in than 4x the most
- * a decode step did (any, where steps copy none); a memset before the
- * first launch where decode steps had none (llama.cpp clears its KV cache
- * between conversations); a first launch 4x the size of the decode steps'
- * first launch. Before any decode step was seen (a prompt with no decode
- * steps, or the thread's first), a copy in of at least a quarter of the
- * last prompt's, or, where that copied none, the same first kernel at
- * least a quarter of its size. The size signals are not used in a thread
- * whose forwards read inside (resume_forward). */
+/* Shape (b): does this iteration, or this forward, begin a new prompt?
+ * One signal is enough: graph replay stopped (a forward eager after graph
+ * ones); more bytes copied in since the last forward began than 4x the
+ * most a decode step did (any, where steps copy none); a memset before the
+ * iteration's first launch where decode steps had none (llama.cpp clears
+ * its KV cache between conversations); a forward whose lookup is 4x the
+ * size of the decode steps'. Before any decode step was seen (a prompt with
+ * no decode steps, or the thread's first), a copy in of at least a quarter
+ * of the last prompt's, or, where that copied none, a forward with the same
+ * lookup at least a quarter of its size. The size signals are asked at a
+ * forward's start only (an iteration's first launch is no lookup). */
 enum prompt_signal {
     PROMPT_NO = 0,
     PROMPT_GRAPH_REPLAY_STOPPED,
@@ -1427,24 +1409,22 @@ static const char *const prompt_signal_names[] = {"none",
                                                   "copy-in-quarter-of-last-prompt",
                                                   "first-kernel-quarter-of-last-prompt"};
 
-static enum prompt_signal new_prompt(const struct token_loop *t, const struct iteration_start *s)
+static enum prompt_signal new_prompt(const struct token_loop *t, const struct iteration_start *s, bool at_forward)
 {
-    if (t->prev_graph_first && !s->graph)
+    if (at_forward && t->prev_graph_first && !s->graph)
         return PROMPT_GRAPH_REPLAY_STOPPED;
     if (t->decode_seen) {
         if (s->htod > 0 && s->htod / PROMPT_RATIO >= t->decode_htod_max && s->htod > t->decode_htod_max)
             return PROMPT_COPY_IN_OVER_STEPS;
         if (s->memset && !t->decode_memset)
             return PROMPT_MEMSET_BEFORE_PROMPT;
-        /* in a thread whose forwards read inside (resume_forward), a large launch after a read is the
-         * forward's own (an expert's GEMM with many tokens routed to it): size alone tells no prompt there */
-        return !s->graph && !t->midreads && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
+        return at_forward && !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
                    ? PROMPT_FIRST_LAUNCH_OVER_STEPS
                    : PROMPT_NO;
     }
     if (t->prompt.htod > 0)
         return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt.htod ? PROMPT_COPY_IN_LIKE_LAST_PROMPT : PROMPT_NO;
-    return !s->graph && !t->midreads && s->name == t->prompt.name && t->prompt.threads > 0 &&
+    return at_forward && !s->graph && s->name == t->prompt.name && t->prompt.threads > 0 &&
                    s->threads * PROMPT_RATIO >= t->prompt.threads && s->threads > 0
                ? PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
                : PROMPT_NO;
@@ -1465,36 +1445,6 @@ static bool smaller_look(const struct iteration_look *a, const struct iteration_
 {
     return !b->graph && !a->graph && a->name == b->name &&
            (b->threads < a->threads || (b->threads == a->threads && b->htod < a->htod));
-}
-
-static bool kernel_seen(const struct auto_state *a, uint32_t name)
-{
-    return a->seen == NULL || name >= CLASS_CACHE || (a->seen[name >> 3] & (1u << (name & 7))) != 0;
-}
-
-/* Shape (b): after a token read, is this iteration the work that follows
- * the read (a stopping check, the next inputs prepared) rather than the
- * next step? Its first kernel is one the thread first ran right after a
- * token read: a kernel never launched before (learned then), or one
- * learned so. A decode step runs the model again, whose kernels the prompt
- * ran. */
-enum post_signal { POST_NO = 0, POST_NEW_KERNEL, POST_LEARNED_KERNEL };
-static const char *const post_signal_names[] = {"none", "kernel-first-seen-after-token-read",
-                                                "post-token-kernel"};
-
-static enum post_signal post_token(struct auto_state *a, const struct iteration_start *s)
-{
-    struct token_loop *t = &a->loop;
-    unsigned i;
-    if (s->graph)
-        return POST_NO;
-    for (i = 0; i < t->post_n; i++)
-        if (t->post[i] == s->name)
-            return POST_LEARNED_KERNEL;
-    if (kernel_seen(a, s->name) || t->post_n == POST_NAMES)
-        return POST_NO;
-    t->post[t->post_n++] = s->name;
-    return POST_NEW_KERNEL;
 }
 
 /* Take the labels off the thread's records [first, now) in the trace: a
@@ -1536,12 +1486,11 @@ static void forget_window(struct token_loop *t)
  * in the trace (a RELABEL: live they were outside every range), except in
  * the thread's first generation, where they cannot be told from the
  * model's own set-up copies. */
-static void start_generation(struct logic *l, struct auto_state *a, const struct iteration_start *s, uint8_t origin)
+static void start_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s, uint8_t origin)
 {
+    struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     bool first = !l->started;
-    if (t->missed_index != UINT64_MAX) /* the forward did not go on: that iteration was none of it */
-        unlabel_span(t->missed_index, t->missed_end);
     t->prev_prompt = t->prompt;
     t->prev_origin = t->origin;
     t->prev_gen_steps = t->gen_steps;
@@ -1549,12 +1498,13 @@ static void start_generation(struct logic *l, struct auto_state *a, const struct
     t->prev_gen_token_reads = t->gen_token_reads;
     a->prev_gen_first_index = a->gen_first_index;
     new_generation(l);
+    layer_instance_anew(p);
     t->gen_token_read = false;
     t->token_pending = false;
     t->prompt = look_of(s);
     t->origin = origin;
-    t->gen_iterations = t->gen_token_reads = t->gen_steps = 0;
-    t->steps_like_prompt = t->steps_alike = true;
+    t->gen_iterations = t->gen_token_reads = t->gen_steps = t->gen_forwards = 0;
+    t->steps_like_prompt = true;
     a->gen_first_index = UINT64_MAX;
     a->marks |= MARK_GEN | (first ? MARK_THREAD : 0u);
     if (!first && t->window_first_index != UINT64_MAX) {
@@ -1583,21 +1533,22 @@ static uint64_t launch_threads(const struct obs_rec_call *r)
 
 /* ---- the decision log, automatic mode's lines ------------------------------------------------ */
 
-/* Level 3: what an iteration's first launch brings, before the decision. */
-static __attribute__((cold)) void log_iteration(const struct phase_thread *p, const struct iteration_start *s)
+/* Level 3: what an iteration's first launch, or a forward's, brings before the decision. */
+static __attribute__((cold)) void log_iteration(const struct phase_thread *p, const struct iteration_start *s,
+                                                bool forward)
 {
     const struct token_loop *t = &p->automatic.loop;
     obs_debug_write(OBS_DBG_PHASES,
-                    "tid=%u call=%u iteration name=%u threads=%llu htod=%llu memset=%d graph=%d prev_graph=%d "
-                    "token_pending=%d token_read_gen=%d token_read_ever=%d copied=%d seen=%d decode_seen=%d "
-                    "steps_threads=%llu steps_htod_max=%llu prompt_name=%u prompt_threads=%llu prompt_htod=%llu "
-                    "gen_steps=%u top=%s",
-                    obs_thread_id(), obs_tls.call_counter, s->name, (unsigned long long)s->threads,
-                    (unsigned long long)s->htod, s->memset, s->graph, t->graph_first, t->token_pending,
-                    t->gen_token_read, t->ever_token_read, t->copied, s->graph || kernel_seen(&p->automatic, s->name),
-                    t->decode_seen, (unsigned long long)t->decode_threads, (unsigned long long)t->decode_htod_max,
-                    t->prompt.name, (unsigned long long)t->prompt.threads, (unsigned long long)t->prompt.htod,
-                    t->gen_steps, phase_names[p->logic.top & 3]);
+                    "tid=%u call=%u %s name=%u threads=%llu htod=%llu memset=%d graph=%d prev_graph=%d "
+                    "token_pending=%d token_read_gen=%d token_read_fwd=%d reads_tokens=%d copied=%d forwards=%d "
+                    "decode_seen=%d steps_threads=%llu steps_htod_max=%llu prompt_name=%u prompt_threads=%llu "
+                    "prompt_htod=%llu gen_forwards=%u gen_steps=%u top=%s",
+                    obs_thread_id(), obs_tls.call_counter, forward ? "forward" : "iteration", s->name,
+                    (unsigned long long)s->threads, (unsigned long long)s->htod, s->memset, s->graph,
+                    t->prev_graph_first, t->token_pending, t->gen_token_read, t->fwd_token_read, t->reads_tokens,
+                    t->copied, t->forwards, t->decode_seen, (unsigned long long)t->decode_threads,
+                    (unsigned long long)t->decode_htod_max, t->prompt.name, (unsigned long long)t->prompt.threads,
+                    (unsigned long long)t->prompt.htod, t->gen_forwards, t->gen_steps, phase_names[p->logic.top & 3]);
 }
 
 /* The numbers a new_prompt signal compared. */
@@ -1679,7 +1630,7 @@ static const char *const chunk_signal_names[] = {"none", "steps-looked-like-the-
 
 static enum chunk_signal chunks_not_steps(const struct token_loop *t, const struct iteration_look *s)
 {
-    if (t->gen_steps == 0)
+    if (t->gen_steps == 0 || s->htod == 0) /* a loop that feeds each evaluation (ggml): this one copied in */
         return CHUNK_NO;
     if (t->steps_like_prompt && smaller_look(&t->prompt, s))
         return CHUNK_STEPS_LIKE_PROMPT;
@@ -1692,9 +1643,9 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
-    layer_instance_anew(p);
     struct iteration_look look = look_of(s);
     enum chunk_signal chunk = l->top == OBS_PHASE_DECODE ? chunks_not_steps(t, &look) : CHUNK_NO;
+    layer_instance_anew(p);
     t->token_pending = false;
     if (chunk != CHUNK_NO) {
         struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
@@ -1714,7 +1665,6 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
         enter_decode(l, 0);
         t->step0 = look;
         t->steps_like_prompt = same_look(&t->prompt, &look);
-        t->steps_alike = true;
         a->step0_index = UINT64_MAX;
         a->marks |= MARK_STEP0;
         LOG_DECISION(l, "decode-starts", because,
@@ -1725,180 +1675,12 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
     } else {
         l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
         t->steps_like_prompt = t->steps_like_prompt && same_look(&t->prompt, &look);
-        t->steps_alike = t->steps_alike && same_look(&t->step0, &look);
         LOG_DECISION(l, "step", because, " threads=%llu htod=%llu graph=%d read_bytes=%llu",
                      (unsigned long long)s->threads, (unsigned long long)s->htod, s->graph,
                      (unsigned long long)t->last_read_bytes);
     }
     t->gen_steps++;
     remember_step(t, &look);
-}
-
-/* Learn the kernel steps open with: the first launch of a step that
- * opened at its iteration's first launch, twice in a row the same. */
-static void learn_opener(struct token_loop *t, const struct iteration_start *s)
-{
-    if (s->graph || t->opener_known || !t->ever_token_read)
-        return;
-    if (s->name != t->opener_candidate) {
-        t->opener_candidate = s->name;
-        return;
-    }
-    t->opener = s->name;
-    t->opener_known = true;
-    OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u opener-learned name=%u because=two-steps-in-a-row-opened-with-it",
-                  obs_thread_id(), obs_tls.call_counter, s->name);
-}
-
-/* Shape (b): the next step opens in this iteration. Where the thread's
- * steps open with a known kernel and this iteration begins with another
- * (Hugging Face's next inputs prepared by kernels before the next forward,
- * with a padded batch), the step opens at that kernel's launch; the
- * launches before it stay in the phase they are in (the framework's step
- * ends where its next forward begins). */
-static void open_step(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
-{
-    struct token_loop *t = &p->automatic.loop;
-    if (!s->graph && t->ever_token_read && t->opener_known && s->name != t->opener) {
-        t->token_pending = false;
-        t->opener_wait = true;
-        t->per_launch_work = true;
-        t->wait_start = *s;
-        t->wait_follows_post = t->last_was_post;
-        p->automatic.marks |= MARK_ITER;
-        LOG_DECISION(l, "step-opens-at-opener", "learned-opener-kernel", " name=%u opener=%u", s->name, t->opener);
-        return;
-    }
-    open_step_now(l, p, s, "token-read");
-    learn_opener(t, s);
-}
-
-/* Launches of an iteration waiting for the step's opener kernel. */
-static __attribute__((noinline)) void await_opener(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec)
-{
-    struct token_loop *t = &p->automatic.loop;
-    struct iteration_start s = t->wait_start;
-    if (name != t->opener)
-        return;
-    t->opener_wait = false;
-    s.name = name;
-    s.threads = launch_threads(rec);
-    s.htod = 0;
-    s.memset = false;
-    open_step_now(&p->logic, p, &s, "opener-kernel");
-}
-
-/* Forwards that read from the device in their middle (Hugging Face's eager
- * MoE experts loop: in every MoE layer nonzero() reads a count back, .item()
- * an expert id, each a copy of 4 or 8 bytes and a sync, just like a token
- * read). What follows such a read is the rest of the forward, not the next
- * step: its first kernel ran in this forward already, and not as the
- * forward opened. Told two ways:
- * - while the thread's steps have no known opener, a step that would open
- *   after a token read at a kernel the current instance ran before its first
- *   token read, but not as its first launch, waits for its second launch
- *   (defer_opening): it opens (at its first launch, relabelled in the trace)
- *   when, the first time its kernel ran before that read, the second's came
- *   right after it, as a forward opens; otherwise the forward resumes, and
- *   the thread is known to read inside its forwards (midreads);
- * - in such a thread, until its steps' opener is known, a kernel that
- *   resumed a forward once resumes it again; once it is known, an
- *   iteration after a read that lacks the opener is the forward's rest
- *   (opener_missed; Hugging Face's padded batch prepares its inputs and
- *   then launches the opener in one iteration: the step opens there).
- * A resume takes the read back (it was no token read): the phase and step
- * go on, and the forward's layers are found when it ends. */
-static bool resumed_before(const struct auto_state *a, uint32_t name)
-{
-    return a->resumed != NULL && name < CLASS_CACHE && (a->resumed[name >> 3] & (1u << (name & 7))) != 0;
-}
-
-static void resume_forward(struct phase_thread *p, uint32_t name, const char *because)
-{
-    struct auto_state *a = &p->automatic;
-    struct token_loop *t = &a->loop;
-    t->midreads = true;
-    if (a->resumed != NULL && name < CLASS_CACHE)
-        a->resumed[name >> 3] |= (uint8_t)(1u << (name & 7));
-    t->token_pending = false;
-    t->gen_token_read = t->before_read.gen_token_read;
-    t->ever_token_read = t->before_read.ever_token_read;
-    t->gen_token_reads = t->before_read.gen_token_reads;
-    t->last_read_bytes = t->before_read.last_read_bytes;
-    if (p->layers != NULL)
-        layer_read_undone(p->layers); /* the forward goes on: its layers are found where it ends */
-    LOG_DECISION(&p->logic, "forward-resumes", because, " name=%u", name);
-}
-
-static bool defer_opening(struct phase_thread *p, const struct iteration_start *s)
-{
-    struct auto_state *a = &p->automatic;
-    struct token_loop *t = &a->loop;
-    const struct layer_track *lt = p->layers;
-    if (s->graph || t->opener_known || !t->ever_token_read || lt == NULL || lt->head_end == UINT32_MAX ||
-        lt->head_end < 2 || lt->names[0] == s->name || !ran_in_head(lt, s->name))
-        return false; /* the kernel that opened the instance opens the next at once; one the forward did not run
-                       * before its read: a step */
-    t->defer = true;
-    t->defer_start = *s;
-    t->per_launch_work = true;
-    a->marks |= MARK_DEFER;
-    a->defer_index = UINT64_MAX;
-    LOG_DECISION(&p->logic, "step-opening-deferred", "no-known-opener", " name=%u", s->name);
-    return true;
-}
-
-/* The deferred step's second launch (NO_BOUND_NAME: a delimiter came first). */
-static void defer_resolve(struct phase_thread *p, uint32_t second)
-{
-    struct auto_state *a = &p->automatic;
-    struct token_loop *t = &a->loop;
-    struct logic *l = &p->logic;
-    struct range want[5];
-    uint64_t from = a->defer_index;
-    unsigned n;
-    t->defer = false;
-    a->marks &= (uint8_t)~MARK_DEFER;
-    if (second != NO_BOUND_NAME && !opens_like_head(p->layers, t->defer_start.name, second)) {
-        resume_forward(p, t->defer_start.name, "second-launch-not-as-the-forward-opened");
-        return;
-    }
-    layer_carry_last(p->layers);
-    open_step(l, p, &t->defer_start); /* no known opener: it opens now */
-    if (a->marks & MARK_STEP0) {
-        a->step0_index = from;
-        a->marks &= (uint8_t)~MARK_STEP0;
-    }
-    n = wanted(l, false, false, want);
-    if (n > 0)
-        relabel_since(from, &want[n - 1]);
-    LOG_DECISION(l, "step-opened-at-its-first-launch", "second-launch-as-the-forward-opened",
-                 " name=%u second=%u relabelled_from_record=%llu", t->defer_start.name, second,
-                 (unsigned long long)from);
-}
-
-/* The iteration ended without the opener: it was no step (Hugging Face's
- * output copied out after generate() returned). Its labels come off in the
- * trace (live it carried the step it followed); the thread's steps no
- * longer have a known opener, and the next iteration may still open one. */
-static void opener_missed(struct phase_thread *p)
-{
-    struct auto_state *a = &p->automatic;
-    struct token_loop *t = &a->loop;
-    if (t->midreads) { /* in a thread whose forwards read: the rest of the forward, unless nothing follows */
-        t->opener_wait = false;
-        t->missed_index = t->wait_follows_post ? a->iter_index : UINT64_MAX;
-        t->missed_end = obs_thread_next_index();
-        resume_forward(p, t->wait_start.name, "opener-kernel-missing-in-a-forward-that-reads");
-        return;
-    }
-    t->opener_wait = false;
-    t->opener_known = false;
-    t->opener_candidate = 0;
-    t->token_pending = true;
-    unlabel_since(a->iter_index);
-    LOG_DECISION(&p->logic, "not-a-step", "opener-kernel-missing", " opener=%u unlabelled_from_record=%llu",
-                 t->opener, (unsigned long long)a->iter_index);
 }
 
 /* Shape (b): the generation that began at the last token read was not
@@ -1936,10 +1718,10 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
                                        enum rejoin_signal how)
 {
     struct auto_state *a = &p->automatic;
-    layer_instance_anew(p);
     struct token_loop *t = &a->loop;
     struct range label;
     uint64_t from = a->gen_first_index;
+    layer_instance_anew(p);
     struct iteration_look was = t->prompt;
     l->gen--;
     if (how == REJOIN_AS_STEP)
@@ -1963,71 +1745,141 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
         enter_decode(l, 0);
         t->step0 = was;
         t->steps_like_prompt = same_look(&t->prompt, &t->step0);
-        t->steps_alike = true;
         t->gen_steps = 1;
         a->step0_index = from;
         a->marks &= (uint8_t)~MARK_STEP0;
         remember_step(t, &t->step0);
     }
-    open_step(l, p, s);
+    open_step_now(l, p, s, t->forwards ? "forward" : "token-read");
 }
 
 /* Automatic mode, shape (b) (and the guess used while shape (a) is being
- * learned): the launches between two host delimiters are an iteration. A
- * generation's iterations up to its first token read are its PREFILL; after
- * a token read, the next iteration is a new prompt (a signal of new_prompt),
- * work that follows the read (post_token), or the next decode step, whose
- * later iterations up to its token read are the step's. */
-static __attribute__((noinline)) void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+ * learned): the structure of a thread's launches (docs/phases.md,
+ * "Forwards"). A *forward* of the model begins at its embedding lookup, or
+ * at a graph launch; the launches between two host delimiters are an
+ * *iteration*. A generation begins at an iteration (its input
+ * preparation), or at a forward where only the forward tells; its first
+ * forward is its prompt's, and every later forward the next decode step,
+ * but for a prompt in chunks: in a thread whose steps follow token reads,
+ * a forward with no token read since the last one is the prompt's next
+ * chunk. A thread in which no forward was seen yet opens its steps at the
+ * first launch after a token read (as before issue 34). */
+/* Whether the current forward has run as many launches as its kind's
+ * shortest whole forward, less a quarter: inside a forward (Gemma 2's
+ * sliding-window layers copy 8 bytes in), what comes in is the forward's
+ * own, not the next prompt's. */
+#define FORWARD_RAN_SHARE 4u
+static bool forward_ran(const struct token_loop *t, const struct logic *l)
+{
+    uint32_t least = t->fwd_min[l->top == OBS_PHASE_DECODE ? 1 : 0];
+    return least == 0 || t->fwd_launches >= least - least / FORWARD_RAN_SHARE;
+}
+
+static void iteration_begins(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     enum prompt_signal prompt;
-    enum post_signal post;
     enum rejoin_signal rejoin;
-    bool is_post = false;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
-        log_iteration(p, s);
+        log_iteration(p, s, false);
+    t->gen_iterations++;
     if (!l->started) {
-        start_generation(l, a, s, ORIGIN_OTHER);
+        start_generation(l, p, s, ORIGIN_OTHER);
         LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
                      (unsigned long long)s->htod);
     } else if (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns) {
-        start_generation(l, a, s, ORIGIN_OTHER);
+        start_generation(l, p, s, ORIGIN_OTHER);
         LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
                      (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
                      (unsigned long long)(engine.set.gen_gap_ns / 1000000u));
-    } else if (t->token_pending && t->midreads && !t->opener_known && !s->graph && resumed_before(a, s->name)) {
-        resume_forward(p, s->name, "kernel-resumed-a-forward-before");
+    } else if (l->top == OBS_PHASE_NONE) {
+        start_generation(l, p, s, ORIGIN_OTHER);
+        LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
+    } else if (t->forwards) {
+        /* a forward thread: what came in since the last forward may begin the next prompt here, before its
+         * forward (its input preparation) */
+        if (t->gen_forwards > 0 && forward_ran(t, l) && (prompt = new_prompt(t, s, false)) != PROMPT_NO) {
+            char numbers[192] = "";
+            if (obs_debug_on(OBS_DBG_PHASES, 2))
+                prompt_numbers(numbers, sizeof numbers, prompt, t, s);
+            start_generation(l, p, s, t->token_pending ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER);
+            LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
+        }
     } else if (!t->token_pending) {
         if (l->top == OBS_PHASE_PREFILL)
             LOG_DECISION(l, "prefill-continues", "no-token-read-yet", " threads=%llu prompt_threads=%llu",
                          (unsigned long long)s->threads, (unsigned long long)t->prompt.threads);
-        else if (l->top == OBS_PHASE_DECODE)
+        else
             LOG_DECISION(l, "step-continues", "no-token-read-since-it-began", " threads=%llu graph=%d",
                          (unsigned long long)s->threads, s->graph);
-        else {
-            start_generation(l, a, s, ORIGIN_OTHER);
-            LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
-        }
     } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
         rejoin_previous_generation(l, p, s, rejoin);
-    } else if ((prompt = new_prompt(t, s)) != PROMPT_NO) {
+    } else if ((prompt = new_prompt(t, s, true)) != PROMPT_NO) {
         char numbers[192] = "";
         if (obs_debug_on(OBS_DBG_PHASES, 2)) /* before start_generation replaces what it compared */
             prompt_numbers(numbers, sizeof numbers, prompt, t, s);
-        start_generation(l, a, s, ORIGIN_AT_TOKEN_READ);
+        start_generation(l, p, s, ORIGIN_AT_TOKEN_READ);
         LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
-    } else if (t->ever_token_read && (post = post_token(a, s)) != POST_NO) {
-        LOG_DECISION(l, "post-token-work", post_signal_names[post], " name=%u read_bytes=%llu", s->name,
-                     (unsigned long long)t->last_read_bytes);
-        is_post = true;
-    } else if (!defer_opening(p, s)) {
-        open_step(l, p, s);
+    } else {
+        open_step_now(l, p, s, "token-read");
     }
-    t->gen_iterations++;
-    t->missed_index = UINT64_MAX;
-    t->last_was_post = is_post;
+}
+
+/* A forward begins at this launch (an embedding lookup, a forward's graph). */
+static void forward_begins(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    enum prompt_signal prompt;
+    enum rejoin_signal rejoin;
+    bool first = !t->forwards;
+    unsigned kind = l->top == OBS_PHASE_DECODE ? 1u : 0u;
+    if (obs_debug_on(OBS_DBG_PHASES, 3))
+        log_iteration(p, s, true);
+    if (t->forwards && l->started && (t->fwd_min[kind] == 0 || t->fwd_launches < t->fwd_min[kind]))
+        t->fwd_min[kind] = t->fwd_launches; /* the forward before this one, whole */
+    t->forwards = true;
+    if (first && l->started && l->top == OBS_PHASE_DECODE && t->gen_steps > 0)
+        LOG_DECISION(l, "forwards-found", "embedding-lookup", " name=%u", s->name); /* steps by reads until now */
+    if (!l->started || l->top == OBS_PHASE_NONE) {
+        start_generation(l, p, s, ORIGIN_OTHER);
+        LOG_DECISION(l, "new-generation", "first-forward", " name=%u threads=%llu", s->name,
+                     (unsigned long long)s->threads);
+    } else if (t->gen_forwards == 0) {
+        /* the prompt's first forward: the generation began at its input preparation (whose copies in stay
+         * the prompt's) */
+        uint64_t htod = t->prompt.htod;
+        bool memset = t->prompt.memset;
+        t->prompt = look_of(s);
+        t->prompt.htod = htod;
+        t->prompt.memset = memset;
+        LOG_DECISION(l, "prompt-forward", "first-forward-of-the-generation", " name=%u threads=%llu htod=%llu", s->name,
+                     (unsigned long long)s->threads, (unsigned long long)s->htod);
+    } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
+        rejoin_previous_generation(l, p, s, rejoin);
+    } else if ((prompt = new_prompt(t, s, true)) != PROMPT_NO) {
+        char numbers[192] = "";
+        if (obs_debug_on(OBS_DBG_PHASES, 2))
+            prompt_numbers(numbers, sizeof numbers, prompt, t, s);
+        start_generation(l, p, s, t->fwd_token_read ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER);
+        LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
+    } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read) {
+        LOG_DECISION(l, "prompt-chunk", "no-token-read-since-the-last-forward", " name=%u threads=%llu", s->name,
+                     (unsigned long long)s->threads);
+    } else {
+        if (t->fwd_token_read && l->top == OBS_PHASE_PREFILL)
+            t->reads_tokens = true; /* its prompts last until their token read */
+        if (!t->fwd_read)
+            t->steps_unread = true; /* its tokens stay on the device */
+        open_step_now(l, p, s, t->fwd_token_read ? "forward-after-token-read" : "forward");
+    }
+    t->gen_forwards++;
+    t->fwd_launches = 0;
+    t->fwd_token_read = t->fwd_read = false;
+    t->fwd_opener = s->graph ? 0 : s->name;
+    t->prev_graph_first = t->graph_first;
+    t->graph_first = s->graph;
 }
 
 static inline uint8_t role_of(const struct auto_state *a, uint32_t name)
@@ -2168,33 +2020,59 @@ static void segment_ends(struct auto_state *a)
  * first launch the token loop's; while learning it also feeds the history.
  * Every launch notes its kernel as seen and ends the window of what came
  * in before it. */
-static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec, bool graph,
-                        bool new_segment)
+/* Whether this launch begins a forward of the model: an embedding lookup
+ * (the first of a group, and not inside a layer: a mixture of experts'
+ * router gathers), or a graph launch of a thread whose forwards began
+ * (a decode step replayed). */
+static bool forward_starts(const struct phase_thread *p, uint8_t cls, uint32_t name, bool graph)
+{
+    const struct token_loop *t = &p->automatic.loop;
+    uint32_t stack_end;
+    if (graph)
+        return t->forwards;
+    if (!(cls & CLASS_EMBED) || t->prev_embed || layer_inside(p->layers))
+        return false;
+    if (!t->forwards || t->gen_forwards == 0)
+        return true; /* the thread's first, a generation's first (it began at its input preparation) */
+    if (name == t->fwd_opener)
+        return true; /* the lookup the current forward began with, outside its layers */
+    /* another lookup (a decode step's index_select after a prompt's gather, a batch's gather after decode
+     * steps) once the current forward has run its stack and something was read back after it: its output
+     * consumed (a gather inside a layer of the thread's first forward, before any template, begins none,
+     * nor does a serving loop's gather of the logits to sample, before their read) */
+    if (!t->fwd_read && !t->steps_unread)
+        return false;
+    stack_end = layer_stack_end(p->layers, t->fwd_launches);
+    OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u lookup name=%u opener=%u stack_end=%u read_at=%u", obs_thread_id(),
+                  obs_tls.call_counter, name, t->fwd_opener, stack_end, t->fwd_read_at);
+    /* a thread whose steps read nothing (tokens kept on the device): the stack alone */
+    return stack_end != 0 && (t->steps_unread || t->fwd_read_at >= stack_end);
+}
+
+static bool auto_launch(struct phase_thread *p, uint32_t name, uint8_t cls, const struct obs_rec_call *rec,
+                        bool graph, bool new_segment)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     bool steady_graph = false;
     if (a->learn == LEARNED) {
         steady_graph = step_learned(&p->logic, role_of(a, name), name, graph, true);
-    } else if (new_segment) {
-        struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(),
-                                    name, graph, t->window_memset};
-        t->prev_graph_first = t->graph_first;
-        t->graph_first = graph;
-        step_iterations(&p->logic, p, &s);
-    } else if (obs_unlikely(t->per_launch_work) && t->defer) {
-        defer_resolve(p, name);
-    } else if (obs_unlikely(t->per_launch_work) && t->opener_wait && !graph) {
-        await_opener(p, name, rec);
+    } else {
+        bool forward = forward_starts(p, cls, name, graph);
+        if (new_segment || forward) {
+            struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(),
+                                        name, graph, t->window_memset};
+            if (new_segment)
+                iteration_begins(&p->logic, p, &s);
+            if (forward)
+                forward_begins(&p->logic, p, &s);
+        }
     }
-    if (obs_unlikely(t->per_launch_work)) {
-        if (t->window_dirty)
-            forget_window(t);
-        t->per_launch_work = t->opener_wait || t->defer;
-    }
+    t->prev_embed = !graph && (cls & CLASS_EMBED);
+    t->fwd_launches++;
+    if (obs_unlikely(t->window_dirty))
+        forget_window(t);
     t->iter_launched = true;
-    if (!graph && name < CLASS_CACHE && a->seen != NULL)
-        a->seen[name >> 3] |= (uint8_t)(1u << (name & 7));
     if (a->learn == LEARNING) {
         struct history_entry *e = &a->history[a->history_n++];
         e->index = UINT64_MAX; /* filled in once the record is stored */
@@ -2263,7 +2141,7 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         p->rules.after_token = false;
         p->rules.iter_launched = true;
     } else {
-        steady_graph = auto_launch(p, name, rec, graph, new_segment);
+        steady_graph = auto_launch(p, name, cls, rec, graph, new_segment);
         kv = (cls & CLASS_KV_DEFAULT) != 0;
     }
     p->after_delimiter = false;
@@ -2360,13 +2238,14 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
             t->window_first_index = obs_thread_next_index();
         t->window_htod += bytes;
         t->window_dirty = true;
-        t->per_launch_work = true;
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u copy-in bytes=%llu window_htod=%llu", obs_thread_id(),
                       obs_tls.call_counter, (unsigned long long)bytes, (unsigned long long)t->window_htod);
     } else if (dir == OBS_DIR_DTOH) {
         bool token = t->iter_launched && bytes >= TOKEN_READ_MIN;
         if (token)
             t->iter_token_bytes = bytes;
+        if (t->iter_launched)
+            t->iter_read = true;
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu after_launch=%d", obs_thread_id(),
                       obs_tls.call_counter, token ? "token-read" : "flag-read", (unsigned long long)bytes,
                       t->iter_launched);
@@ -2421,7 +2300,6 @@ static __attribute__((noinline)) void on_auto_memset(struct phase_thread *p, uin
     struct token_loop *t = &p->automatic.loop;
     t->window_memset = true;
     t->window_dirty = true;
-    t->per_launch_work = true;
     OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u memset bytes=%llu", obs_thread_id(), obs_tls.call_counter,
                   (unsigned long long)bytes);
 }
@@ -2486,10 +2364,6 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
             a->step0_index = index;
         if (a->marks & MARK_THREAD)
             a->thread_first_index = index;
-        if (a->marks & MARK_ITER)
-            a->iter_index = index;
-        if (a->marks & MARK_DEFER)
-            a->defer_index = index;
         a->marks = 0;
     }
 }
@@ -2527,8 +2401,6 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         struct auto_state *a = &p->automatic;
         struct token_loop *t = &a->loop;
         bool token = t->iter_token_bytes > 0, close;
-        if (t->opener_wait)
-            opener_missed(p);
         if (a->learn == LEARNING && a->found_len != 0)
             learn_unit(p, a->found_start, a->found_len); /* noted in this first iteration, no copy in it */
         close = a->learn == LEARNED;
@@ -2539,21 +2411,16 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s token_read=%llu ranges=%s", obs_thread_id(),
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read",
                       (unsigned long long)t->iter_token_bytes, close ? "closed" : "held-open");
-        if (t->defer)
-            defer_resolve(p, NO_BOUND_NAME); /* a step's first launch alone in its iteration: it opened */
-        if (token && !t->token_pending) { /* what a resume (a read inside a forward) takes back */
-            t->before_read.gen_token_read = t->gen_token_read;
-            t->before_read.ever_token_read = t->ever_token_read;
-            t->before_read.gen_token_reads = t->gen_token_reads;
-            t->before_read.last_read_bytes = t->last_read_bytes;
-        }
         if (token || !t->copied) /* a loop that never copied: each iteration may be the next step */
             t->token_pending = true;
-        if (token && p->layers != NULL)
-            layer_read_seen(p->layers, now, false);
+        if (t->iter_read) {
+            t->fwd_read = true;
+            t->fwd_read_at = t->fwd_launches;
+        }
+        t->iter_read = false;
         if (token) {
             t->gen_token_read = true;
-            t->ever_token_read = true;
+            t->fwd_token_read = true;
             t->gen_token_reads++;
             t->last_read_bytes = t->iter_token_bytes;
             forget_window(t);
@@ -2571,7 +2438,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         (void)dir;
         p->rules.iter_open = false;
         if (p->rules.iter_token && p->layers != NULL && engine.set.have_step_rule)
-            layer_read_seen(p->layers, now, true); /* OBS_STEP says where a forward ends: its step's last read */
+            layer_read_seen(p->layers, now); /* OBS_STEP says where a forward ends: its step's last read */
         else if (p->rules.iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
             layer_analyse(p->layers, "token-read");
         if (p->rules.iter_token && p->rules.step_armed && p->rules.iter_index != UINT64_MAX &&
@@ -2634,12 +2501,6 @@ static void settle_waiting(struct phase_thread *p)
         layer_due_run(p->layers);
     if (engine.set.mode == OBS_PHASES_RULES && p->rules.missed_first != UINT64_MAX)
         rules_not_a_step(p); /* the thread's last iteration: nothing followed it */
-    if (engine.set.mode == OBS_PHASES_AUTO && p->automatic.loop.missed_index != UINT64_MAX) {
-        /* the thread's last iteration lacked the opener and nothing followed: it was no part of a forward
-         * (Hugging Face's output copied out after generate() returned) */
-        unlabel_span(p->automatic.loop.missed_index, p->automatic.loop.missed_end);
-        p->automatic.loop.missed_index = UINT64_MAX;
-    }
 }
 
 void obs_phase_thread_exit(void)
