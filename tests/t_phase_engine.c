@@ -1138,7 +1138,7 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
                                         "not-a-step", "prompt-forward", "prompt-chunk", "forwards-found",
                                         "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration",
                                         "forward", "copy-in", "token-read", "flag-read", "memset", "delimiter",
-                                        "launch", "thread-state", "fallback", "unit-noted", "layers"};
+                                        "launch", "lookup", "thread-state", "fallback", "unit-noted", "layers"};
     static const size_t decisions = 13; /* the first 13 words: each has gen= and because= */
     size_t size = 0, lines = 0, k;
     char *text = test_read_file(path, &size), *line, *save = NULL;

@@ -481,13 +481,16 @@ enum gen_origin { ORIGIN_OTHER = 0, ORIGIN_AT_TOKEN_READ };
  * iteration. */
 struct token_loop {
     bool copied;             /* the thread copied between host and device: a host-fed loop */
+    bool read_since_start;   /* it read something back after a launch since its generation 0 began */
     bool forwards;           /* its forwards have been seen to begin (an embedding lookup, a forward's graph) */
     bool reads_tokens;       /* one of its decode steps began after a token read: a prompt lasts until its token read */
     bool steps_unread;       /* one of its decode steps began with nothing read since the forward before it */
+    bool step0_before_token; /* the generation's step 0 opened before its first token read */
     bool gen_token_read;     /* the current generation has read a token */
     bool fwd_token_read;     /* a token read since the current forward began */
     bool token_pending;      /* (a thread with no forwards) a token read completed and no step opened since */
     bool prev_embed;         /* the last launch was an embedding lookup: a forward's lookups come in a group */
+    bool opened_here;        /* the iteration this launch begins opened a step at it: its forward is that one */
     uint32_t fwd_opener;     /* the lookup the current forward began with */
     uint32_t fwd_launches;   /* launches since the current forward began */
     uint32_t fwd_min[2];     /* the fewest launches a whole forward had, by kind (0 prompt, 1 decode step): 0 none yet */
@@ -1491,6 +1494,21 @@ static void start_generation(struct logic *l, struct phase_thread *p, const stru
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     bool first = !l->started;
+    if (!first && l->gen == 0 && !t->read_since_start && a->thread_first_index != UINT64_MAX) {
+        /* the thread's generation 0 read nothing back, and the next prompt's input came in: it was a
+         * warm-up (forwards run before a decode step is captured into a graph, after the weights came in);
+         * its labels come off in the trace, and this is generation 0 */
+        uint64_t end = t->window_first_index != UINT64_MAX ? t->window_first_index : obs_thread_next_index();
+        unlabel_span(a->thread_first_index, end);
+        LOG_DECISION(l, "warm-up", "generation-0-read-nothing-back", " unlabelled_from_record=%llu",
+                     (unsigned long long)a->thread_first_index);
+        l->started = false;
+        first = true;
+        t->decode_seen = false;
+        t->decode_htod_max = t->decode_threads = 0;
+        t->decode_memset = false;
+        t->fwd_min[0] = t->fwd_min[1] = 0;
+    }
     t->prev_prompt = t->prompt;
     t->prev_origin = t->origin;
     t->prev_gen_steps = t->gen_steps;
@@ -1663,6 +1681,7 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
     }
     if (l->top != OBS_PHASE_DECODE) {
         enter_decode(l, 0);
+        t->step0_before_token = !t->gen_token_read;
         t->step0 = look;
         t->steps_like_prompt = same_look(&t->prompt, &look);
         a->step0_index = UINT64_MAX;
@@ -1681,6 +1700,25 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
     }
     t->gen_steps++;
     remember_step(t, &look);
+}
+
+/* The generation read its first token after forwards that opened decode
+ * steps before it (a thread's first prompt in chunks, before the thread is
+ * known to read a token per step; a later prompt's last chunk of one token,
+ * after the stop check's flag read): those forwards were its prompt's
+ * chunks. They join the PREFILL in the trace (a RELABEL; live they carried
+ * step ranges), and the forward that begins now opens step 0. */
+static void steps_were_chunks(struct logic *l, struct phase_thread *p)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
+    relabel_since(a->step0_index, &prefill);
+    LOG_DECISION(l, "prompt-chunks", "steps-before-the-first-token-read", " steps=%u relabelled_from_record=%llu",
+                 t->gen_steps, (unsigned long long)a->step0_index);
+    l->top = OBS_PHASE_PREFILL;
+    l->step = OBS_NO_STEP;
+    t->gen_steps = 0;
 }
 
 /* Shape (b): the generation that began at the last token read was not
@@ -1772,8 +1810,11 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
 static bool forward_ran(const struct token_loop *t, const struct logic *l)
 {
     uint32_t least = t->fwd_min[l->top == OBS_PHASE_DECODE ? 1 : 0];
-    return least == 0 || t->fwd_launches >= least - least / FORWARD_RAN_SHARE;
+    return t->graph_first || least == 0 || t->fwd_launches >= least - least / FORWARD_RAN_SHARE;
 }
+
+static bool read_after_stack(struct phase_thread *p);
+static void steps_were_chunks(struct logic *l, struct phase_thread *p);
 
 static void iteration_begins(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
@@ -1783,7 +1824,6 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
     enum rejoin_signal rejoin;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s, false);
-    t->gen_iterations++;
     if (!l->started) {
         start_generation(l, p, s, ORIGIN_OTHER);
         LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
@@ -1798,13 +1838,19 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
         LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
     } else if (t->forwards) {
         /* a forward thread: what came in since the last forward may begin the next prompt here, before its
-         * forward (its input preparation) */
-        if (t->gen_forwards > 0 && forward_ran(t, l) && (prompt = new_prompt(t, s, false)) != PROMPT_NO) {
-            char numbers[192] = "";
-            if (obs_debug_on(OBS_DBG_PHASES, 2))
-                prompt_numbers(numbers, sizeof numbers, prompt, t, s);
-            start_generation(l, p, s, t->token_pending ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER);
-            LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
+         * forward (its input preparation); a generation begun at the last token read may have been the
+         * previous one's step (rejoin) */
+        if (t->gen_forwards > 0 && forward_ran(t, l)) {
+            if (t->token_pending && (rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
+                rejoin_previous_generation(l, p, s, rejoin);
+                t->opened_here = true;
+            } else if ((prompt = new_prompt(t, s, false)) != PROMPT_NO) {
+                char numbers[192] = "";
+                if (obs_debug_on(OBS_DBG_PHASES, 2))
+                    prompt_numbers(numbers, sizeof numbers, prompt, t, s);
+                start_generation(l, p, s, t->token_pending ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER);
+                LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
+            }
         }
     } else if (!t->token_pending) {
         if (l->top == OBS_PHASE_PREFILL)
@@ -1824,6 +1870,7 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
     } else {
         open_step_now(l, p, s, "token-read");
     }
+    t->gen_iterations++;
 }
 
 /* A forward begins at this launch (an embedding lookup, a forward's graph). */
@@ -1837,12 +1884,14 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
     unsigned kind = l->top == OBS_PHASE_DECODE ? 1u : 0u;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s, true);
-    if (t->forwards && l->started && (t->fwd_min[kind] == 0 || t->fwd_launches < t->fwd_min[kind]))
+    if (t->forwards && l->started && !t->graph_first && (t->fwd_min[kind] == 0 || t->fwd_launches < t->fwd_min[kind]))
         t->fwd_min[kind] = t->fwd_launches; /* the forward before this one, whole */
     t->forwards = true;
     if (first && l->started && l->top == OBS_PHASE_DECODE && t->gen_steps > 0)
         LOG_DECISION(l, "forwards-found", "embedding-lookup", " name=%u", s->name); /* steps by reads until now */
-    if (!l->started || l->top == OBS_PHASE_NONE) {
+    if (t->opened_here) {
+        /* the iteration this launch begins opened its step (a generation taken back): this forward is it */
+    } else if (!l->started || l->top == OBS_PHASE_NONE) {
         start_generation(l, p, s, ORIGIN_OTHER);
         LOG_DECISION(l, "new-generation", "first-forward", " name=%u threads=%llu", s->name,
                      (unsigned long long)s->threads);
@@ -1864,10 +1913,14 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
             prompt_numbers(numbers, sizeof numbers, prompt, t, s);
         start_generation(l, p, s, t->fwd_token_read ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER);
         LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
-    } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read) {
-        LOG_DECISION(l, "prompt-chunk", "no-token-read-since-the-last-forward", " name=%u threads=%llu", s->name,
+    } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read && !read_after_stack(p)) {
+        /* a thread whose steps follow token reads, and nothing read back after the last forward's stack (no
+         * stop check): that forward's output went unused, this is the prompt's next chunk */
+        LOG_DECISION(l, "prompt-chunk", "nothing-read-after-the-last-forward", " name=%u threads=%llu", s->name,
                      (unsigned long long)s->threads);
     } else {
+        if (l->top == OBS_PHASE_DECODE && t->step0_before_token && t->fwd_token_read && t->gen_token_reads == 1)
+            steps_were_chunks(l, p); /* the prompt's first token was read only now: they were its chunks */
         if (t->fwd_token_read && l->top == OBS_PHASE_PREFILL)
             t->reads_tokens = true; /* its prompts last until their token read */
         if (!t->fwd_read)
@@ -2042,11 +2095,23 @@ static bool forward_starts(const struct phase_thread *p, uint8_t cls, uint32_t n
      * nor does a serving loop's gather of the logits to sample, before their read) */
     if (!t->fwd_read && !t->steps_unread)
         return false;
-    stack_end = layer_stack_end(p->layers, t->fwd_launches);
+    /* a forward replayed as a graph ran its stack in the graph launch */
+    stack_end = t->graph_first ? 1 : layer_stack_end(p->layers, t->fwd_launches);
     OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u lookup name=%u opener=%u stack_end=%u read_at=%u", obs_thread_id(),
                   obs_tls.call_counter, name, t->fwd_opener, stack_end, t->fwd_read_at);
     /* a thread whose steps read nothing (tokens kept on the device): the stack alone */
     return stack_end != 0 && (t->steps_unread || t->fwd_read_at >= stack_end);
+}
+
+/* Whether something was read back after the current forward's stack. */
+static bool read_after_stack(struct phase_thread *p)
+{
+    const struct token_loop *t = &p->automatic.loop;
+    uint32_t end;
+    if (!t->fwd_read)
+        return false;
+    end = t->graph_first ? 1 : layer_stack_end(p->layers, t->fwd_launches);
+    return end != 0 && t->fwd_read_at >= end;
 }
 
 static bool auto_launch(struct phase_thread *p, uint32_t name, uint8_t cls, const struct obs_rec_call *rec,
@@ -2062,6 +2127,7 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, uint8_t cls, cons
         if (new_segment || forward) {
             struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(),
                                         name, graph, t->window_memset};
+            t->opened_here = false;
             if (new_segment)
                 iteration_begins(&p->logic, p, &s);
             if (forward)
@@ -2253,6 +2319,8 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
         return;
     }
     t->copied = true;
+    if (dir == OBS_DIR_DTOH && t->iter_launched)
+        t->read_since_start = true;
     if (a->learn == LEARNING) {
         a->learn = GAVE_UP;
         a->found_len = 0;
@@ -2287,6 +2355,7 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
         unlabel_since(from);
         p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
         move_to(p, NULL, 0);
+        t->gen_forwards = 0;
         LOG_DECISION(&p->logic, "warm-up", "first-copy-in-after-launches-with-no-copy",
                      " htod=%llu unlabelled_from_record=%llu; the next launch begins generation 0",
                      (unsigned long long)bytes, (unsigned long long)from);
