@@ -427,6 +427,8 @@ enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 #define MARK_GEN 1u    /* a generation */
 #define MARK_STEP0 2u  /* its decode step 0 */
 #define MARK_THREAD 4u /* the thread's generation 0 */
+#define MARK_EXCESS 8u /* the step's iteration the next step's forward usually begins in */
+#define MARK_ITER 16u  /* an iteration */
 
 #define GRAPH_TOKEN UINT32_MAX
 #define HISTORY_CAP 16384u
@@ -519,6 +521,12 @@ struct token_loop {
     uint32_t gen_token_reads;         /* token reads since it began */
     uint32_t gen_steps;               /* decode steps opened */
     bool steps_like_prompt;           /* every step so far looked like its first forward */
+    /* a decode step's iterations after its output was read (a read after its stack): 1, 2... */
+    bool iter_begun_here;             /* the current launch begins an iteration */
+    bool step_opened_here;            /* a step opened at the current launch */
+    bool step_output_read;            /* the current step's output was read */
+    uint32_t step_iters;              /* the number of its last iteration since */
+    uint32_t step_iters_usual;        /* the number of the one the last such step's successor began in (0: none) */
     uint64_t last_read_bytes;
     /* the generation before, while the current one may still rejoin it (was_a_step) */
     struct iteration_look prev_prompt;
@@ -556,6 +564,9 @@ struct auto_state {
     uint64_t step0_index;       /* record index of the current generation's step 0 */
     uint64_t prev_gen_first_index;
     uint64_t thread_first_index; /* record index of the first launch of the thread's generation 0 */
+    uint64_t excess_index;       /* the first launch of the current step's iteration step_iters_usual, or UINT64_MAX */
+    uint64_t iter_first_index;   /* the first launch of the current iteration */
+    uint64_t iter_window_index;  /* the first copy in before it, UINT64_MAX: none */
     uint8_t marks;              /* MARK_*: what the next stored launch begins, for its record index */
     bool had_delimiter;         /* the thread has ended an iteration */
     uint32_t found_start, found_len; /* LEARNING: a unit found before the first delimiter, not taken yet */
@@ -643,7 +654,9 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
         p->automatic.loop.window_first_index = UINT64_MAX;
-        p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index = UINT64_MAX;
+        p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index =
+            p->automatic.excess_index = p->automatic.iter_window_index = UINT64_MAX;
+        p->automatic.iter_first_index = 0;
         if (p->automatic.history == NULL)
             OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: no learning window, shape (b) only",
                           obs_thread_id(), obs_tls.call_counter);
@@ -1489,11 +1502,50 @@ static void forget_window(struct token_loop *t)
  * in the trace (a RELABEL: live they were outside every range), except in
  * the thread's first generation, where they cannot be told from the
  * model's own set-up copies. */
-static void start_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s, uint8_t origin)
+/* A generation's last step ends before the iteration the next step's
+ * forward would have begun in (numbered as in the step before it) when no
+ * forward began there: Hugging Face's output sliced after generate()
+ * returned, a detokeniser's torch.cat and .tolist() after the loop, are
+ * the program's own work, not the step's. Where a new prompt's forward
+ * begins in that iteration, the iteration was the prompt's input
+ * preparation: it becomes the new generation's (start_generation). Called
+ * where the generation ends (the next one begins, the thread ends) with
+ * the end of what comes off; returns where that iteration began, or
+ * UINT64_MAX. */
+static uint64_t last_step_ends(struct logic *l, struct phase_thread *p, uint64_t end, bool at_forward)
+{
+    struct auto_state *a = &p->automatic;
+    uint64_t from = a->excess_index, prep = UINT64_MAX;
+    a->excess_index = UINT64_MAX;
+    a->loop.step_iters = 0;
+    a->loop.step_output_read = false;
+    if (from == UINT64_MAX || l->top != OBS_PHASE_DECODE)
+        return UINT64_MAX;
+    if (at_forward) {
+        /* the current iteration, with the copies in before it, prepared the new prompt */
+        prep = a->iter_window_index != UINT64_MAX ? a->iter_window_index : a->iter_first_index;
+        if (from >= a->iter_first_index)
+            return prep;
+        end = prep;
+    }
+    if (from < end) {
+        unlabel_span(from, end);
+        LOG_DECISION(l, "not-a-step", "no-forward-where-the-next-step-begins",
+                     " iteration=%u unlabelled_from_record=%llu", a->loop.step_iters_usual, (unsigned long long)from);
+    }
+    return prep;
+}
+
+static void start_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s, uint8_t origin,
+                             bool at_forward)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     bool first = !l->started;
+    uint64_t prep = UINT64_MAX;
+    if (!first)
+        prep = last_step_ends(l, p, t->window_first_index != UINT64_MAX ? t->window_first_index : obs_thread_next_index(),
+                              at_forward);
     if (!first && l->gen == 0 && !t->read_since_start && a->thread_first_index != UINT64_MAX) {
         /* the thread's generation 0 read nothing back, and the next prompt's input came in: it was a
          * warm-up (forwards run before a decode step is captured into a graph, after the weights came in);
@@ -1525,10 +1577,12 @@ static void start_generation(struct logic *l, struct phase_thread *p, const stru
     t->steps_like_prompt = true;
     a->gen_first_index = UINT64_MAX;
     a->marks |= MARK_GEN | (first ? MARK_THREAD : 0u);
-    if (!first && t->window_first_index != UINT64_MAX) {
+    if (prep == UINT64_MAX)
+        prep = t->window_first_index;
+    if (!first && prep != UINT64_MAX) {
         struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
-        relabel_since(t->window_first_index, &prefill);
-        a->gen_first_index = t->window_first_index;
+        relabel_since(prep, &prefill);
+        a->gen_first_index = prep;
         a->marks &= (uint8_t)~MARK_GEN;
     }
 }
@@ -1657,12 +1711,20 @@ static enum chunk_signal chunks_not_steps(const struct token_loop *t, const stru
     return CHUNK_NO;
 }
 
+static bool read_after_stack(struct phase_thread *p);
+
 static void open_step_now(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     struct iteration_look look = look_of(s);
     enum chunk_signal chunk = l->top == OBS_PHASE_DECODE ? chunks_not_steps(t, &look) : CHUNK_NO;
+    if (l->top == OBS_PHASE_DECODE && (t->step_output_read || read_after_stack(p)))
+        t->step_iters_usual = t->step_iters + (t->iter_begun_here ? 1u : 0u);
+    t->step_iters = 0;
+    t->step_output_read = false;
+    t->step_opened_here = true;
+    a->excess_index = UINT64_MAX;
     layer_instance_anew(p);
     t->token_pending = false;
     if (chunk != CHUNK_NO) {
@@ -1813,7 +1875,6 @@ static bool forward_ran(const struct token_loop *t, const struct logic *l)
     return t->graph_first || least == 0 || t->fwd_launches >= least - least / FORWARD_RAN_SHARE;
 }
 
-static bool read_after_stack(struct phase_thread *p);
 static void steps_were_chunks(struct logic *l, struct phase_thread *p);
 
 static void iteration_begins(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
@@ -1825,16 +1886,16 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s, false);
     if (!l->started) {
-        start_generation(l, p, s, ORIGIN_OTHER);
+        start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
                      (unsigned long long)s->htod);
     } else if (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns) {
-        start_generation(l, p, s, ORIGIN_OTHER);
+        start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
                      (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
                      (unsigned long long)(engine.set.gen_gap_ns / 1000000u));
     } else if (l->top == OBS_PHASE_NONE) {
-        start_generation(l, p, s, ORIGIN_OTHER);
+        start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
     } else if (t->forwards) {
         /* a forward thread: what came in since the last forward may begin the next prompt here, before its
@@ -1848,7 +1909,7 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
                 char numbers[192] = "";
                 if (obs_debug_on(OBS_DBG_PHASES, 2))
                     prompt_numbers(numbers, sizeof numbers, prompt, t, s);
-                start_generation(l, p, s, t->token_pending ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER);
+                start_generation(l, p, s, t->token_pending ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER, false);
                 LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
             }
         }
@@ -1865,7 +1926,7 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
         char numbers[192] = "";
         if (obs_debug_on(OBS_DBG_PHASES, 2)) /* before start_generation replaces what it compared */
             prompt_numbers(numbers, sizeof numbers, prompt, t, s);
-        start_generation(l, p, s, ORIGIN_AT_TOKEN_READ);
+        start_generation(l, p, s, ORIGIN_AT_TOKEN_READ, false);
         LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
     } else {
         open_step_now(l, p, s, "token-read");
@@ -1892,7 +1953,7 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
     if (t->opened_here) {
         /* the iteration this launch begins opened its step (a generation taken back): this forward is it */
     } else if (!l->started || l->top == OBS_PHASE_NONE) {
-        start_generation(l, p, s, ORIGIN_OTHER);
+        start_generation(l, p, s, ORIGIN_OTHER, true);
         LOG_DECISION(l, "new-generation", "first-forward", " name=%u threads=%llu", s->name,
                      (unsigned long long)s->threads);
     } else if (t->gen_forwards == 0) {
@@ -1911,7 +1972,7 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
         char numbers[192] = "";
         if (obs_debug_on(OBS_DBG_PHASES, 2))
             prompt_numbers(numbers, sizeof numbers, prompt, t, s);
-        start_generation(l, p, s, t->fwd_token_read ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER);
+        start_generation(l, p, s, t->fwd_token_read ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER, true);
         LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
     } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read && !read_after_stack(p)) {
         /* a thread whose steps follow token reads, and nothing read back after the last forward's stack (no
@@ -2128,10 +2189,22 @@ static bool auto_launch(struct phase_thread *p, uint32_t name, uint8_t cls, cons
             struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(),
                                         name, graph, t->window_memset};
             t->opened_here = false;
+            t->iter_begun_here = new_segment;
+            t->step_opened_here = false;
             if (new_segment)
                 iteration_begins(&p->logic, p, &s);
             if (forward)
                 forward_begins(&p->logic, p, &s);
+            if (new_segment) {
+                a->marks |= MARK_ITER;
+                a->iter_window_index = t->window_first_index;
+            }
+            /* the iterations after the step's output was read: the next step's forward usually begins in the
+             * same one */
+            if (new_segment && !t->step_opened_here && p->logic.top == OBS_PHASE_DECODE &&
+                (t->step_output_read || (t->step_output_read = !layer_inside(p->layers) && read_after_stack(p))) &&
+                ++t->step_iters == t->step_iters_usual)
+                a->marks |= MARK_EXCESS;
         }
     }
     t->prev_embed = !graph && (cls & CLASS_EMBED);
@@ -2433,6 +2506,10 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
             a->step0_index = index;
         if (a->marks & MARK_THREAD)
             a->thread_first_index = index;
+        if (a->marks & MARK_EXCESS)
+            a->excess_index = index;
+        if (a->marks & MARK_ITER)
+            a->iter_first_index = index;
         a->marks = 0;
     }
 }
@@ -2570,6 +2647,8 @@ static void settle_waiting(struct phase_thread *p)
         layer_due_run(p->layers);
     if (engine.set.mode == OBS_PHASES_RULES && p->rules.missed_first != UINT64_MAX)
         rules_not_a_step(p); /* the thread's last iteration: nothing followed it */
+    if (engine.set.mode == OBS_PHASES_AUTO)
+        last_step_ends(&p->logic, p, obs_thread_next_index(), false);
 }
 
 void obs_phase_thread_exit(void)
