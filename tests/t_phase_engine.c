@@ -184,7 +184,7 @@ static const struct engine_case cases[] = {
 
     /* ---- automatic mode, shape (b) ------------------------------------------------------------------ */
     {"token loop: the prompt, then one step per iteration", "Automatic (b): first iteration; next decode step",
-     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=first-iteration", "decode-starts gen=0 step=0 because=token-read", "step gen=0 step=1 because=token-read", "gave-up because=copy-in"}},
+     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=first-iteration", "decode-starts gen=0 step=0 because=forward-after-token-read", "step gen=0 step=1 because=forward-after-token-read", "gave-up because=copy-in"}},
     {"idle gap over OBS_GEN_GAP_MS starts a generation", "Automatic (b): idle gap", {NULL},
      HF_PROMPT("16") "(" HF_STEP ")*3 +1500 @gen " HF_FORWARD("1") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"new-generation gen=1 because=idle-gap gap_ms=1500"}},
     {"idle gap under OBS_GEN_GAP_MS does not", "Automatic (b): idle gap (OBS_GEN_GAP_MS)",
@@ -205,7 +205,7 @@ static const struct engine_case cases[] = {
      {NULL}, HF_PROMPT("64") HF_PROMPT("32") HF_PROMPT("48") HF_PROMPT("64"), NULL, 0, {"new-generation gen=3 because=copy-in-quarter-of-last-prompt"}},
     {"chunked prefill: chunks end in a sync and read no token", "Automatic (b): PREFILL goes on until the token read",
      {NULL}, "@gen h2d:8k (" HF_FORWARD("256") "sync)*3 " HF_FORWARD("128") "D2H:8 (" HF_STEP ")*3 "
-     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prefill-continues gen=0 because=no-token-read-yet", "prefill-continues gen=1 because=no-token-read-yet"}},
+     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prompt-chunks gen=0 step=2 because=steps-before-the-first-token-read", "prompt-chunk gen=1 because=nothing-read-after-the-last-forward"}},
     {"chunked prefill whose last chunk is a quarter of the first (first prompt)",
      "Automatic (b): the next chunk at no less than a quarter of the prompt's size",
      {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
@@ -228,7 +228,7 @@ static const struct engine_case cases[] = {
      "T0 " HF_PROMPT("16") "T1 " HF_PROMPT("32") "T0 " HF_STEP "T1 " HF_STEP HF_STEP "T0 " HF_STEP HF_PROMPT("8")
      "T1 " HF_STEP "T0 " HF_STEP, NULL, 0, {NULL}},
     {"a step that reads back twice (token, then a stop flag)", "Automatic (b): work after the token read stays in its step (a stop flag read back)", {NULL},
-     HF_PROMPT("16") "(@step " HF_FORWARD("1") "D2H:8 flag:1 D2H:4)*3", NULL, 0, {"post-token-work gen=0 step=0 because=kernel-first-seen-after-token-read", "post-token-work gen=0 step=1 because=post-token-kernel"}},
+     HF_PROMPT("16") "(@step " HF_FORWARD("1") "D2H:8 flag:1 D2H:4)*3", NULL, 0, {"decode-starts gen=0 step=0 because=forward-after-token-read", "step gen=0 step=2 because=forward-after-token-read threads=64 htod=0 graph=0 read_bytes=4"}},
     {"a new 1-token prompt at once, copying no more than a step", "Limits (b): a token-sized prompt that follows at once",
      {NULL}, "@gen h2d:128 " HF_FORWARD("16") "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*3 @gen h2d:8 " HF_FORWARD("1")
      "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*2",
@@ -394,7 +394,17 @@ static const struct engine_case cases[] = {
      ")*3", NULL, 0, {"new-generation gen=1 because=memset-before-first-launch"}},
     {"Hugging Face generate (real): a stop check after each token read, the next forward's mask check, padded inputs "
      "prepared before the next forward",
-     "Automatic (b): work after the read stays in its step; a step opens at the kernel steps open with", {NULL},
+     "Automatic (b): work after the read stays in its step; the last step ends where no forward begins", {NULL},
+     "@gen h2d:24 sync h2d:24 sync prep:128 D2H:1 embed_sel:768 mask:128 d2h:1 sync " HF_FORWARD4("3")
+     "d2h:8 sync stop:1 d2h:1 sync "
+     "(@step d2d:8 embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD4("1") "d2h:8 sync stop:1 d2h:1 sync)*4 "
+     "@gen h2d:64 sync h2d:64 sync prep:128 D2H:1 embed_sel:2k mask:128 d2h:1 sync " HF_FORWARD4("8")
+     "d2h:32 sync stop:4 d2h:1 sync act:128=P "
+     "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD4("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3 "
+     "@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD4("4") "d2h:32 sync stop:4 d2h:1 sync @none act:128 d2h:192 sync",
+     NULL, 0, {"decode-starts gen=0 step=0 because=forward-after-token-read", "not-a-step gen=1 step=3 because=no-forward-where-the-next-step-begins iteration=2"}},
+    {"a model of 2 layers: its output sliced after generate() returned",
+     "Limits (b): a stack of fewer than 3 layers", {NULL},
      "@gen h2d:24 sync h2d:24 sync prep:128 D2H:1 embed_sel:768 mask:128 d2h:1 sync " HF_FORWARD("3")
      "d2h:8 sync stop:1 d2h:1 sync "
      "(@step d2d:8 embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("1") "d2h:8 sync stop:1 d2h:1 sync)*4 "
@@ -402,7 +412,7 @@ static const struct engine_case cases[] = {
      "d2h:32 sync stop:4 d2h:1 sync act:128=P "
      "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3 "
      "@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync @none act:128 d2h:192 sync",
-     NULL, 0, {"post-token-work gen=0 because=kernel-first-seen-after-token-read", "opener-learned", "step-opens-at-opener gen=1", "not-a-step gen=1 step=3 because=opener-kernel-missing"}},
+     "docs/phases.md Limits: the stack's end is found from 3 layers on (layer_stack_end): with 2, the token read after it is not seen, the last step's iterations are not numbered, the output slicing stays in the last step", 0, {NULL}},
     {"Hugging Face generate (real) with suggest-phases' rules: the output sliced after generate() is no step",
      "Rules: OBS_STEP, a decode iteration that reads a token with no OBS_STEP launch since the last is no step",
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;KV_GATHER=kv_*;DECODE=*", "OBS_STEP=embed_sel", NULL},
@@ -427,7 +437,7 @@ static const struct engine_case cases[] = {
     /* ---- layers (docs/layers.md) ------------------------------------------------------------------- */
     {"layers: a Llama-shaped stack of 4, a prompt and 4 steps", "Layers: plain stack", {NULL},
      "@gen h2d:16*8 " LL_FORWARD("16") "D2H:8 (@step " LL_FORWARD("1") "D2H:8)*4 @gen h2d:9*8 " LL_FORWARD("9")
-     "D2H:8 (@step " LL_FORWARD("1") "D2H:8)*2", NULL, 0, {"layers gen=0 because=token-read layers=4 passes=1"}},
+     "D2H:8 (@step " LL_FORWARD("1") "D2H:8)*2", NULL, 0, {"layers gen=0 because=instance-ended layers=4 passes=1"}},
     {"layers: a first layer that differs (one kernel of its own)", "Layers: first layer differs", {NULL},
      "@gen h2d:16*8 " LL_FORWARD_FIRST("16") "D2H:8 (@step " LL_FORWARD_FIRST("1") "D2H:8)*3", NULL, 0, {NULL}},
     {"layers: alternating kinds, dense and mixture of experts with a shared expert", "Layers: period-2 kinds", {NULL},
@@ -444,12 +454,11 @@ static const struct engine_case cases[] = {
      MOE_FORWARD("1", E1, E4, E2, E2) "D2H:8 @step " MOE_FORWARD("1", E3, E3, E1, E4) "D2H:8", NULL, 0, {NULL}},
     {"reads inside a forward: an eager experts loop reading its counts back in every layer",
      "Automatic (b): reads inside a forward", {NULL},
-     "@gen h2d:16*8 " RD_FORWARD("16", R2 R2, R2 R1, R1 R2) "D2H:8 @step " RD_FORWARD("1", R2, R1, R2) "D2H:8 @step "
-     RD_FORWARD("1", R1, R2, R2) "D2H:8 @step " RD_FORWARD("1", R2, R2, R1) "D2H:8 @step " RD_FORWARD("1", R1, R1, R1)
-     "D2H:8 check:1 D2H:1 @none copy:4 D2H:32",
-     NULL, 0, {"forward-resumes gen=0 because=second-launch-not-as-the-forward-opened",
-               "decode-starts gen=0 step=0 because=token-read",
-               "forward-resumes gen=0 step=3 because=opener-kernel-missing-in-a-forward-that-reads"}},
+     "@gen h2d:16*8 " RD_FORWARD("16", R2 R2, R2 R1, R1 R2) "D2H:8 check:1 D2H:1 @step " RD_FORWARD("1", R2, R1, R2)
+     "D2H:8 check:1 D2H:1 @step " RD_FORWARD("1", R1, R2, R2) "D2H:8 check:1 D2H:1 @step " RD_FORWARD("1", R2, R2, R1)
+     "D2H:8 check:1 D2H:1 @step " RD_FORWARD("1", R1, R1, R1) "D2H:8 check:1 D2H:1 @none copy:4 D2H:32",
+     NULL, 0, {"decode-starts gen=0 step=0 because=forward-after-token-read",
+               "not-a-step gen=0 step=3 because=no-forward-where-the-next-step-begins iteration=2"}},
     {"reads inside a forward, with rules: OBS_STEP opens the steps, the reads between are none",
      "Rules: OBS_STEP; Automatic (b): reads inside a forward",
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;DECODE=*", "OBS_STEP=embed", NULL},
@@ -1296,11 +1305,12 @@ static void check_case(const struct engine_case *c, int layers_test, const char 
             lt_ok += r->trace_layer == k->layer;
             lv_ok += r->live_layer == k->layer;
             lv_none += r->live_layer == -1 && k->layer != -1;
-            lv_wrong += r->live_layer != -1 && r->live_layer != k->layer;
+            /* a call the trace relabelled (a warm-up's, live inside a PREFILL) is not held to its live layer */
+            lv_wrong += r->live_layer != -1 && r->live_layer != k->layer && !r->relabelled;
             if (r->trace_layer != k->layer && first_bad[0] == '\0')
                 snprintf(first_bad, sizeof first_bad, "call %zu (%s): layer %d in the trace, truth %d", i,
                          call_text(k, text, sizeof text), r->trace_layer, k->layer);
-            if (r->live_layer != -1 && r->live_layer != k->layer && first_bad[0] == '\0')
+            if (r->live_layer != -1 && r->live_layer != k->layer && !r->relabelled && first_bad[0] == '\0')
                 snprintf(first_bad, sizeof first_bad, "call %zu (%s): live LAYER/%d, truth %d", i,
                          call_text(k, text, sizeof text), r->live_layer, k->layer);
         }
@@ -1336,7 +1346,8 @@ static void check_case(const struct engine_case *c, int layers_test, const char 
         if (layers_todo != NULL && layers_all)
             diag("%s: TODO layers pass now: take its layers-todo mark off (%s)", c->name, layers_todo);
         ok_todo(layers_all, layers_todo,
-                "%s: layers: every launch has the truth's layer (or none) in the trace, none is live in another",
+                "%s: layers: every launch has the truth's layer (or none) in the trace, none is live in another "
+                "(but those the trace relabelled)",
                 c->name);
     }
     if (first_live[0] != '\0')

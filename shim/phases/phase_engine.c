@@ -487,6 +487,7 @@ struct token_loop {
     bool forwards;           /* its forwards have been seen to begin (an embedding lookup, a forward's graph) */
     bool reads_tokens;       /* one of its decode steps began after a token read: a prompt lasts until its token read */
     bool steps_unread;       /* one of its decode steps began with nothing read since the forward before it */
+    bool steps_unread_before; /* as it was when the current generation began */
     bool step0_before_token; /* the generation's step 0 opened before its first token read */
     bool gen_token_read;     /* the current generation has read a token */
     bool fwd_token_read;     /* a token read since the current forward began */
@@ -893,6 +894,7 @@ struct layer_track {
     uint32_t live_first[LAYER_CUTS_MAX]; /* the launches the live ranges opened at (position + 1; 0: none) */
     uint32_t live_n;
     uint32_t closed_at;   /* the position of the launch that closed the template's last layer, 0: none */
+    uint64_t void_first, void_end; /* records whose labels came off [first, end): they get no layer either */
     uint32_t pass_layers; /* the layers of one pass the finder last found (a forward's), 0: none yet */
     /* learned, by top phase: [0] PREFILL, [1] DECODE */
     struct layer_template tpl[2];
@@ -954,6 +956,15 @@ static void write_layer(const struct layer_track *lt, uint32_t layer, uint32_t p
                         uint64_t last, uint64_t t)
 {
     union obs_record rec; /* every field set: struct obs_rec_layer is the whole record, with no padding */
+    if (layer != OBS_NO_LAYER && last >= lt->void_first && first < lt->void_end) {
+        /* an instance analysed after its labels came off (a warm-up's): the calls keep no layer */
+        if (first >= lt->void_first && last < lt->void_end)
+            return;
+        if (first < lt->void_first)
+            last = lt->void_first - 1;
+        else
+            first = lt->void_end;
+    }
     rec.layer.type = OBS_REC_LAYER;
     rec.layer.event = OBS_LAYER_LABEL;
     rec.layer.phase = lt->top;
@@ -1465,20 +1476,26 @@ static bool smaller_look(const struct iteration_look *a, const struct iteration_
 
 /* Take the labels off the thread's records [first, now) in the trace: a
  * RELABEL of no phase (what looked like a generation was a warm-up). */
-static void unlabel_since(uint64_t first)
-{
-    uint64_t next = obs_thread_next_index();
-    struct range none = {OBS_PHASE_NONE, OBS_NO_STEP, 0, 0, 0};
-    if (first != UINT64_MAX && next != UINT64_MAX && next > first)
-        write_phase(OBS_PHASE_RELABEL, &none, first, next - 1);
-}
-
-/* Take the labels off the thread's records [first, end). */
+/* Take the labels off the thread's records [first, end), their layers
+ * with them: those written (a LAYER record of none over them) and those
+ * an analysis still due would write (write_layer leaves them out). */
 static void unlabel_span(uint64_t first, uint64_t end)
 {
     struct range none = {OBS_PHASE_NONE, OBS_NO_STEP, 0, 0, 0};
-    if (first != UINT64_MAX && end != UINT64_MAX && end > first)
-        write_phase(OBS_PHASE_RELABEL, &none, first, end - 1);
+    struct layer_track *lt = phase_tls != NULL ? phase_tls->layers : NULL;
+    if (first == UINT64_MAX || end == UINT64_MAX || end <= first)
+        return;
+    write_phase(OBS_PHASE_RELABEL, &none, first, end - 1);
+    if (lt != NULL) {
+        write_layer(lt, OBS_NO_LAYER, 0, 0, first, end - 1, obs_now_ns());
+        lt->void_first = first;
+        lt->void_end = end;
+    }
+}
+
+static void unlabel_since(uint64_t first)
+{
+    unlabel_span(first, obs_thread_next_index());
 }
 
 /* The trace's labels of the thread's records [first, now) become r's. */
@@ -1574,6 +1591,7 @@ static void start_generation(struct logic *l, struct phase_thread *p, const stru
     t->prompt = look_of(s);
     t->origin = origin;
     t->gen_iterations = t->gen_token_reads = t->gen_steps = t->gen_forwards = 0;
+    t->steps_unread_before = t->steps_unread;
     t->steps_like_prompt = true;
     a->gen_first_index = UINT64_MAX;
     a->marks |= MARK_GEN | (first ? MARK_THREAD : 0u);
@@ -1776,6 +1794,7 @@ static void steps_were_chunks(struct logic *l, struct phase_thread *p)
     struct token_loop *t = &a->loop;
     struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
     relabel_since(a->step0_index, &prefill);
+    t->steps_unread = t->steps_unread_before; /* they were no steps */
     LOG_DECISION(l, "prompt-chunks", "steps-before-the-first-token-read", " steps=%u relabelled_from_record=%llu",
                  t->gen_steps, (unsigned long long)a->step0_index);
     l->top = OBS_PHASE_PREFILL;
@@ -1966,6 +1985,11 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
         t->prompt.memset = memset;
         LOG_DECISION(l, "prompt-forward", "first-forward-of-the-generation", " name=%u threads=%llu htod=%llu", s->name,
                      (unsigned long long)s->threads, (unsigned long long)s->htod);
+    } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read && !read_after_stack(p)) {
+        /* a thread whose steps follow token reads, and nothing read back after the last forward's stack (no
+         * stop check): that forward's output went unused, this is the prompt's next chunk */
+        LOG_DECISION(l, "prompt-chunk", "nothing-read-after-the-last-forward", " name=%u threads=%llu", s->name,
+                     (unsigned long long)s->threads);
     } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
         rejoin_previous_generation(l, p, s, rejoin);
     } else if ((prompt = new_prompt(t, s, true)) != PROMPT_NO) {
@@ -1974,11 +1998,6 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
             prompt_numbers(numbers, sizeof numbers, prompt, t, s);
         start_generation(l, p, s, t->fwd_token_read ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER, true);
         LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
-    } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read && !read_after_stack(p)) {
-        /* a thread whose steps follow token reads, and nothing read back after the last forward's stack (no
-         * stop check): that forward's output went unused, this is the prompt's next chunk */
-        LOG_DECISION(l, "prompt-chunk", "nothing-read-after-the-last-forward", " name=%u threads=%llu", s->name,
-                     (unsigned long long)s->threads);
     } else {
         if (l->top == OBS_PHASE_DECODE && t->step0_before_token && t->fwd_token_read && t->gen_token_reads == 1)
             steps_were_chunks(l, p); /* the prompt's first token was read only now: they were its chunks */
