@@ -83,6 +83,7 @@
 #include <unistd.h>
 
 #include "engine_stub.h"
+#include "phase_log_words.h"
 #include "common/config.h"
 #include "phases/phase_engine.h"
 #include "phases/phase_rules.h"
@@ -205,7 +206,7 @@ static const struct engine_case cases[] = {
      {NULL}, HF_PROMPT("64") HF_PROMPT("32") HF_PROMPT("48") HF_PROMPT("64"), NULL, 0, {"new-generation gen=3 because=copy-in-quarter-of-last-prompt"}},
     {"chunked prefill: chunks end in a sync and read no token", "Automatic (b): PREFILL goes on until the token read",
      {NULL}, "@gen h2d:8k (" HF_FORWARD("256") "sync)*3 " HF_FORWARD("128") "D2H:8 (" HF_STEP ")*3 "
-     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prompt-chunks gen=0 step=2 because=steps-before-the-first-token-read", "prompt-chunk gen=1 because=nothing-read-after-the-last-forward"}},
+     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prompt-chunk gen=0 because=a-sync-and-nothing-read-since-the-last-forward", "prompt-chunk gen=1 because=nothing-read-after-the-last-forward"}},
     {"chunked prefill whose last chunk is a quarter of the first (first prompt)",
      "Automatic (b): the next chunk at no less than a quarter of the prompt's size",
      {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
@@ -1142,13 +1143,8 @@ static void without_gen(const char *label, char *out, size_t len)
 static int check_log(const struct engine_case *c, const char *path, char *problem, size_t len)
 {
     static const char prefix[] = "obsshim[phases]: ";
-    static const char *const words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts", "step",
-                                        "step-continues", "was-a-step", "was-a-prompt-chunk", "prompt-chunks",
-                                        "not-a-step", "prompt-forward", "prompt-chunk", "forwards-found",
-                                        "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration",
-                                        "forward", "copy-in", "token-read", "flag-read", "memset", "delimiter",
-                                        "launch", "lookup", "thread-state", "fallback", "unit-noted", "layers"};
-    static const size_t decisions = 13; /* the first 13 words: each has gen= and because= */
+    const char *const *words = phase_log_words;
+    const size_t decisions = PHASE_LOG_DECISIONS;
     size_t size = 0, lines = 0, k;
     char *text = test_read_file(path, &size), *line, *save = NULL;
     int good = 1;
@@ -1166,7 +1162,7 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
         } else if (sscanf(body, "tid=%u call=%u %n", &tid, &call, &at) == 2 && at > 0) {
             word = body + at;
             good = 0;
-            for (k = 0; k < sizeof words / sizeof words[0]; k++)
+            for (k = 0; k < PHASE_LOG_WORDS; k++)
                 if (strncmp(word, words[k], strlen(words[k])) == 0 &&
                     (word[strlen(words[k])] == ' ' || word[strlen(words[k])] == '\0'))
                     good = 1;

@@ -494,13 +494,16 @@ struct token_loop {
     bool token_pending;      /* (a thread with no forwards) a token read completed and no step opened since */
     bool prev_embed;         /* the last launch was an embedding lookup: a forward's lookups come in a group */
     bool opened_here;        /* the iteration this launch begins opened a step at it: its forward is that one */
+    bool forward_captured;   /* the current forward was a graph's capture (it ran nothing): its replay goes on in it */
     uint32_t fwd_opener;     /* the lookup the current forward began with */
     uint32_t fwd_launches;   /* launches since the current forward began */
     uint32_t fwd_min[2];     /* the fewest launches a whole forward had, by kind (0 prompt, 1 decode step): 0 none yet */
     bool fwd_read;           /* a read from the device since the current forward began */
+    bool fwd_delimited;      /* a host delimiter since it began */
     uint32_t fwd_read_at;    /* the last one's position: launches of the forward before it */
     /* the current iteration */
     bool iter_launched;        /* it has had a launch */
+    bool unread_launches;      /* the iteration before had launches and read nothing: a read may still be theirs */
     uint64_t iter_token_bytes; /* its token read (0: none yet) */
     bool iter_read;            /* it read something back after a launch (a token or a flag) */
     /* since the last launch or token read: what the next iteration (its forward, a new prompt) brings in */
@@ -544,6 +547,8 @@ struct rules_state {
     uint8_t iter_kind;   /* the kind of that selector (enum obs_pattern_kind) */
     uint16_t iter_after; /* copies (bit per direction) and memsets since the last launch */
     bool iter_launched;   /* this iteration has had a launch */
+    bool unread_launches; /* the iteration before had launches and read nothing (a sync, then the read) */
+    bool iter_read;       /* this iteration read from the device */
     bool iter_token;      /* this iteration read a token */
     bool gen_token_read;  /* the current generation has read its token */
     bool ever_token_read; /* the thread has: steps then open after token reads */
@@ -1147,14 +1152,27 @@ static bool layer_inside(const struct layer_track *lt)
  * the device with no host call to open a range at). */
 void obs_phase_graph_layers(struct obs_graph_walk *w)
 {
-    const struct phase_thread *p = phase_tls;
+    struct phase_thread *p = phase_tls;
     uint32_t hint = UINT32_MAX;
     struct obs_layer_found f;
     uint16_t *layer;
 
     /* set up by a recorded call already (the captured launches were): never set up from here, where the
      * settings may not be loaded yet */
-    if (atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1 || obs_cfg.layers_off)
+    if (atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
+        return;
+    if (p != NULL && engine.set.mode == OBS_PHASES_AUTO && !w->incomplete && !w->order_cut && w->norder > 0) {
+        /* a graph whose first kernel is the lookup the thread's current forward began with, no longer than
+         * what that forward has launched: the forward was its capture (its launches ran nothing), and the
+         * graph's first launch runs it (forward_begins) */
+        struct token_loop *t = &p->automatic.loop;
+        if (t->forwards && !t->graph_first && w->order[0] == t->fwd_opener && w->norder <= t->fwd_launches) {
+            t->forward_captured = true;
+            OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u capture kernel_nodes=%u forward_launches=%u opener=%u",
+                          obs_thread_id(), obs_tls.call_counter, w->norder, t->fwd_launches, t->fwd_opener);
+        }
+    }
+    if (obs_cfg.layers_off)
         return;
     if (w->incomplete || w->order_cut || w->norder == 0 || w->layer != NULL)
         return;
@@ -1731,6 +1749,14 @@ static enum chunk_signal chunks_not_steps(const struct token_loop *t, const stru
 
 static bool read_after_stack(struct phase_thread *p);
 
+/* A prompt's next chunk begins in the same instance: the layers of the
+ * forward before are found now, and the next one is followed from here. */
+static void layer_forward_ended(struct phase_thread *p)
+{
+    if (p->layers != NULL && p->layers->n > p->layers->seg)
+        layer_analyse(p->layers, "forward");
+}
+
 static void open_step_now(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
 {
     struct auto_state *a = &p->automatic;
@@ -1964,12 +1990,16 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
     unsigned kind = l->top == OBS_PHASE_DECODE ? 1u : 0u;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s, true);
-    if (t->forwards && l->started && !t->graph_first && (t->fwd_min[kind] == 0 || t->fwd_launches < t->fwd_min[kind]))
+    if (t->forwards && l->started && !t->graph_first && !t->forward_captured &&
+        (t->fwd_min[kind] == 0 || t->fwd_launches < t->fwd_min[kind]))
         t->fwd_min[kind] = t->fwd_launches; /* the forward before this one, whole */
     t->forwards = true;
     if (first && l->started && l->top == OBS_PHASE_DECODE && t->gen_steps > 0)
         LOG_DECISION(l, "forwards-found", "embedding-lookup", " name=%u", s->name); /* steps by reads until now */
-    if (t->opened_here) {
+    if (t->forward_captured && s->graph && l->started) {
+        /* the forward before was this graph's capture: it ran nothing, this launch runs it; its step goes on */
+        LOG_DECISION(l, "capture-replayed", "graph-of-the-captured-forward", " name=%u", t->fwd_opener);
+    } else if (t->opened_here) {
         /* the iteration this launch begins opened its step (a generation taken back): this forward is it */
     } else if (!l->started || l->top == OBS_PHASE_NONE) {
         start_generation(l, p, s, ORIGIN_OTHER, true);
@@ -1990,6 +2020,14 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
          * stop check): that forward's output went unused, this is the prompt's next chunk */
         LOG_DECISION(l, "prompt-chunk", "nothing-read-after-the-last-forward", " name=%u threads=%llu", s->name,
                      (unsigned long long)s->threads);
+        layer_forward_ended(p);
+    } else if (l->top == OBS_PHASE_PREFILL && !t->reads_tokens && !t->steps_unread && t->fwd_delimited &&
+               !t->fwd_read) {
+        /* a thread whose steps are not known yet: the last forward ended in a sync that read nothing (a prompt's
+         * chunk: vLLM's, SGLang's chunked prefill); a step reads its token or a flag, or has no sync at all */
+        LOG_DECISION(l, "prompt-chunk", "a-sync-and-nothing-read-since-the-last-forward", " name=%u threads=%llu",
+                     s->name, (unsigned long long)s->threads);
+        layer_forward_ended(p);
     } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
         rejoin_previous_generation(l, p, s, rejoin);
     } else if ((prompt = new_prompt(t, s, true)) != PROMPT_NO) {
@@ -2007,9 +2045,10 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
             t->steps_unread = true; /* its tokens stay on the device */
         open_step_now(l, p, s, t->fwd_token_read ? "forward-after-token-read" : "forward");
     }
+    t->forward_captured = false;
     t->gen_forwards++;
     t->fwd_launches = 0;
-    t->fwd_token_read = t->fwd_read = false;
+    t->fwd_token_read = t->fwd_read = t->fwd_delimited = false;
     t->fwd_opener = s->graph ? 0 : s->name;
     t->prev_graph_first = t->graph_first;
     t->graph_first = s->graph;
@@ -2364,8 +2403,10 @@ static __attribute__((noinline)) void on_classified_transfer(struct phase_thread
 static __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
 {
     struct rules_state *r = &p->rules;
-    if (dir == OBS_DIR_DTOH && r->iter_launched && bytes >= TOKEN_READ_MIN)
+    if (dir == OBS_DIR_DTOH && (r->iter_launched || r->unread_launches) && bytes >= TOKEN_READ_MIN)
         r->iter_token = true;
+    if (dir == OBS_DIR_DTOH)
+        r->iter_read = true;
     if (dir != OBS_DIR_HTOD || r->copied_in)
         return;
     r->copied_in = true;
@@ -2399,19 +2440,21 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u copy-in bytes=%llu window_htod=%llu", obs_thread_id(),
                       obs_tls.call_counter, (unsigned long long)bytes, (unsigned long long)t->window_htod);
     } else if (dir == OBS_DIR_DTOH) {
-        bool token = t->iter_launched && bytes >= TOKEN_READ_MIN;
+        /* a read after launches of its iteration, or of the one before when that one read nothing (a host
+         * sync, then the copy: torch.cuda.synchronize() before .tolist()) */
+        bool after = t->iter_launched || t->unread_launches;
+        bool token = after && bytes >= TOKEN_READ_MIN;
         if (token)
             t->iter_token_bytes = bytes;
-        if (t->iter_launched)
+        if (after)
             t->iter_read = true;
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu after_launch=%d", obs_thread_id(),
-                      obs_tls.call_counter, token ? "token-read" : "flag-read", (unsigned long long)bytes,
-                      t->iter_launched);
+                      obs_tls.call_counter, token ? "token-read" : "flag-read", (unsigned long long)bytes, after);
     } else {
         return;
     }
     t->copied = true;
-    if (dir == OBS_DIR_DTOH && t->iter_launched)
+    if (dir == OBS_DIR_DTOH && (t->iter_launched || t->unread_launches))
         t->read_since_start = true;
     if (a->learn == LEARNING) {
         a->learn = GAVE_UP;
@@ -2582,6 +2625,8 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
             t->fwd_read = true;
             t->fwd_read_at = t->fwd_launches;
         }
+        t->fwd_delimited = true;
+        t->unread_launches = (t->iter_launched || t->unread_launches) && !t->iter_read;
         t->iter_read = false;
         if (token) {
             t->gen_token_read = true;
@@ -2613,6 +2658,8 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
             p->rules.missed_end = obs_thread_next_index();
         }
         p->rules.iter_index = UINT64_MAX;
+        p->rules.unread_launches = (p->rules.iter_launched || p->rules.unread_launches) && !p->rules.iter_read;
+        p->rules.iter_read = false;
         if (p->rules.iter_token) {
             p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = p->rules.step_armed = true;
             p->rules.iter_token = false;
@@ -2664,6 +2711,8 @@ static void settle_waiting(struct phase_thread *p)
 {
     if (p->layers != NULL)
         layer_due_run(p->layers);
+    if (p->layers != NULL && p->layers->n > p->layers->seg)
+        layer_analyse(p->layers, "exit"); /* the thread's last instance: nothing ends it */
     if (engine.set.mode == OBS_PHASES_RULES && p->rules.missed_first != UINT64_MAX)
         rules_not_a_step(p); /* the thread's last iteration: nothing followed it */
     if (engine.set.mode == OBS_PHASES_AUTO)
@@ -2683,10 +2732,6 @@ void obs_phase_end_open_ranges(void)
     struct phase_thread *p = phase_tls;
     if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
         return;
-    if (p->layers != NULL)
-        layer_due_run(p->layers);
-    if (p->layers != NULL && p->layers->n > p->layers->seg)
-        layer_analyse(p->layers, "exit");
     settle_waiting(p);
     if (p->depth == 0)
         return;
