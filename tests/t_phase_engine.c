@@ -44,8 +44,7 @@
  *   @iter   a serving loop's next iteration (ITERATION/k: one forward over
  *           a packed batch, prompts and decode tokens of several requests;
  *           the first after another phase begins the thread's next
- *           generation at ITERATION/0); the engine has no such range yet,
- *           so a case holding one is a TODO (tests/engine_cases/README.md)
+ *           generation at ITERATION/0; docs/phases.md, "Serving loops")
  * and markers that change no label:
  *   @fwd    a forward of the model begins (the program's hook): the FIGURES
  *           line counts live labels from each thread's second forward on
@@ -986,7 +985,10 @@ static void analyse(struct worker *w, unsigned thread)
             char phase = '-';
             unsigned step = OBS_NO_STEP, gen = 0, d;
             for (d = 0; d < depth; d++) {
-                phase = open[d].phase == OBS_PHASE_PREFILL ? 'P' : open[d].phase == OBS_PHASE_KV_GATHER ? 'K' : 'D';
+                phase = open[d].phase == OBS_PHASE_PREFILL     ? 'P'
+                        : open[d].phase == OBS_PHASE_KV_GATHER ? 'K'
+                        : open[d].phase == OBS_PHASE_ITERATION ? 'I'
+                                                               : 'D';
                 gen = open[d].generation;
                 if (open[d].step != OBS_NO_STEP)
                     step = open[d].step;
@@ -1005,6 +1007,7 @@ static void analyse(struct worker *w, unsigned thread)
             char phase = ph->phase == OBS_PHASE_NONE      ? '-'
                          : ph->phase == OBS_PHASE_PREFILL ? 'P'
                          : ph->phase == OBS_PHASE_KV_GATHER ? 'K'
+                         : ph->phase == OBS_PHASE_ITERATION ? 'I'
                          : ph->step == OBS_NO_STEP        ? 'S'
                                                           : 'D';
             if (recs[j].call.type != OBS_REC_CALL)

@@ -46,7 +46,7 @@ OBS_HIDDEN _Atomic int obs_phase_on;
 enum api_event { EV_OTHER = 0, EV_LAUNCH, EV_GRAPH, EV_COPY, EV_COPY_SYNC, EV_MEMSET, EV_HOST_SYNC };
 
 #define CLASS_CACHE 65536u   /* name ids with a cached class (and mask, launch handle) */
-#define STEP_HANDLES 65536u  /* DECODE/STEP_k with a cached live handle */
+#define STEP_HANDLES 65536u  /* DECODE/STEP_k (and ITERATION/k) with a cached live handle */
 /* Step names are written ahead in batches of STEP_NAME_BATCH, one STRINGS
  * chunk each: a decode loop then pays one write per batch of steps, not one
  * per new step (the per-write cost is a lock, an fstat and a writev). */
@@ -89,8 +89,10 @@ struct range_names {
     uint32_t fixed_handles[OBS_PHASE_STEP_NAME_BASE];
     _Atomic uint32_t layer_handles[LAYER_HANDLES];
     _Atomic uint32_t *step_handles;   /* mmap'ed at set-up when a sink is active */
-    _Atomic uint32_t fixed_written;   /* 0 or 1: PREFILL .. DECODE/STEADY are in the file */
+    _Atomic uint32_t *iter_handles;   /* the same for ITERATION/k */
+    _Atomic uint32_t fixed_written;   /* 0 or 1: PREFILL .. ITERATION are in the file */
     _Atomic uint32_t steps_written;   /* DECODE/STEP_0 .. STEP_{n-1} are in the file */
+    _Atomic uint32_t iters_written;   /* ITERATION/0 .. ITERATION/{n-1} are */
     char step_batch[STEP_NAME_BATCH * STEP_NAME_ENTRY]; /* under obs_out.lock */
 };
 
@@ -317,26 +319,32 @@ static inline uint8_t class_of(uint32_t id)
 
 /* ---- range names: handles for the live ranges, strings for the trace ------------------- */
 
-static const char *const fixed_names[] = {"", "PREFILL", "DECODE", "KV_GATHER", "DECODE/STEADY"};
-static const uint32_t fixed_colors[] = {0, 0xff1f77b4u, 0xff2ca02cu, 0xffd62728u, 0xff98df8au};
+static const char *const fixed_names[] = {"", "PREFILL", "DECODE", "KV_GATHER", "DECODE/STEADY", "ITERATION"};
+static const uint32_t fixed_colors[] = {0, 0xff1f77b4u, 0xff2ca02cu, 0xffd62728u, 0xff98df8au, 0xffff7f0eu};
 #define STEP_COLOR 0xff2ca02cu
 #define LAYER_COLOR 0xff9467bdu
 
-static uint32_t step_handle(uint32_t step)
+/* A numbered range's name: "DECODE/STEP_k" or "ITERATION/k". */
+static int numbered_name(char *out, size_t len, bool iteration, uint32_t k)
 {
-    _Atomic uint32_t *handles = engine.ranges.step_handles;
+    return iteration ? snprintf(out, len, "ITERATION/%u", k) : snprintf(out, len, "DECODE/STEP_%u", k);
+}
+
+static uint32_t numbered_handle(bool iteration, uint32_t k)
+{
+    _Atomic uint32_t *handles = iteration ? engine.ranges.iter_handles : engine.ranges.step_handles;
     uint32_t h = 0;
     char name[40];
-    if (step < STEP_HANDLES && handles != NULL) {
-        h = atomic_load_explicit(&handles[step], memory_order_relaxed);
+    if (k < STEP_HANDLES && handles != NULL) {
+        h = atomic_load_explicit(&handles[k], memory_order_relaxed);
         if (obs_likely(h != 0))
             return h;
     }
     obs_call_note_slow();
-    snprintf(name, sizeof name, "DECODE/STEP_%u", step);
-    h = obs_range_handle(name, STEP_COLOR);
-    if (step < STEP_HANDLES && handles != NULL)
-        atomic_store_explicit(&handles[step], h, memory_order_relaxed);
+    numbered_name(name, sizeof name, iteration, k);
+    h = obs_range_handle(name, iteration ? fixed_colors[OBS_PHASE_ITERATION] : STEP_COLOR);
+    if (k < STEP_HANDLES && handles != NULL)
+        atomic_store_explicit(&handles[k], h, memory_order_relaxed);
     return h;
 }
 
@@ -344,16 +352,45 @@ static uint32_t handle_of(uint32_t name_id)
 {
     if (name_id < OBS_PHASE_STEP_NAME_BASE)
         return engine.ranges.fixed_handles[name_id];
-    return step_handle(name_id - OBS_PHASE_STEP_NAME_BASE);
+    if (name_id >= OBS_PHASE_ITER_NAME_BASE)
+        return numbered_handle(true, name_id - OBS_PHASE_ITER_NAME_BASE);
+    return numbered_handle(false, name_id - OBS_PHASE_STEP_NAME_BASE);
+}
+
+/* The numbered names up to k written ahead, a batch per STRINGS chunk
+ * (under the output lock). */
+static void write_numbered_locked(bool iteration, uint32_t needed)
+{
+    struct range_names *rn = &engine.ranges;
+    _Atomic uint32_t *written = iteration ? &rn->iters_written : &rn->steps_written;
+    uint32_t base = iteration ? OBS_PHASE_ITER_NAME_BASE : OBS_PHASE_STEP_NAME_BASE, k;
+    uint32_t limit = iteration ? UINT32_MAX - base : OBS_PHASE_ITER_NAME_BASE - base; /* the family's last number */
+    char name[40];
+    while ((k = atomic_load(written)) <= needed && k < limit) {
+        char *batch = rn->step_batch; /* ours while the output lock is held */
+        uint32_t used = 0, end = k + STEP_NAME_BATCH, n;
+        if (end < k || end > limit)
+            end = limit;
+        for (n = k; n < end; n++) {
+            int len = numbered_name(name, sizeof name, iteration, n);
+            uint32_t got = obs_string_entry_encode(batch + used, (uint32_t)sizeof rn->step_batch - used, base + n,
+                                                   OBS_STR_RANGE_NAME, name, (uint32_t)len);
+            if (got == 0)
+                break;
+            used += got;
+        }
+        if (n == k || obs_output_write_strings_locked(batch, used) != 0)
+            break;
+        atomic_store(written, n);
+    }
 }
 
 /* RANGE_NAME strings go into the trace when a PHASE record first needs
  * them (once per name and file: a forked child writes them again). */
-static void write_names_slow(uint32_t step_needed)
+static void write_names_slow(uint32_t name_needed)
 {
     struct range_names *rn = &engine.ranges;
     uint32_t tid = obs_thread_id(), k;
-    char name[40];
     obs_call_note_slow();
     obs_out_lock_acquire(&obs_out.lock, tid);
     if (obs_output_ensure_open_locked()) {
@@ -364,41 +401,31 @@ static void write_names_slow(uint32_t step_needed)
             if (ok)
                 atomic_store(&rn->fixed_written, 1);
         }
-        while (step_needed != OBS_NO_STEP && (k = atomic_load(&rn->steps_written)) <= step_needed) {
-            char *batch = rn->step_batch; /* ours while the output lock is held */
-            uint32_t used = 0, end = k + STEP_NAME_BATCH, n;
-            if (end < k) /* wrapped: the last step numbers */
-                end = OBS_NO_STEP;
-            for (n = k; n < end; n++) {
-                int len = snprintf(name, sizeof name, "DECODE/STEP_%u", n);
-                uint32_t got = obs_string_entry_encode(batch + used, (uint32_t)sizeof rn->step_batch - used,
-                                                       OBS_PHASE_STEP_NAME_BASE + n, OBS_STR_RANGE_NAME, name,
-                                                       (uint32_t)len);
-                if (got == 0)
-                    break;
-                used += got;
-            }
-            if (n == k || obs_output_write_strings_locked(batch, used) != 0)
-                break;
-            atomic_store(&rn->steps_written, n);
-        }
+        if (name_needed >= OBS_PHASE_ITER_NAME_BASE)
+            write_numbered_locked(true, name_needed - OBS_PHASE_ITER_NAME_BASE);
+        else if (name_needed >= OBS_PHASE_STEP_NAME_BASE)
+            write_numbered_locked(false, name_needed - OBS_PHASE_STEP_NAME_BASE);
     }
     obs_out_lock_release(&obs_out.lock);
 }
 
 static inline void ensure_names(uint32_t name_id)
 {
-    uint32_t step = name_id >= OBS_PHASE_STEP_NAME_BASE ? name_id - OBS_PHASE_STEP_NAME_BASE : OBS_NO_STEP;
     if (obs_unlikely(atomic_load_explicit(&engine.ranges.fixed_written, memory_order_relaxed) == 0) ||
-        (step != OBS_NO_STEP &&
-         obs_unlikely(step >= atomic_load_explicit(&engine.ranges.steps_written, memory_order_relaxed))))
-        write_names_slow(step);
+        (name_id >= OBS_PHASE_STEP_NAME_BASE && name_id < OBS_PHASE_ITER_NAME_BASE &&
+         obs_unlikely(name_id - OBS_PHASE_STEP_NAME_BASE >=
+                      atomic_load_explicit(&engine.ranges.steps_written, memory_order_relaxed))) ||
+        (name_id >= OBS_PHASE_ITER_NAME_BASE &&
+         obs_unlikely(name_id - OBS_PHASE_ITER_NAME_BASE >=
+                      atomic_load_explicit(&engine.ranges.iters_written, memory_order_relaxed))))
+        write_names_slow(name_id);
 }
 
 static void names_fork_child(void)
 {
     atomic_store(&engine.ranges.fixed_written, 0);
     atomic_store(&engine.ranges.steps_written, 0);
+    atomic_store(&engine.ranges.iters_written, 0);
 }
 
 /* ---- per-thread state ------------------------------------------------------------------ */
@@ -429,6 +456,9 @@ enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 #define MARK_THREAD 4u /* the thread's generation 0 */
 #define MARK_EXCESS 8u /* the step's iteration the next step's forward usually begins in */
 #define MARK_ITER 16u  /* an iteration */
+#define MARK_FWD 32u   /* a forward (the ring of forwards a serving loop relabels) */
+#define MARK_STEP 64u  /* a decode step */
+#define FWD_RING 64u   /* the forwards a serving loop found late relabels as its iterations */
 
 #define GRAPH_TOKEN UINT32_MAX
 #define HISTORY_CAP 16384u
@@ -437,6 +467,9 @@ enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 #define UNIT_MIN 2u /* one kernel repeated is a loop, not a decode step */
 #define ROLE_CACHE 65536u
 #define PROMPT_RATIO 4u
+/* Generations of one forward each in a row, fed and read back, before one a quarter of the largest of them
+ * reads as a serving loop (hf-serving: 64 tokens, 39, then 4) */
+#define SERVING_SINGLE_RUN 2u
 
 enum role { ROLE_UNKNOWN = 0, ROLE_PREFIX, ROLE_OPENER, ROLE_UNIT };
 
@@ -495,6 +528,11 @@ struct token_loop {
     bool prev_embed;         /* the last launch was an embedding lookup: a forward's lookups come in a group */
     bool opened_here;        /* the iteration this launch begins opened a step at it: its forward is that one */
     bool forward_captured;   /* the current forward was a graph's capture (it ran nothing): its replay goes on in it */
+    bool serving;            /* its forwards are a serving loop's iterations (for good) */
+    bool serving_new_gen;    /* an idle gap: the next forward begins a new generation at ITERATION/0 */
+    uint64_t step_threads_last; /* the last decode step's first launch's threads (non-graph) */
+    uint32_t single_run;        /* generations in a row of one forward, fed from the host, that read it back */
+    uint64_t single_max_threads; /* the largest of their forwards' first launches */
     uint32_t fwd_opener;     /* the lookup the current forward began with */
     uint32_t fwd_launches;   /* launches since the current forward began */
     uint32_t fwd_min[2];     /* the fewest launches a whole forward had, by kind (0 prompt, 1 decode step): 0 none yet */
@@ -529,6 +567,7 @@ struct token_loop {
     bool iter_begun_here;             /* the current launch begins an iteration */
     bool step_opened_here;            /* a step opened at the current launch */
     bool step_output_read;            /* the current step's output was read */
+    bool step_read;                   /* the current step read from the device */
     uint32_t step_iters;              /* the number of its last iteration since */
     uint32_t step_iters_usual;        /* the number of the one the last such step's successor began in (0: none) */
     uint64_t last_read_bytes;
@@ -572,6 +611,10 @@ struct auto_state {
     uint64_t thread_first_index; /* record index of the first launch of the thread's generation 0 */
     uint64_t excess_index;       /* the first launch of the current step's iteration step_iters_usual, or UINT64_MAX */
     uint64_t iter_first_index;   /* the first launch of the current iteration */
+    uint64_t step_first_index;   /* the first launch of the current decode step */
+    struct { uint64_t index; uint32_t gen; } fwd_ring[FWD_RING]; /* the last forwards' first launches */
+    uint32_t fwd_count;          /* forwards stored in the ring, all told */
+    uint32_t fwd_pending_gen;    /* the generation of the forward being stored */
     uint64_t iter_window_index;  /* the first copy in before it, UINT64_MAX: none */
     uint8_t marks;              /* MARK_*: what the next stored launch begins, for its record index */
     bool had_delimiter;         /* the thread has ended an iteration */
@@ -661,7 +704,7 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
         p->automatic.loop.window_first_index = UINT64_MAX;
         p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index =
-            p->automatic.excess_index = p->automatic.iter_window_index = UINT64_MAX;
+            p->automatic.excess_index = p->automatic.iter_window_index = p->automatic.step_first_index = UINT64_MAX;
         p->automatic.iter_first_index = 0;
         if (p->automatic.history == NULL)
             OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: no learning window, shape (b) only",
@@ -778,6 +821,10 @@ static unsigned wanted(const struct logic *l, bool kv, bool steady_graph, struct
     unsigned n = 0;
     if (l->top == OBS_PHASE_PREFILL) {
         out[n++] = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
+        return n;
+    }
+    if (l->top == OBS_PHASE_ITERATION) {
+        out[n++] = (struct range){OBS_PHASE_ITERATION, l->step, OBS_PHASE_ITER_NAME_BASE + l->step, l->gen, 0};
         return n;
     }
     if (l->top != OBS_PHASE_DECODE)
@@ -1554,6 +1601,20 @@ static uint64_t last_step_ends(struct logic *l, struct phase_thread *p, uint64_t
     a->excess_index = UINT64_MAX;
     a->loop.step_iters = 0;
     a->loop.step_output_read = false;
+    if (!a->loop.forwards && a->loop.copied && l->top == OBS_PHASE_DECODE && !a->loop.step_read &&
+        a->step_first_index != UINT64_MAX && a->step_first_index < end) {
+        /* a thread whose steps end in their reads (no forward seen, copies: its steps open after token reads):
+         * a last step that read nothing was none (a set-up's fills after one .item(), on another thread than
+         * a serving loop's) */
+        /* its only step: the generation was one read after set-up work, none (its prompt read one value) */
+        uint64_t from_index = a->loop.gen_steps == 1 && a->gen_first_index != UINT64_MAX ? a->gen_first_index
+                                                                                      : a->step_first_index;
+        unlabel_span(from_index, end);
+        LOG_DECISION(l, "not-a-step", "read-nothing-in-a-thread-whose-steps-end-in-reads",
+                     " steps=%u unlabelled_from_record=%llu", a->loop.gen_steps, (unsigned long long)from_index);
+        a->step_first_index = UINT64_MAX;
+        return UINT64_MAX;
+    }
     if (from == UINT64_MAX || l->top != OBS_PHASE_DECODE)
         return UINT64_MAX;
     if (at_forward) {
@@ -1598,6 +1659,17 @@ static void start_generation(struct logic *l, struct phase_thread *p, const stru
     }
     t->prev_prompt = t->prompt;
     t->prev_origin = t->origin;
+    if (!first && t->gen_steps == 0 && t->gen_forwards == 1 && t->prompt.htod > 0 && t->gen_token_reads > 0 &&
+        t->last_read_bytes < t->prompt.htod) {
+        /* a generation of one forward, its inputs copied in, fewer bytes read back (sampled ids, not a host
+         * sampler's logits: ggml's prompt chunks read theirs) */
+        t->single_run++;
+        if (t->prompt.threads > t->single_max_threads)
+            t->single_max_threads = t->prompt.threads;
+    } else {
+        t->single_run = 0;
+        t->single_max_threads = 0;
+    }
     t->prev_gen_steps = t->gen_steps;
     t->prev_gen_iterations = t->gen_iterations;
     t->prev_gen_token_reads = t->gen_token_reads;
@@ -1757,17 +1829,32 @@ static void layer_forward_ended(struct phase_thread *p)
         layer_analyse(p->layers, "forward");
 }
 
+static void enter_serving(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because);
+
 static void open_step_now(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     struct iteration_look look = look_of(s);
     enum chunk_signal chunk = l->top == OBS_PHASE_DECODE ? chunks_not_steps(t, &look) : CHUNK_NO;
+    if (chunk == CHUNK_NO && l->top == OBS_PHASE_DECODE && t->gen_steps >= 2 && t->forwards && !look.graph &&
+        look.htod > 0 && t->last_read_bytes < look.htod && t->step_threads_last != 0 &&
+        look.threads != t->step_threads_last) {
+        /* a decode step fed from the host that reads back sampled ids (fewer bytes than it copies in; a host
+         * sampler reads logits), whose batch is not the step before's: requests joined or left; a generation's
+         * steps keep their batch (finished sequences stay, padded) */
+        enter_serving(l, p, s, "a-decode-step-whose-batch-changed");
+        return;
+    }
+    if (!look.graph)
+        t->step_threads_last = look.threads;
     if (l->top == OBS_PHASE_DECODE && (t->step_output_read || read_after_stack(p)))
         t->step_iters_usual = t->step_iters + (t->iter_begun_here ? 1u : 0u);
     t->step_iters = 0;
     t->step_output_read = false;
+    t->step_read = false;
     t->step_opened_here = true;
+    a->marks |= MARK_STEP;
     a->excess_index = UINT64_MAX;
     layer_instance_anew(p);
     t->token_pending = false;
@@ -1930,7 +2017,11 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
     enum rejoin_signal rejoin;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s, false);
-    if (!l->started) {
+    if (t->serving) {
+        /* a serving loop's iterations begin at their forwards; an idle gap begins a generation there */
+        if (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns)
+            t->serving_new_gen = true;
+    } else if (!l->started) {
         start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
                      (unsigned long long)s->htod);
@@ -1979,6 +2070,70 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
     t->gen_iterations++;
 }
 
+/* A serving loop: the thread's forwards are iterations over a changing
+ * batch (requests joining and leaving: transformers' generate_batch,
+ * vLLM, SGLang, TensorRT-LLM's in-flight batching), each one the range
+ * ITERATION/k of its own. Found at the first decode step whose batch
+ * changed (open_step_now); the forwards before it, as far as the ring of
+ * the last FWD_RING holds them, become the iterations 0, 1... of the
+ * generation the oldest of them began, in the trace (a RELABEL each; live
+ * they carried PREFILL and step ranges), and what came before the first
+ * of them none. From here each forward opens the next iteration. */
+static void enter_serving(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    uint32_t have = a->fwd_count < FWD_RING ? a->fwd_count : FWD_RING, j, first = 0, k = 0;
+    uint64_t next = obs_thread_next_index();
+    uint32_t gen = l->gen;
+    /* the ring's forwards of this thread's loop: those since its generation 0's first launch */
+    while (first < have &&
+           a->fwd_ring[(a->fwd_count - have + first) % FWD_RING].index < a->thread_first_index)
+        first++;
+    if (first < have) {
+        uint64_t begin = a->fwd_ring[(a->fwd_count - have + first) % FWD_RING].index;
+        gen = a->fwd_ring[(a->fwd_count - have + first) % FWD_RING].gen;
+        if (a->thread_first_index != UINT64_MAX && a->thread_first_index < begin)
+            unlabel_span(a->thread_first_index, begin); /* before the loop's first forward: no iteration */
+        for (j = first; j < have; j++, k++) {
+            uint64_t from = a->fwd_ring[(a->fwd_count - have + j) % FWD_RING].index;
+            uint64_t to = j + 1 < have ? a->fwd_ring[(a->fwd_count - have + j + 1) % FWD_RING].index : next;
+            struct range it = {OBS_PHASE_ITERATION, k, OBS_PHASE_ITER_NAME_BASE + k, gen, 0};
+            if (from != UINT64_MAX && to != UINT64_MAX && to > from)
+                write_phase(OBS_PHASE_RELABEL, &it, from, to - 1);
+        }
+    }
+    t->serving = true;
+    t->serving_new_gen = false;
+    layer_instance_anew(p);
+    l->started = true;
+    l->gen = gen;
+    l->top = OBS_PHASE_ITERATION;
+    l->step = k;
+    LOG_DECISION(l, "serving-loop", because,
+                 " threads=%llu last_step_threads=%llu largest_threads=%llu htod=%llu iterations_relabelled=%u",
+                 (unsigned long long)s->threads, (unsigned long long)t->step_threads_last,
+                 (unsigned long long)t->single_max_threads, (unsigned long long)s->htod, k);
+}
+
+/* A serving loop's next forward: its next iteration, or ITERATION/0 of a
+ * new generation after an idle gap. */
+static void serving_forward(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    layer_instance_anew(p);
+    if (!l->started || l->top != OBS_PHASE_ITERATION || p->automatic.loop.serving_new_gen) {
+        l->gen = l->started ? l->gen + 1 : 0;
+        l->started = true;
+        l->top = OBS_PHASE_ITERATION;
+        l->step = 0;
+        p->automatic.loop.serving_new_gen = false;
+    } else {
+        l->step++;
+    }
+    LOG_DECISION(l, "iteration-begins", "forward", " name=%u threads=%llu htod=%llu", s->name,
+                 (unsigned long long)s->threads, (unsigned long long)s->htod);
+}
+
 /* A forward begins at this launch (an embedding lookup, a forward's graph). */
 static void forward_begins(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
@@ -1996,7 +2151,9 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
     t->forwards = true;
     if (first && l->started && l->top == OBS_PHASE_DECODE && t->gen_steps > 0)
         LOG_DECISION(l, "forwards-found", "embedding-lookup", " name=%u", s->name); /* steps by reads until now */
-    if (t->forward_captured && s->graph && l->started) {
+    if (t->serving) {
+        serving_forward(l, p, s);
+    } else if (t->forward_captured && s->graph && l->started) {
         /* the forward before was this graph's capture: it ran nothing, this launch runs it; its step goes on */
         LOG_DECISION(l, "capture-replayed", "graph-of-the-captured-forward", " name=%u", t->fwd_opener);
     } else if (t->opened_here) {
@@ -2013,8 +2170,16 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
         t->prompt = look_of(s);
         t->prompt.htod = htod;
         t->prompt.memset = memset;
-        LOG_DECISION(l, "prompt-forward", "first-forward-of-the-generation", " name=%u threads=%llu htod=%llu", s->name,
-                     (unsigned long long)s->threads, (unsigned long long)s->htod);
+        if (t->single_run >= SERVING_SINGLE_RUN && !s->graph && htod > 0 &&
+            s->threads * PROMPT_RATIO < t->single_max_threads) {
+            /* generations of one forward each, fed from the host and read back, and now one a quarter of the
+             * largest of them: no prompt is that small after such prompts; they were a serving loop's iterations,
+             * the batch shrinking to the decode tokens of its requests */
+            enter_serving(l, p, s, "one-forward-generations-then-a-quarter-sized-one");
+        } else {
+            LOG_DECISION(l, "prompt-forward", "first-forward-of-the-generation", " name=%u threads=%llu htod=%llu",
+                         s->name, (unsigned long long)s->threads, (unsigned long long)s->htod);
+        }
     } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read && !read_after_stack(p)) {
         /* a thread whose steps follow token reads, and nothing read back after the last forward's stack (no
          * stop check): that forward's output went unused, this is the prompt's next chunk */
@@ -2048,6 +2213,8 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
     t->forward_captured = false;
     t->gen_forwards++;
     t->fwd_launches = 0;
+    a->marks |= MARK_FWD;
+    a->fwd_pending_gen = l->gen;
     t->fwd_token_read = t->fwd_read = t->fwd_delimited = false;
     t->fwd_opener = s->graph ? 0 : s->name;
     t->prev_graph_first = t->graph_first;
@@ -2572,6 +2739,13 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
             a->excess_index = index;
         if (a->marks & MARK_ITER)
             a->iter_first_index = index;
+        if (a->marks & MARK_STEP)
+            a->step_first_index = index;
+        if (a->marks & MARK_FWD) {
+            a->fwd_ring[a->fwd_count % FWD_RING].index = index;
+            a->fwd_ring[a->fwd_count % FWD_RING].gen = a->fwd_pending_gen;
+            a->fwd_count++;
+        }
         a->marks = 0;
     }
 }
@@ -2627,6 +2801,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         }
         t->fwd_delimited = true;
         t->unread_launches = (t->iter_launched || t->unread_launches) && !t->iter_read;
+        t->step_read = t->step_read || t->iter_read;
         t->iter_read = false;
         if (token) {
             t->gen_token_read = true;
@@ -2828,6 +3003,7 @@ static void setup(void)
     if (obs_ranges_init(obs_cfg.nvtx_domain)) {
         set->ranges_on = true;
         engine.ranges.step_handles = map_zeroed(STEP_HANDLES * sizeof *engine.ranges.step_handles);
+        engine.ranges.iter_handles = map_zeroed(STEP_HANDLES * sizeof *engine.ranges.iter_handles);
         for (i = 1; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
             engine.ranges.fixed_handles[i] = obs_range_handle(fixed_names[i], fixed_colors[i]);
         if (obs_cfg.nvtx_launch) {
