@@ -1201,6 +1201,58 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
 
 static unsigned cases_passing, cases_todo_failing, cases_todo_passing, case_serial;
 
+
+/* The same calls again with OBS_LAYER=off: the layer tracker still runs
+ * (docs/layers.md), so every call's phase, generation and step in the
+ * trace is the one it had with layers on; only the layers go. */
+static void check_layers_off(const struct engine_case *c, struct call_list *calls_in,
+                             const struct call_result *with_layers, struct case_result *summary)
+{
+    struct call_list calls = *calls_in;
+    struct call_result *off = shared_map(calls.n * sizeof *off);
+    size_t i, k, differ = 0, first = SIZE_MAX, layered = 0;
+    pid_t pid;
+    int status;
+    memset(&run, 0, sizeof run);
+    run.c = c;
+    run.calls = calls_in;
+    run.results = off;
+    run.summary = summary;
+    for (k = 0; k < 3 && c->env[k] != NULL; k++)
+        run.env[k] = c->env[k];
+    run.env[k++] = "OBS_LAYER=off";
+    run.env[k] = NULL;
+    snprintf(run.log_path, sizeof run.log_path, "%s/case-%u.log", test_tmpdir(), case_serial++);
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0)
+        bail("fork failed");
+    if (pid == 0) {
+        child_run();
+        _exit(0);
+    }
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        ok(0, "%s: OBS_LAYER=off: the engine ran the calls (child status %d)", c->name, status);
+        munmap(off, calls.n * sizeof *off);
+        return;
+    }
+    for (i = 0; i < calls.n; i++) {
+        if (calls.v[i].kind == K_MARK || !with_layers[i].done)
+            continue;
+        if (strcmp(with_layers[i].trace, off[i].trace) != 0 && differ++ == 0)
+            first = i;
+        layered += off[i].trace_layer != -1 || off[i].live_layer != -1;
+    }
+    if (first != SIZE_MAX)
+        diag("%s: OBS_LAYER=off: call %zu: trace %s, with layers %s", c->name, first, off[first].trace,
+             with_layers[first].trace);
+    ok(differ == 0 && layered == 0,
+       "%s: OBS_LAYER=off: every call's phase, generation and step as with layers (%zu differ), no layer in the trace "
+       "or live (%zu have one)",
+       c->name, differ, layered);
+    munmap(off, calls.n * sizeof *off);
+}
+
 /* layers_test: a real program's case, whose layers get a test of their
  * own; layers_todo: NULL, or why its layers are known wrong (a TODO test;
  * its phases stay a plain check). */
@@ -1360,6 +1412,8 @@ static void check_case(const struct engine_case *c, int layers_test, const char 
        "well formed%s",
        c->name, live_checked, relabelled, c->launch_ranges ? "; a launch range per launch" : "",
        c->log[0] != NULL ? ", names its signals" : "");
+    if (layers_test)
+        check_layers_off(c, &calls, results, summary);
     munmap(results, calls.n * sizeof *results);
     munmap(summary, sizeof *summary);
     free(calls.v);
@@ -1641,7 +1695,7 @@ int main(void)
     char **paths;
     const char *only = getenv("OBS_ENGINE_CASE"); /* run only the cases whose name contains this */
     nfiles = case_files(&paths);
-    plan((int)(2 * (CASE_COUNT + GRAPH_CASE_COUNT) + 3 * nfiles)); /* a real program's case: its layers too */
+    plan((int)(2 * (CASE_COUNT + GRAPH_CASE_COUNT) + 4 * nfiles)); /* a real program's case: its layers, and again with OBS_LAYER=off */
     for (i = 0; i < CASE_COUNT; i++) {
         if (only != NULL && strstr(cases[i].name, only) == NULL) {
             skip("not %s", only);

@@ -652,7 +652,7 @@ struct phase_thread {
 };
 
 static size_t layer_track_bytes(void);
-static struct layer_track *layer_track_new(void);
+static struct layer_track *layer_track_new(bool emit);
 
 static __thread struct phase_thread *phase_tls __attribute__((tls_model("initial-exec")));
 
@@ -696,7 +696,8 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
         return NULL;
     }
     p->logic.step = OBS_NO_STEP;
-    p->layers = obs_cfg.layers_off ? NULL : layer_track_new(); /* NULL: no layers for this thread */
+    /* the tracker runs with OBS_LAYER=off too, so that phases do not change with it; it then writes nothing */
+    p->layers = layer_track_new(!obs_cfg.layers_off); /* NULL: no memory, no layers for this thread */
     if (engine.set.mode == OBS_PHASES_RULES)
         p->rules.first_index = p->rules.iter_index = p->rules.missed_first = UINT64_MAX;
     if (engine.set.mode == OBS_PHASES_AUTO) {
@@ -925,6 +926,7 @@ struct layer_template {
 };
 
 struct layer_track {
+    bool emit; /* LAYER records and live LAYER/k ranges (OBS_LAYER=off: none; the structure still asks it) */
     /* the current instance */
     uint32_t *names;
     uint64_t *index;
@@ -974,12 +976,13 @@ static size_t layer_track_bytes(void)
            4u * OBS_LAYER_NAME_IDS * sizeof(uint32_t) + 5u * LAYER_SPAN_CAP * sizeof(uint32_t);
 }
 
-static struct layer_track *layer_track_new(void)
+static struct layer_track *layer_track_new(bool emit)
 {
     struct layer_track *lt = map_zeroed(layer_track_bytes());
     uint8_t *p;
     if (lt == NULL)
         return NULL;
+    lt->emit = emit;
     p = (uint8_t *)(lt + 1);
     lt->index = (uint64_t *)p;
     p += (LAYER_SPAN_CAP + 1u) * sizeof(uint64_t); /* one spare: a launch past the cap is stored there, unkept */
@@ -1008,6 +1011,8 @@ static void write_layer(const struct layer_track *lt, uint32_t layer, uint32_t p
                         uint64_t last, uint64_t t)
 {
     union obs_record rec; /* every field set: struct obs_rec_layer is the whole record, with no padding */
+    if (!lt->emit)
+        return;
     if (layer != OBS_NO_LAYER && last >= lt->void_first && first < lt->void_end) {
         /* an instance analysed after its labels came off (a warm-up's): the calls keep no layer */
         if (first >= lt->void_first && last < lt->void_end)
@@ -1301,7 +1306,7 @@ static inline uint32_t layer_launch(struct layer_track *lt, const struct logic *
     lt->names[n] = name; /* past the cap: into the spare slot, not counted */
     lt->index[n] = obs_thread_next_index(); /* its CALL record's, unless ranges move (layer_launch_moved) */
     lt->n = n + (n < LAYER_SPAN_CAP);
-    return lt->layer1;
+    return lt->emit ? lt->layer1 : 0;
 }
 
 /* After the launch's ranges moved (PHASE records written before its CALL): its record index. */
