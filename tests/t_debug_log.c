@@ -23,6 +23,7 @@
 
 #include "common/debug_spec.h"
 #include "debug_spec_fuzz.h"
+#include "phase_log_words.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
@@ -320,13 +321,7 @@ static const struct obs_call *nth_call(const struct obs_trace *t, unsigned tid, 
 
 static void test_decision_log(const char *dir)
 {
-    static const char *const shape_words[] = {"new-generation", "warm-up", "prefill-continues", "decode-starts",
-                                              "step", "step-continues", "post-token-work", "was-a-step", "was-a-prompt-chunk",
-                                              "prompt-chunks", "step-opens-at-opener", "not-a-step", "step-opening-deferred",
-                                              "step-opened-at-its-first-launch", "forward-resumes", "learned", "gave-up", "learned-dropped",
-                                              "iteration-selected", "iteration", "copy-in", "token-read", "flag-read",
-                                              "memset", "delimiter", "launch", "thread-state", "fallback",
-                                              "unit-noted", "opener-learned", "layers"};
+    const char *const *shape_words = phase_log_words;
     const char *argv[] = {shim_build_path("tests/apps/llm_replay"), "--threads", "2",
                           test_path(test_srcdir(), "tests/scenarios/chunked_prefill.scn"), NULL};
     const char *env[] = {env_var("OBS_OUTPUT", "%s/scn", dir), "OBS_DEBUG=phases:2",
@@ -337,17 +332,21 @@ static void test_decision_log(const char *dir)
         unsigned gen, step;
     } expected[] = {
         {"new-generation", "first-iteration", 0, ~0u},
-        {"prefill-continues", "no-token-read-yet", 0, ~0u},
-        {"prefill-continues", "no-token-read-yet", 0, ~0u},
-        {"decode-starts", "token-read", 0, 0},
-        {"step", "token-read", 0, 1}, {"step", "token-read", 0, 2}, {"step", "token-read", 0, 3},
-        {"step", "token-read", 0, 4}, {"step", "token-read", 0, 5}, {"step", "token-read", 0, 6},
-        {"step", "token-read", 0, 7},
+        {"prompt-forward", "first-forward-of-the-generation", 0, ~0u},
+        {"prompt-chunk", "a-sync-and-nothing-read-since-the-last-forward", 0, ~0u},
+        {"prompt-chunk", "a-sync-and-nothing-read-since-the-last-forward", 0, ~0u},
+        {"decode-starts", "forward-after-token-read", 0, 0},
+        {"step", "forward-after-token-read", 0, 1}, {"step", "forward-after-token-read", 0, 2},
+        {"step", "forward-after-token-read", 0, 3}, {"step", "forward-after-token-read", 0, 4},
+        {"step", "forward-after-token-read", 0, 5}, {"step", "forward-after-token-read", 0, 6},
+        {"step", "forward-after-token-read", 0, 7},
         {"new-generation", "copy-in-over-4x-steps", 1, ~0u},
-        {"decode-starts", "token-read", 1, 0},
-        {"step", "token-read", 1, 1}, {"step", "token-read", 1, 2}, {"step", "token-read", 1, 3},
-        {"step", "token-read", 1, 4}, {"step", "token-read", 1, 5}, {"step", "token-read", 1, 6},
-        {"step", "token-read", 1, 7},
+        {"prompt-forward", "first-forward-of-the-generation", 1, ~0u},
+        {"decode-starts", "forward-after-token-read", 1, 0},
+        {"step", "forward-after-token-read", 1, 1}, {"step", "forward-after-token-read", 1, 2},
+        {"step", "forward-after-token-read", 1, 3}, {"step", "forward-after-token-read", 1, 4},
+        {"step", "forward-after-token-read", 1, 5}, {"step", "forward-after-token-read", 1, 6},
+        {"step", "forward-after-token-read", 1, 7},
     };
     const size_t nexpected = sizeof expected / sizeof expected[0];
     struct run_result res;
@@ -373,11 +372,11 @@ static void test_decision_log(const char *dir)
         int at = 0;
         lines++;
         if (sscanf(line, "obsshim[phases]: tid=%u call=%u %n", &tid, &call, &at) == 2 && at > 0) {
-            for (k = 0; k < sizeof shape_words / sizeof shape_words[0]; k++)
+            for (k = 0; k < PHASE_LOG_WORDS; k++)
                 if (strncmp(line + at, shape_words[k], strlen(shape_words[k])) == 0 &&
                     line[at + strlen(shape_words[k])] == ' ')
                     break;
-            shaped += k < sizeof shape_words / sizeof shape_words[0];
+            shaped += k < PHASE_LOG_WORDS;
             if (nd < sizeof d / sizeof d[0] && parse_decision(line, &d[nd]))
                 nd++;
         } else if (strncmp(line, "obsshim[phases]: set-up ", 24) == 0 || strncmp(line, "obsshim[phases]: name id=", 25) == 0) {
@@ -406,9 +405,9 @@ static void test_decision_log(const char *dir)
     ok(tids[0] != 0 && tids[1] != 0 && tids[0] != tids[1] && nd == 2 * nexpected,
        "two threads, %zu decisions each (%zu in all)", nexpected, nd);
     ok(in_order[0] == nexpected && in_order[1] == nexpected,
-       "each thread's decisions in order with the signals expected: the prompt's chunks go on (no token read "
-       "yet), decode starts at the iteration after the prompt's token read, a step after each token read, the "
-       "second prompt by its copy-in (%zu, %zu of %zu)",
+       "each thread's decisions in order with the signals expected: the prompt's chunks go on (a sync and "
+       "nothing read since the forward before), decode starts at the forward after the prompt's token read, a "
+       "step at each forward after a token read, the second prompt by its copy-in (%zu, %zu of %zu)",
        in_order[0], in_order[1], nexpected);
     /* call= names the launch the trace labels as the line says */
     snprintf(path, sizeof path, "%s/scn.obs", dir);

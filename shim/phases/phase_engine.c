@@ -46,7 +46,7 @@ OBS_HIDDEN _Atomic int obs_phase_on;
 enum api_event { EV_OTHER = 0, EV_LAUNCH, EV_GRAPH, EV_COPY, EV_COPY_SYNC, EV_MEMSET, EV_HOST_SYNC };
 
 #define CLASS_CACHE 65536u   /* name ids with a cached class (and mask, launch handle) */
-#define STEP_HANDLES 65536u  /* DECODE/STEP_k with a cached live handle */
+#define STEP_HANDLES 65536u  /* DECODE/STEP_k (and ITERATION/k) with a cached live handle */
 /* Step names are written ahead in batches of STEP_NAME_BATCH, one STRINGS
  * chunk each: a decode loop then pays one write per batch of steps, not one
  * per new step (the per-write cost is a lock, an fstat and a writev). */
@@ -89,8 +89,10 @@ struct range_names {
     uint32_t fixed_handles[OBS_PHASE_STEP_NAME_BASE];
     _Atomic uint32_t layer_handles[LAYER_HANDLES];
     _Atomic uint32_t *step_handles;   /* mmap'ed at set-up when a sink is active */
-    _Atomic uint32_t fixed_written;   /* 0 or 1: PREFILL .. DECODE/STEADY are in the file */
+    _Atomic uint32_t *iter_handles;   /* the same for ITERATION/k */
+    _Atomic uint32_t fixed_written;   /* 0 or 1: PREFILL .. ITERATION are in the file */
     _Atomic uint32_t steps_written;   /* DECODE/STEP_0 .. STEP_{n-1} are in the file */
+    _Atomic uint32_t iters_written;   /* ITERATION/0 .. ITERATION/{n-1} are */
     char step_batch[STEP_NAME_BATCH * STEP_NAME_ENTRY]; /* under obs_out.lock */
 };
 
@@ -149,6 +151,8 @@ static void build_api_table(void)
 #define CLASS_ITER 0x20u       /* rules: an `iter:glob` selector's glob matches the name */
 #define CLASS_NORM 0x40u       /* its base name says "norm" (any case), or with OBS_LAYER: the glob matches it:
                                   where a layer begins (layer_finder.c) */
+#define CLASS_EMBED 0x10u      /* automatic mode (the bit rules use for CLASS_SIZED): an embedding lookup, the
+                                  first kernel of a model's forward (embedding_globs) */
 
 static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHER"}; /* by enum obs_phase_id */
 
@@ -164,8 +168,20 @@ static const char *const kv_globs[] = {"*gather*", "*Gather*", "*GATHER*", "*cac
  * and values), torch.gather and indexing (vectorized_gather_kernel,
  * _scatter_gather_elementwise_kernel): a mixture of experts' router runs
  * them in every layer (tests/frameworks/fw_generate.py qwen2-moe). */
-static const char *const not_kv_names[] = {"gatherTopK", "bitonicSortKVInPlace", "vectorized_gather_kernel",
-                                           "_scatter_gather_elementwise_kernel"};
+static const char *const not_kv_names[] = {"gatherTopK", "bitonicSortKVInPlace", "warpMergeSortKVInPlace",
+                                           "vectorized_gather_kernel", "_scatter_gather_elementwise_kernel"};
+
+/* Automatic mode: the kernels a forward of a decoder begins with, its
+ * embedding lookup: PyTorch's (index_select: indexSelectSmallIndex,
+ * indexSelectLargeIndex, or its gather for many indexes), ggml's get_rows,
+ * TensorRT-LLM's lookup_kernel, and any kernel whose base name says embed
+ * (an Inductor kernel that fused the lookup: triton_per_fused_..._embedding_...).
+ * A forward's lookups come in a group (GPT-2: the tokens' and the
+ * positions'); a launch of one inside a layer (a mixture of experts' router
+ * gathers) begins no forward (docs/phases.md, "Forwards"). */
+static const char *const embedding_globs[] = {"indexSelectSmallIndex", "indexSelectLargeIndex",
+                                              "vectorized_gather_kernel", "*get_rows*", "lookup_kernel",
+                                              "*embed*", "*Embed*", "*EMBED*"};
 
 /* "kv" in any case, other than as the end of "qkv" (a fused query-key-value
  * projection, a GEMM that does not touch the cache). */
@@ -215,6 +231,11 @@ static uint8_t classify_name(const char *name)
         for (i = 0; i < sizeof not_kv_names / sizeof not_kv_names[0]; i++)
             if (strcmp(not_kv_names[i], name) == 0)
                 cls &= (uint8_t)~CLASS_KV_DEFAULT;
+        for (i = 0; i < sizeof embedding_globs / sizeof embedding_globs[0]; i++)
+            if (obs_glob_match(embedding_globs[i], name)) {
+                cls |= CLASS_EMBED;
+                break;
+            }
     }
     return cls;
 }
@@ -260,9 +281,9 @@ static uint8_t classify_slow(uint32_t id)
                       phase_names[cls & CLASS_PHASE_MASK], cls & CLASS_STEP ? " OBS_STEP=yes" : "",
                       cls & CLASS_SIZED ? " by-size=yes" : "", cls & CLASS_ITER ? " iter-selector=yes" : "");
     else
-        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s kv-glob=%s", id, base,
+        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s kv-glob=%s embedding=%s", id, base,
                       obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",
-                      cls & CLASS_KV_DEFAULT ? "yes" : "no");
+                      cls & CLASS_KV_DEFAULT ? "yes" : "no", cls & CLASS_EMBED ? "yes" : "no");
     return cls;
 }
 
@@ -298,26 +319,32 @@ static inline uint8_t class_of(uint32_t id)
 
 /* ---- range names: handles for the live ranges, strings for the trace ------------------- */
 
-static const char *const fixed_names[] = {"", "PREFILL", "DECODE", "KV_GATHER", "DECODE/STEADY"};
-static const uint32_t fixed_colors[] = {0, 0xff1f77b4u, 0xff2ca02cu, 0xffd62728u, 0xff98df8au};
+static const char *const fixed_names[] = {"", "PREFILL", "DECODE", "KV_GATHER", "DECODE/STEADY", "ITERATION"};
+static const uint32_t fixed_colors[] = {0, 0xff1f77b4u, 0xff2ca02cu, 0xffd62728u, 0xff98df8au, 0xffff7f0eu};
 #define STEP_COLOR 0xff2ca02cu
 #define LAYER_COLOR 0xff9467bdu
 
-static uint32_t step_handle(uint32_t step)
+/* A numbered range's name: "DECODE/STEP_k" or "ITERATION/k". */
+static int numbered_name(char *out, size_t len, bool iteration, uint32_t k)
 {
-    _Atomic uint32_t *handles = engine.ranges.step_handles;
+    return iteration ? snprintf(out, len, "ITERATION/%u", k) : snprintf(out, len, "DECODE/STEP_%u", k);
+}
+
+static uint32_t numbered_handle(bool iteration, uint32_t k)
+{
+    _Atomic uint32_t *handles = iteration ? engine.ranges.iter_handles : engine.ranges.step_handles;
     uint32_t h = 0;
     char name[40];
-    if (step < STEP_HANDLES && handles != NULL) {
-        h = atomic_load_explicit(&handles[step], memory_order_relaxed);
+    if (k < STEP_HANDLES && handles != NULL) {
+        h = atomic_load_explicit(&handles[k], memory_order_relaxed);
         if (obs_likely(h != 0))
             return h;
     }
     obs_call_note_slow();
-    snprintf(name, sizeof name, "DECODE/STEP_%u", step);
-    h = obs_range_handle(name, STEP_COLOR);
-    if (step < STEP_HANDLES && handles != NULL)
-        atomic_store_explicit(&handles[step], h, memory_order_relaxed);
+    numbered_name(name, sizeof name, iteration, k);
+    h = obs_range_handle(name, iteration ? fixed_colors[OBS_PHASE_ITERATION] : STEP_COLOR);
+    if (k < STEP_HANDLES && handles != NULL)
+        atomic_store_explicit(&handles[k], h, memory_order_relaxed);
     return h;
 }
 
@@ -325,16 +352,45 @@ static uint32_t handle_of(uint32_t name_id)
 {
     if (name_id < OBS_PHASE_STEP_NAME_BASE)
         return engine.ranges.fixed_handles[name_id];
-    return step_handle(name_id - OBS_PHASE_STEP_NAME_BASE);
+    if (name_id >= OBS_PHASE_ITER_NAME_BASE)
+        return numbered_handle(true, name_id - OBS_PHASE_ITER_NAME_BASE);
+    return numbered_handle(false, name_id - OBS_PHASE_STEP_NAME_BASE);
+}
+
+/* The numbered names up to k written ahead, a batch per STRINGS chunk
+ * (under the output lock). */
+static void write_numbered_locked(bool iteration, uint32_t needed)
+{
+    struct range_names *rn = &engine.ranges;
+    _Atomic uint32_t *written = iteration ? &rn->iters_written : &rn->steps_written;
+    uint32_t base = iteration ? OBS_PHASE_ITER_NAME_BASE : OBS_PHASE_STEP_NAME_BASE, k;
+    uint32_t limit = iteration ? UINT32_MAX - base : OBS_PHASE_ITER_NAME_BASE - base; /* the family's last number */
+    char name[40];
+    while ((k = atomic_load(written)) <= needed && k < limit) {
+        char *batch = rn->step_batch; /* ours while the output lock is held */
+        uint32_t used = 0, end = k + STEP_NAME_BATCH, n;
+        if (end < k || end > limit)
+            end = limit;
+        for (n = k; n < end; n++) {
+            int len = numbered_name(name, sizeof name, iteration, n);
+            uint32_t got = obs_string_entry_encode(batch + used, (uint32_t)sizeof rn->step_batch - used, base + n,
+                                                   OBS_STR_RANGE_NAME, name, (uint32_t)len);
+            if (got == 0)
+                break;
+            used += got;
+        }
+        if (n == k || obs_output_write_strings_locked(batch, used) != 0)
+            break;
+        atomic_store(written, n);
+    }
 }
 
 /* RANGE_NAME strings go into the trace when a PHASE record first needs
  * them (once per name and file: a forked child writes them again). */
-static void write_names_slow(uint32_t step_needed)
+static void write_names_slow(uint32_t name_needed)
 {
     struct range_names *rn = &engine.ranges;
     uint32_t tid = obs_thread_id(), k;
-    char name[40];
     obs_call_note_slow();
     obs_out_lock_acquire(&obs_out.lock, tid);
     if (obs_output_ensure_open_locked()) {
@@ -345,41 +401,31 @@ static void write_names_slow(uint32_t step_needed)
             if (ok)
                 atomic_store(&rn->fixed_written, 1);
         }
-        while (step_needed != OBS_NO_STEP && (k = atomic_load(&rn->steps_written)) <= step_needed) {
-            char *batch = rn->step_batch; /* ours while the output lock is held */
-            uint32_t used = 0, end = k + STEP_NAME_BATCH, n;
-            if (end < k) /* wrapped: the last step numbers */
-                end = OBS_NO_STEP;
-            for (n = k; n < end; n++) {
-                int len = snprintf(name, sizeof name, "DECODE/STEP_%u", n);
-                uint32_t got = obs_string_entry_encode(batch + used, (uint32_t)sizeof rn->step_batch - used,
-                                                       OBS_PHASE_STEP_NAME_BASE + n, OBS_STR_RANGE_NAME, name,
-                                                       (uint32_t)len);
-                if (got == 0)
-                    break;
-                used += got;
-            }
-            if (n == k || obs_output_write_strings_locked(batch, used) != 0)
-                break;
-            atomic_store(&rn->steps_written, n);
-        }
+        if (name_needed >= OBS_PHASE_ITER_NAME_BASE)
+            write_numbered_locked(true, name_needed - OBS_PHASE_ITER_NAME_BASE);
+        else if (name_needed >= OBS_PHASE_STEP_NAME_BASE)
+            write_numbered_locked(false, name_needed - OBS_PHASE_STEP_NAME_BASE);
     }
     obs_out_lock_release(&obs_out.lock);
 }
 
 static inline void ensure_names(uint32_t name_id)
 {
-    uint32_t step = name_id >= OBS_PHASE_STEP_NAME_BASE ? name_id - OBS_PHASE_STEP_NAME_BASE : OBS_NO_STEP;
     if (obs_unlikely(atomic_load_explicit(&engine.ranges.fixed_written, memory_order_relaxed) == 0) ||
-        (step != OBS_NO_STEP &&
-         obs_unlikely(step >= atomic_load_explicit(&engine.ranges.steps_written, memory_order_relaxed))))
-        write_names_slow(step);
+        (name_id >= OBS_PHASE_STEP_NAME_BASE && name_id < OBS_PHASE_ITER_NAME_BASE &&
+         obs_unlikely(name_id - OBS_PHASE_STEP_NAME_BASE >=
+                      atomic_load_explicit(&engine.ranges.steps_written, memory_order_relaxed))) ||
+        (name_id >= OBS_PHASE_ITER_NAME_BASE &&
+         obs_unlikely(name_id - OBS_PHASE_ITER_NAME_BASE >=
+                      atomic_load_explicit(&engine.ranges.iters_written, memory_order_relaxed))))
+        write_names_slow(name_id);
 }
 
 static void names_fork_child(void)
 {
     atomic_store(&engine.ranges.fixed_written, 0);
     atomic_store(&engine.ranges.steps_written, 0);
+    atomic_store(&engine.ranges.iters_written, 0);
 }
 
 /* ---- per-thread state ------------------------------------------------------------------ */
@@ -408,8 +454,11 @@ enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 #define MARK_GEN 1u    /* a generation */
 #define MARK_STEP0 2u  /* its decode step 0 */
 #define MARK_THREAD 4u /* the thread's generation 0 */
-#define MARK_ITER 8u   /* an iteration whose step waits for its opener kernel */
-#define MARK_DEFER 16u /* an iteration whose step's opening waits for its second launch */
+#define MARK_EXCESS 8u /* the step's iteration the next step's forward usually begins in */
+#define MARK_ITER 16u  /* an iteration */
+#define MARK_FWD 32u   /* a forward (the ring of forwards a serving loop relabels) */
+#define MARK_STEP 64u  /* a decode step */
+#define FWD_RING 64u   /* the forwards a serving loop found late relabels as its iterations */
 
 #define GRAPH_TOKEN UINT32_MAX
 #define HISTORY_CAP 16384u
@@ -418,6 +467,9 @@ enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 #define UNIT_MIN 2u /* one kernel repeated is a loop, not a decode step */
 #define ROLE_CACHE 65536u
 #define PROMPT_RATIO 4u
+/* Generations of one forward each in a row, fed and read back, before one a quarter of the largest of them
+ * reads as a serving loop (hf-serving: 64 tokens, 39, then 4) */
+#define SERVING_SINGLE_RUN 2u
 
 enum role { ROLE_UNKNOWN = 0, ROLE_PREFIX, ROLE_OPENER, ROLE_UNIT };
 
@@ -449,73 +501,80 @@ struct iteration_look {
 };
 
 #define TOKEN_READ_MIN 4u /* a token id is at least 4 bytes: a smaller read is a flag (a bool's .item()) */
-#define POST_NAMES 8u     /* kernels a thread runs right after a token read, before its next step */
-#define SEEN_BYTES (CLASS_CACHE / 8u)
-#define SEEN_MAP_BYTES (2u * SEEN_BYTES) /* the kernels seen, then the kernels that resumed a forward */
 
 /* How a generation began: what new_prompt compared. A generation told
  * from the last prompt alone (no decode step seen yet) may turn out to be
  * the previous one's step 0 (the next iteration looks just like it). */
 enum gen_origin { ORIGIN_OTHER = 0, ORIGIN_AT_TOKEN_READ };
 
-/* Shape (b)'s memory of a thread: what its prompts and decode steps looked
- * like, to tell the next iteration's kind. A *token read* is a copy from
- * the device of at least TOKEN_READ_MIN bytes after a launch of the same
- * iteration, complete at the delimiter that ends the iteration. */
+/* Shape (b)'s model of a thread: its forwards (each begins at the model's
+ * embedding lookup, or at a graph launch that replays one), what its
+ * prompts and decode steps looked like at their forwards' starts, and what
+ * came in and went out between them (docs/phases.md, "Forwards"). A *token
+ * read* is a copy from the device of at least TOKEN_READ_MIN bytes after a
+ * launch of the same iteration, complete at the delimiter that ends the
+ * iteration. */
 struct token_loop {
     bool copied;             /* the thread copied between host and device: a host-fed loop */
-    bool ever_token_read;    /* some generation of this thread read a token */
-    bool gen_token_read;     /* the current generation has read its first token */
-    bool token_pending;      /* a token read completed and no step opened since: the next may */
+    bool read_since_start;   /* it read something back after a launch since its generation 0 began */
+    bool forwards;           /* its forwards have been seen to begin (an embedding lookup, a forward's graph) */
+    bool reads_tokens;       /* one of its decode steps began after a token read: a prompt lasts until its token read */
+    bool steps_unread;       /* one of its decode steps began with nothing read since the forward before it */
+    bool steps_unread_before; /* as it was when the current generation began */
+    bool step0_before_token; /* the generation's step 0 opened before its first token read */
+    bool gen_token_read;     /* the current generation has read a token */
+    bool fwd_token_read;     /* a token read since the current forward began */
+    bool token_pending;      /* (a thread with no forwards) a token read completed and no step opened since */
+    bool prev_embed;         /* the last launch was an embedding lookup: a forward's lookups come in a group */
+    bool opened_here;        /* the iteration this launch begins opened a step at it: its forward is that one */
+    bool forward_captured;   /* the current forward was a graph's capture (it ran nothing): its replay goes on in it */
+    bool serving;            /* its forwards are a serving loop's iterations (for good) */
+    bool serving_new_gen;    /* an idle gap: the next forward begins a new generation at ITERATION/0 */
+    uint64_t step_threads_last; /* the last decode step's first launch's threads (non-graph) */
+    uint32_t single_run;        /* generations in a row of one forward, fed from the host, that read it back */
+    uint64_t single_max_threads; /* the largest of their forwards' first launches */
+    uint32_t fwd_opener;     /* the lookup the current forward began with */
+    uint32_t fwd_launches;   /* launches since the current forward began */
+    uint32_t fwd_min[2];     /* the fewest launches a whole forward had, by kind (0 prompt, 1 decode step): 0 none yet */
+    bool fwd_read;           /* a read from the device since the current forward began */
+    bool fwd_delimited;      /* a host delimiter since it began */
+    uint32_t fwd_read_at;    /* the last one's position: launches of the forward before it */
     /* the current iteration */
     bool iter_launched;        /* it has had a launch */
-    bool per_launch_work;      /* window_dirty or opener_wait: a launch has more to do */
+    bool unread_launches;      /* the iteration before had launches and read nothing: a read may still be theirs */
     uint64_t iter_token_bytes; /* its token read (0: none yet) */
-    /* since the last launch or token read: what the next iteration brings in */
+    bool iter_read;            /* it read something back after a launch (a token or a flag) */
+    /* since the last launch or token read: what the next iteration (its forward, a new prompt) brings in */
     bool window_dirty;
     uint64_t window_htod;
-    bool window_memset;
     uint64_t window_first_index; /* record index of its first copy in, UINT64_MAX: none */
-    bool prev_graph_first, graph_first; /* the previous / current iteration began with a graph launch */
+    bool window_memset;
+    bool prev_graph_first, graph_first; /* the previous / current forward is a graph launch */
     /* decode steps of the thread */
     bool decode_seen;
     bool decode_memset;        /* a decode step began after a memset */
     uint64_t decode_threads, decode_htod_max;
     /* the current generation */
-    struct iteration_look prompt;     /* its first iteration */
-    struct iteration_look step0;      /* its first decode step's first iteration */
+    struct iteration_look prompt;     /* its first forward */
+    struct iteration_look step0;      /* its first decode step's forward */
     uint8_t origin;                   /* enum gen_origin */
     uint32_t gen_iterations;          /* iterations since it began */
+    uint32_t gen_forwards;            /* forwards since it began */
     uint32_t gen_token_reads;         /* token reads since it began */
     uint32_t gen_steps;               /* decode steps opened */
-    bool steps_like_prompt;           /* every step so far looked like its first iteration */
-    bool steps_alike;                 /* every step so far looked like step 0 */
+    bool steps_like_prompt;           /* every step so far looked like its first forward */
+    /* a decode step's iterations after its output was read (a read after its stack): 1, 2... */
+    bool iter_begun_here;             /* the current launch begins an iteration */
+    bool step_opened_here;            /* a step opened at the current launch */
+    bool step_output_read;            /* the current step's output was read */
+    bool step_read;                   /* the current step read from the device */
+    uint32_t step_iters;              /* the number of its last iteration since */
+    uint32_t step_iters_usual;        /* the number of the one the last such step's successor began in (0: none) */
     uint64_t last_read_bytes;
-    uint32_t post[POST_NAMES];        /* kernels learned as post-token work */
-    unsigned post_n;
-    /* the kernel the thread's decode steps open with (two steps in a row
-     * opened with it), and a step waiting for it inside its first iteration */
-    uint32_t opener, opener_candidate;
-    bool opener_known, opener_wait;
-    struct iteration_start wait_start;
     /* the generation before, while the current one may still rejoin it (was_a_step) */
     struct iteration_look prev_prompt;
     uint8_t prev_origin;
     uint32_t prev_gen_steps, prev_gen_iterations, prev_gen_token_reads;
-    /* forwards that read from the device in their middle (Hugging Face's eager MoE experts: nonzero() and
-     * .item() inside every MoE layer), told at the launches after such a read (resume_forward) */
-    bool midreads;          /* a read was followed by the rest of its forward: the thread's forwards read */
-    bool defer;             /* a step's opening waits for its second launch (defer_start: its first) */
-    uint64_t missed_index;  /* the last iteration, if it lacked the opener and resumed: its first record */
-    uint64_t missed_end;    /* and the record after its delimiter */
-    bool last_was_post;     /* the last iteration was work after a token read (post_token) */
-    bool wait_follows_post; /* the iteration waiting for the opener came right after such work */
-    struct iteration_start defer_start;
-    struct {                /* as before the first token read since the last decision: a resume undoes it */
-        bool gen_token_read, ever_token_read;
-        uint32_t gen_token_reads;
-        uint64_t last_read_bytes;
-    } before_read;
 };
 
 /* OBS_PHASES rules: the current iteration (launches since the last host
@@ -527,6 +586,8 @@ struct rules_state {
     uint8_t iter_kind;   /* the kind of that selector (enum obs_pattern_kind) */
     uint16_t iter_after; /* copies (bit per direction) and memsets since the last launch */
     bool iter_launched;   /* this iteration has had a launch */
+    bool unread_launches; /* the iteration before had launches and read nothing (a sync, then the read) */
+    bool iter_read;       /* this iteration read from the device */
     bool iter_token;      /* this iteration read a token */
     bool gen_token_read;  /* the current generation has read its token */
     bool ever_token_read; /* the thread has: steps then open after token reads */
@@ -544,15 +605,17 @@ struct rules_state {
 /* Automatic mode: shape (b)'s token loop and shape (a)'s learning. */
 struct auto_state {
     struct token_loop loop;
-    uint8_t *seen;              /* a bit per name id this thread launched (mmap'ed), then a bit per name id
-                                   that resumed a forward after a read inside it (resumed, in the same map) */
-    uint8_t *resumed;
     uint64_t gen_first_index;   /* record index of the current generation's first call */
     uint64_t step0_index;       /* record index of the current generation's step 0 */
     uint64_t prev_gen_first_index;
     uint64_t thread_first_index; /* record index of the first launch of the thread's generation 0 */
-    uint64_t iter_index;         /* record index of the first launch of an iteration waiting for its opener */
-    uint64_t defer_index;        /* record index of the first launch of a step whose opening is deferred */
+    uint64_t excess_index;       /* the first launch of the current step's iteration step_iters_usual, or UINT64_MAX */
+    uint64_t iter_first_index;   /* the first launch of the current iteration */
+    uint64_t step_first_index;   /* the first launch of the current decode step */
+    struct { uint64_t index; uint32_t gen; } fwd_ring[FWD_RING]; /* the last forwards' first launches */
+    uint32_t fwd_count;          /* forwards stored in the ring, all told */
+    uint32_t fwd_pending_gen;    /* the generation of the forward being stored */
+    uint64_t iter_window_index;  /* the first copy in before it, UINT64_MAX: none */
     uint8_t marks;              /* MARK_*: what the next stored launch begins, for its record index */
     bool had_delimiter;         /* the thread has ended an iteration */
     uint32_t found_start, found_len; /* LEARNING: a unit found before the first delimiter, not taken yet */
@@ -589,7 +652,7 @@ struct phase_thread {
 };
 
 static size_t layer_track_bytes(void);
-static struct layer_track *layer_track_new(void);
+static struct layer_track *layer_track_new(bool emit);
 
 static __thread struct phase_thread *phase_tls __attribute__((tls_model("initial-exec")));
 
@@ -614,8 +677,6 @@ static void thread_gone(void *arg)
         free_history(&p->automatic);
         if (p->automatic.roles != NULL)
             munmap(p->automatic.roles, ROLE_CACHE);
-        if (p->automatic.seen != NULL)
-            munmap(p->automatic.seen, SEEN_MAP_BYTES);
     }
     if (p->layers != NULL)
         munmap(p->layers, layer_track_bytes());
@@ -635,17 +696,17 @@ static __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(vo
         return NULL;
     }
     p->logic.step = OBS_NO_STEP;
-    p->layers = obs_cfg.layers_off ? NULL : layer_track_new(); /* NULL: no layers for this thread */
+    /* the tracker runs with OBS_LAYER=off too, so that phases do not change with it; it then writes nothing */
+    p->layers = layer_track_new(!obs_cfg.layers_off); /* NULL: no memory, no layers for this thread */
     if (engine.set.mode == OBS_PHASES_RULES)
         p->rules.first_index = p->rules.iter_index = p->rules.missed_first = UINT64_MAX;
     if (engine.set.mode == OBS_PHASES_AUTO) {
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
-        p->automatic.seen = map_zeroed(SEEN_MAP_BYTES); /* NULL: every kernel counts as seen */
-        p->automatic.resumed = p->automatic.seen != NULL ? p->automatic.seen + SEEN_BYTES : NULL;
         p->automatic.loop.window_first_index = UINT64_MAX;
-        p->automatic.loop.missed_index = UINT64_MAX;
-        p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index = UINT64_MAX;
+        p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index =
+            p->automatic.excess_index = p->automatic.iter_window_index = p->automatic.step_first_index = UINT64_MAX;
+        p->automatic.iter_first_index = 0;
         if (p->automatic.history == NULL)
             OBS_DEBUG_LOG(PHASES, 1, "tid=%u call=%u fallback because=no-memory: no learning window, shape (b) only",
                           obs_thread_id(), obs_tls.call_counter);
@@ -763,6 +824,10 @@ static unsigned wanted(const struct logic *l, bool kv, bool steady_graph, struct
         out[n++] = (struct range){OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
         return n;
     }
+    if (l->top == OBS_PHASE_ITERATION) {
+        out[n++] = (struct range){OBS_PHASE_ITERATION, l->step, OBS_PHASE_ITER_NAME_BASE + l->step, l->gen, 0};
+        return n;
+    }
     if (l->top != OBS_PHASE_DECODE)
         return 0;
     if (steady_graph || l->step == OBS_NO_STEP) {
@@ -861,6 +926,7 @@ struct layer_template {
 };
 
 struct layer_track {
+    bool emit; /* LAYER records and live LAYER/k ranges (OBS_LAYER=off: none; the structure still asks it) */
     /* the current instance */
     uint32_t *names;
     uint64_t *index;
@@ -868,17 +934,12 @@ struct layer_track {
     uint32_t gen, step;
     uint8_t top;
     uint32_t seg;       /* the first launch not analysed yet: a token read ends a forward, analysed then */
-    /* automatic mode (and rules with OBS_STEP): the forward a token read ended is analysed once the launches
-     * after it show that it ended (a step opens, a generation begins, the thread ends), not when it resumes
-     * (a read inside it: resume_forward) */
+    /* rules with OBS_STEP: the forward a token read ended is analysed once the launches after it show that
+     * it ended (a step opens, a generation begins, the thread ends); a step that goes on drops it */
     bool due;
     uint32_t due_n;              /* the launches before the read */
     uint64_t due_next, due_t;    /* the record index after them, and the read's time */
-    uint32_t head_end;           /* the instance's launches before its first token read, UINT32_MAX: none yet */
     bool anew;                   /* the next launch begins an instance (layer_instance_anew) */
-    bool carry;                  /* the last launch stored opens the next instance (a deferred step opening) */
-    uint32_t carry_name;
-    uint64_t carry_index;
     /* live */
     const struct layer_template *live;
     uint32_t next_bound, occ, layer1;
@@ -886,6 +947,9 @@ struct layer_track {
     uint32_t raw_step;    /* the logic's step as it was (the instance's identity, with gen and top) */
     uint32_t live_first[LAYER_CUTS_MAX]; /* the launches the live ranges opened at (position + 1; 0: none) */
     uint32_t live_n;
+    uint32_t closed_at;   /* the position of the launch that closed the template's last layer, 0: none */
+    uint64_t void_first, void_end; /* records whose labels came off [first, end): they get no layer either */
+    uint32_t pass_layers; /* the layers of one pass the finder last found (a forward's), 0: none yet */
     /* learned, by top phase: [0] PREFILL, [1] DECODE */
     struct layer_template tpl[2];
     bool tpl_known[2];
@@ -912,12 +976,13 @@ static size_t layer_track_bytes(void)
            4u * OBS_LAYER_NAME_IDS * sizeof(uint32_t) + 5u * LAYER_SPAN_CAP * sizeof(uint32_t);
 }
 
-static struct layer_track *layer_track_new(void)
+static struct layer_track *layer_track_new(bool emit)
 {
     struct layer_track *lt = map_zeroed(layer_track_bytes());
     uint8_t *p;
     if (lt == NULL)
         return NULL;
+    lt->emit = emit;
     p = (uint8_t *)(lt + 1);
     lt->index = (uint64_t *)p;
     p += (LAYER_SPAN_CAP + 1u) * sizeof(uint64_t); /* one spare: a launch past the cap is stored there, unkept */
@@ -938,7 +1003,6 @@ static struct layer_track *layer_track_new(void)
     lt->top = OBS_PHASE_NONE;
     lt->step = OBS_NO_STEP;
     lt->gen = UINT32_MAX; /* the first launch begins an instance */
-    lt->head_end = UINT32_MAX;
     lt->next_name = NO_BOUND_NAME;
     return lt;
 }
@@ -947,6 +1011,17 @@ static void write_layer(const struct layer_track *lt, uint32_t layer, uint32_t p
                         uint64_t last, uint64_t t)
 {
     union obs_record rec; /* every field set: struct obs_rec_layer is the whole record, with no padding */
+    if (!lt->emit)
+        return;
+    if (layer != OBS_NO_LAYER && last >= lt->void_first && first < lt->void_end) {
+        /* an instance analysed after its labels came off (a warm-up's): the calls keep no layer */
+        if (first >= lt->void_first && last < lt->void_end)
+            return;
+        if (first < lt->void_first)
+            last = lt->void_first - 1;
+        else
+            first = lt->void_end;
+    }
     rec.layer.type = OBS_REC_LAYER;
     rec.layer.event = OBS_LAYER_LABEL;
     rec.layer.phase = lt->top;
@@ -1030,6 +1105,7 @@ static __attribute__((noinline)) void layer_analyse_to(struct layer_track *lt, u
         if (c->layer == 0) { /* a new pass: how many layers it has */
             for (in_pass = 1; i + in_pass < f.layers && lt->cuts[i + in_pass].layer != 0; in_pass++)
                 ;
+            lt->pass_layers = in_pass;
         }
         if (first != UINT64_MAX && next != UINT64_MAX && last >= first && last < next)
             write_layer(lt, c->layer, c->pass, in_pass, first, last, now);
@@ -1056,27 +1132,18 @@ static void layer_analyse(struct layer_track *lt, const char *because)
     layer_analyse_to(lt, lt->n, obs_thread_next_index(), obs_now_ns(), because);
 }
 
-/* A token read ended a forward, unless the launches after it resume it (a
- * read inside the forward): the analysis waits for them (layer_due_run at
- * the next instance, the thread's end or the process's exit; a resume
- * drops it). Automatic mode: the first read since the last decision is
- * where the forward ended; rules with OBS_STEP (latest): its step's last. */
-static void layer_read_seen(struct layer_track *lt, uint64_t now, bool latest)
+/* Rules with OBS_STEP: a token read may end a forward; the analysis waits
+ * for the launches after it (layer_due_run at the next instance, the
+ * thread's end or the process's exit): the step's last read is where its
+ * forward ended. */
+static void layer_read_seen(struct layer_track *lt, uint64_t now)
 {
-    if (lt->head_end == UINT32_MAX)
-        lt->head_end = lt->n;
-    if ((lt->due && !latest) || lt->n <= lt->seg)
+    if (lt->n <= lt->seg)
         return;
     lt->due = true;
     lt->due_n = lt->n;
     lt->due_next = obs_thread_next_index();
     lt->due_t = now;
-}
-
-/* A resume: the forward goes on, found where it ends. */
-static void layer_read_undone(struct layer_track *lt)
-{
-    lt->due = false;
 }
 
 /* The forward the read ended: it did (its layers, as at the read). */
@@ -1092,38 +1159,44 @@ static void layer_due_run(struct layer_track *lt)
         layer_analyse_due(lt);
 }
 
-/* Whether k ran in the instance before its first token read. */
-static bool ran_in_head(const struct layer_track *lt, uint32_t k)
+/* The structure's question to the layer tracker: has the forward that
+ * began `since` launches ago in the current instance run its whole stack?
+ * Yes when the live template closed its last layer within those launches;
+ * else the layer finder, on those launches, must find at least as many
+ * layers as the thread's forwards have (3 before any was found: the
+ * finder's least) and the last of them must end before the last launch.
+ * Returns the launches from the forward's start to right after its stack,
+ * 0: not over. Asked only at an embedding lookup that may begin the next
+ * forward, and where no template answers (off the launch path). */
+#define STACK_LAYERS_MIN 3u
+static uint32_t layer_stack_end(struct layer_track *lt, uint32_t since)
 {
-    uint32_t i, end = lt->head_end < lt->n ? lt->head_end : lt->n;
-    for (i = 0; i < end; i++)
-        if (lt->names[i] == k)
-            return true;
-    return false;
+    uint32_t from, n, want;
+    struct obs_layer_found f;
+    if (lt == NULL)
+        return since > 0 ? since : 1; /* no tracker: every lookup may begin a forward */
+    n = lt->n;
+    from = n > since ? n - since : 0;
+    if (from < lt->seg)
+        from = lt->seg;
+    if (lt->closed_at > from)
+        return lt->closed_at - from;
+    want = lt->pass_layers > STACK_LAYERS_MIN ? lt->pass_layers : STACK_LAYERS_MIN;
+    if (n - from < want)
+        return 0;
+    f = obs_layers_find(lt->names + from, n - from, UINT32_MAX, &lt->work, lt->cuts, LAYER_CUTS_MAX);
+    if (f.layers < want || lt->cuts[f.layers - 1].last + 1 >= n - from)
+        return 0;
+    return lt->cuts[f.layers - 1].last + 1;
 }
 
-/* Whether, the first time k1 ran before the instance's first token read,
- * k2 ran right after it: a forward opening as the current one did (a
- * kernel that also runs later in a forward, as a GEMM does in attention,
- * a dense MLP and every expert, is judged by its first run only). */
-static bool opens_like_head(const struct layer_track *lt, uint32_t k1, uint32_t k2)
+/* Whether the thread's next launch is inside a layer of the live template
+ * (the last launch opened or continued one and no boundary closed it): the
+ * layer tracker's answer to the structure (a gather inside a mixture of
+ * experts' layer begins no forward). No template yet, or none kept: no. */
+static bool layer_inside(const struct layer_track *lt)
 {
-    uint32_t i, end = lt->head_end < lt->n ? lt->head_end : lt->n;
-    for (i = 0; i + 1 < end; i++)
-        if (lt->names[i] == k1)
-            return lt->names[i + 1] == k2;
-    return false;
-}
-
-/* The last launch stored (a deferred step's first) goes to the next instance. */
-static void layer_carry_last(struct layer_track *lt)
-{
-    if (lt->n == 0 || lt->n <= lt->seg || lt->carry)
-        return;
-    lt->n--;
-    lt->carry = true;
-    lt->carry_name = lt->names[lt->n];
-    lt->carry_index = lt->index[lt->n];
+    return lt != NULL && lt->layer1 != 0;
 }
 
 /* A graph's kernel nodes: see phase_engine.h. Live ranges are not
@@ -1131,14 +1204,27 @@ static void layer_carry_last(struct layer_track *lt)
  * the device with no host call to open a range at). */
 void obs_phase_graph_layers(struct obs_graph_walk *w)
 {
-    const struct phase_thread *p = phase_tls;
+    struct phase_thread *p = phase_tls;
     uint32_t hint = UINT32_MAX;
     struct obs_layer_found f;
     uint16_t *layer;
 
     /* set up by a recorded call already (the captured launches were): never set up from here, where the
      * settings may not be loaded yet */
-    if (atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1 || obs_cfg.layers_off)
+    if (atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
+        return;
+    if (p != NULL && engine.set.mode == OBS_PHASES_AUTO && !w->incomplete && !w->order_cut && w->norder > 0) {
+        /* a graph whose first kernel is the lookup the thread's current forward began with, no longer than
+         * what that forward has launched: the forward was its capture (its launches ran nothing), and the
+         * graph's first launch runs it (forward_begins) */
+        struct token_loop *t = &p->automatic.loop;
+        if (t->forwards && !t->graph_first && w->order[0] == t->fwd_opener && w->norder <= t->fwd_launches) {
+            t->forward_captured = true;
+            OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u capture kernel_nodes=%u forward_launches=%u opener=%u",
+                          obs_thread_id(), obs_tls.call_counter, w->norder, t->fwd_launches, t->fwd_opener);
+        }
+    }
+    if (obs_cfg.layers_off)
         return;
     if (w->incomplete || w->order_cut || w->norder == 0 || w->layer != NULL)
         return;
@@ -1168,23 +1254,14 @@ static __attribute__((noinline)) void layer_instance_changed(struct layer_track 
     if (lt->n > lt->seg)
         layer_analyse(lt, "instance-ended");
     lt->n = lt->seg = 0;
-    lt->head_end = UINT32_MAX;
     lt->anew = false;
     lt->gen = l->gen;
     lt->top = l->top;
     lt->raw_step = l->step;
     lt->step = l->top == OBS_PHASE_DECODE ? l->step : OBS_NO_STEP;
     lt->live = l->top != OBS_PHASE_NONE && lt->tpl_known[kind] ? &lt->tpl[kind] : NULL;
-    lt->next_bound = lt->occ = lt->layer1 = lt->live_n = 0;
+    lt->next_bound = lt->occ = lt->layer1 = lt->live_n = lt->closed_at = 0;
     lt->next_name = lt->live != NULL && lt->live->n > 0 ? lt->live->b[0].name : NO_BOUND_NAME;
-    if (lt->carry) { /* a deferred step's first launch, stored before its step opened */
-        lt->carry = false;
-        if (lt->carry_name == lt->next_name)
-            layer_bound_seen(lt);
-        lt->names[0] = lt->carry_name;
-        lt->index[0] = lt->carry_index;
-        lt->n = 1;
-    }
 }
 
 /* A launch of the next boundary's kernel: the boundary when it is the
@@ -1199,6 +1276,8 @@ static inline void layer_bound_seen(struct layer_track *lt)
     if (b->layer1 != 0 && lt->live_n < LAYER_CUTS_MAX)
         lt->live_first[lt->live_n++] = lt->n - lt->seg + 1; /* within the forward being followed */
     lt->next_name = ++lt->next_bound < lt->live->n ? b[1].name : NO_BOUND_NAME;
+    if (b->layer1 == 0 && lt->next_bound >= lt->live->n)
+        lt->closed_at = lt->n; /* the stack the template follows is over */
 }
 
 /* A step opens, or a generation is taken back: the next launch begins a new
@@ -1227,7 +1306,7 @@ static inline uint32_t layer_launch(struct layer_track *lt, const struct logic *
     lt->names[n] = name; /* past the cap: into the spare slot, not counted */
     lt->index[n] = obs_thread_next_index(); /* its CALL record's, unless ranges move (layer_launch_moved) */
     lt->n = n + (n < LAYER_SPAN_CAP);
-    return lt->layer1;
+    return lt->emit ? lt->layer1 : 0;
 }
 
 /* After the launch's ranges moved (PHASE records written before its CALL): its record index. */
@@ -1399,17 +1478,17 @@ static bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool grap
     return false;
 }
 
-/* Shape (b): does this iteration begin a new prompt? Asked only where a
- * prompt may begin: after a token read. One signal is enough: graph replay
- * stopped and eager launches resumed; more bytes copied in than 4x the most
- * a decode step did (any, where steps copy none); a memset before the
- * first launch where decode steps had none (llama.cpp clears its KV cache
- * between conversations); a first launch 4x the size of the decode steps'
- * first launch. Before any decode step was seen (a prompt with no decode
- * steps, or the thread's first), a copy in of at least a quarter of the
- * last prompt's, or, where that copied none, the same first kernel at
- * least a quarter of its size. The size signals are not used in a thread
- * whose forwards read inside (resume_forward). */
+/* Shape (b): does this iteration, or this forward, begin a new prompt?
+ * One signal is enough: graph replay stopped (a forward eager after graph
+ * ones); more bytes copied in since the last forward began than 4x the
+ * most a decode step did (any, where steps copy none); a memset before the
+ * iteration's first launch where decode steps had none (llama.cpp clears
+ * its KV cache between conversations); a forward whose lookup is 4x the
+ * size of the decode steps'. Before any decode step was seen (a prompt with
+ * no decode steps, or the thread's first), a copy in of at least a quarter
+ * of the last prompt's, or, where that copied none, a forward with the same
+ * lookup at least a quarter of its size. The size signals are asked at a
+ * forward's start only (an iteration's first launch is no lookup). */
 enum prompt_signal {
     PROMPT_NO = 0,
     PROMPT_GRAPH_REPLAY_STOPPED,
@@ -1427,24 +1506,22 @@ static const char *const prompt_signal_names[] = {"none",
                                                   "copy-in-quarter-of-last-prompt",
                                                   "first-kernel-quarter-of-last-prompt"};
 
-static enum prompt_signal new_prompt(const struct token_loop *t, const struct iteration_start *s)
+static enum prompt_signal new_prompt(const struct token_loop *t, const struct iteration_start *s, bool at_forward)
 {
-    if (t->prev_graph_first && !s->graph)
+    if (at_forward && t->prev_graph_first && !s->graph)
         return PROMPT_GRAPH_REPLAY_STOPPED;
     if (t->decode_seen) {
         if (s->htod > 0 && s->htod / PROMPT_RATIO >= t->decode_htod_max && s->htod > t->decode_htod_max)
             return PROMPT_COPY_IN_OVER_STEPS;
         if (s->memset && !t->decode_memset)
             return PROMPT_MEMSET_BEFORE_PROMPT;
-        /* in a thread whose forwards read inside (resume_forward), a large launch after a read is the
-         * forward's own (an expert's GEMM with many tokens routed to it): size alone tells no prompt there */
-        return !s->graph && !t->midreads && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
+        return at_forward && !s->graph && t->decode_threads > 0 && s->threads / PROMPT_RATIO >= t->decode_threads
                    ? PROMPT_FIRST_LAUNCH_OVER_STEPS
                    : PROMPT_NO;
     }
     if (t->prompt.htod > 0)
         return s->htod > 0 && s->htod * PROMPT_RATIO >= t->prompt.htod ? PROMPT_COPY_IN_LIKE_LAST_PROMPT : PROMPT_NO;
-    return !s->graph && !t->midreads && s->name == t->prompt.name && t->prompt.threads > 0 &&
+    return at_forward && !s->graph && s->name == t->prompt.name && t->prompt.threads > 0 &&
                    s->threads * PROMPT_RATIO >= t->prompt.threads && s->threads > 0
                ? PROMPT_FIRST_KERNEL_LIKE_LAST_PROMPT
                : PROMPT_NO;
@@ -1467,52 +1544,28 @@ static bool smaller_look(const struct iteration_look *a, const struct iteration_
            (b->threads < a->threads || (b->threads == a->threads && b->htod < a->htod));
 }
 
-static bool kernel_seen(const struct auto_state *a, uint32_t name)
-{
-    return a->seen == NULL || name >= CLASS_CACHE || (a->seen[name >> 3] & (1u << (name & 7))) != 0;
-}
-
-/* Shape (b): after a token read, is this iteration the work that follows
- * the read (a stopping check, the next inputs prepared) rather than the
- * next step? Its first kernel is one the thread first ran right after a
- * token read: a kernel never launched before (learned then), or one
- * learned so. A decode step runs the model again, whose kernels the prompt
- * ran. */
-enum post_signal { POST_NO = 0, POST_NEW_KERNEL, POST_LEARNED_KERNEL };
-static const char *const post_signal_names[] = {"none", "kernel-first-seen-after-token-read",
-                                                "post-token-kernel"};
-
-static enum post_signal post_token(struct auto_state *a, const struct iteration_start *s)
-{
-    struct token_loop *t = &a->loop;
-    unsigned i;
-    if (s->graph)
-        return POST_NO;
-    for (i = 0; i < t->post_n; i++)
-        if (t->post[i] == s->name)
-            return POST_LEARNED_KERNEL;
-    if (kernel_seen(a, s->name) || t->post_n == POST_NAMES)
-        return POST_NO;
-    t->post[t->post_n++] = s->name;
-    return POST_NEW_KERNEL;
-}
-
 /* Take the labels off the thread's records [first, now) in the trace: a
  * RELABEL of no phase (what looked like a generation was a warm-up). */
-static void unlabel_since(uint64_t first)
-{
-    uint64_t next = obs_thread_next_index();
-    struct range none = {OBS_PHASE_NONE, OBS_NO_STEP, 0, 0, 0};
-    if (first != UINT64_MAX && next != UINT64_MAX && next > first)
-        write_phase(OBS_PHASE_RELABEL, &none, first, next - 1);
-}
-
-/* Take the labels off the thread's records [first, end). */
+/* Take the labels off the thread's records [first, end), their layers
+ * with them: those written (a LAYER record of none over them) and those
+ * an analysis still due would write (write_layer leaves them out). */
 static void unlabel_span(uint64_t first, uint64_t end)
 {
     struct range none = {OBS_PHASE_NONE, OBS_NO_STEP, 0, 0, 0};
-    if (first != UINT64_MAX && end != UINT64_MAX && end > first)
-        write_phase(OBS_PHASE_RELABEL, &none, first, end - 1);
+    struct layer_track *lt = phase_tls != NULL ? phase_tls->layers : NULL;
+    if (first == UINT64_MAX || end == UINT64_MAX || end <= first)
+        return;
+    write_phase(OBS_PHASE_RELABEL, &none, first, end - 1);
+    if (lt != NULL) {
+        write_layer(lt, OBS_NO_LAYER, 0, 0, first, end - 1, obs_now_ns());
+        lt->void_first = first;
+        lt->void_end = end;
+    }
+}
+
+static void unlabel_since(uint64_t first)
+{
+    unlabel_span(first, obs_thread_next_index());
 }
 
 /* The trace's labels of the thread's records [first, now) become r's. */
@@ -1536,31 +1589,113 @@ static void forget_window(struct token_loop *t)
  * in the trace (a RELABEL: live they were outside every range), except in
  * the thread's first generation, where they cannot be told from the
  * model's own set-up copies. */
-static void start_generation(struct logic *l, struct auto_state *a, const struct iteration_start *s, uint8_t origin)
+/* A generation's last step ends before the iteration the next step's
+ * forward would have begun in (numbered as in the step before it) when no
+ * forward began there: Hugging Face's output sliced after generate()
+ * returned, a detokeniser's torch.cat and .tolist() after the loop, are
+ * the program's own work, not the step's. Where a new prompt's forward
+ * begins in that iteration, the iteration was the prompt's input
+ * preparation: it becomes the new generation's (start_generation). Called
+ * where the generation ends (the next one begins, the thread ends) with
+ * the end of what comes off; returns where that iteration began, or
+ * UINT64_MAX. */
+static uint64_t last_step_ends(struct logic *l, struct phase_thread *p, uint64_t end, bool at_forward)
 {
+    struct auto_state *a = &p->automatic;
+    uint64_t from = a->excess_index, prep = UINT64_MAX;
+    a->excess_index = UINT64_MAX;
+    a->loop.step_iters = 0;
+    a->loop.step_output_read = false;
+    if (!a->loop.forwards && a->loop.copied && l->top == OBS_PHASE_DECODE && !a->loop.step_read &&
+        a->step_first_index != UINT64_MAX && a->step_first_index < end) {
+        /* a thread whose steps end in their reads (no forward seen, copies: its steps open after token reads):
+         * a last step that read nothing was none (a set-up's fills after one .item(), on another thread than
+         * a serving loop's) */
+        /* its only step: the generation was one read after set-up work, none (its prompt read one value) */
+        uint64_t from_index = a->loop.gen_steps == 1 && a->gen_first_index != UINT64_MAX ? a->gen_first_index
+                                                                                      : a->step_first_index;
+        unlabel_span(from_index, end);
+        LOG_DECISION(l, "not-a-step", "read-nothing-in-a-thread-whose-steps-end-in-reads",
+                     " steps=%u unlabelled_from_record=%llu", a->loop.gen_steps, (unsigned long long)from_index);
+        a->step_first_index = UINT64_MAX;
+        return UINT64_MAX;
+    }
+    if (from == UINT64_MAX || l->top != OBS_PHASE_DECODE)
+        return UINT64_MAX;
+    if (at_forward) {
+        /* the current iteration, with the copies in before it, prepared the new prompt */
+        prep = a->iter_window_index != UINT64_MAX ? a->iter_window_index : a->iter_first_index;
+        if (from >= a->iter_first_index)
+            return prep;
+        end = prep;
+    }
+    if (from < end) {
+        unlabel_span(from, end);
+        LOG_DECISION(l, "not-a-step", "no-forward-where-the-next-step-begins",
+                     " iteration=%u unlabelled_from_record=%llu", a->loop.step_iters_usual, (unsigned long long)from);
+    }
+    return prep;
+}
+
+static void start_generation(struct logic *l, struct phase_thread *p, const struct iteration_start *s, uint8_t origin,
+                             bool at_forward)
+{
+    struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     bool first = !l->started;
-    if (t->missed_index != UINT64_MAX) /* the forward did not go on: that iteration was none of it */
-        unlabel_span(t->missed_index, t->missed_end);
+    uint64_t prep = UINT64_MAX;
+    if (!first)
+        prep = last_step_ends(l, p, t->window_first_index != UINT64_MAX ? t->window_first_index : obs_thread_next_index(),
+                              at_forward);
+    if (!first && l->gen == 0 && !t->read_since_start && a->thread_first_index != UINT64_MAX) {
+        /* the thread's generation 0 read nothing back, and the next prompt's input came in: it was a
+         * warm-up (forwards run before a decode step is captured into a graph, after the weights came in);
+         * its labels come off in the trace, and this is generation 0 */
+        uint64_t end = t->window_first_index != UINT64_MAX ? t->window_first_index : obs_thread_next_index();
+        unlabel_span(a->thread_first_index, end);
+        LOG_DECISION(l, "warm-up", "generation-0-read-nothing-back", " unlabelled_from_record=%llu",
+                     (unsigned long long)a->thread_first_index);
+        l->started = false;
+        first = true;
+        t->decode_seen = false;
+        t->decode_htod_max = t->decode_threads = 0;
+        t->decode_memset = false;
+        t->fwd_min[0] = t->fwd_min[1] = 0;
+    }
     t->prev_prompt = t->prompt;
     t->prev_origin = t->origin;
+    if (!first && t->gen_steps == 0 && t->gen_forwards == 1 && t->prompt.htod > 0 && t->gen_token_reads > 0 &&
+        t->last_read_bytes < t->prompt.htod) {
+        /* a generation of one forward, its inputs copied in, fewer bytes read back (sampled ids, not a host
+         * sampler's logits: ggml's prompt chunks read theirs) */
+        t->single_run++;
+        if (t->prompt.threads > t->single_max_threads)
+            t->single_max_threads = t->prompt.threads;
+    } else {
+        t->single_run = 0;
+        t->single_max_threads = 0;
+    }
     t->prev_gen_steps = t->gen_steps;
     t->prev_gen_iterations = t->gen_iterations;
     t->prev_gen_token_reads = t->gen_token_reads;
     a->prev_gen_first_index = a->gen_first_index;
     new_generation(l);
+    layer_instance_anew(p);
     t->gen_token_read = false;
     t->token_pending = false;
     t->prompt = look_of(s);
     t->origin = origin;
-    t->gen_iterations = t->gen_token_reads = t->gen_steps = 0;
-    t->steps_like_prompt = t->steps_alike = true;
+    t->gen_iterations = t->gen_token_reads = t->gen_steps = t->gen_forwards = 0;
+    t->steps_unread_before = t->steps_unread;
+    t->steps_like_prompt = true;
     a->gen_first_index = UINT64_MAX;
     a->marks |= MARK_GEN | (first ? MARK_THREAD : 0u);
-    if (!first && t->window_first_index != UINT64_MAX) {
+    if (prep == UINT64_MAX)
+        prep = t->window_first_index;
+    if (!first && prep != UINT64_MAX) {
         struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
-        relabel_since(t->window_first_index, &prefill);
-        a->gen_first_index = t->window_first_index;
+        relabel_since(prep, &prefill);
+        a->gen_first_index = prep;
         a->marks &= (uint8_t)~MARK_GEN;
     }
 }
@@ -1583,21 +1718,22 @@ static uint64_t launch_threads(const struct obs_rec_call *r)
 
 /* ---- the decision log, automatic mode's lines ------------------------------------------------ */
 
-/* Level 3: what an iteration's first launch brings, before the decision. */
-static __attribute__((cold)) void log_iteration(const struct phase_thread *p, const struct iteration_start *s)
+/* Level 3: what an iteration's first launch, or a forward's, brings before the decision. */
+static __attribute__((cold)) void log_iteration(const struct phase_thread *p, const struct iteration_start *s,
+                                                bool forward)
 {
     const struct token_loop *t = &p->automatic.loop;
     obs_debug_write(OBS_DBG_PHASES,
-                    "tid=%u call=%u iteration name=%u threads=%llu htod=%llu memset=%d graph=%d prev_graph=%d "
-                    "token_pending=%d token_read_gen=%d token_read_ever=%d copied=%d seen=%d decode_seen=%d "
-                    "steps_threads=%llu steps_htod_max=%llu prompt_name=%u prompt_threads=%llu prompt_htod=%llu "
-                    "gen_steps=%u top=%s",
-                    obs_thread_id(), obs_tls.call_counter, s->name, (unsigned long long)s->threads,
-                    (unsigned long long)s->htod, s->memset, s->graph, t->graph_first, t->token_pending,
-                    t->gen_token_read, t->ever_token_read, t->copied, s->graph || kernel_seen(&p->automatic, s->name),
-                    t->decode_seen, (unsigned long long)t->decode_threads, (unsigned long long)t->decode_htod_max,
-                    t->prompt.name, (unsigned long long)t->prompt.threads, (unsigned long long)t->prompt.htod,
-                    t->gen_steps, phase_names[p->logic.top & 3]);
+                    "tid=%u call=%u %s name=%u threads=%llu htod=%llu memset=%d graph=%d prev_graph=%d "
+                    "token_pending=%d token_read_gen=%d token_read_fwd=%d reads_tokens=%d copied=%d forwards=%d "
+                    "decode_seen=%d steps_threads=%llu steps_htod_max=%llu prompt_name=%u prompt_threads=%llu "
+                    "prompt_htod=%llu gen_forwards=%u gen_steps=%u top=%s",
+                    obs_thread_id(), obs_tls.call_counter, forward ? "forward" : "iteration", s->name,
+                    (unsigned long long)s->threads, (unsigned long long)s->htod, s->memset, s->graph,
+                    t->prev_graph_first, t->token_pending, t->gen_token_read, t->fwd_token_read, t->reads_tokens,
+                    t->copied, t->forwards, t->decode_seen, (unsigned long long)t->decode_threads,
+                    (unsigned long long)t->decode_htod_max, t->prompt.name, (unsigned long long)t->prompt.threads,
+                    (unsigned long long)t->prompt.htod, t->gen_forwards, t->gen_steps, phase_names[p->logic.top & 3]);
 }
 
 /* The numbers a new_prompt signal compared. */
@@ -1679,7 +1815,7 @@ static const char *const chunk_signal_names[] = {"none", "steps-looked-like-the-
 
 static enum chunk_signal chunks_not_steps(const struct token_loop *t, const struct iteration_look *s)
 {
-    if (t->gen_steps == 0)
+    if (t->gen_steps == 0 || s->htod == 0) /* a loop that feeds each evaluation (ggml): this one copied in */
         return CHUNK_NO;
     if (t->steps_like_prompt && smaller_look(&t->prompt, s))
         return CHUNK_STEPS_LIKE_PROMPT;
@@ -1688,13 +1824,44 @@ static enum chunk_signal chunks_not_steps(const struct token_loop *t, const stru
     return CHUNK_NO;
 }
 
+static bool read_after_stack(struct phase_thread *p);
+
+/* A prompt's next chunk begins in the same instance: the layers of the
+ * forward before are found now, and the next one is followed from here. */
+static void layer_forward_ended(struct phase_thread *p)
+{
+    if (p->layers != NULL && p->layers->n > p->layers->seg)
+        layer_analyse(p->layers, "forward");
+}
+
+static void enter_serving(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because);
+
 static void open_step_now(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
-    layer_instance_anew(p);
     struct iteration_look look = look_of(s);
     enum chunk_signal chunk = l->top == OBS_PHASE_DECODE ? chunks_not_steps(t, &look) : CHUNK_NO;
+    if (chunk == CHUNK_NO && l->top == OBS_PHASE_DECODE && t->gen_steps >= 2 && t->forwards && !look.graph &&
+        look.htod > 0 && t->last_read_bytes < look.htod && t->step_threads_last != 0 &&
+        look.threads != t->step_threads_last) {
+        /* a decode step fed from the host that reads back sampled ids (fewer bytes than it copies in; a host
+         * sampler reads logits), whose batch is not the step before's: requests joined or left; a generation's
+         * steps keep their batch (finished sequences stay, padded) */
+        enter_serving(l, p, s, "a-decode-step-whose-batch-changed");
+        return;
+    }
+    if (!look.graph)
+        t->step_threads_last = look.threads;
+    if (l->top == OBS_PHASE_DECODE && (t->step_output_read || read_after_stack(p)))
+        t->step_iters_usual = t->step_iters + (t->iter_begun_here ? 1u : 0u);
+    t->step_iters = 0;
+    t->step_output_read = false;
+    t->step_read = false;
+    t->step_opened_here = true;
+    a->marks |= MARK_STEP;
+    a->excess_index = UINT64_MAX;
+    layer_instance_anew(p);
     t->token_pending = false;
     if (chunk != CHUNK_NO) {
         struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
@@ -1712,9 +1879,9 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
     }
     if (l->top != OBS_PHASE_DECODE) {
         enter_decode(l, 0);
+        t->step0_before_token = !t->gen_token_read;
         t->step0 = look;
         t->steps_like_prompt = same_look(&t->prompt, &look);
-        t->steps_alike = true;
         a->step0_index = UINT64_MAX;
         a->marks |= MARK_STEP0;
         LOG_DECISION(l, "decode-starts", because,
@@ -1725,7 +1892,6 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
     } else {
         l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
         t->steps_like_prompt = t->steps_like_prompt && same_look(&t->prompt, &look);
-        t->steps_alike = t->steps_alike && same_look(&t->step0, &look);
         LOG_DECISION(l, "step", because, " threads=%llu htod=%llu graph=%d read_bytes=%llu",
                      (unsigned long long)s->threads, (unsigned long long)s->htod, s->graph,
                      (unsigned long long)t->last_read_bytes);
@@ -1734,171 +1900,24 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
     remember_step(t, &look);
 }
 
-/* Learn the kernel steps open with: the first launch of a step that
- * opened at its iteration's first launch, twice in a row the same. */
-static void learn_opener(struct token_loop *t, const struct iteration_start *s)
-{
-    if (s->graph || t->opener_known || !t->ever_token_read)
-        return;
-    if (s->name != t->opener_candidate) {
-        t->opener_candidate = s->name;
-        return;
-    }
-    t->opener = s->name;
-    t->opener_known = true;
-    OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u opener-learned name=%u because=two-steps-in-a-row-opened-with-it",
-                  obs_thread_id(), obs_tls.call_counter, s->name);
-}
-
-/* Shape (b): the next step opens in this iteration. Where the thread's
- * steps open with a known kernel and this iteration begins with another
- * (Hugging Face's next inputs prepared by kernels before the next forward,
- * with a padded batch), the step opens at that kernel's launch; the
- * launches before it stay in the phase they are in (the framework's step
- * ends where its next forward begins). */
-static void open_step(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
-{
-    struct token_loop *t = &p->automatic.loop;
-    if (!s->graph && t->ever_token_read && t->opener_known && s->name != t->opener) {
-        t->token_pending = false;
-        t->opener_wait = true;
-        t->per_launch_work = true;
-        t->wait_start = *s;
-        t->wait_follows_post = t->last_was_post;
-        p->automatic.marks |= MARK_ITER;
-        LOG_DECISION(l, "step-opens-at-opener", "learned-opener-kernel", " name=%u opener=%u", s->name, t->opener);
-        return;
-    }
-    open_step_now(l, p, s, "token-read");
-    learn_opener(t, s);
-}
-
-/* Launches of an iteration waiting for the step's opener kernel. */
-static __attribute__((noinline)) void await_opener(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec)
-{
-    struct token_loop *t = &p->automatic.loop;
-    struct iteration_start s = t->wait_start;
-    if (name != t->opener)
-        return;
-    t->opener_wait = false;
-    s.name = name;
-    s.threads = launch_threads(rec);
-    s.htod = 0;
-    s.memset = false;
-    open_step_now(&p->logic, p, &s, "opener-kernel");
-}
-
-/* Forwards that read from the device in their middle (Hugging Face's eager
- * MoE experts loop: in every MoE layer nonzero() reads a count back, .item()
- * an expert id, each a copy of 4 or 8 bytes and a sync, just like a token
- * read). What follows such a read is the rest of the forward, not the next
- * step: its first kernel ran in this forward already, and not as the
- * forward opened. Told two ways:
- * - while the thread's steps have no known opener, a step that would open
- *   after a token read at a kernel the current instance ran before its first
- *   token read, but not as its first launch, waits for its second launch
- *   (defer_opening): it opens (at its first launch, relabelled in the trace)
- *   when, the first time its kernel ran before that read, the second's came
- *   right after it, as a forward opens; otherwise the forward resumes, and
- *   the thread is known to read inside its forwards (midreads);
- * - in such a thread, until its steps' opener is known, a kernel that
- *   resumed a forward once resumes it again; once it is known, an
- *   iteration after a read that lacks the opener is the forward's rest
- *   (opener_missed; Hugging Face's padded batch prepares its inputs and
- *   then launches the opener in one iteration: the step opens there).
- * A resume takes the read back (it was no token read): the phase and step
- * go on, and the forward's layers are found when it ends. */
-static bool resumed_before(const struct auto_state *a, uint32_t name)
-{
-    return a->resumed != NULL && name < CLASS_CACHE && (a->resumed[name >> 3] & (1u << (name & 7))) != 0;
-}
-
-static void resume_forward(struct phase_thread *p, uint32_t name, const char *because)
+/* The generation read its first token after forwards that opened decode
+ * steps before it (a thread's first prompt in chunks, before the thread is
+ * known to read a token per step; a later prompt's last chunk of one token,
+ * after the stop check's flag read): those forwards were its prompt's
+ * chunks. They join the PREFILL in the trace (a RELABEL; live they carried
+ * step ranges), and the forward that begins now opens step 0. */
+static void steps_were_chunks(struct logic *l, struct phase_thread *p)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
-    t->midreads = true;
-    if (a->resumed != NULL && name < CLASS_CACHE)
-        a->resumed[name >> 3] |= (uint8_t)(1u << (name & 7));
-    t->token_pending = false;
-    t->gen_token_read = t->before_read.gen_token_read;
-    t->ever_token_read = t->before_read.ever_token_read;
-    t->gen_token_reads = t->before_read.gen_token_reads;
-    t->last_read_bytes = t->before_read.last_read_bytes;
-    if (p->layers != NULL)
-        layer_read_undone(p->layers); /* the forward goes on: its layers are found where it ends */
-    LOG_DECISION(&p->logic, "forward-resumes", because, " name=%u", name);
-}
-
-static bool defer_opening(struct phase_thread *p, const struct iteration_start *s)
-{
-    struct auto_state *a = &p->automatic;
-    struct token_loop *t = &a->loop;
-    const struct layer_track *lt = p->layers;
-    if (s->graph || t->opener_known || !t->ever_token_read || lt == NULL || lt->head_end == UINT32_MAX ||
-        lt->head_end < 2 || lt->names[0] == s->name || !ran_in_head(lt, s->name))
-        return false; /* the kernel that opened the instance opens the next at once; one the forward did not run
-                       * before its read: a step */
-    t->defer = true;
-    t->defer_start = *s;
-    t->per_launch_work = true;
-    a->marks |= MARK_DEFER;
-    a->defer_index = UINT64_MAX;
-    LOG_DECISION(&p->logic, "step-opening-deferred", "no-known-opener", " name=%u", s->name);
-    return true;
-}
-
-/* The deferred step's second launch (NO_BOUND_NAME: a delimiter came first). */
-static void defer_resolve(struct phase_thread *p, uint32_t second)
-{
-    struct auto_state *a = &p->automatic;
-    struct token_loop *t = &a->loop;
-    struct logic *l = &p->logic;
-    struct range want[5];
-    uint64_t from = a->defer_index;
-    unsigned n;
-    t->defer = false;
-    a->marks &= (uint8_t)~MARK_DEFER;
-    if (second != NO_BOUND_NAME && !opens_like_head(p->layers, t->defer_start.name, second)) {
-        resume_forward(p, t->defer_start.name, "second-launch-not-as-the-forward-opened");
-        return;
-    }
-    layer_carry_last(p->layers);
-    open_step(l, p, &t->defer_start); /* no known opener: it opens now */
-    if (a->marks & MARK_STEP0) {
-        a->step0_index = from;
-        a->marks &= (uint8_t)~MARK_STEP0;
-    }
-    n = wanted(l, false, false, want);
-    if (n > 0)
-        relabel_since(from, &want[n - 1]);
-    LOG_DECISION(l, "step-opened-at-its-first-launch", "second-launch-as-the-forward-opened",
-                 " name=%u second=%u relabelled_from_record=%llu", t->defer_start.name, second,
-                 (unsigned long long)from);
-}
-
-/* The iteration ended without the opener: it was no step (Hugging Face's
- * output copied out after generate() returned). Its labels come off in the
- * trace (live it carried the step it followed); the thread's steps no
- * longer have a known opener, and the next iteration may still open one. */
-static void opener_missed(struct phase_thread *p)
-{
-    struct auto_state *a = &p->automatic;
-    struct token_loop *t = &a->loop;
-    if (t->midreads) { /* in a thread whose forwards read: the rest of the forward, unless nothing follows */
-        t->opener_wait = false;
-        t->missed_index = t->wait_follows_post ? a->iter_index : UINT64_MAX;
-        t->missed_end = obs_thread_next_index();
-        resume_forward(p, t->wait_start.name, "opener-kernel-missing-in-a-forward-that-reads");
-        return;
-    }
-    t->opener_wait = false;
-    t->opener_known = false;
-    t->opener_candidate = 0;
-    t->token_pending = true;
-    unlabel_since(a->iter_index);
-    LOG_DECISION(&p->logic, "not-a-step", "opener-kernel-missing", " opener=%u unlabelled_from_record=%llu",
-                 t->opener, (unsigned long long)a->iter_index);
+    struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
+    relabel_since(a->step0_index, &prefill);
+    t->steps_unread = t->steps_unread_before; /* they were no steps */
+    LOG_DECISION(l, "prompt-chunks", "steps-before-the-first-token-read", " steps=%u relabelled_from_record=%llu",
+                 t->gen_steps, (unsigned long long)a->step0_index);
+    l->top = OBS_PHASE_PREFILL;
+    l->step = OBS_NO_STEP;
+    t->gen_steps = 0;
 }
 
 /* Shape (b): the generation that began at the last token read was not
@@ -1936,10 +1955,10 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
                                        enum rejoin_signal how)
 {
     struct auto_state *a = &p->automatic;
-    layer_instance_anew(p);
     struct token_loop *t = &a->loop;
     struct range label;
     uint64_t from = a->gen_first_index;
+    layer_instance_anew(p);
     struct iteration_look was = t->prompt;
     l->gen--;
     if (how == REJOIN_AS_STEP)
@@ -1963,71 +1982,248 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
         enter_decode(l, 0);
         t->step0 = was;
         t->steps_like_prompt = same_look(&t->prompt, &t->step0);
-        t->steps_alike = true;
         t->gen_steps = 1;
         a->step0_index = from;
         a->marks &= (uint8_t)~MARK_STEP0;
         remember_step(t, &t->step0);
     }
-    open_step(l, p, s);
+    open_step_now(l, p, s, t->forwards ? "forward" : "token-read");
 }
 
 /* Automatic mode, shape (b) (and the guess used while shape (a) is being
- * learned): the launches between two host delimiters are an iteration. A
- * generation's iterations up to its first token read are its PREFILL; after
- * a token read, the next iteration is a new prompt (a signal of new_prompt),
- * work that follows the read (post_token), or the next decode step, whose
- * later iterations up to its token read are the step's. */
-static __attribute__((noinline)) void step_iterations(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+ * learned): the structure of a thread's launches (docs/phases.md,
+ * "Forwards"). A *forward* of the model begins at its embedding lookup, or
+ * at a graph launch; the launches between two host delimiters are an
+ * *iteration*. A generation begins at an iteration (its input
+ * preparation), or at a forward where only the forward tells; its first
+ * forward is its prompt's, and every later forward the next decode step,
+ * but for a prompt in chunks: in a thread whose steps follow token reads,
+ * a forward with no token read since the last one is the prompt's next
+ * chunk. A thread in which no forward was seen yet opens its steps at the
+ * first launch after a token read (as before issue 34). */
+/* Whether the current forward has run as many launches as its kind's
+ * shortest whole forward, less a quarter: inside a forward (Gemma 2's
+ * sliding-window layers copy 8 bytes in), what comes in is the forward's
+ * own, not the next prompt's. */
+#define FORWARD_RAN_SHARE 4u
+static bool forward_ran(const struct token_loop *t, const struct logic *l)
+{
+    uint32_t least = t->fwd_min[l->top == OBS_PHASE_DECODE ? 1 : 0];
+    return t->graph_first || least == 0 || t->fwd_launches >= least - least / FORWARD_RAN_SHARE;
+}
+
+static void steps_were_chunks(struct logic *l, struct phase_thread *p);
+
+static void iteration_begins(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     enum prompt_signal prompt;
-    enum post_signal post;
     enum rejoin_signal rejoin;
-    bool is_post = false;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
-        log_iteration(p, s);
-    if (!l->started) {
-        start_generation(l, a, s, ORIGIN_OTHER);
+        log_iteration(p, s, false);
+    if (t->serving) {
+        /* a serving loop's iterations begin at their forwards; an idle gap begins a generation there */
+        if (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns)
+            t->serving_new_gen = true;
+    } else if (!l->started) {
+        start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
                      (unsigned long long)s->htod);
     } else if (p->after_delimiter && s->now - p->delimiter_t > engine.set.gen_gap_ns) {
-        start_generation(l, a, s, ORIGIN_OTHER);
+        start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
                      (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
                      (unsigned long long)(engine.set.gen_gap_ns / 1000000u));
-    } else if (t->token_pending && t->midreads && !t->opener_known && !s->graph && resumed_before(a, s->name)) {
-        resume_forward(p, s->name, "kernel-resumed-a-forward-before");
+    } else if (l->top == OBS_PHASE_NONE) {
+        start_generation(l, p, s, ORIGIN_OTHER, false);
+        LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
+    } else if (t->forwards) {
+        /* a forward thread: what came in since the last forward may begin the next prompt here, before its
+         * forward (its input preparation); a generation begun at the last token read may have been the
+         * previous one's step (rejoin) */
+        if (t->gen_forwards > 0 && forward_ran(t, l)) {
+            if (t->token_pending && (rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
+                rejoin_previous_generation(l, p, s, rejoin);
+                t->opened_here = true;
+            } else if ((prompt = new_prompt(t, s, false)) != PROMPT_NO) {
+                char numbers[192] = "";
+                if (obs_debug_on(OBS_DBG_PHASES, 2))
+                    prompt_numbers(numbers, sizeof numbers, prompt, t, s);
+                start_generation(l, p, s, t->token_pending ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER, false);
+                LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
+            }
+        }
     } else if (!t->token_pending) {
         if (l->top == OBS_PHASE_PREFILL)
             LOG_DECISION(l, "prefill-continues", "no-token-read-yet", " threads=%llu prompt_threads=%llu",
                          (unsigned long long)s->threads, (unsigned long long)t->prompt.threads);
-        else if (l->top == OBS_PHASE_DECODE)
+        else
             LOG_DECISION(l, "step-continues", "no-token-read-since-it-began", " threads=%llu graph=%d",
                          (unsigned long long)s->threads, s->graph);
-        else {
-            start_generation(l, a, s, ORIGIN_OTHER);
-            LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
-        }
     } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
         rejoin_previous_generation(l, p, s, rejoin);
-    } else if ((prompt = new_prompt(t, s)) != PROMPT_NO) {
+    } else if ((prompt = new_prompt(t, s, true)) != PROMPT_NO) {
         char numbers[192] = "";
         if (obs_debug_on(OBS_DBG_PHASES, 2)) /* before start_generation replaces what it compared */
             prompt_numbers(numbers, sizeof numbers, prompt, t, s);
-        start_generation(l, a, s, ORIGIN_AT_TOKEN_READ);
+        start_generation(l, p, s, ORIGIN_AT_TOKEN_READ, false);
         LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
-    } else if (t->ever_token_read && (post = post_token(a, s)) != POST_NO) {
-        LOG_DECISION(l, "post-token-work", post_signal_names[post], " name=%u read_bytes=%llu", s->name,
-                     (unsigned long long)t->last_read_bytes);
-        is_post = true;
-    } else if (!defer_opening(p, s)) {
-        open_step(l, p, s);
+    } else {
+        open_step_now(l, p, s, "token-read");
     }
     t->gen_iterations++;
-    t->missed_index = UINT64_MAX;
-    t->last_was_post = is_post;
+}
+
+/* A serving loop: the thread's forwards are iterations over a changing
+ * batch (requests joining and leaving: transformers' generate_batch,
+ * vLLM, SGLang, TensorRT-LLM's in-flight batching), each one the range
+ * ITERATION/k of its own. Found at the first decode step whose batch
+ * changed (open_step_now); the forwards before it, as far as the ring of
+ * the last FWD_RING holds them, become the iterations 0, 1... of the
+ * generation the oldest of them began, in the trace (a RELABEL each; live
+ * they carried PREFILL and step ranges), and what came before the first
+ * of them none. From here each forward opens the next iteration. */
+static void enter_serving(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    uint32_t have = a->fwd_count < FWD_RING ? a->fwd_count : FWD_RING, j, first = 0, k = 0;
+    uint64_t next = obs_thread_next_index();
+    uint32_t gen = l->gen;
+    /* the ring's forwards of this thread's loop: those since its generation 0's first launch */
+    while (first < have &&
+           a->fwd_ring[(a->fwd_count - have + first) % FWD_RING].index < a->thread_first_index)
+        first++;
+    if (first < have) {
+        uint64_t begin = a->fwd_ring[(a->fwd_count - have + first) % FWD_RING].index;
+        gen = a->fwd_ring[(a->fwd_count - have + first) % FWD_RING].gen;
+        if (a->thread_first_index != UINT64_MAX && a->thread_first_index < begin)
+            unlabel_span(a->thread_first_index, begin); /* before the loop's first forward: no iteration */
+        for (j = first; j < have; j++, k++) {
+            uint64_t from = a->fwd_ring[(a->fwd_count - have + j) % FWD_RING].index;
+            uint64_t to = j + 1 < have ? a->fwd_ring[(a->fwd_count - have + j + 1) % FWD_RING].index : next;
+            struct range it = {OBS_PHASE_ITERATION, k, OBS_PHASE_ITER_NAME_BASE + k, gen, 0};
+            if (from != UINT64_MAX && to != UINT64_MAX && to > from)
+                write_phase(OBS_PHASE_RELABEL, &it, from, to - 1);
+        }
+    }
+    t->serving = true;
+    t->serving_new_gen = false;
+    layer_instance_anew(p);
+    l->started = true;
+    l->gen = gen;
+    l->top = OBS_PHASE_ITERATION;
+    l->step = k;
+    LOG_DECISION(l, "serving-loop", because,
+                 " threads=%llu last_step_threads=%llu largest_threads=%llu htod=%llu iterations_relabelled=%u",
+                 (unsigned long long)s->threads, (unsigned long long)t->step_threads_last,
+                 (unsigned long long)t->single_max_threads, (unsigned long long)s->htod, k);
+}
+
+/* A serving loop's next forward: its next iteration, or ITERATION/0 of a
+ * new generation after an idle gap. */
+static void serving_forward(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    layer_instance_anew(p);
+    if (!l->started || l->top != OBS_PHASE_ITERATION || p->automatic.loop.serving_new_gen) {
+        l->gen = l->started ? l->gen + 1 : 0;
+        l->started = true;
+        l->top = OBS_PHASE_ITERATION;
+        l->step = 0;
+        p->automatic.loop.serving_new_gen = false;
+    } else {
+        l->step++;
+    }
+    LOG_DECISION(l, "iteration-begins", "forward", " name=%u threads=%llu htod=%llu", s->name,
+                 (unsigned long long)s->threads, (unsigned long long)s->htod);
+}
+
+/* A forward begins at this launch (an embedding lookup, a forward's graph). */
+static void forward_begins(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    struct auto_state *a = &p->automatic;
+    struct token_loop *t = &a->loop;
+    enum prompt_signal prompt;
+    enum rejoin_signal rejoin;
+    bool first = !t->forwards;
+    unsigned kind = l->top == OBS_PHASE_DECODE ? 1u : 0u;
+    if (obs_debug_on(OBS_DBG_PHASES, 3))
+        log_iteration(p, s, true);
+    if (t->forwards && l->started && !t->graph_first && !t->forward_captured &&
+        (t->fwd_min[kind] == 0 || t->fwd_launches < t->fwd_min[kind]))
+        t->fwd_min[kind] = t->fwd_launches; /* the forward before this one, whole */
+    t->forwards = true;
+    if (first && l->started && l->top == OBS_PHASE_DECODE && t->gen_steps > 0)
+        LOG_DECISION(l, "forwards-found", "embedding-lookup", " name=%u", s->name); /* steps by reads until now */
+    if (t->serving) {
+        serving_forward(l, p, s);
+    } else if (t->forward_captured && s->graph && l->started) {
+        /* the forward before was this graph's capture: it ran nothing, this launch runs it; its step goes on */
+        LOG_DECISION(l, "capture-replayed", "graph-of-the-captured-forward", " name=%u", t->fwd_opener);
+    } else if (t->opened_here) {
+        /* the iteration this launch begins opened its step (a generation taken back): this forward is it */
+    } else if (!l->started || l->top == OBS_PHASE_NONE) {
+        start_generation(l, p, s, ORIGIN_OTHER, true);
+        LOG_DECISION(l, "new-generation", "first-forward", " name=%u threads=%llu", s->name,
+                     (unsigned long long)s->threads);
+    } else if (t->gen_forwards == 0) {
+        /* the prompt's first forward: the generation began at its input preparation (whose copies in stay
+         * the prompt's) */
+        uint64_t htod = t->prompt.htod;
+        bool memset = t->prompt.memset;
+        t->prompt = look_of(s);
+        t->prompt.htod = htod;
+        t->prompt.memset = memset;
+        if (t->single_run >= SERVING_SINGLE_RUN && !s->graph && htod > 0 &&
+            s->threads * PROMPT_RATIO < t->single_max_threads) {
+            /* generations of one forward each, fed from the host and read back, and now one a quarter of the
+             * largest of them: no prompt is that small after such prompts; they were a serving loop's iterations,
+             * the batch shrinking to the decode tokens of its requests */
+            enter_serving(l, p, s, "one-forward-generations-then-a-quarter-sized-one");
+        } else {
+            LOG_DECISION(l, "prompt-forward", "first-forward-of-the-generation", " name=%u threads=%llu htod=%llu",
+                         s->name, (unsigned long long)s->threads, (unsigned long long)s->htod);
+        }
+    } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read && !read_after_stack(p)) {
+        /* a thread whose steps follow token reads, and nothing read back after the last forward's stack (no
+         * stop check): that forward's output went unused, this is the prompt's next chunk */
+        LOG_DECISION(l, "prompt-chunk", "nothing-read-after-the-last-forward", " name=%u threads=%llu", s->name,
+                     (unsigned long long)s->threads);
+        layer_forward_ended(p);
+    } else if (l->top == OBS_PHASE_PREFILL && !t->reads_tokens && !t->steps_unread && t->fwd_delimited &&
+               !t->fwd_read) {
+        /* a thread whose steps are not known yet: the last forward ended in a sync that read nothing (a prompt's
+         * chunk: vLLM's, SGLang's chunked prefill); a step reads its token or a flag, or has no sync at all */
+        LOG_DECISION(l, "prompt-chunk", "a-sync-and-nothing-read-since-the-last-forward", " name=%u threads=%llu",
+                     s->name, (unsigned long long)s->threads);
+        layer_forward_ended(p);
+    } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
+        rejoin_previous_generation(l, p, s, rejoin);
+    } else if ((prompt = new_prompt(t, s, true)) != PROMPT_NO) {
+        char numbers[192] = "";
+        if (obs_debug_on(OBS_DBG_PHASES, 2))
+            prompt_numbers(numbers, sizeof numbers, prompt, t, s);
+        start_generation(l, p, s, t->fwd_token_read ? ORIGIN_AT_TOKEN_READ : ORIGIN_OTHER, true);
+        LOG_DECISION(l, "new-generation", prompt_signal_names[prompt], "%s", numbers);
+    } else {
+        if (l->top == OBS_PHASE_DECODE && t->step0_before_token && t->fwd_token_read && t->gen_token_reads == 1)
+            steps_were_chunks(l, p); /* the prompt's first token was read only now: they were its chunks */
+        if (t->fwd_token_read && l->top == OBS_PHASE_PREFILL)
+            t->reads_tokens = true; /* its prompts last until their token read */
+        if (!t->fwd_read)
+            t->steps_unread = true; /* its tokens stay on the device */
+        open_step_now(l, p, s, t->fwd_token_read ? "forward-after-token-read" : "forward");
+    }
+    t->forward_captured = false;
+    t->gen_forwards++;
+    t->fwd_launches = 0;
+    a->marks |= MARK_FWD;
+    a->fwd_pending_gen = l->gen;
+    t->fwd_token_read = t->fwd_read = t->fwd_delimited = false;
+    t->fwd_opener = s->graph ? 0 : s->name;
+    t->prev_graph_first = t->graph_first;
+    t->graph_first = s->graph;
 }
 
 static inline uint8_t role_of(const struct auto_state *a, uint32_t name)
@@ -2168,33 +2364,84 @@ static void segment_ends(struct auto_state *a)
  * first launch the token loop's; while learning it also feeds the history.
  * Every launch notes its kernel as seen and ends the window of what came
  * in before it. */
-static bool auto_launch(struct phase_thread *p, uint32_t name, const struct obs_rec_call *rec, bool graph,
-                        bool new_segment)
+/* Whether this launch begins a forward of the model: an embedding lookup
+ * (the first of a group, and not inside a layer: a mixture of experts'
+ * router gathers), or a graph launch of a thread whose forwards began
+ * (a decode step replayed). */
+static bool forward_starts(const struct phase_thread *p, uint8_t cls, uint32_t name, bool graph)
+{
+    const struct token_loop *t = &p->automatic.loop;
+    uint32_t stack_end;
+    if (graph)
+        return t->forwards;
+    if (!(cls & CLASS_EMBED) || t->prev_embed || layer_inside(p->layers))
+        return false;
+    if (!t->forwards || t->gen_forwards == 0)
+        return true; /* the thread's first, a generation's first (it began at its input preparation) */
+    if (name == t->fwd_opener)
+        return true; /* the lookup the current forward began with, outside its layers */
+    /* another lookup (a decode step's index_select after a prompt's gather, a batch's gather after decode
+     * steps) once the current forward has run its stack and something was read back after it: its output
+     * consumed (a gather inside a layer of the thread's first forward, before any template, begins none,
+     * nor does a serving loop's gather of the logits to sample, before their read) */
+    if (!t->fwd_read && !t->steps_unread)
+        return false;
+    /* a forward replayed as a graph ran its stack in the graph launch */
+    stack_end = t->graph_first ? 1 : layer_stack_end(p->layers, t->fwd_launches);
+    OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u lookup name=%u opener=%u stack_end=%u read_at=%u", obs_thread_id(),
+                  obs_tls.call_counter, name, t->fwd_opener, stack_end, t->fwd_read_at);
+    /* a thread whose steps read nothing (tokens kept on the device): the stack alone */
+    return stack_end != 0 && (t->steps_unread || t->fwd_read_at >= stack_end);
+}
+
+/* Whether something was read back after the current forward's stack. */
+static bool read_after_stack(struct phase_thread *p)
+{
+    const struct token_loop *t = &p->automatic.loop;
+    uint32_t end;
+    if (!t->fwd_read)
+        return false;
+    end = t->graph_first ? 1 : layer_stack_end(p->layers, t->fwd_launches);
+    return end != 0 && t->fwd_read_at >= end;
+}
+
+static bool auto_launch(struct phase_thread *p, uint32_t name, uint8_t cls, const struct obs_rec_call *rec,
+                        bool graph, bool new_segment)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
     bool steady_graph = false;
     if (a->learn == LEARNED) {
         steady_graph = step_learned(&p->logic, role_of(a, name), name, graph, true);
-    } else if (new_segment) {
-        struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(),
-                                    name, graph, t->window_memset};
-        t->prev_graph_first = t->graph_first;
-        t->graph_first = graph;
-        step_iterations(&p->logic, p, &s);
-    } else if (obs_unlikely(t->per_launch_work) && t->defer) {
-        defer_resolve(p, name);
-    } else if (obs_unlikely(t->per_launch_work) && t->opener_wait && !graph) {
-        await_opener(p, name, rec);
+    } else {
+        bool forward = forward_starts(p, cls, name, graph);
+        if (new_segment || forward) {
+            struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(),
+                                        name, graph, t->window_memset};
+            t->opened_here = false;
+            t->iter_begun_here = new_segment;
+            t->step_opened_here = false;
+            if (new_segment)
+                iteration_begins(&p->logic, p, &s);
+            if (forward)
+                forward_begins(&p->logic, p, &s);
+            if (new_segment) {
+                a->marks |= MARK_ITER;
+                a->iter_window_index = t->window_first_index;
+            }
+            /* the iterations after the step's output was read: the next step's forward usually begins in the
+             * same one */
+            if (new_segment && !t->step_opened_here && p->logic.top == OBS_PHASE_DECODE &&
+                (t->step_output_read || (t->step_output_read = !layer_inside(p->layers) && read_after_stack(p))) &&
+                ++t->step_iters == t->step_iters_usual)
+                a->marks |= MARK_EXCESS;
+        }
     }
-    if (obs_unlikely(t->per_launch_work)) {
-        if (t->window_dirty)
-            forget_window(t);
-        t->per_launch_work = t->opener_wait || t->defer;
-    }
+    t->prev_embed = !graph && (cls & CLASS_EMBED);
+    t->fwd_launches++;
+    if (obs_unlikely(t->window_dirty))
+        forget_window(t);
     t->iter_launched = true;
-    if (!graph && name < CLASS_CACHE && a->seen != NULL)
-        a->seen[name >> 3] |= (uint8_t)(1u << (name & 7));
     if (a->learn == LEARNING) {
         struct history_entry *e = &a->history[a->history_n++];
         e->index = UINT64_MAX; /* filled in once the record is stored */
@@ -2263,7 +2510,7 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         p->rules.after_token = false;
         p->rules.iter_launched = true;
     } else {
-        steady_graph = auto_launch(p, name, rec, graph, new_segment);
+        steady_graph = auto_launch(p, name, cls, rec, graph, new_segment);
         kv = (cls & CLASS_KV_DEFAULT) != 0;
     }
     p->after_delimiter = false;
@@ -2328,8 +2575,10 @@ static __attribute__((noinline)) void on_classified_transfer(struct phase_thread
 static __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, uint64_t bytes)
 {
     struct rules_state *r = &p->rules;
-    if (dir == OBS_DIR_DTOH && r->iter_launched && bytes >= TOKEN_READ_MIN)
+    if (dir == OBS_DIR_DTOH && (r->iter_launched || r->unread_launches) && bytes >= TOKEN_READ_MIN)
         r->iter_token = true;
+    if (dir == OBS_DIR_DTOH)
+        r->iter_read = true;
     if (dir != OBS_DIR_HTOD || r->copied_in)
         return;
     r->copied_in = true;
@@ -2360,20 +2609,25 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
             t->window_first_index = obs_thread_next_index();
         t->window_htod += bytes;
         t->window_dirty = true;
-        t->per_launch_work = true;
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u copy-in bytes=%llu window_htod=%llu", obs_thread_id(),
                       obs_tls.call_counter, (unsigned long long)bytes, (unsigned long long)t->window_htod);
     } else if (dir == OBS_DIR_DTOH) {
-        bool token = t->iter_launched && bytes >= TOKEN_READ_MIN;
+        /* a read after launches of its iteration, or of the one before when that one read nothing (a host
+         * sync, then the copy: torch.cuda.synchronize() before .tolist()) */
+        bool after = t->iter_launched || t->unread_launches;
+        bool token = after && bytes >= TOKEN_READ_MIN;
         if (token)
             t->iter_token_bytes = bytes;
+        if (after)
+            t->iter_read = true;
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u %s bytes=%llu after_launch=%d", obs_thread_id(),
-                      obs_tls.call_counter, token ? "token-read" : "flag-read", (unsigned long long)bytes,
-                      t->iter_launched);
+                      obs_tls.call_counter, token ? "token-read" : "flag-read", (unsigned long long)bytes, after);
     } else {
         return;
     }
     t->copied = true;
+    if (dir == OBS_DIR_DTOH && (t->iter_launched || t->unread_launches))
+        t->read_since_start = true;
     if (a->learn == LEARNING) {
         a->learn = GAVE_UP;
         a->found_len = 0;
@@ -2408,6 +2662,7 @@ static __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsig
         unlabel_since(from);
         p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
         move_to(p, NULL, 0);
+        t->gen_forwards = 0;
         LOG_DECISION(&p->logic, "warm-up", "first-copy-in-after-launches-with-no-copy",
                      " htod=%llu unlabelled_from_record=%llu; the next launch begins generation 0",
                      (unsigned long long)bytes, (unsigned long long)from);
@@ -2421,7 +2676,6 @@ static __attribute__((noinline)) void on_auto_memset(struct phase_thread *p, uin
     struct token_loop *t = &p->automatic.loop;
     t->window_memset = true;
     t->window_dirty = true;
-    t->per_launch_work = true;
     OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u memset bytes=%llu", obs_thread_id(), obs_tls.call_counter,
                   (unsigned long long)bytes);
 }
@@ -2486,10 +2740,17 @@ static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_cal
             a->step0_index = index;
         if (a->marks & MARK_THREAD)
             a->thread_first_index = index;
+        if (a->marks & MARK_EXCESS)
+            a->excess_index = index;
         if (a->marks & MARK_ITER)
-            a->iter_index = index;
-        if (a->marks & MARK_DEFER)
-            a->defer_index = index;
+            a->iter_first_index = index;
+        if (a->marks & MARK_STEP)
+            a->step_first_index = index;
+        if (a->marks & MARK_FWD) {
+            a->fwd_ring[a->fwd_count % FWD_RING].index = index;
+            a->fwd_ring[a->fwd_count % FWD_RING].gen = a->fwd_pending_gen;
+            a->fwd_count++;
+        }
         a->marks = 0;
     }
 }
@@ -2527,8 +2788,6 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         struct auto_state *a = &p->automatic;
         struct token_loop *t = &a->loop;
         bool token = t->iter_token_bytes > 0, close;
-        if (t->opener_wait)
-            opener_missed(p);
         if (a->learn == LEARNING && a->found_len != 0)
             learn_unit(p, a->found_start, a->found_len); /* noted in this first iteration, no copy in it */
         close = a->learn == LEARNED;
@@ -2539,21 +2798,19 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u delimiter kind=%s token_read=%llu ranges=%s", obs_thread_id(),
                       obs_tls.call_counter, ev == EV_HOST_SYNC ? "sync" : "read",
                       (unsigned long long)t->iter_token_bytes, close ? "closed" : "held-open");
-        if (t->defer)
-            defer_resolve(p, NO_BOUND_NAME); /* a step's first launch alone in its iteration: it opened */
-        if (token && !t->token_pending) { /* what a resume (a read inside a forward) takes back */
-            t->before_read.gen_token_read = t->gen_token_read;
-            t->before_read.ever_token_read = t->ever_token_read;
-            t->before_read.gen_token_reads = t->gen_token_reads;
-            t->before_read.last_read_bytes = t->last_read_bytes;
-        }
         if (token || !t->copied) /* a loop that never copied: each iteration may be the next step */
             t->token_pending = true;
-        if (token && p->layers != NULL)
-            layer_read_seen(p->layers, now, false);
+        if (t->iter_read) {
+            t->fwd_read = true;
+            t->fwd_read_at = t->fwd_launches;
+        }
+        t->fwd_delimited = true;
+        t->unread_launches = (t->iter_launched || t->unread_launches) && !t->iter_read;
+        t->step_read = t->step_read || t->iter_read;
+        t->iter_read = false;
         if (token) {
             t->gen_token_read = true;
-            t->ever_token_read = true;
+            t->fwd_token_read = true;
             t->gen_token_reads++;
             t->last_read_bytes = t->iter_token_bytes;
             forget_window(t);
@@ -2571,7 +2828,7 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
         (void)dir;
         p->rules.iter_open = false;
         if (p->rules.iter_token && p->layers != NULL && engine.set.have_step_rule)
-            layer_read_seen(p->layers, now, true); /* OBS_STEP says where a forward ends: its step's last read */
+            layer_read_seen(p->layers, now); /* OBS_STEP says where a forward ends: its step's last read */
         else if (p->rules.iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
             layer_analyse(p->layers, "token-read");
         if (p->rules.iter_token && p->rules.step_armed && p->rules.iter_index != UINT64_MAX &&
@@ -2581,6 +2838,8 @@ static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8
             p->rules.missed_end = obs_thread_next_index();
         }
         p->rules.iter_index = UINT64_MAX;
+        p->rules.unread_launches = (p->rules.iter_launched || p->rules.unread_launches) && !p->rules.iter_read;
+        p->rules.iter_read = false;
         if (p->rules.iter_token) {
             p->rules.gen_token_read = p->rules.ever_token_read = p->rules.after_token = p->rules.step_armed = true;
             p->rules.iter_token = false;
@@ -2632,14 +2891,12 @@ static void settle_waiting(struct phase_thread *p)
 {
     if (p->layers != NULL)
         layer_due_run(p->layers);
+    if (p->layers != NULL && p->layers->n > p->layers->seg)
+        layer_analyse(p->layers, "exit"); /* the thread's last instance: nothing ends it */
     if (engine.set.mode == OBS_PHASES_RULES && p->rules.missed_first != UINT64_MAX)
         rules_not_a_step(p); /* the thread's last iteration: nothing followed it */
-    if (engine.set.mode == OBS_PHASES_AUTO && p->automatic.loop.missed_index != UINT64_MAX) {
-        /* the thread's last iteration lacked the opener and nothing followed: it was no part of a forward
-         * (Hugging Face's output copied out after generate() returned) */
-        unlabel_span(p->automatic.loop.missed_index, p->automatic.loop.missed_end);
-        p->automatic.loop.missed_index = UINT64_MAX;
-    }
+    if (engine.set.mode == OBS_PHASES_AUTO)
+        last_step_ends(&p->logic, p, obs_thread_next_index(), false);
 }
 
 void obs_phase_thread_exit(void)
@@ -2655,10 +2912,6 @@ void obs_phase_end_open_ranges(void)
     struct phase_thread *p = phase_tls;
     if (p == NULL || atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
         return;
-    if (p->layers != NULL)
-        layer_due_run(p->layers);
-    if (p->layers != NULL && p->layers->n > p->layers->seg)
-        layer_analyse(p->layers, "exit");
     settle_waiting(p);
     if (p->depth == 0)
         return;
@@ -2755,6 +3008,7 @@ static void setup(void)
     if (obs_ranges_init(obs_cfg.nvtx_domain)) {
         set->ranges_on = true;
         engine.ranges.step_handles = map_zeroed(STEP_HANDLES * sizeof *engine.ranges.step_handles);
+        engine.ranges.iter_handles = map_zeroed(STEP_HANDLES * sizeof *engine.ranges.iter_handles);
         for (i = 1; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
             engine.ranges.fixed_handles[i] = obs_range_handle(fixed_names[i], fixed_colors[i]);
         if (obs_cfg.nvtx_launch) {

@@ -22,10 +22,13 @@
 #include "record/record.h"
 
 /* RANGE_NAME string ids of PHASE records: the phase ids of phase_rules.h
- * (1 PREFILL, 2 DECODE, 3 KV_GATHER), 4 "DECODE/STEADY", and
- * OBS_PHASE_STEP_NAME_BASE + k for "DECODE/STEP_k". */
+ * (1 PREFILL, 2 DECODE, 3 KV_GATHER), 4 "DECODE/STEADY", 5 "ITERATION"
+ * (the phase of a serving loop's iterations), OBS_PHASE_STEP_NAME_BASE + k
+ * for "DECODE/STEP_k" and OBS_PHASE_ITER_NAME_BASE + k for "ITERATION/k". */
 #define OBS_PHASE_NAME_STEADY 4u
+#define OBS_PHASE_ITERATION 5u
 #define OBS_PHASE_STEP_NAME_BASE 16u
+#define OBS_PHASE_ITER_NAME_BASE 0x80000000u
 
 
 enum obs_phase_mode { OBS_PHASES_OFF = 0, OBS_PHASES_AUTO = 1, OBS_PHASES_RULES = 2 };
