@@ -455,7 +455,7 @@ struct obs_layer_found obs_layers_find(const uint32_t *s, uint32_t n, uint32_t h
     if (best != NONE && !hint_taken) {
         /* the shortest block that repeats: a prompt's chunks with no token read between them are whole
          * forwards that repeat, each holding the layers. A name whose runs, as many as best's layers, each
-         * as long (a pass through the stack in each forward), cover with their last layers at least 3/4 of
+         * as long (a pass through the stack in each forward), cover with their last layers at least 2/3 of
          * what best's do is the layer (an expert loop covers less of its layer; half-layers alike in some
          * layers and not others make fewer runs) */
         uint32_t nr, wcover, wlayers = 0, j, fine = NONE, fine_cover = 0;
