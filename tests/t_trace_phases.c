@@ -339,7 +339,7 @@ static void test_report_phases(void)
               "1,0.116000,103448.276,4,gpu,0.101000,0.015000,0.029000,10,10,9,4096,1,200,step0,103448.276,1,0.009667,step0-end\n"
               "2,0.093000,71428.571,4,gpu,0.081000,0.012000,0.042000,10,10,9,4096,1,201,step0,71428.571,1,0.014000,step0-end\n",
               r.out, "GPU rows: generation, TTFT, tokens/s (empty when undefined), steps, time base ... ttft_to "
-              "(step0-end: the thread reads nothing back)");
+              "(step0-end: the generations read nothing back)");
     run_result_free(&r);
     r = report_run("phases", path_host, "--csv");
     is_string(OBS_PHASES_CSV_HEADER "\n"

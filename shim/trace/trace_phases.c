@@ -173,6 +173,7 @@ struct gen_acc {
     uint64_t prompt_read_end, prompt_read_gpu_end, prompt_read_bytes;
     uint64_t last_read_end, last_read_gpu_end, last_read_bytes;
     int step0_read; /* step 0 reads a token */
+    int reads_back; /* a call of it copies from the device (any size: a flag, a token) */
     /* The prompt's forward (find_prompt_forwards): the PREFILL iteration
      * taken for it, its first and last PREFILL launch and the delimiter
      * that ends it (indexes into t->calls; fwd_end NO_CALL: none bounds it
@@ -199,7 +200,6 @@ struct phase_work {
     struct gen_acc *gen;
     size_t *order;       /* the keys of the phase rows, in order of first call */
     uint32_t *rank;      /* per key: its row in order, UINT32_MAX none */
-    uint8_t *reads_back; /* per thread: it copied something from the device (any size) */
 };
 
 static void work_free(struct phase_work *w)
@@ -212,7 +212,6 @@ static void work_free(struct phase_work *w)
     free(w->gen);
     free(w->order);
     free(w->rank);
-    free(w->reads_back);
 }
 
 static uint64_t range_gen_id(const struct obs_phase *p)
@@ -497,17 +496,14 @@ static void forward_offer(struct phase_work *w, struct prefill_iteration *it, si
 }
 
 /* Per thread in call order: the PREFILL iterations of each generation, and
- * whether the thread copies anything from the device (reads_back). */
+ * whether a generation copies anything from the device (reads_back). */
 static int find_prompt_forwards(struct phase_work *w)
 {
     const struct obs_trace *t = w->t;
     size_t nth = t->nthreads ? t->nthreads : 1, i;
     struct prefill_iteration *open = malloc(nth * sizeof *open);
-    w->reads_back = calloc(nth, 1);
-    if (open == NULL || w->reads_back == NULL) {
-        free(open);
+    if (open == NULL)
         return -1;
-    }
     for (i = 0; i < nth; i++)
         open[i].gen = UINT32_MAX;
     for (i = 0; i < t->ncalls; i++) {
@@ -516,8 +512,8 @@ static int find_prompt_forwards(struct phase_work *w)
         if (c->thread >= t->nthreads)
             continue;
         it = &open[c->thread];
-        if (c->kind == OBS_KIND_MEMCPY && (c->flags & OBS_CALL_DIR_MASK) == OBS_DIR_DTOH)
-            w->reads_back[c->thread] = 1;
+        if (c->kind == OBS_KIND_MEMCPY && (c->flags & OBS_CALL_DIR_MASK) == OBS_DIR_DTOH && c->phase != OBS_NONE)
+            w->gen[w->ranges[c->phase].gen].reads_back = 1;
         if (is_launch(c->kind)) {
             const struct range_acc *r = c->phase != OBS_NONE ? &w->ranges[c->phase] : NULL;
             if (r != NULL && r->step == PREFILL_MARK) {
@@ -569,7 +565,7 @@ static uint64_t forward_gpu_end(const struct phase_work *w, const struct gen_acc
     return end;
 }
 
-/* The PREFILL reads no token, step 0 none either, and the thread reads
+/* The PREFILL reads no token, step 0 none either, and the generation reads
  * something back: TTFT from the first PREFILL call to the end of the
  * prompt's forward. Returns 1 on host time when no delimiter bounds the
  * forward alone (unbounded_forwards). */
@@ -855,7 +851,7 @@ static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
         else if (generation_rates_host(gr, &w->gen[i]))
             s->unbounded_steps++;
         /* The prompt's token is made but not read back (docs/phases-report.md). */
-        if (w->gen[i].prompt_read_end == 0 && !w->gen[i].step0_read && w->reads_back[w->gens[i] >> 32] &&
+        if (w->gen[i].prompt_read_end == 0 && !w->gen[i].step0_read && w->gen[i].reads_back &&
             generation_ttft_forward(gr, w, &w->gen[i], s->gpu_time))
             s->unbounded_forwards++;
         if (gr->first_token[0] == 's' && gr->tokens_defined) {

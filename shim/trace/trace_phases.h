@@ -42,8 +42,8 @@
  *   ttft_to, where TTFT ends (OBS_TTFT_TO_*):
  *     "token-read": first token "prefill", above;
  *     "forward-end (device)", "forward-end (next delimiter)": the PREFILL
- *       reads no token, step 0 reads none either and the thread reads
- *       something back from the device (a flag: Hugging Face generate()
+ *       reads no token, step 0 reads none either and the generation
+ *       reads something back from the device (a flag: Hugging Face generate()
  *       with no streamer; its tokens later: a loop that keeps them on the
  *       device): the first token is the prompt's own, made by the prompt's
  *       forward, and TTFT runs from the first PREFILL call to the end of
@@ -58,9 +58,10 @@
  *       iteration, undefined when a launch of another range comes before
  *       it (no delimiter bounds the forward alone: unbounded_forwards);
  *     "step0-end": the PREFILL reads no token and step 0 reads one (the
- *       program's first token is step 0's), or the thread reads nothing
- *       back at all (the seed workload, whose prefill emits no token and
- *       whose own clock counts step 0): TTFT = T_prefill + T_first_decode
+ *       program's first token is step 0's), or the generation reads
+ *       nothing back at all (no copy from the device among its calls: the
+ *       seed workload, whose prefill emits no token and whose own clock
+ *       counts step 0): TTFT = T_prefill + T_first_decode
  *       (GPU time), or the end of the last delimiter of step 0 - begin of
  *       the first PREFILL call (host time). */
 #ifndef OBS_TRACE_PHASES_H
