@@ -398,13 +398,15 @@ static void cross_check(const char *label, const char *trace, int event_class)
             fprintf(mem, "%u|%u|%s|", gr->thread, gr->generation, gr->first_token);
             if (gr->ttft_defined)
                 fprintf(mem, "%.6f", gr->ttft_ms);
-            fprintf(mem, "|%u\n", gr->decode_steps);
+            fprintf(mem, "|%u|%s\n", gr->decode_steps, gr->ttft_to);
         }
         fclose(mem);
         check_query_text(label, db,
                          "SELECT tid || '|' || generation || '|' || firstToken || '|' || CASE WHEN ttftMs IS NULL THEN ''"
-                         " ELSE printf('%.6f', ttftMs) END || '|' || decodeSteps FROM OBS_GENERATIONS ORDER BY rowid;",
-                         rows, "OBS_GENERATIONS: each generation's TTFT definition, TTFT and steps as obs-report phases");
+                         " ELSE printf('%.6f', ttftMs) END || '|' || decodeSteps || '|' || ttftTo FROM OBS_GENERATIONS"
+                         " ORDER BY rowid;",
+                         rows, "OBS_GENERATIONS: each generation's TTFT definitions (firstToken, ttftTo), TTFT and steps "
+                               "as obs-report phases");
         free(rows);
         obs_phase_stats_free(&ps);
     }

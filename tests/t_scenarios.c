@@ -1185,6 +1185,10 @@ static void parser_cases(void)
         {"kernel id=a grid=1 name=x\nlayer a sync\nprompt tokens=1 steps=1\ngraph warmup\nstream own\n",
          "with a graph"},
         {"kernel id=a grid=1 name=\x01\n", "line 1: a character that is not printable ASCII"},
+        {"kernel id=a grid=1 name=x\nlayer a\nprompt tokens=9 steps=1\nchunk 4\nchunk_read yes\nreadback none\n",
+         "'chunk_read yes' reads a chunk back as 'readback' does: not with 'readback none'"},
+        {"kernel id=a grid=1 name=x\nlayer a\nprompt tokens=1 steps=1\nreadback never\n",
+         "line 4: readback: unknown value 'never'"},
     };
     const char *srcdir = getenv("OBS_SRCDIR") ? getenv("OBS_SRCDIR") : ".";
     struct scenario s;

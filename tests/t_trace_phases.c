@@ -335,17 +335,18 @@ static void test_report_phases(void)
     struct run_result r = report_run("phases", "--csv", path_gpu);
     ok(r.exited && r.status == 0, "obs-report phases --csv");
     is_string(OBS_PHASES_CSV_HEADER "\n"
-              "0,0.013000,,1,gpu,0.010000,0.003000,,3,3,3,0,0,200,step0,,1,\n"
-              "1,0.116000,103448.276,4,gpu,0.101000,0.015000,0.029000,10,10,9,4096,1,200,step0,103448.276,1,0.009667\n"
-              "2,0.093000,71428.571,4,gpu,0.081000,0.012000,0.042000,10,10,9,4096,1,201,step0,71428.571,1,0.014000\n",
-              r.out, "GPU rows: generation, TTFT, tokens/s (empty when undefined), steps, time base ...");
+              "0,0.013000,,1,gpu,0.010000,0.003000,,3,3,3,0,0,200,step0,,1,,step0-end\n"
+              "1,0.116000,103448.276,4,gpu,0.101000,0.015000,0.029000,10,10,9,4096,1,200,step0,103448.276,1,0.009667,step0-end\n"
+              "2,0.093000,71428.571,4,gpu,0.081000,0.012000,0.042000,10,10,9,4096,1,201,step0,71428.571,1,0.014000,step0-end\n",
+              r.out, "GPU rows: generation, TTFT, tokens/s (empty when undefined), steps, time base ... ttft_to "
+              "(step0-end: the generations read nothing back)");
     run_result_free(&r);
     r = report_run("phases", path_host, "--csv");
     is_string(OBS_PHASES_CSV_HEADER "\n"
-              "0,0.012600,,1,host,0.000500,0.002600,,4,4,3,4,0,200,step0,,1,\n"
-              "1,0.111600,96774.194,4,host,0.001500,0.010600,0.026600,14,14,9,4112,1,200,step0,96774.194,1,0.010333\n"
-              "2,,,4,host,0.001500,0.008500,0.038500,10,10,9,4096,1,201,step0,,1,\n",
-              r.out, "host rows (--csv after the file)");
+              "0,0.012600,,1,host,0.000500,0.002600,,4,4,3,4,0,200,step0,,1,,step0-end\n"
+              "1,0.111600,96774.194,4,host,0.001500,0.010600,0.026600,14,14,9,4112,1,200,step0,96774.194,1,0.010333,step0-end\n"
+              "2,,,4,host,0.001500,0.008500,0.038500,10,10,9,4096,1,201,step0,,1,,step0-end\n",
+              r.out, "host rows (--csv after the file; ttft_to step0-end: step 0 reads the first token)");
     run_result_free(&r);
     r = report_run("phases", path_gpu, NULL);
     ok(r.exited && r.status == 0 && strstr(r.out, "Phases by generation (GPU time)") &&

@@ -512,28 +512,54 @@ static int gen_chart(FILE *f, const struct run *rn, const char *key, const char 
     return 0;
 }
 
-/* Which TTFT definition the generations used (docs/phases-report.md). */
+/* Where a generation's TTFT ends, in words (its ttft_to). */
+static const char *ttft_to_words(const char *ttft_to)
+{
+    if (strcmp(ttft_to, OBS_TTFT_TO_TOKEN_READ) == 0)
+        return "the prompt's token read: the first token is the prompt's own";
+    if (strcmp(ttft_to, OBS_TTFT_TO_FORWARD_DEVICE) == 0)
+        return "the device end of the prompt's forward: its token is not read back";
+    if (strcmp(ttft_to, OBS_TTFT_TO_FORWARD_DELIMITER) == 0)
+        return "the host sync or copy that ends the prompt's forward: its token is not read back";
+    if (strcmp(ttft_to, OBS_TTFT_TO_STEP0) == 0)
+        return "the end of decode step 0: the first token is step 0's";
+    return ttft_to;
+}
+
+/* Which TTFT and rate definitions the generations used (docs/phases-report.md):
+ * one note per ttft_to word used. */
 static void first_token_note(FILE *f, const struct rtable *g)
 {
-    size_t r, prefill = 0, seqs = 0;
-    char text[512];
-    for (r = 0; r < g->nrows; r++) {
-        prefill += strcmp(str(g, r, "first_token"), "prefill") == 0;
+    static const struct {
+        const char *ttft_to, *text;
+    } defs[] = {
+        {OBS_TTFT_TO_TOKEN_READ, "TTFT from the prompt's first call to the end of its token read (first token "
+                                 "'prefill': the prompt's own); tokens/s from the steps' token reads after it"},
+        {OBS_TTFT_TO_FORWARD_DEVICE, "TTFT from the prompt's first call to the device end of the prompt's forward "
+                                     "(first token 'step0': the prefill reads no token, nor does step 0, and the "
+                                     "program reads something back; the first token is the prompt's own, not read "
+                                     "back); tokens/s = (N_decode - 1) / T_decode_after_first"},
+        {OBS_TTFT_TO_FORWARD_DELIMITER, "TTFT from the prompt's first call to the end of the host sync or copy "
+                                        "from the device that ends the prompt's forward (first token 'step0': the "
+                                        "prefill reads no token, nor does step 0, and the program reads something "
+                                        "back; the first token is the prompt's own, not read back); tokens/s = "
+                                        "(N_decode - 1) / T_decode_after_first"},
+        {OBS_TTFT_TO_STEP0, "TTFT = T_prefill + T_first_decode (first token 'step0': the prefill reads no token); "
+                            "tokens/s = (N_decode - 1) / T_decode_after_first"},
+    };
+    size_t r, d, seqs = 0;
+    char text[768];
+    for (r = 0; r < g->nrows; r++)
         seqs += num(g, r, "sequences") > 1;
-    }
-    if (prefill) {
-        snprintf(text, sizeof text,
-                 "First token 'prefill' in %zu of %zu generations: TTFT from the prompt's first call to the end of "
-                 "its token read (the first token is the prompt's own); tokens/s from the steps' token reads after "
-                 "it%s.",
-                 prefill, g->nrows, seqs ? ", times the sequences per step where the read sizes tell them" : "");
-        note(f, text);
-    }
-    if (prefill < g->nrows) {
-        snprintf(text, sizeof text,
-                 "First token 'step0' in %zu of %zu generations (the prefill reads no token): TTFT = T_prefill + "
-                 "T_first_decode; tokens/s = (N_decode - 1) / T_decode_after_first.",
-                 g->nrows - prefill, g->nrows);
+    for (d = 0; d < sizeof defs / sizeof defs[0]; d++) {
+        size_t n = 0;
+        for (r = 0; r < g->nrows; r++)
+            n += strcmp(str(g, r, "ttft_to"), defs[d].ttft_to) == 0;
+        if (n == 0)
+            continue;
+        snprintf(text, sizeof text, "TTFT to '%s' in %zu of %zu generations: %s%s.", defs[d].ttft_to, n, g->nrows,
+                 defs[d].text,
+                 d == 0 && seqs ? ", times the sequences per step where the read sizes tell them" : "");
         note(f, text);
     }
 }
@@ -1016,11 +1042,10 @@ static int timeline_section(FILE *f, const struct run *runs, size_t nruns, int w
         fprintf(f, ">Generation %u of thread %u%s: ", tl[i].generation, runs[i].t->threads[tl[i].thread].tid,
                 o && o->has_generation ? "" : " (the median TTFT)");
         if (html_cell_num(g, (size_t)row[i], "ttft_ms", &v))
-            fprintf(f, "TTFT %s (first token: %s)", html_ms(v, buf, sizeof buf),
-                    strcmp(str(g, (size_t)row[i], "first_token"), "prefill") == 0 ? "the prompt's own"
-                                                                                   : "decode step 0's");
+            fprintf(f, "TTFT %s (to %s)", html_ms(v, buf, sizeof buf),
+                    ttft_to_words(str(g, (size_t)row[i], "ttft_to")));
         else
-            fputs("TTFT n/a", f);
+            fprintf(f, "TTFT n/a (to %s)", ttft_to_words(str(g, (size_t)row[i], "ttft_to")));
         if (html_cell_num(g, (size_t)row[i], "tokens_per_s", &v))
             fprintf(f, ", %.1f tokens/s", v);
         fprintf(f, ", %.0f decode steps, %llu calls, %llu kernel launches; first call to last end %s.</p>\n",

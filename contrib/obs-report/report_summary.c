@@ -433,9 +433,13 @@ static int spread_table(struct rtable *tb, const struct obs_phase_stats *s)
     }
     rt_text(tb, s->time_base);
     if (s->unbounded_steps)
-        rt_note(tb, "TTFT and tokens/s n/a in %zu generation%s: no host sync or token copy bounds the decode steps "
-                    "(OBS_GPU_TIME=steps measures them on the GPU)",
+        rt_note(tb, "tokens/s (and a step0-end TTFT) n/a in %zu generation%s: no host sync or token copy bounds "
+                    "the decode steps (OBS_GPU_TIME=steps measures them on the GPU)",
                 s->unbounded_steps, s->unbounded_steps == 1 ? "" : "s");
+    if (s->unbounded_forwards)
+        rt_note(tb, "TTFT n/a in %zu generation%s: no host sync or copy from the device ends the prompt's forward "
+                    "before the next step's launches (OBS_GPU_TIME=steps measures it on the GPU)",
+                s->unbounded_forwards, s->unbounded_forwards == 1 ? "" : "s");
     return 0;
 }
 
@@ -450,7 +454,7 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
         {"In best", "in_best", RT_UINT, 0},          {"Time base", "time_base", RT_TEXT, 0},
         {"TID", "tid", RT_UINT, 0},                  {"First token", "first_token", RT_TEXT, 0},
         {"Steps/s", "steps_per_s", RT_REAL, 3},      {"Sequences", "sequences", RT_UINT, 0},
-        {"ITL (ms)", "itl_ms", RT_REAL, 6},
+        {"ITL (ms)", "itl_ms", RT_REAL, 6},          {"TTFT to", "ttft_to", RT_TEXT, 0},
     };
     static const struct rt_col bcols[] = {
         {"Best TTFT (ms)", "best_ttft_ms", RT_REAL, 6}, {"Generation", "best_ttft_generation", RT_UINT, 0},
@@ -465,9 +469,11 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
     rt_init(gens, "generations", gcols, sizeof gcols / sizeof gcols[0],
             "Generations (%s): first token 'prefill' (the prompt's own): TTFT = the prompt's first call to the end "
             "of its token read, tokens/s = steps/s x sequences, steps/s = decode steps / time to the last step's "
-            "token read; 'step0' (the prefill reads no token): TTFT = T_prefill + T_first_decode, tokens/s = "
-            "(N_decode - 1) / T_decode_after_first",
-            s.gpu_time ? "GPU time" : "host wall-clock between host syncs");
+            "token read; 'step0' (the prefill reads no token): tokens/s = (N_decode - 1) / T_decode_after_first, "
+            "TTFT to the end of the prompt's forward (ttft_to 'forward-end (%s)': the program reads something back "
+            "and step 0 reads no token) or T_prefill + T_first_decode ('step0-end')",
+            s.gpu_time ? "GPU time" : "host wall-clock between host syncs",
+            s.gpu_time ? "device" : "next delimiter");
     gens->empty = " none: the trace has no phases";
     for (i = 0; i < s.ngens; i++) {
         const struct obs_generation_row *g = &s.gens[i];
@@ -508,7 +514,12 @@ static int generation_tables(const struct obs_trace *t, struct rtable *gens, str
             rt_real(gens, g->itl_ms);
         else
             rt_null(gens);
+        rt_text(gens, g->ttft_to);
     }
+    if (s.unbounded_forwards)
+        rt_note(gens, "TTFT n/a in %zu generation%s: no host sync or copy from the device ends the prompt's forward "
+                      "before the next step's launches (OBS_GPU_TIME=steps measures it on the GPU)",
+                s.unbounded_forwards, s.unbounded_forwards == 1 ? "" : "s");
     rt_init(bests, "bests", bcols, sizeof bcols / sizeof bcols[0], "Bests");
     bests->empty = " none: the trace has no phases";
     if (s.ngens) {

@@ -86,7 +86,7 @@ static const char schema_sql[] =
     "CREATE TABLE OBS_GENERATIONS (globalTid INTEGER, tid INTEGER NOT NULL, generation INTEGER NOT NULL,"
     " firstToken TEXT NOT NULL, ttftMs REAL, tokensPerS REAL, stepsPerS REAL, sequences INTEGER, itlMs REAL,"
     " decodeSteps INTEGER NOT NULL, timeBase TEXT NOT NULL, prefillMs REAL, firstDecodeMs REAL, steadyMs REAL,"
-    " inBest INTEGER NOT NULL);\n"
+    " inBest INTEGER NOT NULL, ttftTo TEXT NOT NULL);\n"
     "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
     " rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,"
     " textId INTEGER REFERENCES StringIds(id), domainId INTEGER, phase TEXT, step INTEGER,"
@@ -840,7 +840,7 @@ static int write_generations(struct exporter *x)
     int ok = 1;
     if (obs_phase_stats_compute(x->t, &s) != 0)
         return fail(x, "out of memory");
-    if (sqlite3_prepare_v2(x->db, "INSERT INTO OBS_GENERATIONS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    if (sqlite3_prepare_v2(x->db, "INSERT INTO OBS_GENERATIONS VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            -1, &st, NULL) != SQLITE_OK) {
         obs_phase_stats_free(&s);
         return db_fail(x, "prepare");
@@ -867,6 +867,7 @@ static int write_generations(struct exporter *x)
         bind_real_or_null(st, 13, g->has_first_decode, (double)g->first_decode_ns / 1e6);
         bind_real_or_null(st, 14, g->has_steady, (double)g->steady_ns / 1e6);
         sqlite3_bind_int64(st, 15, g->in_best);
+        sqlite3_bind_text(st, 16, g->ttft_to, -1, SQLITE_STATIC);
         ok = sqlite3_step(st) == SQLITE_DONE;
         sqlite3_reset(st);
     }

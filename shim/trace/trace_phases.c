@@ -172,7 +172,18 @@ struct gen_acc {
      * (0: none), bytes. */
     uint64_t prompt_read_end, prompt_read_gpu_end, prompt_read_bytes;
     uint64_t last_read_end, last_read_gpu_end, last_read_bytes;
+    int step0_read; /* step 0 reads a token */
+    int reads_back; /* a call of it copies from the device (any size: a flag, a token) */
+    /* The prompt's forward (find_prompt_forwards): the PREFILL iteration
+     * taken for it, its first and last PREFILL launch and the delimiter
+     * that ends it (indexes into t->calls; fwd_end NO_CALL: none bounds it
+     * alone), and the kernels of the PREFILL's largest iteration. */
+    int has_forward;
+    size_t fwd_first, fwd_last, fwd_end;
+    uint64_t fwd_max_kernels;
 };
+
+#define NO_CALL SIZE_MAX
 
 /* Generations and phase keys are numbered by sorted unique value; a
  * damaged trace can have as many generations and phases as ranges, so
@@ -325,6 +336,7 @@ static void generation_rates_token(struct obs_generation_row *gr, const struct g
     uint64_t first = gpu ? g->prompt_read_gpu_end : g->prompt_read_end;
     uint64_t last = gpu ? g->last_read_gpu_end : g->last_read_end;
     gr->first_token = "prefill";
+    gr->ttft_to = OBS_TTFT_TO_TOKEN_READ;
     gr->ttft_defined = gr->has_prefill && first > begin;
     gr->ttft_ms = gr->ttft_defined ? (double)(first - begin) / 1e6 : 0.0;
     gr->sequences = 1;
@@ -387,7 +399,10 @@ static void token_read_done(struct phase_work *w, const struct obs_call *read, c
             g->prompt_read_gpu_end = gpu_end;
             g->prompt_read_bytes = read->u.bytes;
         }
-    } else if (end->host_end >= g->last_read_end) {
+    } else {
+        g->step0_read |= r->step == 0;
+    }
+    if (r->step != PREFILL_MARK && end->host_end >= g->last_read_end) {
         g->last_read_end = end->host_end;
         g->last_read_gpu_end = gpu_end;
         g->last_read_bytes = read->u.bytes;
@@ -426,6 +441,146 @@ static int find_token_reads(struct phase_work *w)
     free(pending);
     free(launched);
     return 0;
+}
+
+/* ---- the prompt's forward, where the PREFILL reads no token ----------------------- */
+
+/* The PREFILL range holds more than the prompt's forward: the input
+ * preparation before it (Hugging Face generate()'s set-up and mask checks:
+ * iterations of 1 to 7 launches, each ending in a flag read) and what
+ * follows it until the next forward begins (its next inputs: copies, or two
+ * kernels with a padded batch, after the stopping check's sync). The
+ * forward launches every layer's kernels, and its sampling and stopping
+ * check follow it in the same iteration. So the forward is the last PREFILL
+ * iteration with at least FORWARD_SHARE_NUM / FORWARD_SHARE_DEN of the
+ * kernels of the PREFILL's largest: it skips the small iterations after the
+ * forward, keeps the last of a prompt's chunks (each of which has about as
+ * many kernels, the last with the sampling), and the part that ends a
+ * forward split by a read inside it (the mask check after the embedding,
+ * 5 launches before hundreds) or by several. A kernel counts 1, a graph
+ * launch its nodes. */
+#define FORWARD_SHARE_NUM 1u
+#define FORWARD_SHARE_DEN 2u
+
+/* A run of a generation's PREFILL launches in one iteration of a thread. */
+struct prefill_iteration {
+    uint32_t gen;        /* index into phase_work.gens; UINT32_MAX: none open */
+    size_t first, last;  /* its first and last PREFILL launch */
+    uint64_t kernels;    /* kernels it launched (a graph: its nodes) */
+    int foreign;         /* a launch of another range came after its last */
+};
+
+static uint64_t launch_kernels(const struct obs_call *c)
+{
+    if (c->kind == OBS_KIND_KERNEL)
+        return 1;
+    if (c->kind == OBS_KIND_GRAPH)
+        return c->u.bytes ? c->u.bytes : 1;
+    return 0;
+}
+
+/* An iteration ends (at the delimiter end, NO_CALL: none bounds it alone):
+ * it is the generation's forward if it holds the share of the kernels. */
+static void forward_offer(struct phase_work *w, struct prefill_iteration *it, size_t end)
+{
+    struct gen_acc *g = &w->gen[it->gen];
+    if (it->kernels > g->fwd_max_kernels)
+        g->fwd_max_kernels = it->kernels;
+    if (it->kernels * FORWARD_SHARE_DEN >= g->fwd_max_kernels * FORWARD_SHARE_NUM) {
+        g->has_forward = 1;
+        g->fwd_first = it->first;
+        g->fwd_last = it->last;
+        g->fwd_end = end;
+    }
+    it->gen = UINT32_MAX;
+}
+
+/* Per thread in call order: the PREFILL iterations of each generation, and
+ * whether a generation copies anything from the device (reads_back). */
+static int find_prompt_forwards(struct phase_work *w)
+{
+    const struct obs_trace *t = w->t;
+    size_t nth = t->nthreads ? t->nthreads : 1, i;
+    struct prefill_iteration *open = malloc(nth * sizeof *open);
+    if (open == NULL)
+        return -1;
+    for (i = 0; i < nth; i++)
+        open[i].gen = UINT32_MAX;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        struct prefill_iteration *it;
+        if (c->thread >= t->nthreads)
+            continue;
+        it = &open[c->thread];
+        if (c->kind == OBS_KIND_MEMCPY && (c->flags & OBS_CALL_DIR_MASK) == OBS_DIR_DTOH && c->phase != OBS_NONE)
+            w->gen[w->ranges[c->phase].gen].reads_back = 1;
+        if (is_launch(c->kind)) {
+            const struct range_acc *r = c->phase != OBS_NONE ? &w->ranges[c->phase] : NULL;
+            if (r != NULL && r->step == PREFILL_MARK) {
+                if (it->gen != UINT32_MAX && it->gen != r->gen)
+                    forward_offer(w, it, NO_CALL);
+                if (it->gen == UINT32_MAX) {
+                    it->gen = r->gen;
+                    it->first = i;
+                    it->kernels = 0;
+                }
+                it->last = i;
+                it->kernels += launch_kernels(c);
+                it->foreign = 0;
+            } else if (it->gen != UINT32_MAX) {
+                it->foreign = 1;
+            }
+        }
+        if (host_delimiter(c) && it->gen != UINT32_MAX)
+            forward_offer(w, it, it->foreign ? NO_CALL : i);
+    }
+    for (i = 0; i < t->nthreads; i++)
+        if (open[i].gen != UINT32_MAX)
+            forward_offer(w, &open[i], NO_CALL);
+    free(open);
+    return 0;
+}
+
+/* GPU time: the latest device end of the forward's PREFILL launches (with
+ * OBS_GPU_TIME=steps, of their PREFILL range's span on their stream); 0:
+ * none timed. */
+static uint64_t forward_gpu_end(const struct phase_work *w, const struct gen_acc *g)
+{
+    const struct obs_trace *t = w->t;
+    uint32_t th = t->calls[g->fwd_last].thread, gen = w->ranges[t->calls[g->fwd_last].phase].gen;
+    uint64_t end = 0;
+    size_t i;
+    for (i = g->fwd_first; i <= g->fwd_last; i++) {
+        const struct obs_call *c = &t->calls[i];
+        const struct obs_gpu_time *gt;
+        uint64_t e;
+        if (c->thread != th || !is_launch(c->kind) || c->phase == OBS_NONE ||
+            w->ranges[c->phase].step != PREFILL_MARK || w->ranges[c->phase].gen != gen)
+            continue;
+        gt = obs_call_gpu(t, c);
+        e = gt != NULL ? gt->end : (t->flags & OBS_FILE_GPU_STEPS) ? read_end_from_span(w, c) : 0;
+        if (e > end)
+            end = e;
+    }
+    return end;
+}
+
+/* The PREFILL reads no token, step 0 none either, and the generation reads
+ * something back: TTFT from the first PREFILL call to the end of the
+ * prompt's forward. Returns 1 on host time when no delimiter bounds the
+ * forward alone (unbounded_forwards). */
+static int generation_ttft_forward(struct obs_generation_row *gr, const struct phase_work *w,
+                                   const struct gen_acc *g, int gpu)
+{
+    uint64_t begin = gpu ? g->prefill.b : g->prefill_begin, end = 0;
+    gr->ttft_to = gpu ? OBS_TTFT_TO_FORWARD_DEVICE : OBS_TTFT_TO_FORWARD_DELIMITER;
+    if (g->has_forward && gpu)
+        end = forward_gpu_end(w, g);
+    else if (g->has_forward && g->fwd_end != NO_CALL)
+        end = w->t->calls[g->fwd_end].host_end;
+    gr->ttft_defined = gr->has_prefill && end > begin;
+    gr->ttft_ms = gr->ttft_defined ? (double)(end - begin) / 1e6 : 0.0;
+    return !gpu && g->has_forward && g->fwd_end == NO_CALL;
 }
 
 /* ---- the steps of obs_phase_stats_compute ---------------------------------------- */
@@ -687,6 +842,7 @@ static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
         gr->thread = w->t->threads[w->gens[i] >> 32].tid;
         generation_spans(gr, &w->gen[i]);
         gr->first_token = "step0";
+        gr->ttft_to = OBS_TTFT_TO_STEP0;
         gr->sequences = 1;
         if (w->gen[i].prompt_read_end != 0)
             generation_rates_token(gr, &w->gen[i], s->gpu_time);
@@ -694,6 +850,10 @@ static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
             generation_rates_gpu(gr);
         else if (generation_rates_host(gr, &w->gen[i]))
             s->unbounded_steps++;
+        /* The prompt's token is made but not read back (docs/phases-report.md). */
+        if (w->gen[i].prompt_read_end == 0 && !w->gen[i].step0_read && w->gen[i].reads_back &&
+            generation_ttft_forward(gr, w, &w->gen[i], s->gpu_time))
+            s->unbounded_forwards++;
         if (gr->first_token[0] == 's' && gr->tokens_defined) {
             gr->steps_defined = 1;
             gr->steps_per_s = gr->tokens_per_s;
@@ -755,7 +915,7 @@ int obs_phase_stats_compute(const struct obs_trace *t, struct obs_phase_stats *s
     if (s->gpu_steps)
         add_range_spans(&w, s);
     sum_range_times(&w, s);
-    if (find_token_reads(&w) != 0 || count_decode_steps(&w, s) != 0 || order_phase_rows(&w, s) != 0 ||
+    if (find_token_reads(&w) != 0 || find_prompt_forwards(&w) != 0 || count_decode_steps(&w, s) != 0 || order_phase_rows(&w, s) != 0 ||
         gather_generation_rows(&w, s) != 0 || gather_step_rows(&w, s) != 0)
         goto out;
     finish_generations(&w, s);
@@ -858,7 +1018,7 @@ int obs_report_phases_csv(const struct obs_trace *t, FILE *out)
         fprintf(out, ",%u,", g->sequences);
         if (g->steps_defined)
             fprintf(out, "%.6f", g->itl_ms);
-        fputc('\n', out);
+        fprintf(out, ",%s\n", g->ttft_to);
     }
     obs_phase_stats_free(&s);
     if (fflush(out) != 0 || ferror(out)) {

@@ -20,7 +20,8 @@
  *   T_first_decode: span of its calls with step 0 (any phase: KV_GATHER too);
  *   T_decode_after_first: span of its calls with step >= 1;
  *   N_decode: the number of distinct steps among its calls.
- * TTFT, by one of two definitions (first_token says which):
+ * The rates by one of two definitions (first_token says which), TTFT by
+ * one of three (ttft_to says which):
  *   "prefill": the prompt's own logits give the first token (every real
  *     framework): a *token read* (a copy from the device of at least 4
  *     bytes after a launch of the same iteration, complete at the host
@@ -33,13 +34,36 @@
  *         (several sequences decoded from one prompt), else 1; ITL = 1/steps/s.
  *     Host time: "end" is the delimiter's host end; GPU time: the read
  *     copy's device end, and the begin the first PREFILL call's device begin.
- *   "step0": no token read in the PREFILL (the seed workload, whose prefill
- *     emits no token): TTFT = T_prefill + T_first_decode (GPU time), or the
- *     end of the last delimiter of step 0 - begin of the first PREFILL call
- *     (host time); tokens/s = (N_decode - 1) / T_decode_after_first (GPU
- *     time) or over the time from step 0's last delimiter to the last
- *     step's (host time); undefined where no delimiter bounds the steps
- *     (shape (a): launches only, counted in unbounded_steps). */
+ *   "step0": no token read in the PREFILL: tokens/s = (N_decode - 1) /
+ *     T_decode_after_first (GPU time) or over the time from step 0's last
+ *     delimiter to the last step's (host time); undefined where no
+ *     delimiter bounds the steps (shape (a): launches only, counted in
+ *     unbounded_steps). Its TTFT ends where ttft_to says:
+ *   ttft_to, where TTFT ends (OBS_TTFT_TO_*):
+ *     "token-read": first token "prefill", above;
+ *     "forward-end (device)", "forward-end (next delimiter)": the PREFILL
+ *       reads no token, step 0 reads none either and the generation
+ *       reads something back from the device (a flag: Hugging Face generate()
+ *       with no streamer; its tokens later: a loop that keeps them on the
+ *       device): the first token is the prompt's own, made by the prompt's
+ *       forward, and TTFT runs from the first PREFILL call to the end of
+ *       the prompt's forward. The forward is the last PREFILL iteration (its
+ *       launches between two host delimiters of the thread) with at least
+ *       FORWARD_SHARE of the kernels of the PREFILL's largest iteration
+ *       (trace_phases.c: the input preparation before it and the work
+ *       after it until the next forward are iterations of a few launches).
+ *       GPU time: the latest device end of that iteration's launches (with
+ *       OBS_GPU_TIME=steps, the end of their PREFILL range's span on their
+ *       stream); host time: the host end of the delimiter that ends the
+ *       iteration, undefined when a launch of another range comes before
+ *       it (no delimiter bounds the forward alone: unbounded_forwards);
+ *     "step0-end": the PREFILL reads no token and step 0 reads one (the
+ *       program's first token is step 0's), or the generation reads
+ *       nothing back at all (no copy from the device among its calls: the
+ *       seed workload, whose prefill emits no token and whose own clock
+ *       counts step 0): TTFT = T_prefill + T_first_decode
+ *       (GPU time), or the end of the last delimiter of step 0 - begin of
+ *       the first PREFILL call (host time). */
 #ifndef OBS_TRACE_PHASES_H
 #define OBS_TRACE_PHASES_H
 
@@ -63,6 +87,12 @@ struct obs_phase_row {
     uint64_t bytes;         /* bytes of copies and memsets */
 };
 
+/* Where a generation's TTFT ends (obs_generation_row.ttft_to; above). */
+#define OBS_TTFT_TO_TOKEN_READ "token-read"
+#define OBS_TTFT_TO_FORWARD_DEVICE "forward-end (device)"
+#define OBS_TTFT_TO_FORWARD_DELIMITER "forward-end (next delimiter)"
+#define OBS_TTFT_TO_STEP0 "step0-end"
+
 struct obs_generation_row {
     uint32_t generation;
     uint32_t thread; /* its thread's id (tid) */
@@ -70,7 +100,8 @@ struct obs_generation_row {
     int has_prefill, has_first_decode, has_steady; /* the span had timed calls */
     uint32_t decode_steps;                         /* N_decode */
     uint64_t calls, launches, kernels, bytes;
-    const char *first_token;                      /* "prefill" or "step0": which TTFT definition */
+    const char *first_token;                      /* "prefill" or "step0": whether the PREFILL reads its token */
+    const char *ttft_to;                          /* where TTFT ends: an OBS_TTFT_TO_* word */
     int ttft_defined, tokens_defined, steps_defined;
     double ttft_ms, tokens_per_s, steps_per_s, itl_ms;
     uint32_t sequences; /* per decode step ("prefill": by the read sizes; else 1) */
@@ -107,7 +138,10 @@ struct obs_phase_stats {
     double best_ttft_ms, best_tokens_per_s;
     uint32_t best_ttft_generation, best_tokens_generation;
     size_t best_over; /* generations counted for the bests */
-    size_t unbounded_steps; /* host time: generations whose steps no delimiter bounds (TTFT, tokens/s n/a) */
+    size_t unbounded_steps; /* host time: generations whose steps no delimiter bounds (tokens/s n/a; TTFT too
+                               where it ends at step 0) */
+    size_t unbounded_forwards; /* host time: "forward-end" generations whose prompt's forward no delimiter
+                                  bounds alone (TTFT n/a) */
     struct obs_step_row *steps;      /* by thread, generation, step */
     size_t nsteps;
 };
@@ -136,11 +170,11 @@ const char *obs_phase_row_name(const struct obs_phase_row *r, char *buf, size_t 
 /* `obs-report phases --csv`: a header line, then one row per generation:
  *   generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,
  *   first_decode_ms,steady_ms,calls,launches,kernels,bytes,in_best,thread,
- *   first_token,steps_per_s,sequences,itl_ms
+ *   first_token,steps_per_s,sequences,itl_ms,ttft_to
  * Undefined values are empty fields. Returns 0, or -1 with errno set. */
 #define OBS_PHASES_CSV_HEADER                                                                                 \
     "generation,ttft_ms,tokens_per_s,decode_steps,time_base,prefill_ms,first_decode_ms,steady_ms,calls,"      \
-    "launches,kernels,bytes,in_best,thread,first_token,steps_per_s,sequences,itl_ms"
+    "launches,kernels,bytes,in_best,thread,first_token,steps_per_s,sequences,itl_ms,ttft_to"
 int obs_report_phases_csv(const struct obs_trace *t, FILE *out);
 
 /* `obs-report phases --steps [--csv]`: one row per decode step of each

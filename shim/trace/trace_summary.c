@@ -15,7 +15,7 @@
 
 /* ---- tables -------------------------------------------------------------------- */
 
-#define MAX_COLS 10
+#define MAX_COLS 11
 
 struct table {
     size_t ncols, nrows, cap;
@@ -727,7 +727,7 @@ static int print_phases(const struct obs_trace *t, FILE *out)
                                          "Kernels",    "Bytes",     "Phase"};
     static const char *const head_t[] = {"Generation", "Prefill (ms)", "First decode (ms)", "TTFT (ms)",
                                          "First token", "Decode steps", "Steady (ms)", "Steps/s", "Seqs",
-                                         "Tokens/s"};
+                                         "Tokens/s",   "TTFT to"};
     struct obs_phase_stats s;
     struct table tb;
     const char *base;
@@ -778,12 +778,17 @@ static int print_phases(const struct obs_trace *t, FILE *out)
                  "PREFILL's token read; steps/s = decode steps / time from there to the last step's token read; "
                  "tokens/s = steps/s x sequences per step (from the read sizes)\n");
     if (s.gpu_time)
-        fprintf(out, " first token 'step0' (the prefill emits none): TTFT = T_prefill + T_first_decode; tokens/s = "
-                     "(N_decode - 1) / T_decode_after_first\n");
+        fprintf(out, " first token 'step0' (the prefill reads no token): tokens/s = (N_decode - 1) / "
+                     "T_decode_after_first; TTFT to 'forward-end (device)' (step 0 reads no token either, the "
+                     "program reads something back: the first token is the prompt's, not read) = the prompt's first "
+                     "call to the device end of the prompt's forward; to 'step0-end' = T_prefill + T_first_decode\n");
     else
-        fprintf(out, " first token 'step0' (the prefill emits none): TTFT = first prefill call to the end of step 0's "
-                     "sync or token copy; tokens/s = (N_decode - 1) / time from there to the last step's\n");
-    table_init(&tb, 10, head_t, 0);
+        fprintf(out, " first token 'step0' (the prefill reads no token): tokens/s = (N_decode - 1) / time from step "
+                     "0's last sync or token copy to the last step's; TTFT to 'forward-end (next delimiter)' (step 0 "
+                     "reads no token either, the program reads something back: the first token is the prompt's, not "
+                     "read) = the prompt's first call to the end of the sync or copy that ends the prompt's forward; "
+                     "to 'step0-end' = to the end of step 0's last sync or token copy\n");
+    table_init(&tb, 11, head_t, 0);
     multithread = generations_multithread(&s);
     for (i = 0; i < s.ngens; i++) {
         const struct obs_generation_row *g = &s.gens[i];
@@ -795,7 +800,7 @@ static int print_phases(const struct obs_trace *t, FILE *out)
                   g->has_first_decode ? ms3(g->first_decode_ns) : "-", g->ttft_defined ? f3s(g->ttft_ms) : "-",
                   g->first_token, u64s(g->decode_steps), g->has_steady ? ms3(g->steady_ns) : "-",
                   g->steps_defined ? f2s(g->steps_per_s) : "n/a", seqs,
-                  g->tokens_defined ? f2s(g->tokens_per_s) : "n/a");
+                  g->tokens_defined ? f2s(g->tokens_per_s) : "n/a", g->ttft_to);
     }
     table_print(&tb, out);
     table_free(&tb);
@@ -817,6 +822,11 @@ static int print_phases(const struct obs_trace *t, FILE *out)
         fprintf(out, " (n/a: in %zu generation%s no host sync or token copy bounds the decode steps, so host time "
                      "cannot tell when they ran; OBS_GPU_TIME=steps measures them on the GPU)\n",
                 s.unbounded_steps, s.unbounded_steps == 1 ? "" : "s");
+    if (s.unbounded_forwards)
+        fprintf(out, " (TTFT n/a: in %zu generation%s no host sync or copy from the device ends the prompt's "
+                     "forward before the next step's launches, so host time cannot tell when it ended; "
+                     "OBS_GPU_TIME=steps measures it on the GPU)\n",
+                s.unbounded_forwards, s.unbounded_forwards == 1 ? "" : "s");
     if (t->bad_phase_records)
         fprintf(out, "warning: %llu PHASE records could not be used (unknown event, END with nothing open, "
                      "an empty RELABEL, or nested more than 256 deep)\n",
@@ -829,20 +839,31 @@ static int print_phases(const struct obs_trace *t, FILE *out)
  * with the most time, in order of first call, and the rest in one row),
  * then one block for all generations: their count and the best, median and
  * p90 of TTFT and tokens/s (trace_phases.h, obs_generation_spread). */
-/* Which TTFT definition the generations used (trace_phases.h), the end of
- * the TTFT line: "; N of M ..." for each definition used. */
+/* Where the generations' TTFT ended (trace_phases.h, ttft_to), the end of
+ * the TTFT line: "; N of M ..." for each definition used, with its word. */
 static void print_first_token_definitions(const struct obs_phase_stats *s, FILE *out)
 {
-    size_t i, prefill = 0;
-    for (i = 0; i < s->ngens; i++)
-        prefill += s->gens[i].first_token[0] == 'p';
-    if (prefill)
-        fprintf(out, "; %zu of %zu from the prompt's first call to the end of its token read (first token: the "
-                     "prompt's own)",
-                prefill, s->ngens);
-    if (prefill < s->ngens)
-        fprintf(out, "; %zu of %zu T_prefill + T_first_decode (the prefill reads no token)", s->ngens - prefill,
-                s->ngens);
+    static const struct {
+        const char *ttft_to, *text;
+    } defs[] = {
+        {OBS_TTFT_TO_TOKEN_READ, "from the prompt's first call to the end of its token read (first token: the "
+                                 "prompt's own)"},
+        {OBS_TTFT_TO_FORWARD_DEVICE, "from the prompt's first call to the device end of the prompt's forward (the "
+                                     "prefill reads no token; ttft_to forward-end (device))"},
+        {OBS_TTFT_TO_FORWARD_DELIMITER, "from the prompt's first call to the end of the sync or copy that ends the "
+                                        "prompt's forward (the prefill reads no token; ttft_to forward-end (next "
+                                        "delimiter))"},
+        {OBS_TTFT_TO_STEP0, "T_prefill + T_first_decode (the prefill reads no token)"},
+    };
+    size_t i, d;
+    for (d = 0; d < sizeof defs / sizeof defs[0]; d++) {
+        size_t n = 0;
+        for (i = 0; i < s->ngens; i++)
+            n += strcmp(s->gens[i].ttft_to, defs[d].ttft_to) == 0;
+        if (n == 0)
+            continue;
+        fprintf(out, "; %zu of %zu %s", n, s->ngens, defs[d].text);
+    }
     fputc('\n', out);
 }
 
@@ -931,7 +952,10 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
             fprintf(out, " TTFT (ms): best %.3f (generation %u), median %.3f, p90 %.3f", sp.ttft_best_ms,
                     s.best_ttft_generation, sp.ttft_median_ms, sp.ttft_p90_ms);
         else
-            fprintf(out, " TTFT (ms): n/a%s", why_na);
+            fprintf(out, " TTFT (ms): n/a%s",
+                    s.unbounded_forwards ? " (no host sync or copy from the device ends the prompt's forward before "
+                                           "the next step's launches; OBS_GPU_TIME=steps measures it on the GPU)"
+                                         : why_na);
         print_first_token_definitions(&s, out);
         for (i = 0; i < s.ngens && s.gens[i].sequences <= 1; i++)
             ;

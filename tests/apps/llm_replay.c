@@ -11,7 +11,7 @@
  * chunks with a stream sync after each but the last, when "chunk" is set:
  * pre, layers x layer, post kernels with grids scaled by the tokens), the
  * token read back (sync cudaMemcpy, cudaMemcpyAsync + cudaStreamSynchronize
- * or + cudaEventRecord/cudaEventSynchronize), then the decode steps (the same
+ * or + cudaEventRecord/cudaEventSynchronize; or none), then the decode steps (the same
  * sequence with decode-sized grids, or one cudaGraphLaunch of a graph
  * captured at warm-up or after the first prefill, plus the "eager" kernels),
  * each ending in the token read back.
@@ -45,7 +45,11 @@
  * before the prompt's first call (its ids' copy), F just before the
  * prefill's first launch, R just after the prefill's token read returned,
  * S and L just after step 0's and the last step's read returned (each
- * CLOCK_MONOTONIC ns; 0: no such instant). A call of this thread began
+ * CLOCK_MONOTONIC ns; 0: no such instant). With "readback none" (no token
+ * read: it stays on the device) R, S and L are taken just after the
+ * stopping check's flag read returned, the first sync after the forward,
+ * or, with no stop_check, just after the forward's last launch returned;
+ * ttft_ns and steady_ns then run to those instants. A call of this thread began
  * after P or F iff it is that call or a later one; a call began before R,
  * S or L iff it is that read's last call or an earlier one (same clock,
  * same thread, read outside the calls).
@@ -364,7 +368,16 @@ static void read_token(struct worker *w, unsigned seqs)
         check(w, (int)rt_event_record(w->event, w->stream), "event record");
         check(w, (int)rt_event_sync(w->event), "event sync");
         break;
+    case SCN_READ_NONE: /* the token stays on the device */
+        break;
     }
+}
+
+/* readback none: no token read ends the forward, the stopping check's flag
+ * read does (when there is one): where the R, S and L marks are taken. */
+static int marks_after_stop_check(void)
+{
+    return scn.readback == SCN_READ_NONE && scn.stop_check.n > 0;
 }
 
 /* mask_check / stop_check: an iteration of its own that reads a 1-byte
@@ -448,6 +461,8 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
     read_token(w, 1);
     t_prefill_read = now_ns();
     flag_iteration(w, &scn.stop_check, PASS_PREFILL, 1);
+    if (marks_after_stop_check())
+        t_prefill_read = now_ns();
     pop(w);
     if (scn.graph == SCN_GRAPH_AFTER_PREFILL && !w->have_graph && steps > 0)
         capture(w, 0, 1);
@@ -470,6 +485,8 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
         /* The read-back's return ends the step's token read: before the truth line. */
         t_end = now_ns();
         flag_iteration(w, &scn.stop_check, PASS_DECODE, scn.sequences);
+        if (marks_after_stop_check())
+            t_end = now_ns();
         if (k == 0)
             t_first = t_end;
         pop(w);

@@ -271,7 +271,7 @@ static int one_number(struct parser *p, char **w, int n, unsigned lo, unsigned h
 
 static int directive(struct parser *p, char **w, int n)
 {
-    static const char *const readbacks[] = {"copy", "async", "event"};
+    static const char *const readbacks[] = {"copy", "async", "event", "none"};
     static const char *const graphs[] = {"none", "warmup", "after_prefill"};
     static const char *const streams[] = {"default", "own", "nonblocking"};
     static const char *const copies[] = {"async", "sync"};
@@ -331,7 +331,7 @@ static int directive(struct parser *p, char **w, int n)
     if (strcmp(w[0], "graph_sizes") == 0)
         return one_number(p, w, n, 1, 16, &s->graph_sizes);
     if (strcmp(w[0], "readback") == 0) {
-        if (choice(p, w, n, readbacks, 3, &v) != 0)
+        if (choice(p, w, n, readbacks, 4, &v) != 0)
             return -1;
         s->readback = (enum scn_readback)v;
         return 0;
@@ -385,6 +385,8 @@ static int check_whole(struct parser *p)
         return fail(p, "graph capture needs 'stream own' or 'stream nonblocking'");
     if (s->readback == SCN_READ_COPY && s->stream == SCN_STREAM_NONBLOCKING)
         return fail(p, "'readback copy' (legacy stream) does not wait for a non-blocking stream");
+    if (s->readback == SCN_READ_NONE && s->chunk_read)
+        return fail(p, "'chunk_read yes' reads a chunk back as 'readback' does: not with 'readback none'");
     if (s->graph != SCN_GRAPH_NONE && (s->mask_check.n || s->stop_check.n))
         return fail(p, "'mask_check' and 'stop_check' with a decode graph");
     if (s->graph != SCN_GRAPH_NONE && s->sequences > 1)

@@ -23,7 +23,9 @@
 enum scn_readback {
     SCN_READ_COPY,  /* cudaMemcpy DtoH of the token (synchronous) */
     SCN_READ_ASYNC, /* cudaMemcpyAsync DtoH + cudaStreamSynchronize */
-    SCN_READ_EVENT  /* cudaMemcpyAsync DtoH + cudaEventRecord + cudaEventSynchronize */
+    SCN_READ_EVENT, /* cudaMemcpyAsync DtoH + cudaEventRecord + cudaEventSynchronize */
+    SCN_READ_NONE   /* no token read: it stays on the device (generate() with no streamer reads only the
+                       stopping check's flag; a loop may read its tokens once at the end) */
 };
 enum scn_graph { SCN_GRAPH_NONE, SCN_GRAPH_WARMUP, SCN_GRAPH_AFTER_PREFILL };
 /* What each evaluation copies in: the prompt's ids only (Hugging Face), its

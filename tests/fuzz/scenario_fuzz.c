@@ -67,6 +67,9 @@ static void check_scenario(const struct scenario *s)
     check_seq(s, &s->prompt_prelude, NULL, 0);
     check_seq(s, &s->before_prompt, NULL, 1);
     check_seq(s, &s->after_generation, NULL, 1);
+    /* a read-back the replay knows; none with chunks that read back */
+    if ((unsigned)s->readback > SCN_READ_NONE || (s->readback == SCN_READ_NONE && s->chunk_read))
+        abort();
     if (kernels == 0 || s->layers < 1 || s->layers > SCN_MAX_LAYERS ||
         s->threads < 1 || s->threads > SCN_MAX_THREADS || s->graph_sizes < 1 || s->graph_sizes > 16)
         abort();
