@@ -1,13 +1,15 @@
 /* The recorder's slow paths: thread windows, lost accounting, self-cost
- * snapshots, thread exit, process exit and fork. The hot path is inline in
- * recorder.h.
+ * snapshots, the store gate (OBS_RECORD=window), thread exit, process exit
+ * and fork. The hot path is inline in recorder.h.
  *
  * Who writes what: a window's owner thread stores records into its slots
- * [0, limit) and advances `used`; nobody else touches them. Its last slots
- * [limit, capacity) get the SELF_COST and LOST records from whoever closes
+ * [0, room) and advances `used`; nobody else touches them. Its last slots
+ * [room, capacity) get the SELF_COST and LOST records from whoever closes
  * the window, under the output lock: the owner when the window is full or
  * the thread exits, the exit path at the end. Only the owner gets a new
- * window, under the lock, and never once the trace is finished. */
+ * window, under the lock, and never once the trace is finished. `limit`,
+ * where the hot path stops, is written under the lock only: by the owner
+ * with its window, by whoever opens or closes the store gate. */
 #include "recorder.h"
 
 #include <pthread.h>
@@ -33,6 +35,13 @@ static _Atomic uint64_t lost_unbuffered, lost_unbuffered_first, lost_unbuffered_
 static uint64_t lost_unbuffered_reported;
 
 static atomic_int warned_mmap;
+
+/* The store gate (OBS_RECORD=window): set up at start-up; open or closed
+ * under the lock, read by the slow path without it. Calls left out by
+ * threads that have ended (under the lock). */
+static bool gated;
+static _Atomic bool gate_open;
+static uint64_t skipped_ended;
 
 static void (*_Atomic thread_exit_hook)(void);
 
@@ -124,7 +133,8 @@ static uint32_t build_tail(struct obs_tbuf *b, union obs_record *tail)
 {
     uint64_t others = atomic_load_explicit(&b->others, memory_order_relaxed);
     uint64_t stored = b->stored_before + atomic_load_explicit(&b->used, memory_order_relaxed);
-    uint64_t calls = stored > others ? stored - others : 0; /* the owner may be storing one right now */
+    uint64_t calls = (stored > others ? stored - others : 0) + /* the owner may be storing one right now */
+                     atomic_load_explicit(&b->skipped, memory_order_relaxed); /* left out by the gate: made all the same */
     uint64_t sampled = atomic_load_explicit(&b->sampled_calls, memory_order_relaxed);
     uint64_t sampled_ns = atomic_load_explicit(&b->sampled_ns, memory_order_relaxed);
     uint32_t n = 0;
@@ -200,7 +210,7 @@ static uint32_t window_max_pages(void)
 
 /* Memory at recs in place of a window: anonymous and zero (a store the
  * owner makes past the end of the trace lands there, not in the file). A
- * failure leaves it a hole; nothing is stored into it with limit 0. */
+ * failure leaves it a hole; nothing is stored into it with room 0. */
 static void window_take_out(struct obs_tbuf *b, size_t bytes)
 {
     const int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE;
@@ -225,7 +235,7 @@ static void window_tail_locked(struct obs_tbuf *b)
     union obs_record tail[OBS_TBUF_TAIL_RECORDS];
     uint32_t n = build_tail(b, tail), i;
     for (i = 0; i < n; i++)
-        obs_record_commit(&b->recs[b->limit + i], &tail[i]);
+        obs_record_commit(&b->recs[b->room + i], &tail[i]);
     mark_tail_reported(b);
 }
 
@@ -246,7 +256,9 @@ static void window_end_locked(struct obs_tbuf *b, bool owner)
     uint32_t n = build_tail(b, tail), used;
 
     if (b->capacity == 0) {
-        if (n > 0 && obs_output_write_records_locked(b->tid, b->first_index, tail, n) == 0) {
+        /* atomic: the owner may be leaving a call out (skip_call) */
+        uint64_t at = __atomic_load_n(&b->first_index, __ATOMIC_RELAXED);
+        if (n > 0 && obs_output_write_records_locked(b->tid, at, tail, n) == 0) {
             mark_tail_reported(b);
             if (owner)
                 b->first_index += n;
@@ -254,7 +266,7 @@ static void window_end_locked(struct obs_tbuf *b, bool owner)
         return;
     }
     window_take_out(b, b->window_bytes);
-    used = atomic_load_explicit(&b->used, memory_order_relaxed); /* at most limit: room for n */
+    used = atomic_load_explicit(&b->used, memory_order_relaxed); /* at most room: room for n */
     if (n == 0 || obs_output_write_slots_locked(b->window_at + (uint64_t)used * OBS_RECORD_SIZE, tail, n) == 0) {
         mark_tail_reported(b);
         obs_output_shrink_window_locked(b->window_at, b->capacity, used + n);
@@ -263,7 +275,9 @@ static void window_end_locked(struct obs_tbuf *b, bool owner)
         b->stored_before += used;
         b->first_index += used + n;
         b->capacity = 0;
-        b->limit = 0;
+        b->room = 0;
+        atomic_store_explicit(&b->limit, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->used, 0, memory_order_relaxed);
         b->window_bytes = 0;
     }
 }
@@ -287,7 +301,8 @@ static bool window_next_locked(struct obs_tbuf *b)
         b->stored_before += atomic_load_explicit(&b->used, memory_order_relaxed);
         b->first_index += b->capacity;
     }
-    b->limit = 0;
+    b->room = 0;
+    atomic_store_explicit(&b->limit, 0, memory_order_relaxed);
     b->capacity = 0;
     atomic_store_explicit(&b->used, 0, memory_order_relaxed);
     n = window_slots(pages);
@@ -311,7 +326,9 @@ static bool window_next_locked(struct obs_tbuf *b)
     b->window_at = at;
     b->window_bytes = bytes;
     b->capacity = n;
-    b->limit = n - OBS_TBUF_TAIL_RECORDS;
+    b->room = n - OBS_TBUF_TAIL_RECORDS;
+    if (!gated || atomic_load_explicit(&gate_open, memory_order_relaxed))
+        atomic_store_explicit(&b->limit, b->room, memory_order_relaxed);
     return true;
 }
 
@@ -437,6 +454,7 @@ static void thread_detach(void *arg)
     }
     if (obs_out.status == OBS_OUTPUT_OPEN)
         window_end_locked(b, true);
+    skipped_ended += atomic_load_explicit(&b->skipped, memory_order_relaxed);
     registry_remove_locked(b);
     t->next_index = b->first_index; /* should the thread record again */
     t->buf = NULL;
@@ -460,8 +478,99 @@ static void count_windowless(struct obs_tbuf *b, const union obs_record *r)
     obs_out_lock_release(&obs_out.lock);
 }
 
-/* Store r in the thread's window: attach or switch windows as needed.
- * Returns its per-thread index, UINT64_MAX when it could not be kept. */
+/* ---- the store gate ----------------------------------------------------------- */
+
+void obs_recorder_gate_init(void)
+{
+    gated = true;
+    atomic_store(&gate_open, false);
+}
+
+/* Under the lock: the calls the gate left out so far, as META (a later
+ * line wins); no formatting (the signal path writes it too). */
+static void write_skipped_locked(void)
+{
+    char line[64], num[24];
+    static const char key[] = "record_window_outside_calls=";
+    uint64_t total = skipped_ended;
+    const char *digits;
+    size_t len = 0, i;
+    struct obs_tbuf *b;
+    for (b = registry; b != NULL; b = b->next)
+        total += atomic_load_explicit(&b->skipped, memory_order_relaxed);
+    digits = obs_log_u64(num, total);
+    for (i = 0; key[i] != '\0'; i++)
+        line[len++] = key[i];
+    for (i = 0; digits[i] != '\0' && len < sizeof line - 1; i++)
+        line[len++] = digits[i];
+    line[len++] = '\n';
+    obs_output_write_meta_locked(line, len);
+}
+
+void obs_recorder_gate_set_locked(bool open)
+{
+    struct obs_tbuf *b;
+    if (!gated)
+        return;
+    atomic_store_explicit(&gate_open, open, memory_order_release);
+    /* The threads' hot paths: stored again, or every call to the slow path. */
+    for (b = registry; b != NULL; b = b->next)
+        atomic_store_explicit(&b->limit, open ? b->room : 0, memory_order_relaxed);
+    if (!open && obs_out.status == OBS_OUTPUT_OPEN)
+        write_skipped_locked();
+}
+
+/* The gate closed: call r is not stored, but takes its index. The first
+ * such call ends the thread's window (what it holds stays in the file, its
+ * SELF_COST and LOST records after it), so that the index can be passed
+ * over; a call stored later gets a new window, at the index after. */
+static uint64_t skip_call(struct obs_tbuf *b, const union obs_record *r)
+{
+    uint64_t index;
+    if (b->capacity > 0) {
+        obs_out_lock_acquire(&obs_out.lock, b->tid);
+        if (obs_out.status == OBS_OUTPUT_OPEN)
+            window_end_locked(b, true);
+        obs_out_lock_release(&obs_out.lock);
+        if (b->capacity > 0)
+            return UINT64_MAX; /* the trace is finished */
+    }
+    index = b->first_index;
+    /* atomic: the exit path reads it (window_end_locked) */
+    __atomic_store_n(&b->first_index, index + 1, __ATOMIC_RELAXED);
+    atomic_store_explicit(&b->skipped, atomic_load_explicit(&b->skipped, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    b->skipped_t_begin = r->call.t_begin;
+    b->skipped_index = index;
+    return UINT64_MAX;
+}
+
+/* The gate closed and no window (a call was left out since): a record of
+ * another kind is written alone, a chunk of one at its index, so that the
+ * indexes of the calls left out after it stay free. */
+static uint64_t store_alone(struct obs_tbuf *b, const union obs_record *r)
+{
+    uint64_t index = UINT64_MAX;
+    obs_out_lock_acquire(&obs_out.lock, b->tid);
+    if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_RECORDING &&
+        obs_out.status == OBS_OUTPUT_OPEN) {
+        if (obs_output_write_records_locked(b->tid, b->first_index, r, 1) == 0) {
+            index = b->first_index;
+            b->first_index = index + 1; /* under the lock, as the exit path reads it */
+        } else {
+            uint64_t t = record_time(r) ? record_time(r) : obs_now_ns();
+            count_lost(b, OBS_LOST_WRITE_FAILED, 1, t, t);
+        }
+    }
+    obs_out_lock_release(&obs_out.lock);
+    return index;
+}
+
+/* ---- storing a record ------------------------------------------------------------ */
+
+/* Store r in the thread's window: attach or switch windows as needed; the
+ * store gate's turn when there is one. Returns its per-thread index,
+ * UINT64_MAX when it was not stored. */
 static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool is_call)
 {
     struct obs_tbuf *b = t->buf;
@@ -474,7 +583,13 @@ static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool 
             count_unbuffered(r);
         return UINT64_MAX;
     }
-    if (atomic_load_explicit(&b->used, memory_order_relaxed) >= b->limit) {
+    if (obs_unlikely(gated) && !atomic_load_explicit(&gate_open, memory_order_acquire)) {
+        if (is_call)
+            return skip_call(b, r);
+        if (b->capacity == 0)
+            return store_alone(b, r);
+    }
+    if (atomic_load_explicit(&b->used, memory_order_relaxed) >= b->room) {
         /* full, or none since a try failed: a new one (after a failure, only
          * once as many calls as a window holds have gone by) */
         bool try_now = b->capacity > 0 || b->retry_in == 0 || --b->retry_in == 0;
@@ -608,6 +723,8 @@ bool obs_recorder_finish(bool from_signal, const char *ending)
     }
     write_unbuffered_lost_locked(self, self_next);
     report_unwritten_lost_locked(from_signal);
+    if (gated)
+        write_skipped_locked();
     write_end_mark_locked(ending);
     was_open = obs_output_close_locked();
     obs_out_lock_release(&obs_out.lock);
@@ -648,5 +765,7 @@ void obs_recorder_fork_child(void)
     atomic_store(&lost_unbuffered_first, 0);
     atomic_store(&lost_unbuffered_last, 0);
     lost_unbuffered_reported = 0;
+    atomic_store(&gate_open, false); /* the child's windows start again (capture/) */
+    skipped_ended = 0;
     obs_output_fork_child(); /* also frees the output lock */
 }

@@ -56,14 +56,19 @@ extern _Atomic int obs_state;
 
 /* The last slots of each window hold the SELF_COST and LOST records (one
  * per reason) written when the window is closed (full, the thread's exit,
- * the process's end): records stop at limit, before them. */
+ * the process's end): records stop at room, before them. */
 #define OBS_TBUF_TAIL_RECORDS OBS_LOST_REASONS
 
 struct obs_tbuf {
     struct obs_tbuf *next;  /* registry (under the output lock) */
     uint32_t tid;
     uint32_t capacity;      /* record slots of the window mapped at recs (0: none) */
-    uint32_t limit;         /* capacity - OBS_TBUF_TAIL_RECORDS: a new window when reached; 0 with none */
+    uint32_t room;          /* capacity - OBS_TBUF_TAIL_RECORDS: a new window when reached; 0 with none */
+    /* Where the hot path stops storing: room, or 0 (no window; the store
+     * gate closed, obs_recorder_gate_set_locked: every call takes the slow
+     * path). Written under the output lock (by whoever closes the gate),
+     * read by the owner without it. */
+    _Atomic uint32_t limit;
     _Atomic uint32_t used;  /* slots stored (by the owner only) */
     uint64_t first_index;   /* per-thread index of recs[0] */
     uint64_t window_at;     /* file offset of recs[0] */
@@ -71,7 +76,6 @@ struct obs_tbuf {
     uint32_t pages;         /* the window's size in pages: doubles up to max_pages */
     uint32_t max_pages;     /* OBS_BUFFER_RECORDS' window */
     uint32_t retry_in;      /* no window: calls until the next try */
-    uint32_t reserved0;
     void *region;           /* this struct's page and the largest window, for munmap */
     size_t region_bytes;
     /* CALL records made = stored_before + used - others: the hot path
@@ -84,6 +88,10 @@ struct obs_tbuf {
     _Atomic uint64_t sampled_calls; /* calls whose cost was measured */
     _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim */
     _Atomic uint64_t flush_ns;      /* time this thread spent getting windows (flushes, once) */
+    /* The store gate closed: the calls not stored (each took its index),
+     * and the last of them, for obs_call_index (the owner's). */
+    _Atomic uint64_t skipped;
+    uint64_t skipped_t_begin, skipped_index;
     /* Lost records by reason (under the lock): made, and already reported. */
     uint64_t lost[OBS_LOST_REASONS], lost_reported[OBS_LOST_REASONS];
     uint64_t lost_t_first[OBS_LOST_REASONS], lost_t_last[OBS_LOST_REASONS];
@@ -236,7 +244,7 @@ static inline bool obs_tbuf_append(struct obs_tbuf *b, const struct obs_rec_call
     if (obs_unlikely(b == NULL))
         return false;
     used = atomic_load_explicit(&b->used, memory_order_relaxed);
-    if (obs_unlikely(used >= b->limit))
+    if (obs_unlikely(used >= atomic_load_explicit(&b->limit, memory_order_relaxed)))
         return false;
     obs_record_commit(&b->recs[used], rec);
     atomic_store_explicit(&b->used, used + 1, memory_order_relaxed);
@@ -272,8 +280,6 @@ static inline void obs_call_finish(struct obs_hooked_call *c, int32_t status)
     obs_call_finish_at(c, status, obs_now_ns());
 }
 
-/* After obs_call_finish: the per-thread index of the CALL record it stored
- * (GPU_SPAN records name it), or UINT64_MAX when it was not kept. */
 /* The per-thread index the calling thread's next record will have
  * (UINT64_MAX before its first). */
 static inline uint64_t obs_thread_next_index(void)
@@ -284,6 +290,8 @@ static inline uint64_t obs_thread_next_index(void)
     return b->first_index + atomic_load_explicit(&b->used, memory_order_relaxed);
 }
 
+/* After obs_call_finish: the per-thread index of the CALL record it stored
+ * (GPU_SPAN records name it), or UINT64_MAX when it was not stored. */
 static inline uint64_t obs_call_last_index(const struct obs_hooked_call *c)
 {
     struct obs_tbuf *b = obs_tls.buf;
@@ -294,6 +302,20 @@ static inline uint64_t obs_call_last_index(const struct obs_hooked_call *c)
     if (used == 0 || b->recs[used - 1].type != OBS_REC_CALL || b->recs[used - 1].call.t_begin != c->rec.t_begin)
         return UINT64_MAX;
     return b->first_index + used - 1;
+}
+
+/* After obs_call_finish: the call's per-thread index, whether it was
+ * stored or left out by the store gate (which gives such a call its index
+ * all the same); UINT64_MAX when it was lost. For what marks a place among
+ * the thread's records (the phase engine's spans), where
+ * obs_call_last_index is for what needs the record (its GPU time). */
+static inline uint64_t obs_call_index(const struct obs_hooked_call *c)
+{
+    struct obs_tbuf *b = obs_tls.buf;
+    uint64_t index = obs_call_last_index(c);
+    if (obs_likely(index != UINT64_MAX) || b == NULL)
+        return index;
+    return b->skipped_t_begin != 0 && b->skipped_t_begin == c->rec.t_begin ? b->skipped_index : UINT64_MAX;
 }
 
 /* Append a non-CALL record (STREAM, GPU_SPAN ...) to the calling thread's
@@ -319,6 +341,24 @@ void obs_recorder_set_thread_exit_hook(void (*fn)(void));
  * range (OBS_GPU_TIME=steps) follows the live ranges' BEGIN and END. Set
  * once at start-up. */
 void obs_recorder_set_phase_hook(void (*fn)(const struct obs_rec_phase *r, uint64_t index));
+/* The store gate, for OBS_RECORD=window (docs/capture.md). With it set
+ * up, a CALL record is stored only while the gate is open. A call made
+ * while it is closed is not stored but takes its per-thread index all the
+ * same, so that the thread's records keep their order and every index
+ * means one record (the thread's chunks have a gap there:
+ * docs/trace-format.md, "Per-thread index"); it counts in the thread's
+ * SELF_COST (the shim wrapped it, its cost was sampled) and in the META
+ * line record_window_outside_calls (written at each closing of the gate
+ * and at the end), never as lost. Records of other kinds are always
+ * stored. The launch path is the same code: closing the gate sets every
+ * thread's limit to 0, so that its calls take the slow path, which leaves
+ * them out (the first one ends the thread's window there; records of
+ * other kinds are written alone, a chunk each, until a call is stored
+ * again). Set up once at start-up, before any record: the gate starts
+ * closed. */
+void obs_recorder_gate_init(void);
+/* Under the output lock: open or close the gate. */
+void obs_recorder_gate_set_locked(bool open);
 /* Close every thread's window (its SELF_COST and LOST records into its
  * last slots; then the window is taken out of the file: a thread still
  * running stores into memory from there on, so the file no longer
