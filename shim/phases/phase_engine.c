@@ -2727,13 +2727,14 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
 }
 
 /* Automatic mode, after a launch is stored: its record index where learning
- * or a new generation needs it. */
+ * or a new generation needs it (obs_call_index: a place among the thread's
+ * records, also when OBS_RECORD=window left the launch out). */
 static void auto_launch_stored(struct auto_state *a, const struct obs_hooked_call *c)
 {
     if (a->learn == LEARNING && a->history_n > 0 && a->history[a->history_n - 1].index == UINT64_MAX)
-        a->history[a->history_n - 1].index = obs_call_last_index(c);
+        a->history[a->history_n - 1].index = obs_call_index(c);
     if (obs_unlikely(a->marks != 0)) {
-        uint64_t index = obs_call_last_index(c);
+        uint64_t index = obs_call_index(c);
         if (a->marks & MARK_GEN)
             a->gen_first_index = index;
         if (a->marks & MARK_STEP0)
@@ -2874,9 +2875,9 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         auto_launch_stored(&p->automatic, c);
     } else if ((ev == EV_LAUNCH || ev == EV_GRAPH) && obs_unlikely(p->rules.marks != 0)) {
         if (p->rules.marks & RULES_MARK_FIRST)
-            p->rules.first_index = obs_call_last_index(c);
+            p->rules.first_index = obs_call_index(c);
         if (p->rules.marks & RULES_MARK_ITER)
-            p->rules.iter_index = obs_call_last_index(c);
+            p->rules.iter_index = obs_call_index(c);
         p->rules.marks = 0;
     }
     dir = c->rec.flags & OBS_CALL_DIR_MASK;
