@@ -15,6 +15,7 @@ static const char *const cuda_sonames[] = {"libcudart.so.13", "libcudart.so.12",
 static const char *const cuda_names[] = {
 #define OBS_REAL_CUDA_NAME(name, ret, params, args) #name,
     OBS_CUDA_RUNTIME_API(OBS_REAL_CUDA_NAME) OBS_CUDA_RUNTIME_SUPPORT_API(OBS_REAL_CUDA_NAME)
+    OBS_CUDA_RUNTIME_PROFILER_API(OBS_REAL_CUDA_NAME)
 #undef OBS_REAL_CUDA_NAME
 };
 static _Atomic(void *) cuda_fns[OBS_REAL_CUDA_COUNT];
@@ -33,7 +34,7 @@ OBS_HIDDEN struct obs_real_table obs_real_cuda = {
 static const char *const hip_sonames[] = {"libamdhip64.so.5", "libamdhip64.so.6", NULL};
 static const char *const hip_names[] = {
 #define OBS_REAL_HIP_NAME(name, ret, params, args) #name,
-    OBS_HIP_API(OBS_REAL_HIP_NAME) OBS_HIP_SUPPORT_API(OBS_REAL_HIP_NAME)
+    OBS_HIP_API(OBS_REAL_HIP_NAME) OBS_HIP_SUPPORT_API(OBS_REAL_HIP_NAME) OBS_HIP_PROFILER_API(OBS_REAL_HIP_NAME)
 #undef OBS_REAL_HIP_NAME
 };
 static const char *const hip_symbols[OBS_REAL_HIP_COUNT] = {
@@ -58,6 +59,7 @@ static const char *const cudrv_sonames[] = {"libcuda.so.1", NULL};
 static const char *const cudrv_names[] = {
 #define OBS_REAL_CUDRV_NAME(name, ret, params, args) #name,
     OBS_CUDA_DRIVER_API(OBS_REAL_CUDRV_NAME) OBS_CUDA_DRIVER_SUPPORT_API(OBS_REAL_CUDRV_NAME)
+    OBS_CUDA_DRIVER_PROFILER_API(OBS_REAL_CUDRV_NAME)
 #undef OBS_REAL_CUDRV_NAME
 };
 static _Atomic(void *) cudrv_fns[OBS_REAL_CUDRV_COUNT];
