@@ -93,7 +93,7 @@ static void test_parser(void)
     }
     obs_debug_spec_parse("all:3,record:0,phases:2", levels, &err);
     obs_debug_spec_format(levels, text, sizeof text);
-    is_string("phases:2,intercept:3,gputime:3,output:3", text, "formatted back as it parses");
+    is_string("phases:2,intercept:3,gputime:3,output:3,capture:3", text, "formatted back as it parses");
     memset(levels, 0, sizeof levels);
     obs_debug_spec_format(levels, text, sizeof text);
     is_string("off", text, "nothing on formats as off");

@@ -45,6 +45,13 @@ void obs_recorder_set_phase_hook(void (*fn)(const struct obs_rec_phase *r, uint6
     atomic_store_explicit(&phase_hook, fn, memory_order_release);
 }
 
+static _Atomic(obs_records_writer) records_writer;
+
+void obs_recorder_set_records_writer(obs_records_writer fn)
+{
+    atomic_store_explicit(&records_writer, fn, memory_order_release);
+}
+
 static void thread_detach(void *arg);
 
 uint32_t obs_thread_id(void)
@@ -167,15 +174,17 @@ static uint64_t flush_locked(struct obs_tbuf *b, bool owner, bool from_signal)
     uint32_t tail_n = 0;
     union obs_record tail[OBS_TBUF_TAIL_RECORDS];
     uint64_t next;
+    obs_records_writer write_records = atomic_load_explicit(&records_writer, memory_order_acquire);
 
     if (obs_output_ensure_open_locked()) {
         obs_kernel_names_write_pending_locked(from_signal);
         if (!from_signal && used > b->flushed) /* formatting is not for signal handlers */
             OBS_DEBUG_LOG(OUTPUT, 3, "thread %u: a chunk of %u records, indexes %llu..", b->tid, used - b->flushed,
                           (unsigned long long)(b->first_index + b->flushed));
+        if (write_records == NULL)
+            write_records = obs_output_write_records_locked;
         if (used > b->flushed &&
-            obs_output_write_records_locked(b->tid, b->first_index + b->flushed, &b->recs[b->flushed],
-                                            used - b->flushed) != 0) {
+            write_records(b->tid, b->first_index + b->flushed, &b->recs[b->flushed], used - b->flushed) != 0) {
             uint64_t t_first = UINT64_MAX, t_last = 0;
             uint32_t i;
             for (i = b->flushed; i < used; i++) {

@@ -291,6 +291,14 @@ void obs_recorder_set_thread_exit_hook(void (*fn)(void));
  * range (OBS_GPU_TIME=steps) follows the live ranges' BEGIN and END. Set
  * once at start-up. */
 void obs_recorder_set_phase_hook(void (*fn)(const struct obs_rec_phase *r, uint64_t index));
+/* fn writes each run of a thread's records that a flush writes, in place
+ * of obs_output_write_records_locked and with its contract (under the
+ * output lock; 0 or -errno; async-signal-safe: the fatal-signal flush
+ * calls it): OBS_RECORD=window keeps only the calls inside the capture
+ * windows (capture/capture.h). The SELF_COST and LOST records after them
+ * are written as they are. Set once at start-up. */
+typedef int (*obs_records_writer)(uint32_t tid, uint64_t first_index, const union obs_record *recs, uint32_t n);
+void obs_recorder_set_records_writer(obs_records_writer fn);
 /* Flush every thread's buffer, mark the trace ended (META "end=<ending>":
  * "exit", "_exit", "SIGSEGV" ...) and close it; from_signal: only
  * async-signal-safe work (no allocation, no demangling, no formatting).
