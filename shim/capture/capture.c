@@ -141,9 +141,10 @@ static void say_call(char *said, size_t len, const char *api, int status)
 static void call_profilers(bool start, char *said, size_t len)
 {
     struct obs_guard guard;
-    obs_fn_cudaProfilerStart rt = start ? OBS_CUDA_REAL(cudaProfilerStart) : OBS_CUDA_REAL(cudaProfilerStop);
-    obs_fn_cuProfilerStart drv = start ? OBS_CUDRV_REAL(cuProfilerStart) : OBS_CUDRV_REAL(cuProfilerStop);
-    obs_fn_hipProfilerStart hip = start ? OBS_HIP_REAL(hipProfilerStart) : OBS_HIP_REAL(hipProfilerStop);
+    obs_fn_cudaProfilerStart rt =
+        start ? OBS_CUDA_PROFILER_REAL(cudaProfilerStart) : OBS_CUDA_PROFILER_REAL(cudaProfilerStop);
+    obs_fn_cuProfilerStart drv = start ? OBS_CUDRV_PROFILER_REAL(cuProfilerStart) : OBS_CUDRV_PROFILER_REAL(cuProfilerStop);
+    obs_fn_hipProfilerStart hip = start ? OBS_HIP_PROFILER_REAL(hipProfilerStart) : OBS_HIP_PROFILER_REAL(hipProfilerStop);
 
     obs_guard_enter(&guard);
     said[0] = '\0';

@@ -44,13 +44,11 @@ static inline void *obs_real_get(struct obs_real_table *t, unsigned index)
     return fn != NULL ? fn : obs_real_resolve(t, index);
 }
 
-/* The CUDA runtime table: every entry of OBS_CUDA_RUNTIME_API,
- * OBS_CUDA_RUNTIME_SUPPORT_API and OBS_CUDA_RUNTIME_PROFILER_API
- * (shim/abi/cuda_abi.h). */
+/* The CUDA runtime table: every entry of OBS_CUDA_RUNTIME_API and
+ * OBS_CUDA_RUNTIME_SUPPORT_API (shim/abi/cuda_abi.h). */
 enum obs_real_cuda_index {
 #define OBS_REAL_CUDA_ENUM(name, ret, params, args) OBS_REAL_CUDA_##name,
     OBS_CUDA_RUNTIME_API(OBS_REAL_CUDA_ENUM) OBS_CUDA_RUNTIME_SUPPORT_API(OBS_REAL_CUDA_ENUM)
-    OBS_CUDA_RUNTIME_PROFILER_API(OBS_REAL_CUDA_ENUM)
 #undef OBS_REAL_CUDA_ENUM
     OBS_REAL_CUDA_COUNT
 };
@@ -59,12 +57,12 @@ extern struct obs_real_table obs_real_cuda;
 /* The real function, typed: NULL when the runtime lacks it. */
 #define OBS_CUDA_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cuda, OBS_REAL_CUDA_##name))
 
-/* The HIP runtime table: every entry of OBS_HIP_API, OBS_HIP_SUPPORT_API and
- * OBS_HIP_PROFILER_API (shim/abi/hip_abi.h); the entries of OBS_HIP_CXX_SYMBOLS are looked up
+/* The HIP runtime table: every entry of OBS_HIP_API and OBS_HIP_SUPPORT_API
+ * (shim/abi/hip_abi.h); the entries of OBS_HIP_CXX_SYMBOLS are looked up
  * under their C++ symbol. */
 enum obs_real_hip_index {
 #define OBS_REAL_HIP_ENUM(name, ret, params, args) OBS_REAL_HIP_##name,
-    OBS_HIP_API(OBS_REAL_HIP_ENUM) OBS_HIP_SUPPORT_API(OBS_REAL_HIP_ENUM) OBS_HIP_PROFILER_API(OBS_REAL_HIP_ENUM)
+    OBS_HIP_API(OBS_REAL_HIP_ENUM) OBS_HIP_SUPPORT_API(OBS_REAL_HIP_ENUM)
 #undef OBS_REAL_HIP_ENUM
     OBS_REAL_HIP_COUNT
 };
@@ -72,22 +70,36 @@ extern struct obs_real_table obs_real_hip;
 
 #define OBS_HIP_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_hip, OBS_REAL_HIP_##name))
 
-/* The CUDA driver table (libcuda.so.1): every entry of OBS_CUDA_DRIVER_API,
- * OBS_CUDA_DRIVER_SUPPORT_API and OBS_CUDA_DRIVER_PROFILER_API
- * (shim/abi/cuda_driver_abi.h), each under
+/* The CUDA driver table (libcuda.so.1): every entry of OBS_CUDA_DRIVER_API
+ * and OBS_CUDA_DRIVER_SUPPORT_API (shim/abi/cuda_driver_abi.h), each under
  * its exact variant symbol (cuLaunchKernel_ptsz, cuMemcpyHtoD_v2 ...). A
  * driver dlopen'ed with RTLD_LOCAL (nvcc's static cudart) is found by its
  * soname. */
 enum obs_real_cudrv_index {
 #define OBS_REAL_CUDRV_ENUM(name, ret, params, args) OBS_REAL_CUDRV_##name,
     OBS_CUDA_DRIVER_API(OBS_REAL_CUDRV_ENUM) OBS_CUDA_DRIVER_SUPPORT_API(OBS_REAL_CUDRV_ENUM)
-    OBS_CUDA_DRIVER_PROFILER_API(OBS_REAL_CUDRV_ENUM)
 #undef OBS_REAL_CUDRV_ENUM
     OBS_REAL_CUDRV_COUNT
 };
 extern struct obs_real_table obs_real_cudrv;
 
 #define OBS_CUDRV_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cudrv, OBS_REAL_CUDRV_##name))
+
+/* The runtimes' profiler control (OBS_CUDA_RUNTIME_PROFILER_API,
+ * OBS_CUDA_DRIVER_PROFILER_API, OBS_HIP_PROFILER_API), for OBS_CAPTURE's
+ * windows only: three tables of their own, with their family's sonames,
+ * that start-up does not resolve (a process that captures nothing pays no
+ * lookup for them); each symbol is looked up at its first use. */
+#define OBS_REAL_PROF_ENUM(name, ret, params, args) OBS_REAL_PROF_##name,
+enum obs_real_cuda_profiler_index { OBS_CUDA_RUNTIME_PROFILER_API(OBS_REAL_PROF_ENUM) OBS_REAL_CUDA_PROFILER_COUNT };
+enum obs_real_cudrv_profiler_index { OBS_CUDA_DRIVER_PROFILER_API(OBS_REAL_PROF_ENUM) OBS_REAL_CUDRV_PROFILER_COUNT };
+enum obs_real_hip_profiler_index { OBS_HIP_PROFILER_API(OBS_REAL_PROF_ENUM) OBS_REAL_HIP_PROFILER_COUNT };
+#undef OBS_REAL_PROF_ENUM
+extern struct obs_real_table obs_real_cuda_profiler, obs_real_cudrv_profiler, obs_real_hip_profiler;
+
+#define OBS_CUDA_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cuda_profiler, OBS_REAL_PROF_##name))
+#define OBS_CUDRV_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cudrv_profiler, OBS_REAL_PROF_##name))
+#define OBS_HIP_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_hip_profiler, OBS_REAL_PROF_##name))
 
 /* The C library's dlsym, never the shim's own hook (intercept/hooks_dlsym.c):
  * every lookup the shim makes for itself goes through it (real_dlsym.c). */
