@@ -380,29 +380,15 @@ enum {
  * unless RUN_NO_TID) and `extra` ("NAME=value", NULL-terminated). */
 static void crun_exec(struct crun *r, const char *tag, const char *const argv[], const char *const *extra, int flags)
 {
-    int hip = flags & RUN_HIP;
     static int serial;
-    char log_env[4300], out_env[4300], path_env[8600], inject_env[4300];
     const char *env[24];
-    size_t n = 0;
+    size_t n;
 
     memset(r, 0, sizeof r->res);
     snprintf(r->log, sizeof r->log, "%s/%s-%d.log", test_tmpdir(), tag, ++serial);
     snprintf(r->prefix, sizeof r->prefix, "%s/%s-%d", test_tmpdir(), tag, serial);
     snprintf(r->obs, sizeof r->obs, "%s.obs", r->prefix);
-    snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", r->log);
-    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", r->prefix);
-    if (hip)
-        snprintf(path_env, sizeof path_env, "LD_LIBRARY_PATH=%s:%s", shim_build_path("sim/.libs"),
-                 shim_build_path("tests/nvtx_inject/.libs"));
-    else
-        snprintf(path_env, sizeof path_env, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
-    snprintf(inject_env, sizeof inject_env, "NVTX_INJECTION64_PATH=%s",
-             shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
-    env[n++] = log_env;
-    env[n++] = out_env;
-    env[n++] = path_env;
-    env[n++] = hip ? "NVTX_INJECTION64_PATH" : inject_env;
+    n = sim_ranges_env(env, r->log, r->prefix, flags & RUN_HIP);
     if (!(flags & RUN_NO_TID))
         env[n++] = "OBS_SIM_LOG_TID=1";
     env[n++] = "OBS_SUMMARY=0";

@@ -205,6 +205,17 @@ static void say_close_locked(unsigned i, const struct window *w, enum end_reason
 
 /* ---- opening and closing ----------------------------------------------------------- */
 
+/* Under the output lock: one more window open (start) or one fewer; the
+ * profiler starts with the first and stops with the last. */
+static void profiler_turn(bool start, char *said, size_t len)
+{
+    bool first = start ? open_count++ == 0 : --open_count == 0;
+    if (first)
+        call_profilers(start, said, len);
+    else
+        snprintf(said, len, start ? "already-started" : "still-started");
+}
+
 /* The owner: w goes OPEN, its bounds from the opening record (its index and
  * time); the profiler starts when no other window is open. */
 static void open_window(unsigned i, const struct obs_rec_phase *r, uint64_t index, uint32_t tid)
@@ -217,10 +228,7 @@ static void open_window(unsigned i, const struct obs_rec_phase *r, uint64_t inde
     atomic_store(&w->stop_index, UINT64_MAX);
     atomic_store(&w->t_stop, UINT64_MAX);
     w->gen = r->generation;
-    if (open_count++ == 0)
-        call_profilers(true, said, sizeof said);
-    else
-        snprintf(said, sizeof said, "already-started");
+    profiler_turn(true, said, sizeof said);
     atomic_store_explicit(&w->state, OPEN, memory_order_release);
     say_open_locked(i, w, tid, said);
     obs_out_lock_release(&obs_out.lock);
@@ -241,10 +249,7 @@ static void close_window(unsigned i, uint64_t stop_index, enum end_reason why, u
     }
     atomic_store(&w->stop_index, stop_index);
     atomic_store(&w->t_stop, obs_now_ns());
-    if (--open_count == 0)
-        call_profilers(false, said, sizeof said);
-    else
-        snprintf(said, sizeof said, "still-started");
+    profiler_turn(false, said, sizeof said);
     atomic_store_explicit(&w->state, DONE, memory_order_release);
     say_close_locked(i, w, why, said);
     obs_out_lock_release(&obs_out.lock);
