@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -205,16 +206,38 @@ static void say_close_locked(unsigned i, const struct window *w, enum end_reason
 
 /* ---- opening and closing ----------------------------------------------------------- */
 
+/* Set by obs_capture_finish: the library's destructor runs after the
+ * runtimes' own exit handlers, so no profiler is called from there. */
+static _Atomic bool runtimes_gone;
+
 /* Under the output lock: one more window open (start) or one fewer; the
  * profiler starts with the first and stops with the last. */
 static void profiler_turn(bool start, char *said, size_t len)
 {
     bool first = start ? open_count++ == 0 : --open_count == 0;
-    if (first)
-        call_profilers(start, said, len);
-    else
+    if (!first)
         snprintf(said, len, start ? "already-started" : "still-started");
+    else if (atomic_load(&runtimes_gone))
+        snprintf(said, len, "none-after-exit");
+    else
+        call_profilers(start, said, len);
 }
+
+static void close_held(uint32_t tid, enum end_reason why);
+
+/* At exit, while the runtimes are still there (an exit handler registered
+ * after theirs runs before them): the windows still open stop. */
+static void close_at_exit(void)
+{
+    close_held(0, END_PROCESS_EXIT);
+}
+
+static void register_exit_handler(void)
+{
+    if (atexit(close_at_exit) != 0)
+        OBS_DEBUG_LOG(CAPTURE, 1, "atexit failed: a window still open at exit stops when the library ends");
+}
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
 /* The owner: w goes OPEN, its bounds from the opening record (its index and
  * time); the profiler starts when no other window is open. */
@@ -222,6 +245,7 @@ static void open_window(unsigned i, const struct obs_rec_phase *r, uint64_t inde
 {
     struct window *w = &windows[i];
     char said[160] = "";
+    pthread_once(&exit_once, register_exit_handler);
     obs_out_lock_acquire(&obs_out.lock, tid);
     atomic_store(&w->start_index, index);
     atomic_store(&w->t_start, r->t);
@@ -459,6 +483,7 @@ void obs_capture_finish(void)
 
     if (nwindows == 0)
         return;
+    atomic_store(&runtimes_gone, true);
     close_held(0, END_PROCESS_EXIT);
     obs_capture_spec_format(&obs_cfg.capture, spec, sizeof spec);
     obs_out_lock_acquire(&obs_out.lock, self);
