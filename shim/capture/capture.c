@@ -206,8 +206,9 @@ static void say_close_locked(unsigned i, const struct window *w, enum end_reason
 
 /* ---- opening and closing ----------------------------------------------------------- */
 
-/* Set by obs_capture_finish: the library's destructor runs after the
- * runtimes' own exit handlers, so no profiler is called from there. */
+/* Set once the shim's exit handler has run (or the library's destructor,
+ * which runs after the runtimes' own exit handlers): no profiler is called
+ * from then on. */
 static _Atomic bool runtimes_gone;
 
 /* Under the output lock: one more window open (start) or one fewer; the
@@ -230,6 +231,7 @@ static void close_held(uint32_t tid, enum end_reason why);
 static void close_at_exit(void)
 {
     close_held(0, END_PROCESS_EXIT);
+    atomic_store(&runtimes_gone, true); /* the runtimes' exit handlers may run next */
 }
 
 static void register_exit_handler(void)
