@@ -144,3 +144,20 @@ SIM_EXPORT obs_cudaError_t cudaDriverGetVersion(int *version)
     return sim_finish("cudaDriverGetVersion", SIM_KIND_OTHER, NULL, SIM_NO_STREAM, SIM_NO_BYTES,
                       put_int(version, SIM_CUDA_VERSION));
 }
+
+/* ---- profiler control ------------------------------------------------------ */
+
+/* No profiler runs here: each call is logged like any other (a test sees
+ * where OBS_CAPTURE's start and stop land among the program's calls) and
+ * succeeds, as the real ones do with no tool attached. */
+SIM_EXPORT obs_cudaError_t cudaProfilerStart(void)
+{
+    sim_enter();
+    return sim_finish("cudaProfilerStart", SIM_KIND_OTHER, NULL, SIM_NO_STREAM, SIM_NO_BYTES, obs_cudaSuccess);
+}
+
+SIM_EXPORT obs_cudaError_t cudaProfilerStop(void)
+{
+    sim_enter();
+    return sim_finish("cudaProfilerStop", SIM_KIND_OTHER, NULL, SIM_NO_STREAM, SIM_NO_BYTES, obs_cudaSuccess);
+}

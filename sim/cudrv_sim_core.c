@@ -413,3 +413,19 @@ DRV_EXPORT obs_CUresult cuLogsUnregisterCallback(void *callback)
     return drv_finish("cuLogsUnregisterCallback", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES,
                       callback ? OBS_CUDA_SUCCESS : OBS_CUDA_ERROR_INVALID_VALUE);
 }
+
+/* Profiler control: no profiler runs here; each call is logged like any
+ * other (a test sees where OBS_CAPTURE's start and stop land among the
+ * program's calls, NVIDIA's runtime's cudaProfilerStart reaching it
+ * included) and, as the real driver's, needs the thread's current context. */
+DRV_EXPORT obs_CUresult cuProfilerStart(void)
+{
+    drv_enter();
+    return drv_finish("cuProfilerStart", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, drv_need_context());
+}
+
+DRV_EXPORT obs_CUresult cuProfilerStop(void)
+{
+    drv_enter();
+    return drv_finish("cuProfilerStop", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, drv_need_context());
+}

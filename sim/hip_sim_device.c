@@ -54,3 +54,17 @@ obs_hipError_t hipRuntimeGetVersion(int *runtimeVersion)
     }
     return sim_finish("hipRuntimeGetVersion", SIM_KIND_OTHER, NULL, NULL, SIM_NO_BYTES, status);
 }
+
+/* Profiler control: no profiler runs here; each call is logged like any
+ * other (a test sees where OBS_CAPTURE's start and stop land) and succeeds. */
+obs_hipError_t hipProfilerStart(void)
+{
+    sim_enter();
+    return sim_finish("hipProfilerStart", SIM_KIND_OTHER, NULL, NULL, SIM_NO_BYTES, obs_hipSuccess);
+}
+
+obs_hipError_t hipProfilerStop(void)
+{
+    sim_enter();
+    return sim_finish("hipProfilerStop", SIM_KIND_OTHER, NULL, NULL, SIM_NO_BYTES, obs_hipSuccess);
+}

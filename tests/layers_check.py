@@ -32,6 +32,7 @@ LAYERS = {
     "intercept": 6,  # the exported hooks and the library's lifecycle
     "phases": 5,     # phase engine, rules, live NVTX/roctx ranges
     "gputime": 5,    # GPU time from event pairs
+    "capture": 5,    # OBS_CAPTURE's windows: the profiler's start and stop, OBS_RECORD=window
     "record": 4,     # per-thread buffers, clock, names, streams, graphs, output file
     "runtimes": 3,   # the real runtimes' entry points
     "common": 1,     # settings, logging, small containers
@@ -44,6 +45,7 @@ FACES = {
     "intercept": None,
     "phases": "phase_engine.h",
     "gputime": "gpu_time.h",
+    "capture": "capture.h",
     "record": "record.h",
     "runtimes": "real_symbols.h",
     "common": "common.h",

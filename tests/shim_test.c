@@ -184,6 +184,25 @@ size_t warning_lines(const char *text)
     return count_lines_with(text, "obsshim: warning");
 }
 
+size_t sim_ranges_env(const char **env, const char *log, const char *prefix, int hip)
+{
+    static char log_env[4300], out_env[4300], path_env[8600], inject_env[4300];
+    snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log);
+    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", prefix);
+    if (hip)
+        snprintf(path_env, sizeof path_env, "LD_LIBRARY_PATH=%s:%s", shim_build_path("sim/.libs"),
+                 shim_build_path("tests/nvtx_inject/.libs"));
+    else
+        snprintf(path_env, sizeof path_env, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
+    snprintf(inject_env, sizeof inject_env, "NVTX_INJECTION64_PATH=%s",
+             shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
+    env[0] = log_env;
+    env[1] = out_env;
+    env[2] = path_env;
+    env[3] = hip ? "NVTX_INJECTION64_PATH" : inject_env;
+    return 4;
+}
+
 void sim_traced_run_exec(const char *tag, const char *const argv[], const char *gpu_time, const char *const *extra,
                          struct sim_traced_run *r)
 {

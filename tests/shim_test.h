@@ -27,6 +27,14 @@ const char *shim_build_path(const char *rel);
 void shim_run(const char *const argv[], const char *const env[], int preload, int timeout_s,
               struct run_result *res);
 
+/* The environment of a program run on the simulated runtimes with its
+ * ranges in the ground-truth log: OBS_SIM_LOG=log, OBS_OUTPUT=prefix,
+ * LD_LIBRARY_PATH (sim/.libs) and the NVTX tool; hip: the roctx
+ * stand-in's directory on the library path too and no NVTX tool, so that
+ * each range is logged once. Writes 4 entries at env (static strings, one
+ * set at a time) and returns 4. */
+size_t sim_ranges_env(const char **env, const char *log, const char *prefix, int hip);
+
 /* A program run on the simulators, its ground-truth log and trace named
  * after tag in the test's directory (prefix = test_tmpdir()/tag). */
 struct sim_traced_run {

@@ -180,7 +180,8 @@ static void test_values(void)
 }
 
 #define NAME_OF(name, ret, params, args) #name,
-static const char *const abi_names[] = {OBS_CUDA_RUNTIME_API(NAME_OF) OBS_CUDA_RUNTIME_SUPPORT_API(NAME_OF)};
+static const char *const abi_names[] = {OBS_CUDA_RUNTIME_API(NAME_OF) OBS_CUDA_RUNTIME_SUPPORT_API(NAME_OF)
+                                            OBS_CUDA_RUNTIME_PROFILER_API(NAME_OF)};
 #undef NAME_OF
 
 /* The real library must define every entry point the lists name, at the

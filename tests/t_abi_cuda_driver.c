@@ -205,7 +205,7 @@ static void test_values(void)
 
 #define NAME_OF(name, ret, params, args) #name,
 static const char *const abi_names[] = {OBS_CUDA_DRIVER_API(NAME_OF) OBS_CUDA_DRIVER_SUPPORT_API(NAME_OF)
-                                            OBS_CUDA_DRIVER_LEGACY_API(NAME_OF)};
+                                            OBS_CUDA_DRIVER_LEGACY_API(NAME_OF) OBS_CUDA_DRIVER_PROFILER_API(NAME_OF)};
 #undef NAME_OF
 
 /* The toolkit's stub libcuda.so exports every symbol of the real driver. */

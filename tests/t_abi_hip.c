@@ -64,7 +64,7 @@ struct signature_check {
 #define SIGNATURE_CHECK(name, ret, params, args) \
     {#name, __builtin_types_compatible_p(__typeof__(&name), obs_fn_##name)},
 static const struct signature_check signature_checks[] = {
-    OBS_HIP_API(SIGNATURE_CHECK) OBS_HIP_SUPPORT_API(SIGNATURE_CHECK)};
+    OBS_HIP_API(SIGNATURE_CHECK) OBS_HIP_SUPPORT_API(SIGNATURE_CHECK) OBS_HIP_PROFILER_API(SIGNATURE_CHECK)};
 #undef SIGNATURE_CHECK
 
 static int is_undeclared_in_c(const char *name)

@@ -14,7 +14,6 @@
  *     signals expected, and each decision's call= is the launch in the
  *     trace that carries the phase, generation and step the line says;
  *   - lines from four threads at level 4 stay whole (one per launch). */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/debug_spec.h"
+#include "corpus_replay.h"
 #include "debug_spec_fuzz.h"
 #include "phase_log_words.h"
 #include "shim_test.h"
@@ -94,7 +94,7 @@ static void test_parser(void)
     }
     obs_debug_spec_parse("all:3,record:0,phases:2", levels, &err);
     obs_debug_spec_format(levels, text, sizeof text);
-    is_string("phases:2,intercept:3,gputime:3,output:3", text, "formatted back as it parses");
+    is_string("phases:2,intercept:3,gputime:3,output:3,capture:3", text, "formatted back as it parses");
     memset(levels, 0, sizeof levels);
     obs_debug_spec_format(levels, text, sizeof text);
     is_string("off", text, "nothing on formats as off");
@@ -105,33 +105,12 @@ static void test_parser(void)
 static void test_corpus(void)
 {
     const char *dir = test_path(test_srcdir(), "tests/fuzz/debug_spec_corpus");
-    char path[4096];
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    size_t files = 0, failed = 0;
+    size_t failed, files = fuzz_corpus_replay(dir, obs_fuzz_debug_spec, &failed);
 
-    if (d == NULL) {
+    if (files == (size_t)-1) {
         ok(0, "corpus directory %s readable", dir);
         return;
     }
-    snprintf(path, sizeof path, "%s", dir);
-    while ((e = readdir(d)) != NULL) {
-        char file[4600];
-        size_t len = 0;
-        char *data;
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-        data = test_read_file(file, &len);
-        if (data == NULL) {
-            failed++;
-            continue;
-        }
-        obs_fuzz_debug_spec((const uint8_t *)data, len);
-        free(data);
-        files++;
-    }
-    closedir(d);
     ok(files >= 20 && failed == 0, "fuzz corpus replayed: %zu files, %zu unreadable", files, failed);
 }
 

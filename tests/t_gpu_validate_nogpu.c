@@ -1,5 +1,5 @@
 /* contrib/gpu/validate.sh on a machine without a GPU: nothing is built, the
- * table has seven SKIP rows that say why, the markdown file is written and
+ * table has eight SKIP rows that say why, the markdown file is written and
  * the exit status is 0. Also: the script parses (bash -n), is clean under
  * shellcheck when that is installed, its Python programs compile, --help
  * works and an unknown argument is a usage error (2). The GPU path itself
@@ -30,15 +30,16 @@ static void check_no_gpu_run(const char *script, const char *const env[], const 
     argv[4] = NULL;
     run_program(argv, env, 60, &r);
     is_int(0, r.exited ? r.status : -1, "%s: exit status 0", label);
-    is_int(7, (long long)count_lines_with(r.out, " SKIP "), "%s: seven SKIP rows", label);
-    if (!is_int(7, (long long)count_lines_with(r.out, reason), "%s: each says why (%s)", label, reason))
+    is_int(8, (long long)count_lines_with(r.out, " SKIP "), "%s: eight SKIP rows", label);
+    if (!is_int(8, (long long)count_lines_with(r.out, reason), "%s: each says why (%s)", label, reason))
         diag_text("stdout", r.out);
     ok(strstr(r.out, " PASS ") == NULL && strstr(r.out, " FAIL ") == NULL && strstr(r.out, "FAILED") == NULL,
        "%s: nothing passed or failed", label);
     md = test_read_file(md_path, NULL);
-    ok(md != NULL && strstr(md, "# GPU validation") != NULL && count_lines_with(md, "| **SKIP** |") == 7 &&
+    ok(md != NULL && strstr(md, "# GPU validation") != NULL && count_lines_with(md, "| **SKIP** |") == 8 &&
            strstr(md, "| 5 | ncu --nvtx-include obsshim@PREFILL/ |") != NULL &&
-           strstr(md, "| 6 | OBS_GPU_TIME=cupti: spans, times = own |") != NULL,
+           strstr(md, "| 6 | OBS_GPU_TIME=cupti: spans, times = own |") != NULL &&
+           strstr(md, "| 7 | OBS_CAPTURE: nsys and ncu record steps 2-5 only |") != NULL,
        "%s: the markdown table is written", label);
     free(md);
     run_result_free(&r);

@@ -52,8 +52,7 @@ static void run_case(const char *label, const char *const argv[], int hip, const
                      struct case_result *r)
 {
     static int serial;
-    char log_path[4096], prefix[4096], trace_path[4200], log_env[4200], out_env[4200], libpath[8192],
-        inject[4200];
+    char log_path[4096], prefix[4096], trace_path[4200];
     const char *env[24];
     struct run_result res;
     struct pc_run run;
@@ -68,21 +67,9 @@ static void run_case(const char *label, const char *const argv[], int hip, const
     snprintf(r->trace_path, sizeof r->trace_path, "%s", trace_path);
     snprintf(r->log_path, sizeof r->log_path, "%s", log_path);
     remove(log_path);
-    snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log_path);
-    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", prefix);
     /* CUDA: the NVTX tool only; HIP: the roctx stand-in only (found on the
      * library path), so that each range is logged once. */
-    if (hip)
-        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s:%s", shim_build_path("sim/.libs"),
-                 shim_build_path("tests/nvtx_inject/.libs"));
-    else
-        snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", shim_build_path("sim/.libs"));
-    snprintf(inject, sizeof inject, "NVTX_INJECTION64_PATH=%s",
-             shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
-    env[n_env++] = log_env;
-    env[n_env++] = out_env;
-    env[n_env++] = libpath;
-    env[n_env++] = hip ? "NVTX_INJECTION64_PATH" : inject;
+    n_env = sim_ranges_env(env, log_path, prefix, hip);
     env[n_env++] = "OBS_SUMMARY=0";
     env[n_env++] = "OBS_JSON=0";
     for (i = 0; extra != NULL && extra[i] != NULL && n_env < 23; i++)

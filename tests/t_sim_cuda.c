@@ -40,7 +40,8 @@
 
 #define NAME_OF(name, ret, params, args) #name,
 static const char *const runtime_api[] = {OBS_CUDA_RUNTIME_API(NAME_OF)};
-static const char *const support_api[] = {OBS_CUDA_RUNTIME_SUPPORT_API(NAME_OF)};
+static const char *const support_api[] = {OBS_CUDA_RUNTIME_SUPPORT_API(NAME_OF)
+                                              OBS_CUDA_RUNTIME_PROFILER_API(NAME_OF)};
 #undef NAME_OF
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -39,7 +39,8 @@
 
 #define NAME_OF(name, ret, params, args) #name,
 static const char *const hooked_api[] = {OBS_CUDA_DRIVER_API(NAME_OF)};
-static const char *const support_api[] = {OBS_CUDA_DRIVER_SUPPORT_API(NAME_OF)};
+static const char *const support_api[] = {OBS_CUDA_DRIVER_SUPPORT_API(NAME_OF)
+                                              OBS_CUDA_DRIVER_PROFILER_API(NAME_OF)};
 static const char *const legacy_api[] = {OBS_CUDA_DRIVER_LEGACY_API(NAME_OF)};
 #undef NAME_OF
 

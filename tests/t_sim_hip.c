@@ -47,7 +47,7 @@
 
 #define NAME_OF(name, ret, params, args) #name,
 static const char *const hooked_api[] = {OBS_HIP_API(NAME_OF)};
-static const char *const support_api[] = {OBS_HIP_SUPPORT_API(NAME_OF)};
+static const char *const support_api[] = {OBS_HIP_SUPPORT_API(NAME_OF) OBS_HIP_PROFILER_API(NAME_OF)};
 #undef NAME_OF
 
 #define KIND_WORD(id, word) [OBS_KIND_##id] = word,

@@ -15,12 +15,12 @@
  *   - every prefix of every image, and seeded byte flips, read without a
  *     read past the end (ASan under make check-sanitize) and with an answer
  *     of 0 or -1; the kept corpus replayed through the fuzz body. */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "corpus_replay.h"
 #include "cudrv_sim_image.h"
 #include "sim_image_fuzz.h"
 #include "tap/basic.h"
@@ -216,30 +216,11 @@ static void test_flips(const char *name)
 static void test_corpus(void)
 {
     const char *dir = test_path(test_srcdir(), "tests/fuzz/sim_image_corpus");
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    size_t files = 0, failed = 0;
-    if (d == NULL) {
+    size_t failed, files = fuzz_corpus_replay(dir, obs_fuzz_sim_image, &failed);
+    if (files == (size_t)-1) {
         ok(0, "corpus directory %s readable", dir);
         return;
     }
-    while ((e = readdir(d)) != NULL) {
-        char file[4600];
-        size_t len = 0;
-        char *data;
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
-        data = test_read_file(file, &len);
-        if (data == NULL) {
-            failed++;
-            continue;
-        }
-        obs_fuzz_sim_image((const uint8_t *)data, len);
-        free(data);
-        files++;
-    }
-    closedir(d);
     ok(files >= 6 && failed == 0, "fuzz corpus replayed: %zu files, %zu unreadable", files, failed);
 }
 

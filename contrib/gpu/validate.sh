@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# obsshim on a real NVIDIA GPU: builds the project, runs six checks and
+# obsshim on a real NVIDIA GPU: builds the project, runs seven checks and
 # prints one table of PASS / FAIL / SKIP rows with their numbers, to stdout
 # and as markdown (--out FILE, what docs/validation.md is made from).
 #
@@ -17,6 +17,11 @@
 #   6  OBS_GPU_TIME=cupti with the toolkit's libcupti: no fallback, every
 #      launch has a GPU span, none missing, and TTFT and tokens/s agree with
 #      the workload's own CUDA event timings as in check 2
+#   7  OBS_CAPTURE=steps:2-5@generation:2 (docs/capture.md): `ncu
+#      --profile-from-start off` profiles, and `nsys profile
+#      --capture-range=cudaProfilerApi --capture-range-end=stop` records,
+#      exactly the 8 kernels of those 4 decode steps, which the shim's own
+#      OBS_RECORD=window trace of the same run holds too
 #
 # A check whose tools are missing (no GPU, no torch, no triton, no ncu)
 # prints SKIP with the reason. Exit status: 0 when no check FAILed, 1
@@ -123,6 +128,7 @@ skip_all() {
     row 4 "Triton kernel captured" SKIP "$reason"
     row 5 "ncu --nvtx-include obsshim@PREFILL/" SKIP "$reason"
     row 6 "OBS_GPU_TIME=cupti: spans, times = own" SKIP "$reason"
+    row 7 "OBS_CAPTURE: nsys and ncu record steps 2-5 only" SKIP "$reason"
     finish
 }
 
@@ -202,6 +208,7 @@ SHIM=$BUILD/shim/.libs/libobsshim.so
 REPORT=$BUILD/obs-report
 OBS_CUDA=$BUILD/workload/obs_cuda
 OBS_CUDA_STATIC=$BUILD/workload/obs_cuda_static
+OBSRUN=$BUILD/contrib/obs-run
 for f in "$SHIM" "$REPORT"; do
     if [ ! -e "$f" ]; then
         row 1 "workload launches recorded exactly" FAIL "$f missing after the build"
@@ -384,6 +391,20 @@ check_triton
 
 # ---- 5: ncu on the shim's PREFILL range -----------------------------------------
 
+# ncu_kernels CSV: "name=count;..." of the kernels ncu profiled (--csv --page raw), by base name.
+ncu_kernels() {
+    "$PY" - "$1" <<'EOF'
+import csv, sys, collections
+lines = [l for l in open(sys.argv[1]) if l.startswith('"')]
+rows = list(csv.DictReader(lines))
+names = collections.Counter()
+for r in rows:
+    if (r.get("ID") or "").isdigit() and r.get("Kernel Name"):
+        names[r["Kernel Name"].split("(")[0].split()[-1]] += 1
+print(";".join(f"{k}={v}" for k, v in sorted(names.items())))
+EOF
+}
+
 check_ncu() {
     local res reps=3
     if ! command -v ncu >/dev/null 2>&1; then
@@ -403,17 +424,7 @@ check_ncu() {
         row 5 "ncu --nvtx-include obsshim@PREFILL/" FAIL "ncu exit non-zero, see $LOGS/ncu.log"
         return
     fi
-    res=$("$PY" - "$WORK/ncu.csv" <<'EOF' 2>>"$LOGS/ncu.log"
-import csv, sys, collections
-lines = [l for l in open(sys.argv[1]) if l.startswith('"')]
-rows = list(csv.DictReader(lines))
-names = collections.Counter()
-for r in rows:
-    if (r.get("ID") or "").isdigit() and r.get("Kernel Name"):
-        names[r["Kernel Name"].split("(")[0].split()[-1]] += 1
-print(";".join(f"{k}={v}" for k, v in sorted(names.items())))
-EOF
-)
+    res=$(ncu_kernels "$WORK/ncu.csv" 2>>"$LOGS/ncu.log")
     local prefill_trace
     prefill_trace=$(kernel_counts "$WORK/ncu.obs" 2>>"$LOGS/ncu.log" | awk -F'\t' '$2 ~ /prefill_kernel/ {s += $1} END {print s + 0}')
     case "$res" in
@@ -432,5 +443,70 @@ check_ncu
 # ---- 6: CUPTI's device times ----------------------------------------------------
 
 check_gpu_time 6 "OBS_GPU_TIME=cupti: spans, times = own" cupti cupti
+
+# ---- 7: capture windows: the profilers record the window only --------------------
+
+# check_capture: the window's kernels as ncu and nsys saw them against the 8 of steps 2..5.
+check_capture() {
+    local label="OBS_CAPTURE: nsys and ncu record steps 2-5 only" want="decode_kernel=4;kv_gather_kernel=4"
+    local ncu_res="no ncu" nsys_res="no nsys" trace_n fail=0
+    # obs-run keeps the LD_PRELOAD the profiler gave the program and puts the shim first
+    local run=(env OBS_RECORD=window OBS_SUMMARY=0 OBS_JSON=0 OBS_SHIM_LIB="$SHIM")
+    if ! command -v ncu >/dev/null 2>&1 && ! command -v nsys >/dev/null 2>&1; then
+        row 7 "$label" SKIP "neither ncu nor nsys found"
+        return
+    fi
+    if [ ! -x "$OBS_CUDA" ]; then
+        row 7 "$label" FAIL "$OBS_CUDA not built"
+        return
+    fi
+    if command -v ncu >/dev/null 2>&1; then
+        rm -f "$WORK/capture-ncu.obs"
+        if ncu --profile-from-start off --metrics gpu__time_duration.sum --csv --page raw \
+            "${run[@]}" OBS_OUTPUT="$WORK/capture-ncu" "$OBSRUN" --capture steps:2-5@generation:2 -- "$OBS_CUDA" \
+            --repeat 3 --decode 16 \
+            >"$WORK/capture-ncu.csv" 2>"$LOGS/capture-ncu.log"; then
+            ncu_res=$(ncu_kernels "$WORK/capture-ncu.csv" 2>>"$LOGS/capture-ncu.log")
+            trace_n=$(kernel_counts "$WORK/capture-ncu.obs" 2>>"$LOGS/capture-ncu.log" |
+                awk -F'\t' '{s += $1} END {print s + 0}')
+            { [ "$ncu_res" = "$want" ] && [ "$trace_n" = 8 ]; } || fail=1
+            ncu_res="ncu {$ncu_res}, the shim's window trace $trace_n kernels"
+        else
+            ncu_res="ncu exit non-zero ($LOGS/capture-ncu.log)"
+            fail=1
+        fi
+    fi
+    if command -v nsys >/dev/null 2>&1; then
+        rm -f "$WORK/capture.nsys-rep"
+        if nsys profile --capture-range=cudaProfilerApi --capture-range-end=stop --force-overwrite true \
+            -o "$WORK/capture" "${run[@]}" OBS_OUTPUT="$WORK/capture-nsys" "$OBSRUN" --capture steps:2-5@generation:2 \
+            -- "$OBS_CUDA" --repeat 3 --decode 16 \
+            >"$LOGS/capture-nsys.log" 2>&1 &&
+            nsys stats -q --report cuda_gpu_kern_sum --format csv --output - "$WORK/capture.nsys-rep" \
+                >"$WORK/capture-nsys.csv" 2>>"$LOGS/capture-nsys.log"; then
+            nsys_res=$("$PY" - "$WORK/capture-nsys.csv" <<'EOF' 2>>"$LOGS/capture-nsys.log"
+import csv, sys
+got = {}
+for r in csv.DictReader(l for l in open(sys.argv[1]) if l.strip()):
+    name = (r.get("Name") or "").split("(")[0].split()
+    if name:
+        got[name[-1]] = got.get(name[-1], 0) + int(float(r.get("Instances") or 0))
+print(";".join(f"{k}={v}" for k, v in sorted(got.items())))
+EOF
+)
+            [ "$nsys_res" = "$want" ] || fail=1
+            nsys_res="nsys {$nsys_res}"
+        else
+            nsys_res="nsys exit non-zero ($LOGS/capture-nsys.log)"
+            fail=1
+        fi
+    fi
+    if [ "$fail" = 0 ]; then
+        row 7 "$label" PASS "want {$want}: $ncu_res; $nsys_res"
+    else
+        row 7 "$label" FAIL "want {$want}: $ncu_res; $nsys_res"
+    fi
+}
+check_capture
 
 finish

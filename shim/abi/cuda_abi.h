@@ -385,10 +385,17 @@ struct obs_fatbin_wrapper {
     X(cudaGraphExecDestroy, obs_cudaError_t, (obs_cudaGraphExec_t exec), (exec))                 \
     X(cudaGraphDestroy, obs_cudaError_t, (obs_cudaGraph_t graph), (graph))
 
+/* Profiler control (cuda_profiler_api.h): called by the shim itself at the
+ * bounds of an OBS_CAPTURE window (docs/capture.md), never hooked. */
+#define OBS_CUDA_RUNTIME_PROFILER_API(X)                                                         \
+    X(cudaProfilerStart, obs_cudaError_t, (void), ())                                            \
+    X(cudaProfilerStop, obs_cudaError_t, (void), ())
+
 #define OBS_CUDA_DECLARE_FN(name, ret, params, args) \
     typedef ret(*obs_fn_##name) params;
 OBS_CUDA_RUNTIME_API(OBS_CUDA_DECLARE_FN)
 OBS_CUDA_RUNTIME_SUPPORT_API(OBS_CUDA_DECLARE_FN)
+OBS_CUDA_RUNTIME_PROFILER_API(OBS_CUDA_DECLARE_FN)
 #undef OBS_CUDA_DECLARE_FN
 
 /* Prototypes under the real names, for code that defines or calls them
@@ -398,6 +405,7 @@ OBS_CUDA_RUNTIME_SUPPORT_API(OBS_CUDA_DECLARE_FN)
 #define OBS_CUDA_PROTOTYPE(name, ret, params, args) ret name params;
 OBS_CUDA_RUNTIME_API(OBS_CUDA_PROTOTYPE)
 OBS_CUDA_RUNTIME_SUPPORT_API(OBS_CUDA_PROTOTYPE)
+OBS_CUDA_RUNTIME_PROFILER_API(OBS_CUDA_PROTOTYPE)
 #undef OBS_CUDA_PROTOTYPE
 #endif
 

@@ -490,6 +490,13 @@ typedef struct obs_CUDA_MEMCPY3D {
     X(cuGetErrorName, obs_CUresult, (obs_CUresult error, const char **pStr), (error, pStr))      \
     X(cuGetErrorString, obs_CUresult, (obs_CUresult error, const char **pStr), (error, pStr))
 
+/* Profiler control (cudaProfiler.h): called by the shim itself at the
+ * bounds of an OBS_CAPTURE window where no exported CUDA runtime is there
+ * to call (nvcc's static cudart; docs/capture.md), never hooked. */
+#define OBS_CUDA_DRIVER_PROFILER_API(X)                                                          \
+    X(cuProfilerStart, obs_CUresult, (void), ())                                                 \
+    X(cuProfilerStop, obs_CUresult, (void), ())
+
 /* The CUDA 2.x ABI (32-bit device pointers and sizes), still exported under
  * the unsuffixed names and still served by cuGetProcAddress for versions
  * below 3020. The shim must never wrap these with a _v2 signature: a
@@ -665,6 +672,7 @@ typedef struct obs_CUDA_MEMCPY3D {
 #define OBS_CUDA_DRIVER_DECLARE_FN(name, ret, params, args) typedef ret(*obs_fn_##name) params;
 OBS_CUDA_DRIVER_API(OBS_CUDA_DRIVER_DECLARE_FN)
 OBS_CUDA_DRIVER_SUPPORT_API(OBS_CUDA_DRIVER_DECLARE_FN)
+OBS_CUDA_DRIVER_PROFILER_API(OBS_CUDA_DRIVER_DECLARE_FN)
 OBS_CUDA_DRIVER_LEGACY_API(OBS_CUDA_DRIVER_DECLARE_FN)
 #undef OBS_CUDA_DRIVER_DECLARE_FN
 
@@ -675,6 +683,7 @@ OBS_CUDA_DRIVER_LEGACY_API(OBS_CUDA_DRIVER_DECLARE_FN)
 #define OBS_CUDA_DRIVER_PROTOTYPE(name, ret, params, args) ret name params;
 OBS_CUDA_DRIVER_API(OBS_CUDA_DRIVER_PROTOTYPE)
 OBS_CUDA_DRIVER_SUPPORT_API(OBS_CUDA_DRIVER_PROTOTYPE)
+OBS_CUDA_DRIVER_PROFILER_API(OBS_CUDA_DRIVER_PROTOTYPE)
 OBS_CUDA_DRIVER_LEGACY_API(OBS_CUDA_DRIVER_PROTOTYPE)
 #undef OBS_CUDA_DRIVER_PROTOTYPE
 #endif

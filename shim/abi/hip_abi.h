@@ -445,9 +445,17 @@ typedef void *obs_hipDeviceptr_t;
     X(hipGraphExecDestroy, obs_hipError_t, (obs_hipGraphExec_t graphExec), (graphExec))          \
     X(hipGraphDestroy, obs_hipError_t, (obs_hipGraph_t graph), (graph))
 
+/* Profiler control (hip_runtime_api.h, node hip_4.2): called by the shim
+ * itself at the bounds of an OBS_CAPTURE window (docs/capture.md), never
+ * hooked. */
+#define OBS_HIP_PROFILER_API(X)                                                                  \
+    X(hipProfilerStart, obs_hipError_t, (void), ())                                              \
+    X(hipProfilerStop, obs_hipError_t, (void), ())
+
 #define OBS_HIP_DECLARE_FN(name, ret, params, args) typedef ret(*obs_fn_##name) params;
 OBS_HIP_API(OBS_HIP_DECLARE_FN)
 OBS_HIP_SUPPORT_API(OBS_HIP_DECLARE_FN)
+OBS_HIP_PROFILER_API(OBS_HIP_DECLARE_FN)
 #undef OBS_HIP_DECLARE_FN
 
 /* Prototypes under the real names, for code that defines or calls them
@@ -464,6 +472,7 @@ obs_hipError_t hipExtModuleLaunchKernel(
 #define OBS_HIP_PROTOTYPE(name, ret, params, args) ret name params;
 OBS_HIP_API(OBS_HIP_PROTOTYPE)
 OBS_HIP_SUPPORT_API(OBS_HIP_PROTOTYPE)
+OBS_HIP_PROFILER_API(OBS_HIP_PROTOTYPE)
 #undef OBS_HIP_PROTOTYPE
 #endif
 

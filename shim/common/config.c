@@ -309,6 +309,39 @@ static int load_debug_file(obs_env_lookup lookup, char *out, size_t outlen)
     return 0;
 }
 
+/* OBS_CAPTURE=window,... (capture_spec.h); a bad value: one warning with
+ * its column and a caret, no capture. */
+static int load_capture(obs_env_lookup lookup, struct obs_capture_spec *out)
+{
+    const char *text = lookup("OBS_CAPTURE");
+    struct obs_capture_spec_error err;
+    out->n = 0;
+    if (text == NULL || text[0] == '\0' || obs_capture_spec_parse(text, out, &err) == 0)
+        return 0;
+    obs_log_warn_at("OBS_CAPTURE", text, err.column, err.what, "nothing is captured");
+    return 1;
+}
+
+/* OBS_RECORD=all|window: window keeps only the calls inside OBS_CAPTURE's
+ * windows, so it means nothing without one. */
+static int load_record(obs_env_lookup lookup, const struct obs_capture_spec *capture, int *window)
+{
+    const char *text = lookup("OBS_RECORD");
+    *window = 0;
+    if (text == NULL || strcasecmp(text, "all") == 0)
+        return 0;
+    if (strcasecmp(text, "window") != 0) {
+        obs_log_warn("OBS_RECORD=%s: expected all or window; using the default all", text);
+        return 1;
+    }
+    if (capture->n == 0) {
+        obs_log_warn("OBS_RECORD=window: OBS_CAPTURE names no window; every call is recorded");
+        return 1;
+    }
+    *window = 1;
+    return 0;
+}
+
 int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
 {
     int bad = 0;
@@ -329,5 +362,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     bad += load_gen_gap(lookup, &cfg->gen_gap_ms);
     bad += load_debug(lookup, cfg->debug_levels);
     bad += load_debug_file(lookup, cfg->debug_file, sizeof cfg->debug_file);
+    bad += load_capture(lookup, &cfg->capture);
+    bad += load_record(lookup, &cfg->capture, &cfg->record_window);
     return bad;
 }

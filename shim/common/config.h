@@ -3,6 +3,7 @@
 #ifndef OBS_CONFIG_H
 #define OBS_CONFIG_H
 
+#include "capture_spec.h" /* struct obs_capture_spec */
 #include "debug_spec.h"  /* OBS_DEBUG_DOMAINS */
 #include "output_path.h" /* OBS_OUTPUT_MAX */
 
@@ -62,6 +63,9 @@ struct obs_config {
     uint32_t gen_gap_ms;         /* OBS_GEN_GAP_MS: idle time that starts a new generation */
     uint8_t debug_levels[OBS_DEBUG_DOMAINS]; /* OBS_DEBUG: level per debug domain, 0 = off */
     char debug_file[OBS_OUTPUT_MAX];         /* OBS_DEBUG_FILE: name pattern of the debug log ("" = stderr) */
+    struct obs_capture_spec capture;         /* OBS_CAPTURE: the windows bracketed by the profiler's start and stop
+                                                (n = 0: none; docs/capture.md) */
+    int record_window;                       /* OBS_RECORD=window: only the calls inside those windows are kept */
 };
 
 /* How a variable is looked up: getenv in the shim, a table in the tests. */

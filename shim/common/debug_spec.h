@@ -5,7 +5,7 @@
  *
  *   OBS_DEBUG = item { "," item }          blanks around items ignored, empty items allowed
  *   item      = name [ ":" LEVEL ] | LEVEL  a bare LEVEL is all:LEVEL
- *   name      = phases | intercept | record | gputime | output | all | off | none   (any case)
+ *   name      = phases | intercept | record | gputime | output | capture | all | off | none   (any case)
  *   LEVEL     = 0 | 1 | 2 | 3 | 4          0: off; omitted: 1
  *
  * Items apply in order (all:2,record:0 is every domain at 2 but record);
@@ -22,7 +22,8 @@
     X(INTERCEPT, "intercept", "start-up, real functions resolved, pointers wrapped, fork")                    \
     X(RECORD, "record", "thread buffers, flushes, lost records, kernel names, streams, graph execs")          \
     X(GPUTIME, "gputime", "OBS_GPU_TIME: on or off, per device, event pools")                                 \
-    X(OUTPUT, "output", "the trace file: created, chunks written, closed, files written at exit")
+    X(OUTPUT, "output", "the trace file: created, chunks written, closed, files written at exit")           \
+    X(CAPTURE, "capture", "OBS_CAPTURE: each window opened and closed, the profiler calls made")
 
 enum obs_debug_domain {
 #define OBS_DEBUG_DOMAIN_ENUM(id, name, what) OBS_DBG_##id,

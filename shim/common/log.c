@@ -98,6 +98,19 @@ void obs_log_info(const char *fmt, ...)
     va_end(ap);
 }
 
+void obs_log_warn_at(const char *var, const char *text, size_t column, const char *what, const char *instead)
+{
+    char shown[81];
+    size_t len = strlen(text), at = column > 0 ? column - 1 : 0, from = at > 60 ? at - 60 : 0, n, i;
+    const char *cut = from > 0 ? "..." : "";
+    n = len > from ? (len - from < 80 ? len - from : 80) : 0;
+    for (i = 0; i < n; i++) /* control characters would break the caret's line-up */
+        shown[i] = text[from + i] >= ' ' && text[from + i] < 0x7f ? text[from + i] : '?';
+    shown[n] = '\0';
+    obs_log_warn("%s: %s at column %zu; %s\nobsshim:   %s%s\nobsshim:   %*s^", var, what, column, instead, cut, shown,
+                 (int)(at - from + strlen(cut)), "");
+}
+
 void obs_log_warn_once(atomic_int *once, const char *fmt, ...)
 {
     va_list ap;

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #if defined(__GNUC__)
 #define OBS_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -17,6 +18,12 @@
 void obs_log_warn(const char *fmt, ...) OBS_PRINTF(1, 2);
 /* "obsshim: <message>" */
 void obs_log_info(const char *fmt, ...) OBS_PRINTF(1, 2);
+/* One warning for a bad setting text, with the text and a caret under the
+ * offending character (1-based column; a window of the text when long):
+ *   obsshim: warning: VAR: WHAT at column N; INSTEAD
+ *   obsshim:   the text
+ *   obsshim:       ^                                                     */
+void obs_log_warn_at(const char *var, const char *text, size_t column, const char *what, const char *instead);
 /* obs_log_warn the first time only: *once starts at 0 (static storage). */
 void obs_log_warn_once(atomic_int *once, const char *fmt, ...) OBS_PRINTF(2, 3);
 /* Async-signal-safe: concatenates the NULL-terminated list of strings after

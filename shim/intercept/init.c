@@ -36,6 +36,7 @@
 #include "record/record.h"
 #include "common/common.h"
 #include "runtimes/real_symbols.h"
+#include "capture/capture.h"
 #include "gputime/gpu_time.h"
 #include "phases/phase_engine.h"
 #include "stop_postprocess.h"
@@ -78,6 +79,7 @@ static void fork_child(void)
     obs_debug_fork_child();
     obs_output_mark_start();
     obs_recorder_fork_child();
+    obs_capture_fork_child();
     obs_graph_execs_fork_child();
     obs_streams_fork_child();
     obs_kernel_names_fork_child();
@@ -130,6 +132,18 @@ static void thread_exit(void)
 {
     obs_phase_thread_exit();
     obs_gpu_thread_exit();
+    obs_capture_thread_exit();
+}
+
+/* The two parts that follow the engine's PHASE records (each only when
+ * it is on: the hook is set only then): GPU time per phase range, the
+ * capture windows. */
+static void on_phase(const struct obs_rec_phase *r, uint64_t index)
+{
+    if (obs_cfg.gpu_time == OBS_GPU_TIME_STEPS)
+        obs_gpu_on_phase(r, index);
+    if (obs_cfg.capture.n > 0)
+        obs_capture_on_phase(r, index);
 }
 
 static void init_body(void)
@@ -146,8 +160,11 @@ static void init_body(void)
     prepare_output_pattern();
     obs_output_set_on_open(obs_signals_install);
     obs_recorder_set_thread_exit_hook(thread_exit);
-    if (obs_cfg.gpu_time == OBS_GPU_TIME_STEPS)
-        obs_recorder_set_phase_hook(obs_gpu_on_phase); /* GPU time per phase range follows the live ranges */
+    obs_capture_init();
+    if (obs_cfg.gpu_time == OBS_GPU_TIME_STEPS || obs_cfg.capture.n > 0)
+        obs_recorder_set_phase_hook(on_phase); /* GPU time per phase range, capture windows: the live ranges */
+    if (obs_cfg.record_window)
+        obs_recorder_gate_init(); /* calls stored only inside the capture windows: capture/ opens and closes it */
     obs_kernel_names_init();
     obs_recorder_init();
     obs_real_resolve_all();
@@ -193,8 +210,10 @@ __attribute__((destructor)) static void obs_destructor(void)
     OBS_DEBUG_LOG(INTERCEPT, 1, "exit: the destructor closes every thread's window and writes the files");
     /* the exiting thread's phase held open past its last sync; not in a fork child that recorded nothing
      * (an END record would give it a file of its own) */
-    if (obs_output_open_here())
+    if (obs_output_open_here()) {
         obs_phase_end_open_ranges();
+        obs_capture_finish(); /* after the last ENDs: windows still open stop there */
+    }
     if (obs_recorder_finish(false, "exit"))
         obs_output_postprocess(NULL);
     obs_guard_leave(&guard);

@@ -73,6 +73,27 @@ OBS_HIDDEN struct obs_real_table obs_real_cudrv = {
     .symbols = NULL,
 };
 
+/* The profiler control tables (real_symbols.h): outside all_tables, each
+ * symbol looked up at its first use. */
+#define OBS_REAL_PROF_NAME(name, ret, params, args) #name,
+static const char *const cuda_profiler_names[] = {OBS_CUDA_RUNTIME_PROFILER_API(OBS_REAL_PROF_NAME)};
+static const char *const cudrv_profiler_names[] = {OBS_CUDA_DRIVER_PROFILER_API(OBS_REAL_PROF_NAME)};
+static const char *const hip_profiler_names[] = {OBS_HIP_PROFILER_API(OBS_REAL_PROF_NAME)};
+#undef OBS_REAL_PROF_NAME
+static _Atomic(void *) cuda_profiler_fns[OBS_REAL_CUDA_PROFILER_COUNT], cudrv_profiler_fns[OBS_REAL_CUDRV_PROFILER_COUNT],
+    hip_profiler_fns[OBS_REAL_HIP_PROFILER_COUNT];
+static atomic_int profiler_warned[3][2];
+
+OBS_HIDDEN struct obs_real_table obs_real_cuda_profiler = {
+    "CUDA runtime", cuda_sonames, cuda_profiler_names, cuda_profiler_fns, profiler_warned[0],
+    OBS_REAL_CUDA_PROFILER_COUNT, NULL};
+OBS_HIDDEN struct obs_real_table obs_real_cudrv_profiler = {
+    "CUDA driver", cudrv_sonames, cudrv_profiler_names, cudrv_profiler_fns, profiler_warned[1],
+    OBS_REAL_CUDRV_PROFILER_COUNT, NULL};
+OBS_HIDDEN struct obs_real_table obs_real_hip_profiler = {
+    "HIP runtime", hip_sonames, hip_profiler_names, hip_profiler_fns, profiler_warned[2],
+    OBS_REAL_HIP_PROFILER_COUNT, NULL};
+
 /* Every table, for the one-time resolver. */
 static struct obs_real_table *const all_tables[] = {&obs_real_cuda, &obs_real_hip, &obs_real_cudrv};
 

@@ -85,6 +85,22 @@ extern struct obs_real_table obs_real_cudrv;
 
 #define OBS_CUDRV_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cudrv, OBS_REAL_CUDRV_##name))
 
+/* The runtimes' profiler control (OBS_CUDA_RUNTIME_PROFILER_API,
+ * OBS_CUDA_DRIVER_PROFILER_API, OBS_HIP_PROFILER_API), for OBS_CAPTURE's
+ * windows only: three tables of their own, with their family's sonames,
+ * that start-up does not resolve (a process that captures nothing pays no
+ * lookup for them); each symbol is looked up at its first use. */
+#define OBS_REAL_PROF_ENUM(name, ret, params, args) OBS_REAL_PROF_##name,
+enum obs_real_cuda_profiler_index { OBS_CUDA_RUNTIME_PROFILER_API(OBS_REAL_PROF_ENUM) OBS_REAL_CUDA_PROFILER_COUNT };
+enum obs_real_cudrv_profiler_index { OBS_CUDA_DRIVER_PROFILER_API(OBS_REAL_PROF_ENUM) OBS_REAL_CUDRV_PROFILER_COUNT };
+enum obs_real_hip_profiler_index { OBS_HIP_PROFILER_API(OBS_REAL_PROF_ENUM) OBS_REAL_HIP_PROFILER_COUNT };
+#undef OBS_REAL_PROF_ENUM
+extern struct obs_real_table obs_real_cuda_profiler, obs_real_cudrv_profiler, obs_real_hip_profiler;
+
+#define OBS_CUDA_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cuda_profiler, OBS_REAL_PROF_##name))
+#define OBS_CUDRV_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cudrv_profiler, OBS_REAL_PROF_##name))
+#define OBS_HIP_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_hip_profiler, OBS_REAL_PROF_##name))
+
 /* The C library's dlsym, never the shim's own hook (intercept/hooks_dlsym.c):
  * every lookup the shim makes for itself goes through it (real_dlsym.c). */
 typedef void *(*obs_dlsym_fn)(void *handle, const char *name);

@@ -190,6 +190,51 @@ static void print_steps_header(const struct obs_trace *t, FILE *out)
     fputc('\n', out);
 }
 
+/* OBS_CAPTURE's windows as the shim's meta says them (capture_<i>_*,
+ * docs/capture.md), and what OBS_RECORD=window left out: a line each. */
+static void print_capture(const struct obs_trace *t, FILE *out)
+{
+    const char *spec = obs_trace_meta(t, "capture"), *outside = obs_trace_meta(t, "record_window_outside_calls");
+    const char *record = obs_trace_meta(t, "record");
+    unsigned i;
+    int any = spec != NULL;
+    for (i = 0; i < 8 && !any; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "capture_%u", i);
+        any = obs_trace_meta(t, key) != NULL;
+    }
+    if (!any)
+        return;
+    fprintf(out, "Capture windows (OBS_CAPTURE=%s; the profiler started and stopped around each):\n",
+            spec != NULL ? spec : "?");
+    for (i = 0; i < 8; i++) {
+        char key[48];
+        const char *w, *v[8];
+        static const char *const field[] = {"tid", "generation", "start_ns", "stop_ns", "start", "stop", "end"};
+        unsigned k;
+        snprintf(key, sizeof key, "capture_%u", i);
+        if ((w = obs_trace_meta(t, key)) == NULL)
+            continue;
+        for (k = 0; k < sizeof field / sizeof field[0]; k++) {
+            snprintf(key, sizeof key, "capture_%u_%s", i, field[k]);
+            v[k] = obs_trace_meta(t, key);
+        }
+        if (v[6] != NULL && strcmp(v[6], "never-began") == 0) {
+            fprintf(out, "  %s: never began\n", w);
+            continue;
+        }
+        fprintf(out, "  %s: thread %s, generation %s", w, v[0] ? v[0] : "?", v[1] ? v[1] : "?");
+        if (v[2] != NULL && v[3] != NULL && strtoull(v[3], NULL, 10) >= strtoull(v[2], NULL, 10))
+            fprintf(out, ", %.3f ms", (double)(strtoull(v[3], NULL, 10) - strtoull(v[2], NULL, 10)) / 1e6);
+        fprintf(out, "; start %s, stop %s (%s)\n", v[4] ? v[4] : "?", v[5] ? v[5] : "none: still open when the trace ended",
+                v[6] ? v[6] : "open");
+    }
+    if ((record != NULL && strcmp(record, "window") == 0) || outside != NULL)
+        fprintf(out, "Recorded: only the calls inside the windows (OBS_RECORD=window); %s calls outside them were "
+                     "not recorded\n",
+                outside != NULL ? outside : "0");
+}
+
 static void print_header(const struct obs_trace *t, FILE *out)
 {
     const char *exe = obs_trace_meta(t, "exe");
@@ -256,6 +301,7 @@ static void print_header(const struct obs_trace *t, FILE *out)
     }
     if ((t->flags & OBS_FILE_GPU_STEPS) || t->nrange_spans || t->orphan_range_spans)
         print_steps_header(t, out);
+    print_capture(t, out);
 }
 
 /* Brief: the OBS_SUMMARY_BRIEF_KERNELS names with the most time (the stats
@@ -974,6 +1020,7 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
 
 int obs_report_phase_tables(const struct obs_trace *t, FILE *out)
 {
+    print_capture(t, out);
     if (print_phases(t, out) != 0) {
         errno = ENOMEM;
         return -1;

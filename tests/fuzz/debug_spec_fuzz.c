@@ -1,7 +1,7 @@
 /* Fuzz body for the OBS_DEBUG parser (shim/common/debug_spec.c). Built two
  * ways: with -DOBS_LIBFUZZER and clang -fsanitize=fuzzer,address,undefined
  * as a libFuzzer target (`make fuzz FUZZ_TARGET=debug-spec`,
- * tests/fuzz/run-fuzz-debug-spec.sh), and linked into tests/t_debug_log,
+ * tests/fuzz/run-fuzz-spec.sh debug-spec), and linked into tests/t_debug_log,
  * which replays the kept corpus (tests/fuzz/debug_spec_corpus) under make
  * check. Invariants checked here abort, so the fuzzer reports them as
  * crashes:

@@ -76,3 +76,22 @@ ROCTX_EXPORT void roctxRangeStop(uint64_t id)
     range_log_line("roctxRangeStop", "-", caller_domain(__builtin_return_address(0)), "-",
                    (long long)id);
 }
+
+/* rocprofiler-sdk's roctx (librocprofiler-sdk-roctx.so) also has these,
+ * which rocprofv3 --selected-regions follows; here so that a test sees
+ * where OBS_CAPTURE's start and stop land among the calls. The value
+ * column is the thread argument (0: the whole process). */
+ROCTX_EXPORT int roctxProfilerResume(uint64_t tid);
+ROCTX_EXPORT int roctxProfilerPause(uint64_t tid);
+
+ROCTX_EXPORT int roctxProfilerResume(uint64_t tid)
+{
+    range_log_line("roctxProfilerResume", "-", caller_domain(__builtin_return_address(0)), "-", (long long)tid);
+    return 0;
+}
+
+ROCTX_EXPORT int roctxProfilerPause(uint64_t tid)
+{
+    range_log_line("roctxProfilerPause", "-", caller_domain(__builtin_return_address(0)), "-", (long long)tid);
+    return 0;
+}
