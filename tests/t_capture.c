@@ -22,8 +22,11 @@
  *   - a bad setting (one warning with the column and a caret, nothing
  *     captured, the program's output unchanged), a window that never begins;
  *   - OBS_RECORD=window: the trace holds exactly the log's calls between
- *     the start and the stop, says how many it left out, and every report
- *     reads it;
+ *     the start and the stop, says how many it left out (their indexes
+ *     taken, nothing lost, all in SELF_COST), every report reads it, GPU
+ *     time has no span without its call; and with OBS_RECORD=all the same
+ *     program's windows open and close at the same calls, whose labels are
+ *     the same;
  *   - obs-run --capture says what it captures and the profilers' command
  *     lines. */
 #include <stdio.h>
@@ -636,27 +639,73 @@ static void test_bad_and_never(void)
     crun_free(&r);
 }
 
+/* The calls of t on thread tid whose per-thread index lies strictly between
+ * from and to, a line each: api, the range that labels it, its generation
+ * and layer (malloc'ed). *n: how many. */
+static char *labels_between(const struct obs_trace *t, uint64_t tid, uint64_t from, uint64_t to, size_t *n)
+{
+    size_t i, cap = 256, len = 0;
+    char *text = malloc(cap);
+    if (text == NULL)
+        bail("out of memory");
+    text[0] = '\0';
+    *n = 0;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        const struct obs_phase *ph = c->phase != OBS_NONE ? &t->phases[c->phase] : NULL;
+        char line[256];
+        int k;
+        if (t->threads[c->thread].tid != tid || c->index <= from || c->index >= to)
+            continue;
+        k = snprintf(line, sizeof line, "%s %s %ld %ld\n", obs_api_name(c->api), ph != NULL ? ph->name : "-",
+                     ph != NULL ? (long)ph->generation : -1L, c->layer == OBS_NO_LAYER ? -1L : (long)c->layer);
+        if (k < 0)
+            continue;
+        while (len + (size_t)k + 1 > cap) {
+            cap *= 2;
+            text = realloc(text, cap);
+            if (text == NULL)
+                bail("out of memory");
+        }
+        memcpy(text + len, line, (size_t)k + 1);
+        len += (size_t)k;
+        (*n)++;
+    }
+    return text;
+}
+
+static uint64_t meta_u64(const struct obs_trace *t, const char *key)
+{
+    const char *v = obs_trace_meta(t, key);
+    return v != NULL ? strtoull(v, NULL, 10) : UINT64_MAX;
+}
+
 /* OBS_RECORD=window: the trace holds exactly the log's recorded calls
  * between the start and the stop, counts the rest, and every report reads
- * it. */
+ * it; with GPU time, every span it holds has its call. */
 static void test_record_window(void)
 {
     const char *argv[] = {llm_replay(), scenario("vllm_graphs"), NULL};
     const char *extra[] = {"OBS_CAPTURE=steps:2-5", "OBS_RECORD=window", NULL};
+    const char *gpu_extra[] = {"OBS_CAPTURE=steps:2-5", "OBS_RECORD=window", "OBS_GPU_TIME=events", NULL};
     static const char *const reports[] = {"summary", "phases", "csv", "json", "perfetto", "gaps", "top",
                                           "suggest-phases", "html"};
     struct crun r;
     struct obs_trace *t;
     long start, stop, i;
-    size_t inside = 0, all = 0, same = 0, k;
+    size_t inside = 0, all = 0, before = 0, same = 0, k, in_bounds = 0, launches = 0, timed = 0;
+    uint64_t tid, last_index = 0;
     const char *outside;
+    int increasing = 1;
 
     crun_exec(&r, "record-window", argv, extra, RUN_PRELOAD);
     start = nth_profiler(&r.L, LINE_START, "", 0);
     stop = nth_profiler(&r.L, LINE_STOP, "", 0);
     t = shim_trace_open(r.obs);
     if (!ok(t != NULL && start >= 0 && stop > start, "OBS_RECORD=window: a trace, a start and a stop")) {
-        skip_block(5, "nothing to compare");
+        skip_block(12, "nothing to compare");
+        if (t != NULL)
+            obs_trace_free(t);
         crun_free(&r);
         return;
     }
@@ -665,6 +714,7 @@ static void test_record_window(void)
         if (shim_api_index(c->api) < 0)
             continue;
         all++;
+        before += i < start;
         if (i > start && i < stop) {
             if (inside < t->ncalls && strcmp(obs_api_name(t->calls[inside].api), c->api) == 0)
                 same++;
@@ -681,24 +731,48 @@ static void test_record_window(void)
     ok(obs_trace_meta(t, "capture_0") != NULL && strcmp(obs_trace_meta(t, "capture_0"), "steps:2-5") == 0 &&
            obs_trace_meta(t, "capture_0_end") != NULL && strcmp(obs_trace_meta(t, "capture_0_end"), "after-last") == 0,
        "the window's bounds in the meta (capture_0=steps:2-5, capture_0_end=after-last)");
+    /* The calls left out take their indexes all the same: what is there lies between the window's bounds. */
+    tid = meta_u64(t, "capture_0_tid");
+    for (k = 0; k < t->ncalls; k++) {
+        const struct obs_call *c = &t->calls[k];
+        if (t->threads[c->thread].tid == tid && c->index > meta_u64(t, "capture_0_start_index") &&
+            c->index < meta_u64(t, "capture_0_stop_index"))
+            in_bounds++;
+        if (k > 0 && c->index <= last_index)
+            increasing = 0;
+        last_index = c->index;
+    }
+    ok(in_bounds == t->ncalls && increasing && meta_u64(t, "capture_0_start_index") >= before,
+       "every call's index lies between capture_0_start_index and capture_0_stop_index, in order (%zu of %zu); the "
+       "calls left out before took their indexes (the window opens at record %llu, after %zu calls)",
+       in_bounds, t->ncalls, (unsigned long long)meta_u64(t, "capture_0_start_index"), before);
+    ok(t->records_lost == 0 && t->nlost == 0 && t->ignored_bytes == 0 && t->bad_phase_records == 0 &&
+           t->bad_layer_records == 0,
+       "nothing counted lost, nothing ignored, every PHASE and LAYER record used (lost %llu, ignored %llu bytes, "
+       "bad phase %llu, bad layer %llu)", (unsigned long long)t->records_lost, (unsigned long long)t->ignored_bytes,
+       (unsigned long long)t->bad_phase_records, (unsigned long long)t->bad_layer_records);
+    ok(t->self_calls == all, "its SELF_COST counts every call the shim made, those left out too (%llu, the log's %zu)",
+       (unsigned long long)t->self_calls, all);
+
     obs_trace_free(t);
+
     for (k = 0; k < sizeof reports / sizeof reports[0]; k++) {
         char out[4400];
         const char *argv2[8];
         struct run_result res;
-        size_t a = 0;
-        argv2[a++] = shim_build_path("obs-report");
-        argv2[a++] = reports[k];
+        size_t n = 0;
+        argv2[n++] = shim_build_path("obs-report");
+        argv2[n++] = reports[k];
         if (strcmp(reports[k], "top") == 0)
-            argv2[a++] = "5";
-        argv2[a++] = r.obs;
+            argv2[n++] = "5";
+        argv2[n++] = r.obs;
         if (strcmp(reports[k], "json") == 0 || strcmp(reports[k], "perfetto") == 0 || strcmp(reports[k], "html") == 0 ||
             strcmp(reports[k], "csv") == 0) {
             snprintf(out, sizeof out, "%s.%s", r.prefix, reports[k]);
-            argv2[a++] = "-o";
-            argv2[a++] = out;
+            argv2[n++] = "-o";
+            argv2[n++] = out;
         }
-        argv2[a] = NULL;
+        argv2[n] = NULL;
         shim_run(argv2, NULL, 0, 120, &res);
         ok(run_exited_with(&res, 0) &&
                (strcmp(reports[k], "summary") != 0 ||
@@ -709,6 +783,80 @@ static void test_record_window(void)
         run_result_free(&res);
     }
     crun_free(&r);
+
+    /* GPU time: the calls left out are not timed; every span in the trace has its call. */
+    argv[0] = llm_replay(); /* shim_build_path's buffers have turned over since */
+    argv[1] = scenario("vllm_graphs");
+    crun_exec(&r, "record-window-gpu", argv, gpu_extra, RUN_PRELOAD);
+    t = shim_trace_open(r.obs);
+    for (k = 0; t != NULL && k < t->ncalls; k++) {
+        if (t->calls[k].kind != OBS_KIND_KERNEL && t->calls[k].kind != OBS_KIND_GRAPH)
+            continue;
+        launches++;
+        timed += t->calls[k].gpu != OBS_NONE;
+    }
+    ok(t != NULL && launches > 0 && timed == launches && t->orphan_gpu_spans == 0 && t->missing_gpu_spans == 0,
+       "OBS_RECORD=window with OBS_GPU_TIME=events: every launch it holds has its GPU time, no span without its call "
+       "(%zu of %zu launches timed, orphans %llu, missing %llu)", timed, launches,
+       t != NULL ? (unsigned long long)t->orphan_gpu_spans : 0ULL, t != NULL ? (unsigned long long)t->missing_gpu_spans : 0ULL);
+    if (t != NULL)
+        obs_trace_free(t);
+    crun_free(&r);
+}
+
+/* OBS_RECORD=window changes nothing but what is stored: the windows open
+ * and close at the same calls as with OBS_RECORD=all (the profiler's lines
+ * at the same places of the log), and the calls inside carry the same
+ * labels (the phase engine marks its places by the calls' indexes, which
+ * the calls left out keep: obs_call_index). Windows whose instances count
+ * from warm-ups the engine unlabels later (iterations, generations). */
+static void test_record_window_same(void)
+{
+    static const char *const specs[] = {"steps:2-5", "generation:1", "iterations:13-16"};
+    size_t s;
+    for (s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        const char *argv[] = {llm_replay(), scenario("vllm_graphs"), NULL};
+        char capture[64];
+        const char *win[] = {capture, "OBS_RECORD=window", NULL}, *all[] = {capture, "OBS_RECORD=all", NULL};
+        struct crun w, a;
+        struct obs_trace *tw, *ta;
+        long ws, we, as, ae;
+        size_t nw = 0, na = 0;
+        char *lw = NULL, *la = NULL;
+        snprintf(capture, sizeof capture, "OBS_CAPTURE=%s", specs[s]);
+        crun_exec(&w, "same-window", argv, win, RUN_PRELOAD);
+        crun_exec(&a, "same-all", argv, all, RUN_PRELOAD);
+        ws = nth_profiler(&w.L, LINE_START, "", 0);
+        we = nth_profiler(&w.L, LINE_STOP, "", 0);
+        as = nth_profiler(&a.L, LINE_START, "", 0);
+        ae = nth_profiler(&a.L, LINE_STOP, "", 0);
+        ok(ws >= 0 && we > ws && ws == as && we == ae && w.L.n == a.L.n,
+           "%s: the start and the stop at the same calls with OBS_RECORD=window and all (log lines %zu..%zu, %zu..%zu)",
+           specs[s], ws >= 0 ? w.L.l[ws].number : 0, we >= 0 ? w.L.l[we].number : 0, as >= 0 ? a.L.l[as].number : 0,
+           ae >= 0 ? a.L.l[ae].number : 0);
+        tw = shim_trace_open(w.obs);
+        ta = shim_trace_open(a.obs);
+        if (tw != NULL && ta != NULL) {
+            lw = labels_between(tw, meta_u64(tw, "capture_0_tid"), meta_u64(tw, "capture_0_start_index"),
+                                meta_u64(tw, "capture_0_stop_index"), &nw);
+            la = labels_between(ta, meta_u64(ta, "capture_0_tid"), meta_u64(ta, "capture_0_start_index"),
+                                meta_u64(ta, "capture_0_stop_index"), &na);
+        }
+        if (!ok(lw != NULL && la != NULL && nw == na && nw == tw->ncalls && nw > 0 && strcmp(lw, la) == 0,
+                "%s: the window's %zu calls, api by api, with the same range, generation and layer as with "
+                "OBS_RECORD=all (%zu there)", specs[s], nw, na)) {
+            diag_text("OBS_RECORD=window", lw);
+            diag_text("OBS_RECORD=all", la);
+        }
+        free(lw);
+        free(la);
+        if (tw != NULL)
+            obs_trace_free(tw);
+        if (ta != NULL)
+            obs_trace_free(ta);
+        crun_free(&w);
+        crun_free(&a);
+    }
 }
 
 /* obs-run --capture: OBS_CAPTURE set, one line on stderr with the words
@@ -797,6 +945,7 @@ int main(void)
     test_workload();
     test_bad_and_never();
     test_record_window();
+    test_record_window_same();
     test_obs_run();
     test_frameworks();
     test_real_profilers();
