@@ -293,14 +293,15 @@ static long find_inst(const struct clog *L, long tid, long gen, long step)
     return -1;
 }
 
-/* The first truth instance of step `step` that has a launch, in log order
- * (the window's thread and generation for steps:A-B): *tid, *gen. */
-static long first_with_step(const struct clog *L, long step, long *tid, long *gen)
+/* The first truth instance of step `step` on thread want_tid that has a
+ * launch, in log order (the window's generation for steps:A-B): *tid,
+ * *gen. */
+static long first_with_step(const struct clog *L, long step, long want_tid, long *tid, long *gen)
 {
     size_t i;
     for (i = 0; i < L->n; i++) {
         const struct cline *c = &L->l[i];
-        if (c->kind == LINE_LAUNCH && c->inst >= 0 && L->inst[c->inst].step == step) {
+        if (c->kind == LINE_LAUNCH && c->inst >= 0 && L->inst[c->inst].step == step && c->tid == want_tid) {
             *tid = c->tid;
             *gen = L->inst[c->inst].gen;
             return c->inst;
@@ -415,13 +416,17 @@ static void crun_free(struct crun *r)
 
 /* One window of steps A..B (gen: the truth's generation, -1: the first
  * that has step A) checked in r's log, the nth start/stop pair of the
- * family `family` ("" any). */
+ * family `family` ("" any). With gen -1, on the thread the start was made
+ * on: the window is the first thread's whose phases reach step A, which
+ * need not be the first truth range of step A in the log (two threads: one
+ * preempted between its range line and its launch's wrapper). */
 static void check_steps(const struct crun *r, const char *label, long a, long b, long gen, size_t nth,
                         const char *family)
 {
     long tid = 0, g = gen, first = -1, last;
     if (gen < 0) {
-        first = first_with_step(&r->L, a, &tid, &g);
+        long start = nth_profiler(&r->L, LINE_START, family, nth);
+        first = first_with_step(&r->L, a, start >= 0 ? r->L.l[start].tid : 0, &tid, &g);
     } else {
         size_t i;
         for (i = 0; i < r->L.ninst && first < 0; i++)
