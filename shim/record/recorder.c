@@ -520,29 +520,37 @@ void obs_recorder_gate_set_locked(bool open)
         write_skipped_locked();
 }
 
-/* The gate closed: call r is not stored, but takes its index. The first
- * such call ends the thread's window (what it holds stays in the file, its
- * SELF_COST and LOST records after it), so that the index can be passed
- * over; a call stored later gets a new window, at the index after. */
-static uint64_t skip_call(struct obs_tbuf *b, const union obs_record *r)
+/* The first call left out: the thread's window ends here (what it holds
+ * stays in the file, its SELF_COST and LOST records after it), so that
+ * the index can be passed over; a call stored later gets a new window, at
+ * the index after. False when the trace is finished. */
+static __attribute__((noinline)) bool skip_from_window(struct obs_tbuf *b)
+{
+    obs_out_lock_acquire(&obs_out.lock, b->tid);
+    if (obs_out.status == OBS_OUTPUT_OPEN)
+        window_end_locked(b, true);
+    obs_out_lock_release(&obs_out.lock);
+    if (b->capacity > 0)
+        return false;
+    OBS_DEBUG_LOG(RECORD, 2, "thread %u: a call outside the capture windows: its window closed, calls left out "
+                  "from index %llu (OBS_RECORD=window)", b->tid, (unsigned long long)b->first_index);
+    return true;
+}
+
+/* The gate closed: the call (begun at t_begin) is not stored, but takes
+ * its index. */
+static void skip_call(struct obs_tbuf *b, uint64_t t_begin)
 {
     uint64_t index;
-    if (b->capacity > 0) {
-        obs_out_lock_acquire(&obs_out.lock, b->tid);
-        if (obs_out.status == OBS_OUTPUT_OPEN)
-            window_end_locked(b, true);
-        obs_out_lock_release(&obs_out.lock);
-        if (b->capacity > 0)
-            return UINT64_MAX; /* the trace is finished */
-    }
+    if (b->capacity > 0 && !skip_from_window(b))
+        return;
     index = b->first_index;
     /* atomic: the exit path reads it (window_end_locked) */
     __atomic_store_n(&b->first_index, index + 1, __ATOMIC_RELAXED);
     atomic_store_explicit(&b->skipped, atomic_load_explicit(&b->skipped, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    b->skipped_t_begin = r->call.t_begin;
+    b->skipped_t_begin = t_begin;
     b->skipped_index = index;
-    return UINT64_MAX;
 }
 
 /* The gate closed and no window (a call was left out since): a record of
@@ -584,8 +592,10 @@ static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool 
         return UINT64_MAX;
     }
     if (obs_unlikely(gated) && !atomic_load_explicit(&gate_open, memory_order_acquire)) {
-        if (is_call)
-            return skip_call(b, r);
+        if (is_call) {
+            skip_call(b, r->call.t_begin);
+            return UINT64_MAX;
+        }
         if (b->capacity == 0)
             return store_alone(b, r);
     }
@@ -609,7 +619,12 @@ static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool 
 
 void obs_call_store_slow(struct obs_hooked_call *c)
 {
+    struct obs_tbuf *b = obs_tls.buf;
     union obs_record r;
+    if (obs_unlikely(gated) && b != NULL && !atomic_load_explicit(&gate_open, memory_order_acquire)) {
+        skip_call(b, c->rec.t_begin); /* every call outside the windows comes here: kept short */
+        return;
+    }
     r.call = c->rec;
     store_record(&obs_tls, &r, true);
 }
