@@ -327,6 +327,7 @@ static bool window_next_locked(struct obs_tbuf *b)
     b->window_bytes = bytes;
     b->capacity = n;
     b->room = n - OBS_TBUF_TAIL_RECORDS;
+    b->skipping = false;
     if (!gated || atomic_load_explicit(&gate_open, memory_order_relaxed))
         atomic_store_explicit(&b->limit, b->room, memory_order_relaxed);
     return true;
@@ -545,6 +546,10 @@ static void skip_call(struct obs_tbuf *b, uint64_t t_begin)
     if (b->capacity > 0 && !skip_from_window(b))
         return;
     index = b->first_index;
+    if (!b->skipping) {
+        b->skip_from = index;
+        b->skipping = true;
+    }
     /* atomic: the exit path reads it (window_end_locked) */
     __atomic_store_n(&b->first_index, index + 1, __ATOMIC_RELAXED);
     atomic_store_explicit(&b->skipped, atomic_load_explicit(&b->skipped, memory_order_relaxed) + 1,
@@ -553,12 +558,26 @@ static void skip_call(struct obs_tbuf *b, uint64_t t_begin)
     b->skipped_index = index;
 }
 
+/* A label that falls on indexes since the run of calls left out began:
+ * nothing in the trace to label. */
+static bool labels_nothing(const struct obs_tbuf *b, const union obs_record *r)
+{
+    if (!b->skipping)
+        return false;
+    if (r->type == OBS_REC_LAYER)
+        return r->layer.first_index >= b->skip_from;
+    return r->type == OBS_REC_PHASE && r->phase.event == OBS_PHASE_RELABEL && r->phase.first_index >= b->skip_from;
+}
+
 /* The gate closed and no window (a call was left out since): a record of
  * another kind is written alone, a chunk of one at its index, so that the
- * indexes of the calls left out after it stay free. */
+ * indexes of the calls left out after it stay free; a label of nothing
+ * (labels_nothing) is not written. */
 static uint64_t store_alone(struct obs_tbuf *b, const union obs_record *r)
 {
     uint64_t index = UINT64_MAX;
+    if (labels_nothing(b, r))
+        return UINT64_MAX;
     obs_out_lock_acquire(&obs_out.lock, b->tid);
     if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_RECORDING &&
         obs_out.status == OBS_OUTPUT_OPEN) {

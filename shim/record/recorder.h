@@ -89,9 +89,13 @@ struct obs_tbuf {
     _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim */
     _Atomic uint64_t flush_ns;      /* time this thread spent getting windows (flushes, once) */
     /* The store gate closed: the calls not stored (each took its index),
-     * and the last of them, for obs_call_index (the owner's). */
+     * and the last of them, for obs_call_index; where the run of indexes
+     * with no call stored began (skipping: since a call was left out with
+     * no window; the owner's). */
     _Atomic uint64_t skipped;
     uint64_t skipped_t_begin, skipped_index;
+    uint64_t skip_from;
+    bool skipping;
     /* Lost records by reason (under the lock): made, and already reported. */
     uint64_t lost[OBS_LOST_REASONS], lost_reported[OBS_LOST_REASONS];
     uint64_t lost_t_first[OBS_LOST_REASONS], lost_t_last[OBS_LOST_REASONS];
@@ -349,13 +353,15 @@ void obs_recorder_set_phase_hook(void (*fn)(const struct obs_rec_phase *r, uint6
  * docs/trace-format.md, "Per-thread index"); it counts in the thread's
  * SELF_COST (the shim wrapped it, its cost was sampled) and in the META
  * line record_window_outside_calls (written at each closing of the gate
- * and at the end), never as lost. Records of other kinds are always
- * stored. The launch path is the same code: closing the gate sets every
- * thread's limit to 0, so that its calls take the slow path, which leaves
- * them out (the first one ends the thread's window there; records of
- * other kinds are written alone, a chunk each, until a call is stored
- * again). Set up once at start-up, before any record: the gate starts
- * closed. */
+ * and at the end), never as lost. Records of other kinds are stored but
+ * for labels of nothing (below). The launch path is the same code:
+ * closing the gate sets every thread's limit to 0, so that its calls take
+ * the slow path, which leaves them out (the first one ends the thread's
+ * window there; records of other kinds are written alone, a chunk each,
+ * until a call is stored again; a LAYER record, or a PHASE RELABEL, that
+ * labels only indexes of that run, calls left out, is not written: it
+ * would label nothing in the trace). Set up once at start-up, before any
+ * record: the gate starts closed. */
 void obs_recorder_gate_init(void);
 /* Under the output lock: open or close the gate. */
 void obs_recorder_gate_set_locked(bool open);
