@@ -110,7 +110,7 @@ static void test_parser(void)
     obs_capture_window_describe(&spec.w[1], words, sizeof words);
     is_string("decode step 3 of generation 1", words, "steps:3@gen:1 in words");
     obs_capture_window_describe(&spec.w[2], words, sizeof words);
-    is_string("iterations 0 to 9 of the first thread that has them (prompts and decode steps)", words,
+    is_string("iterations 0 to 9 of the first thread that has them (prompts, decode steps and serving iterations)", words,
               "iter:0-9 in words");
     obs_capture_window_describe(&spec.w[3], words, sizeof words);
     is_string("generation 2", words, "generation:2 in words");

@@ -7,7 +7,8 @@
  *
  *   - open (open_window): the BEGIN of the window's first instance (steps:
  *     a decode step numbered first .. last, in the generation asked for;
- *     iterations: the thread's instance numbered first .. last; generation:
+ *     iterations: the thread's instance numbered first .. last, prompts,
+ *     steps and serving iterations counted alike; generation:
  *     any range of a generation first .. last), on a thread that claims
  *     the window (the first one there: the window is that thread's);
  *   - close (close_window): on the owner, the END of the window's last
@@ -40,10 +41,12 @@
 #include "common/common.h"
 #include "runtimes/real_symbols.h"
 
-/* The trace's fixed RANGE_NAME ids of the two phases that make instances
- * (docs/trace-format.md, PHASE and LAYER records). */
+/* The trace's fixed RANGE_NAME ids of the phases that make instances
+ * (docs/trace-format.md, PHASE and LAYER records; phases/phase_engine.h:
+ * OBS_PHASE_ITERATION, the phase of a serving loop's ITERATION/k). */
 #define RANGE_PREFILL 1u
 #define RANGE_DECODE 2u
+#define RANGE_ITERATION 5u
 
 enum window_state { WAITING = 0, OPEN = 1, DONE = 2 };
 
@@ -51,10 +54,11 @@ enum window_state { WAITING = 0, OPEN = 1, DONE = 2 };
 static const char *const end_reasons[] = {"", "after-last", "generation-ended", "thread-exit", "process-exit"};
 enum end_reason { END_NONE = 0, END_AFTER_LAST, END_GENERATION_ENDED, END_THREAD_EXIT, END_PROCESS_EXIT };
 
-/* The instance a record is about: a prompt (its PREFILL) or a decode step.
- * The one place that reads phase ids: when the engine writes a range per
- * serving iteration, iterations follow that range here. */
-enum instance_kind { NOT_AN_INSTANCE = 0, PROMPT, STEP };
+/* The instance a record is about: a prompt (its PREFILL), a decode step,
+ * or a serving loop's iteration (ITERATION/k: one forward over a changing
+ * batch, once the engine has seen the loop). The one place that reads
+ * phase ids. */
+enum instance_kind { NOT_AN_INSTANCE = 0, PROMPT, STEP, ITERATION };
 
 struct instance_key {
     uint16_t phase;
@@ -285,6 +289,8 @@ static enum instance_kind instance_of(const struct obs_rec_phase *r)
         return PROMPT;
     if (r->phase == RANGE_DECODE && r->step != OBS_NO_STEP)
         return STEP;
+    if (r->phase == RANGE_ITERATION && r->step != OBS_NO_STEP)
+        return ITERATION;
     return NOT_AN_INSTANCE;
 }
 

@@ -212,7 +212,7 @@ size_t obs_capture_spec_format(const struct obs_capture_spec *spec, char *out, s
 
 size_t obs_capture_window_describe(const struct obs_capture_window *w, char *out, size_t len)
 {
-    char what[48], which[64] = "";
+    char what[48], which[96] = "";
     int n;
     const char *noun = w->unit == OBS_CAPTURE_STEPS        ? "decode step"
                        : w->unit == OBS_CAPTURE_ITERATIONS ? "iteration"
@@ -226,7 +226,7 @@ size_t obs_capture_window_describe(const struct obs_capture_window *w, char *out
     else if (w->unit == OBS_CAPTURE_STEPS)
         snprintf(which, sizeof which, " of generation %u", (unsigned)w->generation);
     if (w->unit == OBS_CAPTURE_ITERATIONS)
-        snprintf(which, sizeof which, " of the first thread that has %s (prompts and decode steps)",
+        snprintf(which, sizeof which, " of the first thread that has %s (prompts, decode steps and serving iterations)",
                  w->first == w->last ? "it" : "them");
     n = snprintf(out, len, "%s%s", what, which);
     if (n < 0)
