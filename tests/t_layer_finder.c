@@ -38,11 +38,11 @@
  * fuzz corpus (tests/fuzz/layer_finder_corpus) replayed through the fuzz
  * body, which aborts on a broken invariant. */
 #include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "corpus_replay.h"
 #include "layer_finder_fuzz.h"
 #include "phases/layer_finder.h"
 #include "tap/basic.h"
@@ -556,30 +556,13 @@ static void test_stamps(void)
 static void test_corpus(void)
 {
     char dir[4096];
-    DIR *d;
+    size_t failed, files;
     snprintf(dir, sizeof dir, "%s", test_path(test_srcdir(), "tests/fuzz/layer_finder_corpus")); /* its buffer rotates */
-    d = opendir(dir);
-    struct dirent *e;
-    size_t files = 0, failed = 0;
-    if (d == NULL) {
+    files = fuzz_corpus_replay(dir, obs_fuzz_layer_finder, &failed);
+    if (files == (size_t)-1) {
         ok(0, "corpus directory %s readable", dir);
         return;
     }
-    while ((e = readdir(d)) != NULL) {
-        size_t len;
-        char *data;
-        if (e->d_name[0] == '.')
-            continue;
-        data = test_read_file(test_path(dir, e->d_name), &len);
-        if (data == NULL) {
-            failed++;
-            continue;
-        }
-        obs_fuzz_layer_finder((const uint8_t *)data, len);
-        free(data);
-        files++;
-    }
-    closedir(d);
     ok(files >= 20 && failed == 0, "fuzz corpus replayed: %zu files, %zu unreadable", files, failed);
 }
 

@@ -1,6 +1,7 @@
 /* Under make check: every file of a kept fuzz corpus through its fuzz body
  * (which aborts on a broken invariant), for the tests of the settings
- * parsers (t_debug_log, t_capture). */
+ * parsers (t_debug_log, t_capture), the simulated driver's image reader
+ * (t_sim_image) and the layer finder (t_layer_finder). */
 #ifndef OBS_CORPUS_REPLAY_H
 #define OBS_CORPUS_REPLAY_H
 
