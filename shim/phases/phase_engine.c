@@ -1382,9 +1382,11 @@ static bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls,
                                                                                  : "OBS_STEP",
                                 name);
         } else if (engine.set.have_step_rule) {
-            /* in a thread that reads tokens, one step per token read: the
-             * first OBS_STEP launch after it (a kernel may run twice a step) */
-            if ((cls & CLASS_STEP) && (!r->ever_token_read || r->step_armed)) {
+            /* in a generation that reads tokens, one step per token read:
+             * the first OBS_STEP launch after it (a kernel may run twice a
+             * step); one that has read none (tokens kept on the device, the
+             * last generation's output read at its end) steps at each */
+            if ((cls & CLASS_STEP) && (!r->gen_token_read || r->step_armed)) {
                 l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
                 l->opener = name;
                 r->step_armed = false;
