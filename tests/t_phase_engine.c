@@ -85,6 +85,7 @@
 #include "phase_log_words.h"
 #include "common/config.h"
 #include "phases/phase_engine.h"
+#include "phases/phase_machine.h"
 #include "phases/phase_rules.h"
 #include "record/record.h"
 #include "tap/basic.h"
@@ -811,6 +812,7 @@ struct call_result {
 struct case_result {
     char structure[256]; /* "" or the first structural problem */
     unsigned threads;
+    uint32_t bad_moves; /* moves the state machine's table does not allow (phase_machine.h) */
 };
 
 static struct {
@@ -1104,6 +1106,7 @@ static void child_run(void)
             pthread_join(workers[t].thread, NULL);
             run.summary->threads++;
         }
+    run.summary->bad_moves = atomic_load(&obs_phase_bad_moves);
 }
 
 static void *shared_map(size_t bytes)
@@ -1200,6 +1203,19 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
 }
 
 static unsigned cases_passing, cases_todo_failing, cases_todo_passing, case_serial;
+/* the state machine's moves from a state its table does not allow, over every run, and the first case with one */
+static unsigned long bad_moves_total, moves_runs;
+static char bad_moves_case[200];
+
+static void count_bad_moves(const struct engine_case *c, const struct case_result *summary, const char *how)
+{
+    moves_runs++;
+    if (summary->bad_moves == 0)
+        return;
+    if (bad_moves_total == 0)
+        snprintf(bad_moves_case, sizeof bad_moves_case, "%s%s: %u", c->name, how, summary->bad_moves);
+    bad_moves_total += summary->bad_moves;
+}
 
 
 /* The same calls again with OBS_LAYER=off: the layer tracker still runs
@@ -1236,6 +1252,7 @@ static void check_layers_off(const struct engine_case *c, struct call_list *call
         munmap(off, calls.n * sizeof *off);
         return;
     }
+    count_bad_moves(c, summary, " (OBS_LAYER=off)");
     for (i = 0; i < calls.n; i++) {
         if (calls.v[i].kind == K_MARK || !with_layers[i].done)
             continue;
@@ -1296,6 +1313,7 @@ static void check_case(const struct engine_case *c, int layers_test, const char 
         ok(0, "%s: live ranges equal the trace", c->name);
         return;
     }
+    count_bad_moves(c, summary, "");
 
     for (i = 0; i < calls.n; i++) {
         const struct call *k = &calls.v[i];
@@ -1695,7 +1713,8 @@ int main(void)
     char **paths;
     const char *only = getenv("OBS_ENGINE_CASE"); /* run only the cases whose name contains this */
     nfiles = case_files(&paths);
-    plan((int)(2 * (CASE_COUNT + GRAPH_CASE_COUNT) + 4 * nfiles)); /* a real program's case: its layers, and again with OBS_LAYER=off */
+    /* a real program's case: its layers, and again with OBS_LAYER=off; the state machine's moves at the end */
+    plan((int)(2 * (CASE_COUNT + GRAPH_CASE_COUNT) + 4 * nfiles + 1));
     for (i = 0; i < CASE_COUNT; i++) {
         if (only != NULL && strstr(cases[i].name, only) == NULL) {
             skip("not %s", only);
@@ -1740,6 +1759,9 @@ int main(void)
         }
         check_graph_case(&graph_cases[i]);
     }
+    ok(moves_runs > 0 && bad_moves_total == 0,
+       "the state machine: every move over %lu runs of the cases from a state its table allows (%lu not%s%s)",
+       moves_runs, bad_moves_total, bad_moves_case[0] ? "; first: " : "", bad_moves_case);
     diag("FIGURES engine cases %zu and %zu from real programs: %u right, %u TODO still wrong, %u TODO now right",
          CASE_COUNT, nfiles, cases_passing, cases_todo_failing, cases_todo_passing);
     return 0;

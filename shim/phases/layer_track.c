@@ -234,33 +234,15 @@ uint32_t layer_stack_end(struct layer_track *lt, uint32_t since)
     return lt->cuts[f.layers - 1].last + 1;
 }
 
-/* A graph's kernel nodes: see phase_engine.h. Live ranges are not
- * touched: a graph launch stays one launch at step level (its nodes run on
- * the device with no host call to open a range at). */
-void obs_phase_graph_layers(struct obs_graph_walk *w)
+/* A graph's kernel nodes' layers, found by the layer finder as in a phase
+ * instance (obs_phase_graph_layers in phase_engine.c says when). Live
+ * ranges are not touched: a graph launch stays one launch at step level
+ * (its nodes run on the device with no host call to open a range at). */
+void layer_graph_nodes(struct phase_thread *p, struct obs_graph_walk *w)
 {
-    struct phase_thread *p = phase_tls;
     uint32_t hint = UINT32_MAX;
     struct obs_layer_found f;
     uint16_t *layer;
-
-    /* set up by a recorded call already (the captured launches were): never set up from here, where the
-     * settings may not be loaded yet */
-    if (atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
-        return;
-    if (p != NULL && obs_engine.set.mode == OBS_PHASES_AUTO && !w->incomplete && !w->order_cut && w->norder > 0) {
-        /* a graph whose first kernel is the lookup the thread's current forward began with, no longer than
-         * what that forward has launched: the forward was its capture (its launches ran nothing), and the
-         * graph's first launch runs it (forward_begins) */
-        struct token_loop *t = &p->automatic.loop;
-        if (t->forwards && !t->graph_first && w->order[0] == t->fwd_opener && w->norder <= t->fwd_launches) {
-            t->forward_captured = true;
-            OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u capture kernel_nodes=%u forward_launches=%u opener=%u",
-                          obs_thread_id(), obs_tls.call_counter, w->norder, t->fwd_launches, t->fwd_opener);
-        }
-    }
-    if (obs_cfg.layers_off)
-        return;
     if (w->incomplete || w->order_cut || w->norder == 0 || w->layer != NULL)
         return;
     layer = malloc(w->norder * sizeof *layer);

@@ -34,6 +34,8 @@
 
 OBS_HIDDEN _Atomic int obs_phase_on;
 
+_Atomic uint32_t obs_phase_bad_moves;
+
 struct phase_engine obs_engine = {.once = PTHREAD_ONCE_INIT, .set = {.mode = OBS_PHASES_OFF}};
 
 __thread struct phase_thread *phase_tls __attribute__((tls_model("initial-exec")));
@@ -70,7 +72,7 @@ __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(void)
                       obs_thread_id(), obs_tls.call_counter);
         return NULL;
     }
-    p->logic.step = OBS_NO_STEP;
+    logic_move(&p->logic, MOVE_FORGET, 0, 0); /* the initial state */
     /* the tracker runs with OBS_LAYER=off too, so that phases do not change with it; it then writes nothing */
     p->layers = layer_track_new(!obs_cfg.layers_off); /* NULL: no memory, no layers for this thread */
     if (obs_engine.set.mode == OBS_PHASES_RULES)
@@ -269,6 +271,21 @@ void obs_phase_after(const struct obs_hooked_call *c, uint16_t api, int32_t stat
         on_delimiter(p, ev);
     obs_call_forget_slow(); /* slow paths taken after the real call belong to no call */
     obs_guard_leave(&guard);
+}
+
+/* A graph's instantiation (see phase_engine.h): what the structure model
+ * learns from it (a forward captured), then its kernel nodes' layers. Set
+ * up by a recorded call already (the captured launches were): never set up
+ * from here, where the settings may not be loaded yet. */
+void obs_phase_graph_layers(struct obs_graph_walk *w)
+{
+    struct phase_thread *p = phase_tls;
+    if (atomic_load_explicit(&obs_phase_on, memory_order_acquire) != 1)
+        return;
+    if (p != NULL && obs_engine.set.mode == OBS_PHASES_AUTO)
+        auto_graph_instantiated(p, w);
+    if (!obs_cfg.layers_off)
+        layer_graph_nodes(p, w);
 }
 
 /* The thread's end: what waited for launches that will not come. */

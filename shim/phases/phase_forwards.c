@@ -185,7 +185,7 @@ static void start_generation(struct logic *l, struct phase_thread *p, const stru
     t->prev_gen_iterations = t->gen_iterations;
     t->prev_gen_token_reads = t->gen_token_reads;
     a->prev_gen_first_index = a->gen_first_index;
-    new_generation(l);
+    logic_move(l, MOVE_PROMPT, 0, 0);
     layer_instance_anew(p);
     t->gen_token_read = false;
     t->token_pending = false;
@@ -324,8 +324,7 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
         struct range prefill = {OBS_PHASE_PREFILL, OBS_NO_STEP, OBS_PHASE_PREFILL, l->gen, 0};
         uint32_t steps = t->gen_steps;
         relabel_since(a->step0_index, &prefill);
-        l->top = OBS_PHASE_PREFILL;
-        l->step = OBS_NO_STEP;
+        logic_move(l, MOVE_CHUNKS, 0, 0);
         t->gen_steps = 0;
         t->decode_htod_max = 0; /* the chunks' copies were the prompt's */
         t->decode_memset = false;
@@ -335,7 +334,7 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
                      (unsigned long long)t->step0.threads, (unsigned long long)t->prompt.threads);
     }
     if (l->top != OBS_PHASE_DECODE) {
-        enter_decode(l, 0);
+        logic_move(l, MOVE_DECODE, 0, 0);
         t->step0_before_token = !t->gen_token_read;
         t->step0 = look;
         t->steps_like_prompt = same_look(&t->prompt, &look);
@@ -347,7 +346,7 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
                      (unsigned long long)s->htod, (unsigned long long)t->prompt.htod, s->graph,
                      (unsigned long long)t->last_read_bytes);
     } else {
-        l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+        logic_move(l, MOVE_STEP, 0, 0);
         t->steps_like_prompt = t->steps_like_prompt && same_look(&t->prompt, &look);
         LOG_DECISION(l, "step", because, " threads=%llu htod=%llu graph=%d read_bytes=%llu",
                      (unsigned long long)s->threads, (unsigned long long)s->htod, s->graph,
@@ -372,8 +371,7 @@ static void steps_were_chunks(struct logic *l, struct phase_thread *p)
     t->steps_unread = t->steps_unread_before; /* they were no steps */
     LOG_DECISION(l, "prompt-chunks", "steps-before-the-first-token-read", " steps=%u relabelled_from_record=%llu",
                  t->gen_steps, (unsigned long long)a->step0_index);
-    l->top = OBS_PHASE_PREFILL;
-    l->step = OBS_NO_STEP;
+    logic_move(l, MOVE_CHUNKS, 0, 0);
     t->gen_steps = 0;
 }
 
@@ -417,7 +415,7 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
     uint64_t from = a->gen_first_index;
     layer_instance_anew(p);
     struct iteration_look was = t->prompt;
-    l->gen--;
+    logic_move(l, MOVE_REJOIN, 0, 0);
     if (how == REJOIN_AS_STEP)
         label = (struct range){OBS_PHASE_DECODE, 0, OBS_PHASE_STEP_NAME_BASE, l->gen, 0};
     else
@@ -436,7 +434,7 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
     a->marks &= (uint8_t)~MARK_GEN;
     if (how == REJOIN_AS_STEP) {
         /* with that iteration as its step 0, and this one opening step 1 */
-        enter_decode(l, 0);
+        logic_move(l, MOVE_DECODE, 0, 0);
         t->step0 = was;
         t->steps_like_prompt = same_look(&t->prompt, &t->step0);
         t->gen_steps = 1;
@@ -567,10 +565,7 @@ static void enter_serving(struct logic *l, struct phase_thread *p, const struct 
     t->serving = true;
     t->serving_new_gen = false;
     layer_instance_anew(p);
-    l->started = true;
-    l->gen = gen;
-    l->top = OBS_PHASE_ITERATION;
-    l->step = k;
+    logic_move(l, MOVE_SERVING, k, gen);
     LOG_DECISION(l, "serving-loop", because,
                  " threads=%llu last_step_threads=%llu largest_threads=%llu htod=%llu iterations_relabelled=%u",
                  (unsigned long long)s->threads, (unsigned long long)t->step_threads_last,
@@ -583,13 +578,10 @@ static void serving_forward(struct logic *l, struct phase_thread *p, const struc
 {
     layer_instance_anew(p);
     if (!l->started || l->top != OBS_PHASE_ITERATION || p->automatic.loop.serving_new_gen) {
-        l->gen = l->started ? l->gen + 1 : 0;
-        l->started = true;
-        l->top = OBS_PHASE_ITERATION;
-        l->step = 0;
+        logic_move(l, MOVE_SERVING_GEN, 0, 0);
         p->automatic.loop.serving_new_gen = false;
     } else {
-        l->step++;
+        logic_move(l, MOVE_ITERATION, 0, 0);
     }
     LOG_DECISION(l, "iteration-begins", "forward", " name=%u threads=%llu htod=%llu", s->name,
                  (unsigned long long)s->threads, (unsigned long long)s->htod);
@@ -824,7 +816,7 @@ __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsigned dir
         a->learn = GAVE_UP;
         munmap(a->roles, ROLE_CACHE);
         a->roles = NULL;
-        p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+        logic_move(&p->logic, MOVE_FORGET, 0, 0);
         unlabel_since(a->learn_first_index);
         move_to(p, NULL, 0);
         OBS_DEBUG_LOG(PHASES, 1,
@@ -842,7 +834,7 @@ __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsigned dir
          * begins generation 0. */
         uint64_t from = a->thread_first_index;
         unlabel_since(from);
-        p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+        logic_move(&p->logic, MOVE_FORGET, 0, 0);
         move_to(p, NULL, 0);
         t->gen_forwards = 0;
         LOG_DECISION(&p->logic, "warm-up", "first-copy-in-after-launches-with-no-copy",
@@ -932,4 +924,20 @@ void auto_delimiter(struct phase_thread *p, uint64_t now, bool sync)
     a->had_delimiter = true;
     if (a->learn == LEARNING)
         segment_ends(a);
+}
+
+/* A graph instantiated on this thread: one whose first kernel is the
+ * lookup the current forward began with, no longer than what that forward
+ * has launched, was captured from it (its launches ran nothing), and the
+ * graph's first launch runs it (forward_begins). */
+void auto_graph_instantiated(struct phase_thread *p, const struct obs_graph_walk *w)
+{
+    struct token_loop *t = &p->automatic.loop;
+    if (w->incomplete || w->order_cut || w->norder == 0)
+        return;
+    if (t->forwards && !t->graph_first && w->order[0] == t->fwd_opener && w->norder <= t->fwd_launches) {
+        t->forward_captured = true;
+        OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u capture kernel_nodes=%u forward_launches=%u opener=%u",
+                      obs_thread_id(), obs_tls.call_counter, w->norder, t->fwd_launches, t->fwd_opener);
+    }
 }

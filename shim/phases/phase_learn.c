@@ -24,15 +24,15 @@ bool step_learned(struct logic *l, uint8_t role, uint32_t name, bool graph, bool
         return l->top == OBS_PHASE_DECODE;
     if (role == ROLE_PREFIX) {
         if (l->top != OBS_PHASE_PREFILL) {
-            new_generation(l);
+            logic_move(l, MOVE_PROMPT, 0, 0);
             if (live)
                 LOG_LAUNCH_DECISION(l, "new-generation", "prefix-kernel", name);
         }
     } else if (role == ROLE_OPENER) {
         if (l->top != OBS_PHASE_DECODE)
-            enter_decode(l, name);
+            logic_move(l, MOVE_DECODE, name, 0);
         else
-            l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+            logic_move(l, MOVE_STEP, 0, 0);
         if (live)
             LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "opener-kernel", name);
     }

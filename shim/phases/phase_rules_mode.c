@@ -21,9 +21,9 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
         (l->top == OBS_PHASE_DECODE || l->top == OBS_PHASE_PREFILL)) {
         /* a token loop replaying its step as a graph: the graph launch opens the next step */
         if (l->top == OBS_PHASE_DECODE)
-            l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+            logic_move(l, MOVE_STEP, 0, 0);
         else
-            enter_decode(l, name);
+            logic_move(l, MOVE_DECODE, name, 0);
         LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "graph-launch-after-token-read", name);
         return false;
     }
@@ -36,7 +36,7 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
                            (r->iter_kind == OBS_PATTERN_MEMCPY || r->iter_kind == OBS_PATTERN_MEMSET);
         if (l->top != OBS_PHASE_PREFILL || next_prompt) {
             const char *why = l->top == OBS_PHASE_PREFILL ? "selected-iteration-after-token-read" : "rule-PREFILL";
-            new_generation(l);
+            logic_move(l, MOVE_PROMPT, 0, 0);
             r->gen_token_read = false;
             LOG_LAUNCH_DECISION(l, "new-generation", why, name);
         }
@@ -44,7 +44,7 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
         if (l->top != OBS_PHASE_DECODE) {
             if (obs_engine.set.have_step_rule && !(cls & CLASS_STEP))
                 return false; /* OBS_STEP opens the decode: this stays where it is */
-            enter_decode(l, name);
+            logic_move(l, MOVE_DECODE, name, 0);
             r->step_armed = false;
             LOG_LAUNCH_DECISION(l, "decode-starts", phase == OBS_PHASE_KV_GATHER ? "rule-KV_GATHER"
                                                     : phase == OBS_PHASE_DECODE  ? "rule-DECODE"
@@ -56,13 +56,13 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
              * step); one that has read none (tokens kept on the device, the
              * last generation's output read at its end) steps at each */
             if ((cls & CLASS_STEP) && (!r->gen_token_read || r->step_armed)) {
-                l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+                logic_move(l, MOVE_STEP, 0, 0);
                 l->opener = name;
                 r->step_armed = false;
                 LOG_LAUNCH_DECISION(l, "step", "OBS_STEP", name);
             }
         } else if (r->ever_token_read ? r->after_token : new_segment || name == l->opener) {
-            l->step = l->step == OBS_NO_STEP ? 0 : l->step + 1;
+            logic_move(l, MOVE_STEP, 0, 0);
             LOG_LAUNCH_DECISION(l, "step",
                                 r->ever_token_read ? "first-launch-after-token-read"
                                 : new_segment      ? "first-launch-after-delimiter"
@@ -141,12 +141,12 @@ __attribute__((noinline)) void on_classified_transfer(struct phase_thread *p, ui
     if (r->iter_open && r->iter_phase != OBS_PHASE_NONE) /* inside a selected iteration: its phase */
         phase = r->iter_phase;
     if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL) {
-        new_generation(&p->logic);
+        logic_move(&p->logic, MOVE_PROMPT, 0, 0);
         LOG_DECISION(&p->logic, "new-generation", "rule-names-this-copy-or-memset", " phase=PREFILL");
     } else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE) {
         if (obs_engine.set.have_step_rule)
             return; /* OBS_STEP opens the decode: this stays where it is */
-        enter_decode(&p->logic, 0);
+        logic_move(&p->logic, MOVE_DECODE, 0, 0);
         LOG_DECISION(&p->logic, "decode-starts", "rule-names-this-copy-or-memset", " phase=%s", phase_names[phase & 3]);
     }
     p->after_delimiter = false;
@@ -170,7 +170,7 @@ __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, 
     if (p->logic.started && !r->ever_token_read && r->first_index != UINT64_MAX) {
         uint64_t from = r->first_index;
         unlabel_since(from);
-        p->logic = (struct logic){OBS_PHASE_NONE, false, 0, OBS_NO_STEP, 0};
+        logic_move(&p->logic, MOVE_FORGET, 0, 0);
         move_to(p, NULL, 0);
         r->first_index = UINT64_MAX;
         LOG_DECISION(&p->logic, "warm-up", "first-copy-in-after-launches-with-no-copy",

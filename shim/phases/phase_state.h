@@ -25,7 +25,8 @@
 
 #include "common/common.h"
 #include "layer_finder.h"
-#include "phase_engine.h"
+#include "phase_ids.h"
+#include "phase_machine.h"
 #include "phase_params.h"
 #include "phase_rules.h"
 #include "record/record.h"
@@ -141,14 +142,6 @@ struct range {
     uint32_t layer1; /* a live-only LAYER/k range: k + 1; 0: a phase range */
 };
 
-/* The logical state, what replaying a history reproduces. */
-struct logic {
-    uint8_t top;      /* OBS_PHASE_NONE, PREFILL or DECODE */
-    bool started;     /* a generation has begun */
-    uint32_t gen;
-    uint32_t step;
-    uint32_t opener;  /* name id that opened the current step */
-};
 
 enum learn_state { LEARNING = 0, LEARNED, GAVE_UP };
 
@@ -374,27 +367,6 @@ __attribute__((cold, format(printf, 4, 5))) void log_decision(const struct logic
 __attribute__((noinline, cold)) void log_launch_decision(const struct logic *l, const char *what, const char *because,
                                                          uint32_t name);
 
-/* ---- the logical state's moves a launch makes (docs/phases.md, "The state machine") ---- */
-
-static inline void new_generation(struct logic *l)
-{
-    l->gen = l->started ? l->gen + 1 : 0;
-    l->started = true;
-    l->top = OBS_PHASE_PREFILL;
-    l->step = OBS_NO_STEP;
-}
-
-static inline void enter_decode(struct logic *l, uint32_t opener)
-{
-    if (!l->started) {
-        l->started = true;
-        l->gen = 0;
-    }
-    l->top = OBS_PHASE_DECODE;
-    l->step = 0;
-    l->opener = opener;
-}
-
 static inline uint64_t launch_threads(const struct obs_rec_call *r)
 {
     return (uint64_t)r->u.grid.x * r->u.grid.y * r->u.grid.z * r->block_x * r->block_y * r->block_z;
@@ -446,6 +418,7 @@ size_t layer_track_bytes(void);
 struct layer_track *layer_track_new(bool emit);
 void layer_instance_anew(struct phase_thread *p);
 void layer_forward_ended(struct phase_thread *p);
+void layer_graph_nodes(struct phase_thread *p, struct obs_graph_walk *w);
 
 /* ---- phase_rules_mode.c ---------------------------------------------------------------- */
 
@@ -480,6 +453,7 @@ __attribute__((noinline)) void on_auto_memset(struct phase_thread *p, uint64_t b
 void auto_delimiter(struct phase_thread *p, uint64_t now, bool sync);
 void auto_launch_stored(struct auto_state *a, const struct obs_hooked_call *c);
 uint64_t last_step_ends(struct logic *l, struct phase_thread *p, uint64_t end, bool at_forward);
+void auto_graph_instantiated(struct phase_thread *p, const struct obs_graph_walk *w);
 
 #pragma GCC visibility pop
 
