@@ -290,7 +290,6 @@ static enum chunk_signal chunks_not_steps(const struct token_loop *t, const stru
     return CHUNK_NO;
 }
 
-static void enter_serving(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because);
 static bool read_after_stack(struct phase_thread *p);
 
 static void open_step_now(struct logic *l, struct phase_thread *p, const struct iteration_start *s, const char *because)
@@ -299,17 +298,6 @@ static void open_step_now(struct logic *l, struct phase_thread *p, const struct 
     struct token_loop *t = &a->loop;
     struct iteration_look look = look_of(s);
     enum chunk_signal chunk = l->top == OBS_PHASE_DECODE ? chunks_not_steps(t, &look) : CHUNK_NO;
-    if (chunk == CHUNK_NO && l->top == OBS_PHASE_DECODE && t->gen_steps >= SERVING_STEPS_MIN && t->forwards && !look.graph &&
-        look.htod > 0 && t->last_read_bytes < look.htod && t->step_threads_last != 0 &&
-        look.threads != t->step_threads_last) {
-        /* a decode step fed from the host that reads back sampled ids (fewer bytes than it copies in; a host
-         * sampler reads logits), whose batch is not the step before's: requests joined or left; a generation's
-         * steps keep their batch (finished sequences stay, padded) */
-        enter_serving(l, p, s, "a-decode-step-whose-batch-changed");
-        return;
-    }
-    if (!look.graph)
-        t->step_threads_last = look.threads;
     if (l->top == OBS_PHASE_DECODE && (t->step_output_read || read_after_stack(p)))
         t->step_iters_usual = t->step_iters + (t->iter_begun_here ? 1u : 0u);
     t->step_iters = 0;
@@ -480,18 +468,15 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
         /* a serving loop's iterations begin at their forwards; an idle gap begins a generation there */
         if (p->after_delimiter && s->now - p->delimiter_t > obs_engine.set.gen_gap_ns)
             t->serving_new_gen = true;
-    } else if (!l->started) {
+    } else if (!l->started || l->top == OBS_PHASE_NONE) {
         start_generation(l, p, s, ORIGIN_OTHER, false);
-        LOG_DECISION(l, "new-generation", "first-iteration", " threads=%llu htod=%llu", (unsigned long long)s->threads,
-                     (unsigned long long)s->htod);
+        LOG_DECISION(l, "new-generation", "no-generation-open", " threads=%llu htod=%llu",
+                     (unsigned long long)s->threads, (unsigned long long)s->htod);
     } else if (p->after_delimiter && s->now - p->delimiter_t > obs_engine.set.gen_gap_ns) {
         start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
                      (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
                      (unsigned long long)(obs_engine.set.gen_gap_ns / 1000000u));
-    } else if (l->top == OBS_PHASE_NONE) {
-        start_generation(l, p, s, ORIGIN_OTHER, false);
-        LOG_DECISION(l, "new-generation", "no-phase-open", " threads=%llu", (unsigned long long)s->threads);
     } else if (t->forwards) {
         /* a forward thread: what came in since the last forward may begin the next prompt here, before its
          * forward (its input preparation); a generation begun at the last token read may have been the
@@ -532,8 +517,9 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
 /* A serving loop: the thread's forwards are iterations over a changing
  * batch (requests joining and leaving: transformers' generate_batch,
  * vLLM, SGLang, TensorRT-LLM's in-flight batching), each one the range
- * ITERATION/k of its own. Found at the first decode step whose batch
- * changed (open_step_now); the forwards before it, as far as the ring of
+ * ITERATION/k of its own. Found at a forward a PROMPT_RATIO-th the size
+ * of the largest of SERVING_SINGLE_RUN or more one-forward generations
+ * before it (forward_begins); those forwards, as far as the ring of
  * the last FWD_RING holds them, become the iterations 0, 1... of the
  * generation the oldest of them began, in the trace (a RELABEL each; live
  * they carried PREFILL and step ranges), and what came before the first
@@ -566,10 +552,9 @@ static void enter_serving(struct logic *l, struct phase_thread *p, const struct 
     t->serving_new_gen = false;
     layer_instance_anew(p);
     logic_move(l, MOVE_SERVING, k, gen);
-    LOG_DECISION(l, "serving-loop", because,
-                 " threads=%llu last_step_threads=%llu largest_threads=%llu htod=%llu iterations_relabelled=%u",
-                 (unsigned long long)s->threads, (unsigned long long)t->step_threads_last,
-                 (unsigned long long)t->single_max_threads, (unsigned long long)s->htod, k);
+    LOG_DECISION(l, "serving-loop", because, " threads=%llu largest_threads=%llu htod=%llu iterations_relabelled=%u",
+                 (unsigned long long)s->threads, (unsigned long long)t->single_max_threads,
+                 (unsigned long long)s->htod, k);
 }
 
 /* A serving loop's next forward: its next iteration, or ITERATION/0 of a
@@ -585,6 +570,20 @@ static void serving_forward(struct logic *l, struct phase_thread *p, const struc
     }
     LOG_DECISION(l, "iteration-begins", "forward", " name=%u threads=%llu htod=%llu", s->name,
                  (unsigned long long)s->threads, (unsigned long long)s->htod);
+}
+
+/* Whether the output of the forward that is ending went unused, so that
+ * the forward beginning now is the same prompt's next chunk. In a thread
+ * whose steps follow token reads: nothing was read back after its stack
+ * (no token, no stop check). In a thread whose steps are not known yet: it
+ * ended in a sync that read nothing (vLLM's and SGLang's chunked prefill;
+ * a step reads its token or a flag, or has no sync at all). */
+static bool last_forward_unread(struct phase_thread *p)
+{
+    const struct token_loop *t = &p->automatic.loop;
+    if (t->reads_tokens)
+        return !t->fwd_token_read && !read_after_stack(p);
+    return !t->steps_unread && t->fwd_delimited && !t->fwd_read;
 }
 
 /* A forward begins at this launch (an embedding lookup, a forward's graph). */
@@ -613,7 +612,7 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
         /* the iteration this launch begins opened its step (a generation taken back): this forward is it */
     } else if (!l->started || l->top == OBS_PHASE_NONE) {
         start_generation(l, p, s, ORIGIN_OTHER, true);
-        LOG_DECISION(l, "new-generation", "first-forward", " name=%u threads=%llu", s->name,
+        LOG_DECISION(l, "new-generation", "no-generation-open", " name=%u threads=%llu", s->name,
                      (unsigned long long)s->threads);
     } else if (t->gen_forwards == 0) {
         /* the prompt's first forward: the generation began at its input preparation (whose copies in stay
@@ -633,18 +632,11 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
             LOG_DECISION(l, "prompt-forward", "first-forward-of-the-generation", " name=%u threads=%llu htod=%llu",
                          s->name, (unsigned long long)s->threads, (unsigned long long)s->htod);
         }
-    } else if (l->top == OBS_PHASE_PREFILL && t->reads_tokens && !t->fwd_token_read && !read_after_stack(p)) {
-        /* a thread whose steps follow token reads, and nothing read back after the last forward's stack (no
-         * stop check): that forward's output went unused, this is the prompt's next chunk */
-        LOG_DECISION(l, "prompt-chunk", "nothing-read-after-the-last-forward", " name=%u threads=%llu", s->name,
+    } else if (l->top == OBS_PHASE_PREFILL && last_forward_unread(p)) {
+        /* the last forward's output went unused: this is the prompt's next chunk */
+        LOG_DECISION(l, "prompt-chunk", "the-last-forward-went-unread", " evidence=%s name=%u threads=%llu",
+                     t->reads_tokens ? "no-read-after-its-stack" : "a-sync-that-read-nothing", s->name,
                      (unsigned long long)s->threads);
-        layer_forward_ended(p);
-    } else if (l->top == OBS_PHASE_PREFILL && !t->reads_tokens && !t->steps_unread && t->fwd_delimited &&
-               !t->fwd_read) {
-        /* a thread whose steps are not known yet: the last forward ended in a sync that read nothing (a prompt's
-         * chunk: vLLM's, SGLang's chunked prefill); a step reads its token or a flag, or has no sync at all */
-        LOG_DECISION(l, "prompt-chunk", "a-sync-and-nothing-read-since-the-last-forward", " name=%u threads=%llu",
-                     s->name, (unsigned long long)s->threads);
         layer_forward_ended(p);
     } else if ((rejoin = was_not_a_prompt(l, t, s)) != REJOIN_NO) {
         rejoin_previous_generation(l, p, s, rejoin);
@@ -661,7 +653,7 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
             t->reads_tokens = true; /* its prompts last until their token read */
         if (!t->fwd_read)
             t->steps_unread = true; /* its tokens stay on the device */
-        open_step_now(l, p, s, t->fwd_token_read ? "forward-after-token-read" : "forward");
+        open_step_now(l, p, s, "forward");
     }
     t->forward_captured = false;
     t->gen_forwards++;

@@ -26,11 +26,6 @@
  * serving loop (hf-serving: 64 tokens, 39, then 4). */
 #define SERVING_SINGLE_RUN 2u
 
-/* Decode steps a generation has opened before a step whose batch changed
- * makes it a serving loop (a step 0 may differ from the prompt's shape by
- * design; hf-serving's third iteration is the first to show it). */
-#define SERVING_STEPS_MIN 2u
-
 /* A forward has "run" once it has launched as many kernels as its kind's
  * shortest whole forward less a 1/FORWARD_RAN_SHARE: inside a forward,
  * what comes in is its own, not the next prompt's (Gemma 2's

@@ -217,7 +217,6 @@ struct token_loop {
     bool forward_captured;   /* the current forward was a graph's capture (it ran nothing): its replay goes on in it */
     bool serving;            /* its forwards are a serving loop's iterations (for good) */
     bool serving_new_gen;    /* an idle gap: the next forward begins a new generation at ITERATION/0 */
-    uint64_t step_threads_last; /* the last decode step's first launch's threads (non-graph) */
     uint32_t single_run;        /* generations in a row of one forward, fed from the host, that read it back */
     uint64_t single_max_threads; /* the largest of their forwards' first launches */
     uint32_t fwd_opener;     /* the lookup the current forward began with */
