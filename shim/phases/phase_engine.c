@@ -30,7 +30,7 @@
 #include <sys/mman.h>
 
 #include "ranges.h"
-#include "layer_track.h"
+#include "phase_forwards.h"
 
 OBS_HIDDEN _Atomic int obs_phase_on;
 

@@ -11,7 +11,7 @@
  * warm-up, the last step's trailing work, a serving loop found at its third
  * iteration) is written as a RELABEL over the records already stored.
  * Every threshold it compares with is in phase_params.h. */
-#include "layer_track.h"
+#include "phase_forwards.h"
 
 #include <stdio.h>
 #include <sys/mman.h>
@@ -80,14 +80,6 @@ static bool smaller_look(const struct iteration_look *a, const struct iteration_
 {
     return !b->graph && !a->graph && a->name == b->name &&
            (b->threads < a->threads || (b->threads == a->threads && b->htod < a->htod));
-}
-
-static void forget_window(struct token_loop *t)
-{
-    t->window_dirty = false;
-    t->window_htod = 0;
-    t->window_memset = false;
-    t->window_first_index = UINT64_MAX;
 }
 
 /* A new generation begins at this iteration. Its prompt's inputs, the
@@ -713,51 +705,48 @@ static bool read_after_stack(struct phase_thread *p)
     return end != 0 && t->fwd_read_at >= end;
 }
 
-bool auto_launch(struct phase_thread *p, uint32_t name, uint8_t cls, const struct obs_rec_call *rec,
-                        bool graph, bool new_segment)
+/* A launch that begins an iteration or may begin a forward (auto_launch,
+ * phase_forwards.h, tests the cheap part first): the iteration's and the
+ * forward's decisions. */
+__attribute__((noinline)) void auto_boundary(struct phase_thread *p, uint32_t name, uint8_t cls,
+                                             const struct obs_rec_call *rec, bool graph, bool new_segment)
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
-    bool steady_graph = false;
-    if (a->learn == LEARNED) {
-        steady_graph = step_learned(&p->logic, role_of(a, name), name, graph, true);
-    } else {
-        bool forward = forward_starts(p, cls, name, graph);
-        if (new_segment || forward) {
-            struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(),
-                                        name, graph, t->window_memset};
-            t->opened_here = false;
-            t->iter_begun_here = new_segment;
-            t->step_opened_here = false;
-            if (new_segment)
-                iteration_begins(&p->logic, p, &s);
-            if (forward)
-                forward_begins(&p->logic, p, &s);
-            if (new_segment) {
-                a->marks |= MARK_ITER;
-                a->iter_window_index = t->window_first_index;
-            }
-            /* the iterations after the step's output was read: the next step's forward usually begins in the
-             * same one */
-            if (new_segment && !t->step_opened_here && p->logic.top == OBS_PHASE_DECODE &&
-                (t->step_output_read || (t->step_output_read = !layer_inside(p->layers) && read_after_stack(p))) &&
-                ++t->step_iters == t->step_iters_usual)
-                a->marks |= MARK_EXCESS;
-        }
+    bool forward = forward_starts(p, cls, name, graph);
+    struct iteration_start s;
+    if (!new_segment && !forward)
+        return;
+    s = (struct iteration_start){graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(), name, graph,
+                                 t->window_memset};
+    t->opened_here = false;
+    t->iter_begun_here = new_segment;
+    t->step_opened_here = false;
+    if (new_segment)
+        iteration_begins(&p->logic, p, &s);
+    if (forward)
+        forward_begins(&p->logic, p, &s);
+    if (new_segment) {
+        a->marks |= MARK_ITER;
+        a->iter_window_index = t->window_first_index;
     }
-    t->prev_embed = !graph && (cls & CLASS_EMBED);
-    t->fwd_launches++;
-    if (obs_unlikely(t->window_dirty))
-        forget_window(t);
-    t->iter_launched = true;
-    if (a->learn == LEARNING) {
-        struct history_entry *e = &a->history[a->history_n++];
-        e->index = UINT64_MAX; /* filled in once the record is stored */
-        e->token = name;
-        e->new_segment = new_segment;
-        learn_online(p); /* may switch this launch to the learned state */
-    }
-    return steady_graph;
+    /* the iterations after the step's output was read: the next step's forward usually begins in the
+     * same one */
+    if (new_segment && !t->step_opened_here && p->logic.top == OBS_PHASE_DECODE &&
+        (t->step_output_read || (t->step_output_read = !layer_inside(p->layers) && read_after_stack(p))) &&
+        ++t->step_iters == t->step_iters_usual)
+        a->marks |= MARK_EXCESS;
+}
+
+/* Shape (a) is being learned: the launch into the history. */
+__attribute__((noinline)) void auto_learn_launch(struct phase_thread *p, uint32_t name, bool new_segment)
+{
+    struct auto_state *a = &p->automatic;
+    struct history_entry *e = &a->history[a->history_n++];
+    e->index = UINT64_MAX; /* filled in once the record is stored */
+    e->token = name;
+    e->new_segment = new_segment;
+    learn_online(p); /* may switch this launch to the learned state */
 }
 
 /* Automatic mode: copies between host and device mark a host-fed loop
@@ -848,7 +837,9 @@ __attribute__((noinline)) void on_auto_memset(struct phase_thread *p, uint64_t b
 
 /* Automatic mode, after a launch is stored: its record index where learning
  * or a new generation needs it. */
-void auto_launch_stored(struct auto_state *a, const struct obs_hooked_call *c)
+/* After a launch is stored (auto_launch_stored, phase_forwards.h): its
+ * record index where learning or a mark needs it. */
+__attribute__((noinline)) void auto_marks_stored(struct auto_state *a, const struct obs_hooked_call *c)
 {
     if (a->learn == LEARNING && a->history_n > 0 && a->history[a->history_n - 1].index == UINT64_MAX)
         a->history[a->history_n - 1].index = obs_call_last_index(c);

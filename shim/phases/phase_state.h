@@ -445,12 +445,9 @@ static inline uint8_t role_of(const struct auto_state *a, uint32_t name)
 
 /* ---- phase_forwards.c: the structure model --------------------------------------------- */
 
-bool auto_launch(struct phase_thread *p, uint32_t name, uint8_t cls, const struct obs_rec_call *rec, bool graph,
-                 bool new_segment);
 __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsigned dir, uint64_t bytes);
 __attribute__((noinline)) void on_auto_memset(struct phase_thread *p, uint64_t bytes);
 void auto_delimiter(struct phase_thread *p, uint64_t now, bool sync);
-void auto_launch_stored(struct auto_state *a, const struct obs_hooked_call *c);
 uint64_t last_step_ends(struct logic *l, struct phase_thread *p, uint64_t end, bool at_forward);
 void auto_graph_instantiated(struct phase_thread *p, const struct obs_graph_walk *w);
 
