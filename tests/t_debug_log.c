@@ -310,22 +310,22 @@ static void test_decision_log(const char *dir)
         const char *what, *because;
         unsigned gen, step;
     } expected[] = {
-        {"new-generation", "first-iteration", 0, ~0u},
+        {"new-generation", "no-generation-open", 0, ~0u},
         {"prompt-forward", "first-forward-of-the-generation", 0, ~0u},
-        {"prompt-chunk", "a-sync-and-nothing-read-since-the-last-forward", 0, ~0u},
-        {"prompt-chunk", "a-sync-and-nothing-read-since-the-last-forward", 0, ~0u},
-        {"decode-starts", "forward-after-token-read", 0, 0},
-        {"step", "forward-after-token-read", 0, 1}, {"step", "forward-after-token-read", 0, 2},
-        {"step", "forward-after-token-read", 0, 3}, {"step", "forward-after-token-read", 0, 4},
-        {"step", "forward-after-token-read", 0, 5}, {"step", "forward-after-token-read", 0, 6},
-        {"step", "forward-after-token-read", 0, 7},
+        {"prompt-chunk", "the-last-forward-went-unread", 0, ~0u},
+        {"prompt-chunk", "the-last-forward-went-unread", 0, ~0u},
+        {"decode-starts", "forward", 0, 0},
+        {"step", "forward", 0, 1}, {"step", "forward", 0, 2},
+        {"step", "forward", 0, 3}, {"step", "forward", 0, 4},
+        {"step", "forward", 0, 5}, {"step", "forward", 0, 6},
+        {"step", "forward", 0, 7},
         {"new-generation", "copy-in-over-4x-steps", 1, ~0u},
         {"prompt-forward", "first-forward-of-the-generation", 1, ~0u},
-        {"decode-starts", "forward-after-token-read", 1, 0},
-        {"step", "forward-after-token-read", 1, 1}, {"step", "forward-after-token-read", 1, 2},
-        {"step", "forward-after-token-read", 1, 3}, {"step", "forward-after-token-read", 1, 4},
-        {"step", "forward-after-token-read", 1, 5}, {"step", "forward-after-token-read", 1, 6},
-        {"step", "forward-after-token-read", 1, 7},
+        {"decode-starts", "forward", 1, 0},
+        {"step", "forward", 1, 1}, {"step", "forward", 1, 2},
+        {"step", "forward", 1, 3}, {"step", "forward", 1, 4},
+        {"step", "forward", 1, 5}, {"step", "forward", 1, 6},
+        {"step", "forward", 1, 7},
     };
     const size_t nexpected = sizeof expected / sizeof expected[0];
     struct run_result res;

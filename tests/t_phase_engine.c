@@ -85,6 +85,7 @@
 #include "phase_log_words.h"
 #include "common/config.h"
 #include "phases/phase_engine.h"
+#include "phases/phase_machine.h"
 #include "phases/phase_rules.h"
 #include "record/record.h"
 #include "tap/basic.h"
@@ -184,7 +185,7 @@ static const struct engine_case cases[] = {
 
     /* ---- automatic mode, shape (b) ------------------------------------------------------------------ */
     {"token loop: the prompt, then one step per iteration", "Automatic (b): first iteration; next decode step",
-     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=first-iteration", "decode-starts gen=0 step=0 because=forward-after-token-read", "step gen=0 step=1 because=forward-after-token-read", "gave-up because=copy-in"}},
+     {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=no-generation-open", "decode-starts gen=0 step=0 because=forward", "step gen=0 step=1 because=forward", "gave-up because=copy-in"}},
     {"idle gap over OBS_GEN_GAP_MS starts a generation", "Automatic (b): idle gap", {NULL},
      HF_PROMPT("16") "(" HF_STEP ")*3 +1500 @gen " HF_FORWARD("1") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"new-generation gen=1 because=idle-gap gap_ms=1500"}},
     {"idle gap under OBS_GEN_GAP_MS does not", "Automatic (b): idle gap (OBS_GEN_GAP_MS)",
@@ -205,7 +206,7 @@ static const struct engine_case cases[] = {
      {NULL}, HF_PROMPT("64") HF_PROMPT("32") HF_PROMPT("48") HF_PROMPT("64"), NULL, 0, {"new-generation gen=3 because=copy-in-quarter-of-last-prompt"}},
     {"chunked prefill: chunks end in a sync and read no token", "Automatic (b): PREFILL goes on until the token read",
      {NULL}, "@gen h2d:8k (" HF_FORWARD("256") "sync)*3 " HF_FORWARD("128") "D2H:8 (" HF_STEP ")*3 "
-     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prompt-chunk gen=0 because=a-sync-and-nothing-read-since-the-last-forward", "prompt-chunk gen=1 because=nothing-read-after-the-last-forward"}},
+     "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prompt-chunk gen=0 because=the-last-forward-went-unread evidence=a-sync-that-read-nothing", "prompt-chunk gen=1 because=the-last-forward-went-unread evidence=no-read-after-its-stack"}},
     {"chunked prefill whose last chunk is a quarter of the first (first prompt)",
      "Automatic (b): the next chunk at no less than a quarter of the prompt's size",
      {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
@@ -228,7 +229,7 @@ static const struct engine_case cases[] = {
      "T0 " HF_PROMPT("16") "T1 " HF_PROMPT("32") "T0 " HF_STEP "T1 " HF_STEP HF_STEP "T0 " HF_STEP HF_PROMPT("8")
      "T1 " HF_STEP "T0 " HF_STEP, NULL, 0, {NULL}},
     {"a step that reads back twice (token, then a stop flag)", "Automatic (b): work after the token read stays in its step (a stop flag read back)", {NULL},
-     HF_PROMPT("16") "(@step " HF_FORWARD("1") "D2H:8 flag:1 D2H:4)*3", NULL, 0, {"decode-starts gen=0 step=0 because=forward-after-token-read", "step gen=0 step=2 because=forward-after-token-read threads=64 htod=0 graph=0 read_bytes=4"}},
+     HF_PROMPT("16") "(@step " HF_FORWARD("1") "D2H:8 flag:1 D2H:4)*3", NULL, 0, {"decode-starts gen=0 step=0 because=forward", "step gen=0 step=2 because=forward threads=64 htod=0 graph=0 read_bytes=4"}},
     {"a new 1-token prompt at once, copying no more than a step", "Limits (b): a token-sized prompt that follows at once",
      {NULL}, "@gen h2d:128 " HF_FORWARD("16") "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*3 @gen h2d:8 " HF_FORWARD("1")
      "D2H:8 (@step h2d:8 " HF_FORWARD("1") "D2H:8)*2",
@@ -402,7 +403,7 @@ static const struct engine_case cases[] = {
      "d2h:32 sync stop:4 d2h:1 sync act:128=P "
      "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD4("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3 "
      "@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD4("4") "d2h:32 sync stop:4 d2h:1 sync @none act:128 d2h:192 sync",
-     NULL, 0, {"decode-starts gen=0 step=0 because=forward-after-token-read", "not-a-step gen=1 step=3 because=no-forward-where-the-next-step-begins iteration=2"}},
+     NULL, 0, {"decode-starts gen=0 step=0 because=forward", "not-a-step gen=1 step=3 because=no-forward-where-the-next-step-begins iteration=2"}},
     {"a model of 2 layers: its output sliced after generate() returned",
      "Limits (b): a stack of fewer than 3 layers", {NULL},
      "@gen h2d:24 sync h2d:24 sync prep:128 D2H:1 embed_sel:768 mask:128 d2h:1 sync " HF_FORWARD("3")
@@ -457,7 +458,7 @@ static const struct engine_case cases[] = {
      "@gen h2d:16*8 " RD_FORWARD("16", R2 R2, R2 R1, R1 R2) "D2H:8 check:1 D2H:1 @step " RD_FORWARD("1", R2, R1, R2)
      "D2H:8 check:1 D2H:1 @step " RD_FORWARD("1", R1, R2, R2) "D2H:8 check:1 D2H:1 @step " RD_FORWARD("1", R2, R2, R1)
      "D2H:8 check:1 D2H:1 @step " RD_FORWARD("1", R1, R1, R1) "D2H:8 check:1 D2H:1 @none copy:4 D2H:32",
-     NULL, 0, {"decode-starts gen=0 step=0 because=forward-after-token-read",
+     NULL, 0, {"decode-starts gen=0 step=0 because=forward",
                "not-a-step gen=0 step=3 because=no-forward-where-the-next-step-begins iteration=2"}},
     {"reads inside a forward, with rules: OBS_STEP opens the steps, the reads between are none",
      "Rules: OBS_STEP; Automatic (b): reads inside a forward",
@@ -811,6 +812,7 @@ struct call_result {
 struct case_result {
     char structure[256]; /* "" or the first structural problem */
     unsigned threads;
+    uint32_t bad_moves; /* moves the state machine's table does not allow (phase_machine.h) */
 };
 
 static struct {
@@ -1104,6 +1106,7 @@ static void child_run(void)
             pthread_join(workers[t].thread, NULL);
             run.summary->threads++;
         }
+    run.summary->bad_moves = atomic_load(&obs_phase_bad_moves);
 }
 
 static void *shared_map(size_t bytes)
@@ -1200,6 +1203,19 @@ static int check_log(const struct engine_case *c, const char *path, char *proble
 }
 
 static unsigned cases_passing, cases_todo_failing, cases_todo_passing, case_serial;
+/* the state machine's moves from a state its table does not allow, over every run, and the first case with one */
+static unsigned long bad_moves_total, moves_runs;
+static char bad_moves_case[200];
+
+static void count_bad_moves(const struct engine_case *c, const struct case_result *summary, const char *how)
+{
+    moves_runs++;
+    if (summary->bad_moves == 0)
+        return;
+    if (bad_moves_total == 0)
+        snprintf(bad_moves_case, sizeof bad_moves_case, "%s%s: %u", c->name, how, summary->bad_moves);
+    bad_moves_total += summary->bad_moves;
+}
 
 
 /* The same calls again with OBS_LAYER=off: the layer tracker still runs
@@ -1236,6 +1252,7 @@ static void check_layers_off(const struct engine_case *c, struct call_list *call
         munmap(off, calls.n * sizeof *off);
         return;
     }
+    count_bad_moves(c, summary, " (OBS_LAYER=off)");
     for (i = 0; i < calls.n; i++) {
         if (calls.v[i].kind == K_MARK || !with_layers[i].done)
             continue;
@@ -1296,6 +1313,7 @@ static void check_case(const struct engine_case *c, int layers_test, const char 
         ok(0, "%s: live ranges equal the trace", c->name);
         return;
     }
+    count_bad_moves(c, summary, "");
 
     for (i = 0; i < calls.n; i++) {
         const struct call *k = &calls.v[i];
@@ -1695,7 +1713,8 @@ int main(void)
     char **paths;
     const char *only = getenv("OBS_ENGINE_CASE"); /* run only the cases whose name contains this */
     nfiles = case_files(&paths);
-    plan((int)(2 * (CASE_COUNT + GRAPH_CASE_COUNT) + 4 * nfiles)); /* a real program's case: its layers, and again with OBS_LAYER=off */
+    /* a real program's case: its layers, and again with OBS_LAYER=off; the state machine's moves at the end */
+    plan((int)(2 * (CASE_COUNT + GRAPH_CASE_COUNT) + 4 * nfiles + 1));
     for (i = 0; i < CASE_COUNT; i++) {
         if (only != NULL && strstr(cases[i].name, only) == NULL) {
             skip("not %s", only);
@@ -1740,6 +1759,9 @@ int main(void)
         }
         check_graph_case(&graph_cases[i]);
     }
+    ok(moves_runs > 0 && bad_moves_total == 0,
+       "the state machine: every move over %lu runs of the cases from a state its table allows (%lu not%s%s)",
+       moves_runs, bad_moves_total, bad_moves_case[0] ? "; first: " : "", bad_moves_case);
     diag("FIGURES engine cases %zu and %zu from real programs: %u right, %u TODO still wrong, %u TODO now right",
          CASE_COUNT, nfiles, cases_passing, cases_todo_failing, cases_todo_passing);
     return 0;

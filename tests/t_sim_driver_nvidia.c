@@ -172,7 +172,8 @@ static void test_images(void)
         uint32_t magic, version;
         const void *data, *filename;
     } wrapper = {0x466243b1u, 1, NULL, NULL}, empty = {0x466243b1u, 1, empty_fatbin, NULL};
-    static const unsigned char elf_header_only[16] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+    /* a whole ELF header, 64 bytes: an image given with no size is read as far as its header goes */
+    static const unsigned char elf_header_only[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
     static const char junk[] = "not a module";
     char path[4400];
     size_t fat_len = 0, cubin_len = 0;

@@ -42,7 +42,7 @@
 #include "runtimes/real_symbols.h"
 
 /* The trace's fixed RANGE_NAME ids of the phases that make instances
- * (docs/trace-format.md, PHASE and LAYER records; phases/phase_engine.h:
+ * (docs/trace-format.md, PHASE and LAYER records; phases/phase_ids.h:
  * OBS_PHASE_ITERATION, the phase of a serving loop's ITERATION/k). */
 #define RANGE_PREFILL 1u
 #define RANGE_DECODE 2u

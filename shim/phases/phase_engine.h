@@ -20,18 +20,7 @@
 
 #include "common/common.h"
 #include "record/record.h"
-
-/* RANGE_NAME string ids of PHASE records: the phase ids of phase_rules.h
- * (1 PREFILL, 2 DECODE, 3 KV_GATHER), 4 "DECODE/STEADY", 5 "ITERATION"
- * (the phase of a serving loop's iterations), OBS_PHASE_STEP_NAME_BASE + k
- * for "DECODE/STEP_k" and OBS_PHASE_ITER_NAME_BASE + k for "ITERATION/k". */
-#define OBS_PHASE_NAME_STEADY 4u
-#define OBS_PHASE_ITERATION 5u
-#define OBS_PHASE_STEP_NAME_BASE 16u
-#define OBS_PHASE_ITER_NAME_BASE 0x80000000u
-
-
-enum obs_phase_mode { OBS_PHASES_OFF = 0, OBS_PHASES_AUTO = 1, OBS_PHASES_RULES = 2 };
+#include "phase_ids.h"
 
 /* 0: not set up yet, 1: on, 2: off (OBS_PHASES=off, or set-up failed). */
 extern _Atomic int obs_phase_on;
