@@ -17,8 +17,9 @@
  *     static runtime on the simulated driver: cuProfilerStart), steps,
  *     iterations and generations; PyTorch's generate() (fw_generate.py
  *     llama) on the simulated driver when the frameworks' environment is
- *     there; transformers' generate_batch serving loop
- *     (tests/frameworks/fw_serving.py) when it is in the tree;
+ *     there; transformers' generate_batch serving loop: a skip, saying
+ *     whether tests/frameworks/fw_serving.py is in the tree yet (its
+ *     check is not written);
  *   - a bad setting (one warning with the column and a caret, nothing
  *     captured, the program's output unchanged), a window that never begins;
  *   - OBS_RECORD=window: the trace holds exactly the log's calls between
@@ -920,7 +921,8 @@ static void test_frameworks(void)
         crun_free(&r);
     }
     /* The real serving loop (transformers' generate_batch: fw_serving.py, its ITERATION/k truth) is written
-     * apart; when it is here, its iterations are checked the same way. */
+     * apart; its iterations are to be checked the same way once it is here: nothing reads it yet, a skip
+     * either way, saying which. */
     snprintf(serving, sizeof serving, "%s", test_path(test_srcdir(), "tests/frameworks/fw_serving.py"));
     text = test_read_file(serving, NULL);
     if (text == NULL)
