@@ -209,7 +209,7 @@ def build(case):
 def generate(truth, model, ids, mask, new_tokens, chunk=None):
     """One generate() call with its ground truth; the ids read back.
     chunk: prefill_chunk_size (None: the prompt in one forward)."""
-    g = fw_truth.Generation(truth)
+    g = fw_truth.Generation(truth, ids.shape[1])
     g.mark_prompt()
     ids = ids.to("cuda")
     mask = mask.to("cuda")
@@ -269,7 +269,7 @@ def run_graph(truth, model, new_tokens, seed):
             toks = [token.item()]
             g.token_read()
             for k in range(1, new_tokens):
-                g.forward_begins()  # a replay runs no hook: the step begins here
+                g.replayed()  # a replay runs no hook: the step begins here
                 if graph is None:
                     truth.push("GRAPH_CAPTURE")
                     graph = torch.cuda.CUDAGraph()
