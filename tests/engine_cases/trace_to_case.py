@@ -13,10 +13,15 @@ calls (launches, copies, memsets, syncs, graph launches) are in the log in
 the same order as in the trace, so the truth of the log's n-th such line is
 the trace's n-th call's. Written: the kernel names (mangled, as the program
 registered them), then the calls in the call language of t_phase_engine
-with @gen / @step / @steady / @none where the truth changes, and @L<k> /
-@L- where the layer the decoder layers' forward hooks mark (fw_truth.py's
-LAYER/k and LAYER_END) changes; a launch made while a graph was being
-captured is not checked (=~). --no-reads-in-layers leaves out the copies
+with @gen / @step / @steady / @none / @iter (a serving loop's ITERATION/k)
+where the truth changes, @L<k> / @L- where the layer the decoder layers'
+forward hooks mark (fw_truth.py's LAYER/k and LAYER_END) changes, @fwd
+before the first call of each forward of the model (its FORWARD mark) and
+@ttft where each generation's TTFT ends on the program's side (its timing
+line: before the first call of the thread that began after its first
+token's read returned, R, or, where it read none, after its prompt's
+forward returned, E); a launch made while a graph was being captured is
+not checked (=~). --no-reads-in-layers leaves out the copies
 from the device of 4 bytes or more made inside a decoder layer (their
 syncs stay): an expert loop's count reads, which the phase engine takes
 for token reads (README.md). --todo WHY marks the case as one the engine
@@ -33,22 +38,34 @@ SYNC_WORDS = {"cudaStreamSynchronize": "sync", "cudaDeviceSynchronize": "devsync
 
 
 def truth_labels(log_path):
-    """Per thread id: one label per recorded line of the log, in order."""
+    """Per thread id: one (label, layer, forward) per recorded line of the
+    log, in order (forward: a FORWARD mark came before it since the last
+    recorded line); and per thread id the times where its generations'
+    TTFT ends (R, or E where the generation read no token)."""
     per = collections.defaultdict(list)
+    ttft = collections.defaultdict(list)
     state = {}
     for line in open(log_path, errors="replace"):
         f = line.rstrip("\n").split("\t")
         if len(f) < 7:
             continue
-        st = state.setdefault(f[6], {"stack": [], "gen": -1, "layer": -1})
+        st = state.setdefault(f[6], {"stack": [], "gen": -1, "layer": -1, "forward": False})
         truth_line = f[0].startswith(("fwtruth", "llm_replay"))  # not the shim's own live ranges (NVTX tool)
-        if truth_line and f[0].endswith("Mark") and f[1] == "range":
-            if f[2].startswith("LAYER/"):
+        if truth_line and f[1] == "timing":
+            fields = dict(w.split("=", 1) for w in f[2].split() if "=" in w)
+            marks = fields.get("marks", "0,0,0,0,0").split(",")
+            end = int(fields.get("prompt_end_ns", 0)) if fields.get("ttft") == "forward" else int(marks[2])
+            if end:
+                ttft[f[6]].append(end)
+        elif truth_line and f[0].endswith("Mark") and f[1] == "range":
+            if f[2] == "FORWARD":
+                st["forward"] = True
+            elif f[2].startswith("LAYER/"):
                 st["layer"] = int(f[2][6:])
             elif f[2] in ("LAYER_END", "FORWARD_END"):
                 st["layer"] = -1
         elif truth_line and f[0].endswith("RangePush") and f[1] == "range":
-            if f[2] == "PREFILL":
+            if f[2] in ("PREFILL", "ITERATION/0"):
                 st["gen"] += 1
             st["stack"].append(f[2])
         elif truth_line and f[0].endswith("RangePop") and f[1] == "range":
@@ -63,12 +80,15 @@ def truth_labels(log_path):
                 steps = [n for n in stack if n.startswith("DECODE/STEP_")]
                 if stack[-1] == "PREFILL":
                     label = ("P", st["gen"])
+                elif stack[-1].startswith("ITERATION/"):
+                    label = ("I", st["gen"], int(stack[-1].split("/")[1]))
                 elif steps:
                     label = ("D", st["gen"], int(steps[-1].split("_")[1]))
                 elif stack[-1] == "DECODE/STEADY":
                     label = ("S", st["gen"])
-            per[f[6]].append((label, st["layer"] if label[0] != "~" else -1))
-    return per
+            per[f[6]].append((label, st["layer"] if label[0] != "~" else -1, st["forward"]))
+            st["forward"] = False
+    return per, ttft
 
 
 def threads_of(row):
@@ -86,7 +106,7 @@ def main():
     no_reads_in_layers = "--no-reads-in-layers" in sys.argv[5:]
     todo = sys.argv[sys.argv.index("--todo") + 1] if "--todo" in sys.argv[5:-1] else None
     layers_todo = sys.argv[sys.argv.index("--layers-todo") + 1] if "--layers-todo" in sys.argv[5:-1] else None
-    truth = truth_labels(log_path)
+    truth, ttft_ends = truth_labels(log_path)
     used = collections.Counter()
     kernels, out = {}, []
     tids, thread_no = {}, None
@@ -104,7 +124,7 @@ def main():
         i = used[tid]
         used[tid] += 1
         labels = truth.get(tid, [])
-        label, layer = labels[i] if i < len(labels) else (("-",), -1)
+        label, layer, forward = labels[i] if i < len(labels) else (("-",), -1, False)
         words = []
         if thread_no != tids[tid]:
             thread_no = tids[tid]
@@ -113,6 +133,12 @@ def main():
         t = int(row["host_begin_ns"])
         if last_t is not None and t - last_t >= 100_000_000:
             words.append("+%d" % ((t - last_t) // 1_000_000))
+        ends = ttft_ends.get(tid, [])
+        while ends and t > ends[0]:  # the first call of the thread after where a TTFT ended
+            ends.pop(0)
+            words.append("@ttft")
+        if forward:
+            words.append("@fwd")
         state[tid] = (last_label, t)
         if (no_reads_in_layers and kind == "memcpy" and row["direction"] == "DtoH" and int(row["bytes"]) >= 4
                 and layer >= 0 and label[0] != "~"):
@@ -126,6 +152,8 @@ def main():
                 words.append("@step")
             elif label[0] == "S":
                 words.append("@steady")
+            elif label[0] == "I":
+                words.append("@iter")
             else:
                 words.append("@none")
             state[tid] = (label, t)
