@@ -232,6 +232,24 @@ def build(case):
     return model.to(device="cuda", dtype=torch.bfloat16 if case.startswith(("qwen", "moe")) else torch.float16).eval()
 
 
+def llama_case(known, default_new_tokens):
+    """The command line of fw_loops.py and fw_serving.py (CASE [--new-tokens
+    N]) and what they set up: the llama model with the truth's hooks,
+    cuDNN's SDPA off (as main() below). Returns (case, new_tokens, truth,
+    model), or None for a case not in known (said on stderr)."""
+    args = sys.argv[1:]
+    case = args[0] if args else known[0]
+    new_tokens = int(args[args.index("--new-tokens") + 1]) if "--new-tokens" in args else default_new_tokens
+    if case not in known:
+        print("unknown case %s" % case, file=sys.stderr)
+        return None
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    truth = fw_truth.Truth()
+    model = build("llama")
+    fw_truth.attach(truth, model)
+    return case, new_tokens, truth, model
+
+
 def generate(truth, model, ids, mask, new_tokens, chunk=None, streamer=True, sample=False, outputs=None):
     """One generate() call with its ground truth; the ids read back.
     chunk: prefill_chunk_size (None: the prompt in one forward); streamer:

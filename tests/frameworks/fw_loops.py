@@ -132,16 +132,10 @@ def run_loop(case, truth, model, new_tokens, seed):
 
 
 def main():
-    args = sys.argv[1:]
-    case = args[0] if args else "loop-item"
-    new_tokens = int(args[args.index("--new-tokens") + 1]) if "--new-tokens" in args else 6
-    if case not in ("loop-item", "loop-device", "loop-graph"):
-        print("unknown case %s" % case, file=sys.stderr)
+    setup = fw_generate.llama_case(("loop-item", "loop-device", "loop-graph"), 6)
+    if setup is None:
         return 2
-    torch.backends.cuda.enable_cudnn_sdp(False)
-    truth = fw_truth.Truth()
-    model = fw_generate.build("llama")
-    fw_truth.attach(truth, model)
+    case, new_tokens, truth, model = setup
     lines = run_loop(case, truth, model, new_tokens, 7)
     for line in lines:
         print(line, flush=True)

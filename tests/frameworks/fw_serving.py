@@ -63,6 +63,7 @@ EOS, PAD = fw_generate.EOS, fw_generate.PAD
 
 _arrival = threading.Lock()
 _lengths = {}
+_eos_rng = random.Random(34)
 
 
 def host_eos(state, new_tokens):
@@ -124,20 +125,12 @@ def install(truth, new_tokens):
     return serving
 
 
-_eos_rng = random.Random(34)
-
 
 def main():
-    args = sys.argv[1:]
-    case = args[0] if args else "serving"
-    new_tokens = int(args[args.index("--new-tokens") + 1]) if "--new-tokens" in args else 8
-    if case != "serving":
-        print("unknown case %s" % case, file=sys.stderr)
+    setup = fw_generate.llama_case(("serving",), 8)
+    if setup is None:
         return 2
-    torch.backends.cuda.enable_cudnn_sdp(False)
-    truth = fw_truth.Truth()
-    model = fw_generate.build("llama")
-    fw_truth.attach(truth, model)
+    _, new_tokens, truth, model = setup
     serving = install(truth, new_tokens)
     config = GenerationConfig(max_new_tokens=new_tokens, do_sample=False, eos_token_id=EOS, pad_token_id=PAD)
     prompts = fw_generate.prompts(7, LENGTHS)
