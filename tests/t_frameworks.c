@@ -267,6 +267,7 @@ struct fw_figures {
     size_t launches, trace_ok, live_ok, kept, kept_live_ok;
     size_t later, later_live_ok;     /* launches from the thread's second forward on, and those right live */
     size_t layer_trace_ok, layer_live_ok;
+    int no_layers;                   /* the truth marks no layer (a compiled forward): no layer figures */
     size_t timing, ttft_equal, ttft_read, ttft_forward;
     double ttft_worst;               /* the largest |difference| against the program's clock (reads), % */
     int ttft_compared;
@@ -278,6 +279,17 @@ static size_t ntable;
 static double percent(size_t part, size_t whole)
 {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* part of whole as "12.34 %" (sep: between the figure and the sign), or
+ * "n/a" where there is no whole or no such figure (known == 0). */
+static const char *percent_text(char *buf, size_t len, size_t part, size_t whole, int known, const char *sep)
+{
+    if (!known || whole == 0)
+        snprintf(buf, len, "n/a");
+    else
+        snprintf(buf, len, "%.2f%s%%", percent(part, whole), sep);
+    return buf;
 }
 
 /* Each launch's generation, phase and step in the trace equal the truth's
@@ -358,6 +370,7 @@ static void layer_attribution(const char *label, struct pc_run *run, const struc
                  l->truth_layer, l->live_layer, l->trace_layer);
     }
     if (in_layers == 0) { /* compiled-decode: one compiled graph for the forward, no hook inside it */
+        fig->no_layers = 1;
         skip_block(2, "%s: no decoder layer's hooks in the truth (the layers run inside a compiled graph)", label);
         return;
     }
@@ -580,15 +593,19 @@ static void captured_cudnn(const char *label, const struct pc_run *run)
     ok(cudnn > 0, "%s: cuDNN's SDPA kernels captured into the CUDA graph (%zu)", label, cudnn);
 }
 
-/* One line per process checked, and the table at the end. */
+/* One line per process checked, and the table at the end ("n/a": live
+ * from the second forward where the truth marks no forward, layers where
+ * it marks no layer). */
 static void figures_line(const struct fw_figures *f)
 {
-    diag("FIGURES case %s: launches %zu; trace %.2f%%; live %.2f%%, from the thread's second forward on %.2f%%; "
-         "layers trace %.2f%%, live %.2f%%; TTFT %s, %zu of %zu = the named calls' span, worst %.2f%% against the "
+    char later[16], lt[16], ll[16];
+    diag("FIGURES case %s: launches %zu; trace %.2f%%; live %.2f%%, from the thread's second forward on %s; "
+         "layers trace %s, live %s; TTFT %s, %zu of %zu = the named calls' span, worst %.2f%% against the "
          "program's clock",
          f->label, f->launches, percent(f->trace_ok, f->launches), percent(f->live_ok, f->launches),
-         percent(f->later_live_ok, f->later), percent(f->layer_trace_ok, f->launches),
-         percent(f->layer_live_ok, f->launches),
+         percent_text(later, sizeof later, f->later_live_ok, f->later, 1, ""),
+         percent_text(lt, sizeof lt, f->layer_trace_ok, f->launches, !f->no_layers, ""),
+         percent_text(ll, sizeof ll, f->layer_live_ok, f->launches, !f->no_layers, ""),
          f->ttft_forward == 0 ? "to the token read" : f->ttft_read == 0 ? "to the prompt forward's end" : "both",
          f->ttft_equal, f->timing, f->ttft_worst);
 }
@@ -632,10 +649,12 @@ static void figures_table(void)
          "TTFT to | TTFT = named calls | TTFT vs program's clock |");
     for (i = 0; i < ntable; i++) {
         const struct fw_figures *f = &table[i];
-        diag("FIGURES table: | %s | %zu | %.2f %% | %.2f %% | %.2f %% | %.2f %% | %.2f %% | %s | %zu of %zu | %s%.2f %% |",
-             f->label, f->launches, percent(f->trace_ok, f->launches), percent(f->live_ok, f->launches),
-             percent(f->later_live_ok, f->later), percent(f->layer_trace_ok, f->launches),
-             percent(f->layer_live_ok, f->launches),
+        char later[16], lt[16], ll[16];
+        diag("FIGURES table: | %s | %zu | %.2f %% | %.2f %% | %s | %s | %s | %s | %zu of %zu | %s%.2f %% |", f->label,
+             f->launches, percent(f->trace_ok, f->launches), percent(f->live_ok, f->launches),
+             percent_text(later, sizeof later, f->later_live_ok, f->later, 1, " "),
+             percent_text(lt, sizeof lt, f->layer_trace_ok, f->launches, !f->no_layers, " "),
+             percent_text(ll, sizeof ll, f->layer_live_ok, f->launches, !f->no_layers, " "),
              f->ttft_forward == 0 ? "token read" : f->ttft_read == 0 ? "prompt forward's end" : "both",
              f->ttft_equal, f->timing, f->ttft_compared ? "worst " : "n/a ", f->ttft_worst);
     }
