@@ -311,9 +311,12 @@ def run_generate(case, truth, model, new_tokens, seed, label, stream=None):
 
 def run_graph(truth, model, new_tokens, seed, case):
     """Prefill eager; one decode step captured once (after the first
-    prefill, inside the first generation's DECODE/STEP_0, in a
-    GRAPH_CAPTURE range) and replayed per token. The hooks see the prefill's forward; a replay runs none, so
-    this loop marks each decode step's start."""
+    prefill's token read, in a GRAPH_CAPTURE range inside that PREFILL)
+    and replayed per token. The hooks see the prefill's forward; a replay
+    runs none, so this loop marks each decode step's start: right before
+    graph.replay(), its inputs copied into the graph's static tensors
+    (the work before a forward is the previous forward's, as with the
+    hooks)."""
     max_len = 64
     cache = transformers.StaticCache(config=model.config, max_cache_len=max_len)
     static_ids = torch.zeros(1, 1, dtype=torch.long, device="cuda")
@@ -334,7 +337,6 @@ def run_graph(truth, model, new_tokens, seed, case):
             toks = [token.item()]
             g.token_read()
             for k in range(1, new_tokens):
-                g.replayed()  # a replay runs no hook: the step begins here
                 if graph is None:
                     truth.push("GRAPH_CAPTURE")
                     graph = torch.cuda.CUDAGraph()
@@ -344,6 +346,7 @@ def run_graph(truth, model, new_tokens, seed, case):
                     truth.pop()
                 static_ids.copy_(token.view(1, 1))
                 static_pos.fill_(len(p) + k - 1)
+                g.replayed()  # a replay runs no hook: the step begins here
                 graph.replay()
                 token = static_logits[:, -1].argmax(-1)
                 toks.append(token.item())

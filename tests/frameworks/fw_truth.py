@@ -50,7 +50,8 @@ Ranges, per thread and generation:
     DECODE/STEADY around DECODE/STEP_1 .. (as llm_replay)
   A launch after forward k and before forward k+1 belongs to the range of
   forward k. A CUDA graph replayed for a decode step runs no hook: the loop
-  says where it begins (Generation.replayed()); so does a loop whose
+  says where it begins, right before graph.replay() (Generation.replayed(),
+  after the inputs' copies into the graph); so does a loop whose
   forwards run compiled, with no hook (Generation.unhooked_forward():
   torch.compile, fw_compiled.py).
   ITERATION/k     a serving loop (Serving, transformers' generate_batch):
@@ -270,7 +271,10 @@ class Generation:
         self.forward_begins(tokens)
 
     def replayed(self, tokens=1):
-        """A decode step replayed from a CUDA graph begins: no hook runs."""
+        """A decode step replayed from a CUDA graph begins: no hook runs.
+        Called right before graph.replay(), after the step's inputs were
+        copied into the graph's static tensors (the work before a forward
+        is the previous forward's, as with the hooks)."""
         self.unhooked_forward(tokens)
 
     def suspended(self):
