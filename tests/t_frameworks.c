@@ -644,14 +644,18 @@ static void figures_table(void)
          "TTFT to | TTFT = named calls | TTFT vs program's clock |");
     for (i = 0; i < ntable; i++) {
         const struct fw_figures *f = &table[i];
-        char later[16], lt[16], ll[16];
-        diag("FIGURES table: | %s | %zu | %.2f %% | %.2f %% | %s | %s | %s | %s | %zu of %zu | %s%.2f %% |", f->label,
+        char later[16], lt[16], ll[16], worst[32];
+        if (f->ttft_compared)
+            snprintf(worst, sizeof worst, "worst %.2f %%", f->ttft_worst);
+        else
+            snprintf(worst, sizeof worst, "n/a");
+        diag("FIGURES table: | %s | %zu | %.2f %% | %.2f %% | %s | %s | %s | %s | %zu of %zu | %s |", f->label,
              f->launches, percent(f->trace_ok, f->launches), percent(f->live_ok, f->launches),
              percent_text(later, sizeof later, f->later_live_ok, f->later, 1, " "),
              percent_text(lt, sizeof lt, f->layer_trace_ok, f->launches, !f->no_layers, " "),
              percent_text(ll, sizeof ll, f->layer_live_ok, f->launches, !f->no_layers, " "),
              f->ttft_forward == 0 ? "token read" : f->ttft_read == 0 ? "prompt forward's end" : "both",
-             f->ttft_equal, f->timing, f->ttft_compared ? "worst " : "n/a ", f->ttft_worst);
+             f->ttft_equal, f->timing, worst);
     }
 }
 
