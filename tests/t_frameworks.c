@@ -232,8 +232,8 @@ struct fw_case {
     "the phase tables do not know ITERATION ranges yet: a serving loop's TTFT is undefined there (first token "    \
     "step0) and each of its iterations counts as a step (13, the truth's 12 after the first token's)"
 /* Issue 34: the phase engine finds forwards by the layer stack it learnt
- * from the eager prompt; a compiled step runs other kernels (8.31 % and
- * 14.11 % of the launches in the right step, 2026-12-02). No layer, EMBED
+ * from the eager prompt; a compiled step runs other kernels (8 to 14 %
+ * of the launches in the right step, 2026-12-02). No layer, EMBED
  * or HEAD truth (no hook inside a compiled region): those checks do not
  * run. */
 #define COMPILED_TODO "the phase engine does not yet find compiled decode steps (issue 34)"
