@@ -22,6 +22,7 @@ struct thread_state {
     int live_pending;         /* a live PREFILL pushed, no launch outside a capture in it yet */
     int truth_layer;          /* the layer the truth's marks say it is in, -1: none */
     int truth_part;           /* the EMBED and HEAD marks: OBS_LAYER_PART_*, reset by a range */
+    uint32_t forwards;        /* the truth's FORWARD marks so far */
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -61,9 +62,13 @@ static struct pc_label label_of(const struct range_stack *s, long gen, int *capt
                 snprintf(l.phase, sizeof l.phase, "%s", n);
             else if (strncmp(n, "DECODE/STEP_", 12) == 0 || strcmp(n, "DECODE/STEADY") == 0)
                 snprintf(l.phase, sizeof l.phase, "DECODE");
+            else if (strncmp(n, "ITERATION/", 10) == 0)
+                snprintf(l.phase, sizeof l.phase, "ITERATION");
         }
         if (l.step == PC_NO_STEP && strncmp(n, "DECODE/STEP_", 12) == 0)
             l.step = strtol(n + 12, NULL, 10);
+        if (l.step == PC_NO_STEP && strncmp(n, "ITERATION/", 10) == 0)
+            l.step = strtol(n + 10, NULL, 10);
     }
     if (l.phase[0] != '\0')
         l.gen = gen;
@@ -132,14 +137,20 @@ static int split_fields(char *line, char **f, int max)
 
 static void timing_line(struct pc_run *run, const char *text, long tid)
 {
-    struct pc_timing t = {tid, 0, 0, -1, -1, 0, 0, 0, 0, 0};
-    const char *marks = strstr(text, " marks=");
+    struct pc_timing t = {tid, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    const char *marks = strstr(text, " marks="), *end = strstr(text, " prompt_end_ns="),
+               *last = strstr(text, " last_forward_end_ns=");
     if (sscanf(text, "gen=%ld steps=%ld ttft_ns=%lld steady_ns=%lld", &t.gen, &t.steps, &t.ttft_ns,
                &t.steady_ns) != 4)
         return;
     if (marks != NULL && sscanf(marks, " marks=%llu,%llu,%llu,%llu,%llu", &t.mark_prompt, &t.mark_prefill,
                                 &t.mark_prefill_read, &t.mark_step0_read, &t.mark_last_read) != 5)
         t.mark_prompt = t.mark_prefill = t.mark_prefill_read = t.mark_step0_read = t.mark_last_read = 0;
+    if (end != NULL)
+        t.mark_prompt_end = strtoull(end + 15, NULL, 10);
+    if (last != NULL)
+        t.mark_last_forward_end = strtoull(last + 21, NULL, 10);
+    t.ttft_forward = strstr(text, " ttft=forward") != NULL;
     run->timing = xrealloc(run->timing, (run->ntiming + 1) * sizeof *run->timing);
     run->timing[run->ntiming++] = t;
 }
@@ -185,6 +196,8 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
                     st->truth_part = OBS_LAYER_PART_EMBED;
                 else if (strcmp(fl[2], "HEAD") == 0)
                     st->truth_part = OBS_LAYER_PART_HEAD;
+                else if (strcmp(fl[2], "FORWARD") == 0)
+                    st->forwards++;
                 continue;
             }
             if (truth && (strstr(fl[0], "RangePush") != NULL || strstr(fl[0], "RangePop") != NULL)) {
@@ -198,7 +211,7 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
             }
             if (strstr(fl[0], "RangePush") != NULL) {
                 stack_push(s, fl[2]);
-                if (strcmp(fl[2], "PREFILL") == 0) {
+                if (strcmp(fl[2], "PREFILL") == 0 || strcmp(fl[2], "ITERATION/0") == 0) {
                     if (truth) {
                         st->truth_gen++;
                     } else {
@@ -233,6 +246,7 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
         run->l[run->n].live = label_of(&st->live, st->live_gen, NULL);
         run->l[run->n].truth_layer = st->truth_layer;
         run->l[run->n].truth_part = (uint8_t)st->truth_part;
+        run->l[run->n].forward = st->forwards;
         run->l[run->n].live_layer = layer_of(&st->live);
         run->l[run->n].trace_layer = -1;
         run->l[run->n].trace = (struct pc_label){"", PC_NO_STEP, PC_NO_GEN};

@@ -6,10 +6,14 @@
  *   trace  the .obs file's phase, step and generation (RELABEL included)
  * A launch is a log line of kind kernel or graph (captured ones included),
  * and a trace CALL of kind KERNEL or GRAPH. Its phase is its innermost
- * range among PREFILL, KV_GATHER, DECODE/STEP_k and DECODE/STEADY (both
- * DECODE), its step the k of the innermost DECODE/STEP_k, its generation
- * (truth, live) the number of PREFILL ranges its thread pushed before it,
- * from 0. A launch inside a GRAPH_CAPTURE range of the truth is marked
+ * range among PREFILL, KV_GATHER, DECODE/STEP_k, DECODE/STEADY (both
+ * DECODE) and ITERATION/k (a serving loop's iteration: phase ITERATION),
+ * its step the k of the innermost DECODE/STEP_k or ITERATION/k, its
+ * generation (truth, live) the number of PREFILL and ITERATION/0 ranges its
+ * thread pushed before it, from 0 (a serving session's first iteration
+ * begins one). Its forward (truth): the FORWARD marks its thread wrote
+ * before it (fw_truth.py: one per forward of the model; 0 before the
+ * first). A launch inside a GRAPH_CAPTURE range of the truth is marked
  * captured (not an execution); a live PREFILL range that holds no launch
  * but captured ones is not counted as a generation (captured launches are
  * left out of the scores; pc_run.live_prefill_uncounted counts them). With a 7th column in the log (the thread's
@@ -28,7 +32,7 @@
 #define PC_NO_GEN (-1L)
 
 struct pc_label {
-    char phase[12]; /* "PREFILL", "DECODE", "KV_GATHER", "" */
+    char phase[12]; /* "PREFILL", "DECODE", "KV_GATHER", "ITERATION", "" */
     long step;      /* PC_NO_STEP: none */
     long gen;       /* PC_NO_GEN: none */
 };
@@ -44,16 +48,22 @@ struct pc_launch {
     uint8_t relabelled; /* the trace labels it with a RELABEL record */
     uint8_t captured;   /* inside the truth's GRAPH_CAPTURE */
     uint8_t in_trace;   /* a trace call was matched with it */
+    uint32_t forward;   /* FORWARD marks of its thread before it (truth) */
 };
 
 /* A generation's host wall-clock figures, as tests/apps/llm_replay logs them:
  * its own stopwatch (ttft_ns, steady_ns), and the marks that name the calls
  * those figures run between (CLOCK_MONOTONIC ns, 0: none; the replay's
- * header comment says which call each mark names). */
+ * header comment says which call each mark names). fw_truth.py adds which
+ * TTFT applies ("ttft=read": the first token's read, R; "ttft=forward":
+ * the generation reads none, TTFT ends at the end of the prompt's forward,
+ * mark_prompt_end) and that mark, and the end of its last forward. */
 struct pc_timing {
     long tid, gen, steps;
     long long ttft_ns, steady_ns; /* -1: undefined */
     unsigned long long mark_prompt, mark_prefill, mark_prefill_read, mark_step0_read, mark_last_read;
+    unsigned long long mark_prompt_end, mark_last_forward_end; /* 0: none */
+    int ttft_forward;                   /* 1: "ttft=forward" */
 };
 
 struct pc_run {

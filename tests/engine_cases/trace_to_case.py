@@ -34,7 +34,10 @@ import sys
 
 RECORDED = {"kernel", "memcpy", "memset", "sync", "graph"}
 SYNC_WORDS = {"cudaStreamSynchronize": "sync", "cudaDeviceSynchronize": "devsync",
-              "cudaEventSynchronize": "evsync", "cudaStreamWaitEvent": "wait"}
+              "cudaEventSynchronize": "evsync", "cudaStreamWaitEvent": "wait",
+              # the driver's, as a program that calls them itself records them (cuBLAS, ggml), _v2/_ptsz cut off
+              "cuStreamSynchronize": "sync", "cuCtxSynchronize": "devsync", "cuEventSynchronize": "evsync",
+              "cuStreamWaitEvent": "wait"}
 
 
 def truth_labels(log_path):
@@ -179,7 +182,7 @@ def main():
         elif kind == "memset":
             word = "memset:%s" % row["bytes"]
         else:
-            word = SYNC_WORDS.get(row["api"])
+            word = SYNC_WORDS.get(row["api"], SYNC_WORDS.get(row["api"].split("_")[0]))
             if word is None:
                 sys.exit("sync api %s" % row["api"])
         if label[0] == "~" and kind in ("kernel", "graph"):

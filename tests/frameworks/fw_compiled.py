@@ -64,9 +64,11 @@ def decode_step(model, ids, pos, cache):
 
 
 def run_decode(case, truth, new_tokens, seed):
-    """Prefill eager, decode compiled; the loop marks the steps (fw_truth:
-    begin() opens the PREFILL, forward_begins() each step once the first
-    token was read)."""
+    """Prefill eager, decode compiled; no hook runs (above), so the loop
+    marks each forward of the model right before its first launch, its
+    inputs made (fw_truth: begin() opens the PREFILL, unhooked_forward()
+    tells the prompt's forward from a step by the tokens it feeds,
+    forward_ends() after it)."""
     model = build("llama")
     mode = "reduce-overhead" if case == "compiled-decode-ro" else "default"
     step = torch.compile(decode_step, mode=mode)
@@ -74,20 +76,26 @@ def run_decode(case, truth, new_tokens, seed):
     results = []
     with torch.no_grad():
         for p in prompts(seed, [PROMPT_LENGTHS[0], PROMPT_LENGTHS[2], 5]):
-            g = fw_truth.Generation(truth)
+            g = fw_truth.Generation(truth, len(p))
             cache.reset()
             g.mark_prompt()
             ids = torch.tensor([p]).to("cuda")
             g.begin()
-            token = decode_step(model, ids, torch.arange(len(p), device="cuda"), cache)
+            pos = torch.arange(len(p), device="cuda")
+            g.unhooked_forward(len(p))
+            token = decode_step(model, ids, pos, cache)
+            g.forward_ends()
             toks = [token.item()]
             g.token_read()
             for k in range(1, new_tokens):
-                g.forward_begins()
+                pos = torch.tensor([len(p) + k - 1], device="cuda")
                 if mode == "reduce-overhead":
                     torch.compiler.cudagraph_mark_step_begin()
+                g.unhooked_forward()
                 # a CUDA graph's output is overwritten by its next replay: the token is cloned (as gpt-fast does)
-                token = step(model, token.view(1, 1), torch.tensor([len(p) + k - 1], device="cuda"), cache).clone()
+                token = step(model, token.view(1, 1), pos, cache)
+                g.forward_ends()
+                token = token.clone()
                 toks.append(token.item())
                 g.token_read()
             g.end()

@@ -36,10 +36,21 @@ CASE:
   gemma2       Gemma 2, 4 layers, eager attention, float16: sliding-window
                and global attention layers alternate (its layer_types; the
                sliding layers' cache keeps the last 8 positions)
+  hf-plain     the llama model, generate() with no streamer (the usual call:
+               no token is read back before it returns), greedy, prompts of
+               3, 1, 9, 4, 2 and 17 tokens back to back, batch 1
+  hf-batch     the same, batches of 3: left-padded with an attention mask
+               (5, 2, 11 and 4, 9, 1 tokens) and of equal lengths (6, 6, 6)
+  hf-sampled   do_sample=True (torch.manual_seed before each call) with a
+               streamer, and return_dict_in_generate=True with output_scores
+               or output_logits, with and without a streamer (HF_CALLS)
 
 The generate() cases run several prompts of different lengths back to
 back (1 to 4 tokens among them), batch 1, then batch 4 with left padding:
-generate(max_new_tokens=N, min_new_tokens=N, do_sample=False).
+generate(max_new_tokens=N, min_new_tokens=N, do_sample=False), with a
+streamer (the truth's token reads: fw_truth.py); the hf-* cases vary
+generate()'s options instead (HF_CALLS below). Hand-written loops:
+fw_loops.py; transformers' serving loop: fw_serving.py.
 
 Kernels are not executed on the simulated driver, so device values are
 whatever memory held: nothing here looks at them, but the token ids read
@@ -48,7 +59,10 @@ consequence needs a hand: generate() decides whether to stop from device
 values (unfinished_sequences.max() == 0, read back each step). Its check
 still runs as written (the same launches, copy and sync as on a GPU);
 host_stop() only replaces the decision with the one a GPU would reach with
-min_new_tokens = max_new_tokens = N: stop after N tokens.
+min_new_tokens = max_new_tokens = N: stop after N tokens. Sampling
+(hf-sampled) draws from whatever the logits' memory holds, its kernels
+(softmax, top-k, multinomial) run as written; nothing reads their result
+but the caller.
 
 Experts. transformers 5.24 runs a mixture of experts' experts by
 "grouped_mm" by default (integrations/moe.py: a sort, histc and cumsum
@@ -108,6 +122,18 @@ BATCH_LENGTHS = (5, 2, 11, 7)          # one batch of 4, left-padded
 CHUNK = 4                              # llama-chunked: prefill_chunk_size
 CHUNKED_LENGTHS = (17, 3, 9)           # 5 chunks (the last of 1 token), 1, 3
 VOCAB = 2000
+# The generate() calls of the cases on generate()'s own options (the llama
+# model): (the prompts' lengths, a batch when several, left-padded to the
+# longest; generate()'s options)
+HF_CALLS = {
+    "hf-plain": [((n,), {"streamer": False}) for n in PROMPT_LENGTHS],
+    "hf-batch": [((5, 2, 11), {"streamer": False}), ((6, 6, 6), {"streamer": False}),
+                 ((4, 9, 1), {"streamer": False})],
+    "hf-sampled": [((3,), {"sample": True}), ((9,), {"sample": True}), ((1,), {"sample": True}),
+                   ((4,), {"outputs": "scores"}), ((7,), {"sample": True, "outputs": "logits"}),
+                   ((5,), {"streamer": False, "outputs": "scores"}),
+                   ((2,), {"streamer": False, "sample": True, "outputs": "logits"})],
+}
 PAD, BOS, EOS = 0, 1, 2
 
 _stop = threading.local()
@@ -210,18 +236,45 @@ def build(case):
     return model.to(device="cuda", dtype=torch.bfloat16 if case.startswith(("qwen", "moe")) else torch.float16).eval()
 
 
-def generate(truth, model, ids, mask, new_tokens, chunk=None):
+def llama_case(known, default_new_tokens):
+    """The command line of fw_loops.py and fw_serving.py (CASE [--new-tokens
+    N]) and what they set up: the llama model with the truth's hooks,
+    cuDNN's SDPA off (as main() below). Returns (case, new_tokens, truth,
+    model), or None for a case not in known (said on stderr)."""
+    args = sys.argv[1:]
+    case = args[0] if args else known[0]
+    new_tokens = int(args[args.index("--new-tokens") + 1]) if "--new-tokens" in args else default_new_tokens
+    if case not in known:
+        print("unknown case %s" % case, file=sys.stderr)
+        return None
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    truth = fw_truth.Truth()
+    model = build("llama")
+    fw_truth.attach(truth, model)
+    return case, new_tokens, truth, model
+
+
+def generate(truth, model, ids, mask, new_tokens, chunk=None, streamer=True, sample=False, outputs=None):
     """One generate() call with its ground truth; the ids read back.
-    chunk: prefill_chunk_size (None: the prompt in one forward)."""
-    g = fw_truth.Generation(truth)
+    chunk: prefill_chunk_size (None: the prompt in one forward); streamer:
+    pass one (its put() is where the truth sees each token read); sample:
+    do_sample=True; outputs: None, or "scores" / "logits" for
+    return_dict_in_generate=True with output_scores / output_logits."""
+    g = fw_truth.Generation(truth, ids.shape[1])
     g.mark_prompt()
     ids = ids.to("cuda")
     mask = mask.to("cuda")
     _stop.length = ids.shape[1] + new_tokens
+    extra = {}
+    if outputs is not None:
+        extra = {"return_dict_in_generate": True, "output_%s" % outputs: True}
     g.begin()
     out = model.generate(ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                         do_sample=False, pad_token_id=PAD, streamer=g.streamer(), prefill_chunk_size=chunk)
+                         do_sample=sample, pad_token_id=PAD, streamer=g.streamer() if streamer else None,
+                         prefill_chunk_size=chunk, **extra)
     g.end()
+    if outputs is not None:
+        return out.sequences[:, ids.shape[1]:].cpu().tolist()
     return out[:, ids.shape[1]:].cpu().tolist()
 
 
@@ -238,11 +291,19 @@ def run_generate(case, truth, model, new_tokens, seed, label, stream=None):
     results = []
     chunk = CHUNK if case == "llama-chunked" else None
     with torch.no_grad(), torch.cuda.stream(stream if stream is not None else torch.cuda.current_stream()):
-        for p in prompts(seed, CHUNKED_LENGTHS if chunk else PROMPT_LENGTHS):
-            results.append(generate(truth, model, torch.tensor([p]), torch.ones(1, len(p), dtype=torch.long),
-                                    new_tokens, chunk))
-        ids, mask = left_padded(prompts(seed + 1, BATCH_LENGTHS))
-        results.append(generate(truth, model, ids, mask, new_tokens, chunk))
+        if case in HF_CALLS:
+            for lengths, options in HF_CALLS[case]:
+                ids, mask = left_padded(prompts(seed, lengths))
+                seed += 1
+                if options.get("sample"):
+                    torch.manual_seed(seed)
+                results.append(generate(truth, model, ids, mask, new_tokens, **options))
+        else:
+            for p in prompts(seed, CHUNKED_LENGTHS if chunk else PROMPT_LENGTHS):
+                results.append(generate(truth, model, torch.tensor([p]), torch.ones(1, len(p), dtype=torch.long),
+                                        new_tokens, chunk))
+            ids, mask = left_padded(prompts(seed + 1, BATCH_LENGTHS))
+            results.append(generate(truth, model, ids, mask, new_tokens, chunk))
     return ["tokens %s %s %d %s" % (case, label, gen, json.dumps(toks)) for gen, toks in enumerate(results)]
 
 
@@ -250,9 +311,12 @@ def run_generate(case, truth, model, new_tokens, seed, label, stream=None):
 
 def run_graph(truth, model, new_tokens, seed, case):
     """Prefill eager; one decode step captured once (after the first
-    prefill, inside the first generation's DECODE/STEP_0, in a
-    GRAPH_CAPTURE range) and replayed per token. The hooks see the prefill's forward; a replay runs none, so
-    this loop marks each decode step's start."""
+    prefill's token read, in a GRAPH_CAPTURE range inside that PREFILL)
+    and replayed per token. The hooks see the prefill's forward; a replay
+    runs none, so this loop marks each decode step's start: right before
+    graph.replay(), its inputs copied into the graph's static tensors
+    (the work before a forward is the previous forward's, as with the
+    hooks)."""
     max_len = 64
     cache = transformers.StaticCache(config=model.config, max_cache_len=max_len)
     static_ids = torch.zeros(1, 1, dtype=torch.long, device="cuda")
@@ -273,7 +337,6 @@ def run_graph(truth, model, new_tokens, seed, case):
             toks = [token.item()]
             g.token_read()
             for k in range(1, new_tokens):
-                g.forward_begins()  # a replay runs no hook: the step begins here
                 if graph is None:
                     truth.push("GRAPH_CAPTURE")
                     graph = torch.cuda.CUDAGraph()
@@ -283,6 +346,7 @@ def run_graph(truth, model, new_tokens, seed, case):
                     truth.pop()
                 static_ids.copy_(token.view(1, 1))
                 static_pos.fill_(len(p) + k - 1)
+                g.replayed()  # a replay runs no hook: the step begins here
                 graph.replay()
                 token = static_logits[:, -1].argmax(-1)
                 toks.append(token.item())
@@ -358,9 +422,8 @@ def main():
         else:
             gens = run_graph(truth, model, new_tokens, 7, case)
     elif case in ("llama", "llama-deep", "gpt2", "llama-chunked", "qwen2-moe", "moe-alt", "moe-first", "moe-eager",
-                  "moe-alt-eager",
-                  "gemma2"):
-        model = build(case)
+                  "moe-alt-eager", "gemma2") or case in HF_CALLS:
+        model = build(case if case not in HF_CALLS else "llama")
         fw_truth.attach(truth, model)
         lines = run_generate(case, truth, model, new_tokens, 7, label)
         for line in lines:
