@@ -82,7 +82,7 @@ struct layer_track {
  * experts' layer begins no forward). No template yet, or none kept: no. */
 static inline bool layer_inside(const struct layer_track *lt)
 {
-    return lt != NULL && lt->layer1 != 0;
+    return lt != NULL && !lt->anew && lt->layer1 != 0; /* anew: the next launch begins an instance, in no layer */
 }
 
 /* A launch in another phase instance than the last: the last one's layers

@@ -674,10 +674,13 @@ static bool forward_starts(const struct phase_thread *p, uint8_t cls, uint32_t n
     uint32_t stack_end;
     if (graph)
         return t->forwards;
-    if (!(cls & CLASS_EMBED) || t->prev_embed || layer_inside(p->layers))
+    if (!(cls & (CLASS_EMBED | CLASS_GATHER)) || t->prev_embed)
         return false;
     if (!t->forwards || t->gen_forwards == 0)
-        return true; /* the thread's first, a generation's first (it began at its input preparation) */
+        return true; /* the thread's first, a generation's first (it began at its input preparation): no
+                      * forward of it runs yet, whose layer this could be inside */
+    if (!(cls & CLASS_EMBED) || layer_inside(p->layers))
+        return false; /* a gather begins no later forward (a router's, in a layer) */
     if (name == t->fwd_opener)
         return true; /* the lookup the current forward began with, outside its layers */
     /* another lookup (a decode step's index_select after a prompt's gather, a batch's gather after decode
@@ -713,19 +716,20 @@ __attribute__((noinline)) void auto_boundary(struct phase_thread *p, uint32_t na
 {
     struct auto_state *a = &p->automatic;
     struct token_loop *t = &a->loop;
-    bool forward = forward_starts(p, cls, name, graph);
-    struct iteration_start s;
-    if (!new_segment && !forward)
-        return;
-    s = (struct iteration_start){graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(), name, graph,
-                                 t->window_memset};
+    struct iteration_start s = {graph ? 0 : launch_threads(rec), t->window_htod, obs_now_ns(), name, graph,
+                                t->window_memset};
+    bool forward;
     t->opened_here = false;
     t->iter_begun_here = new_segment;
     t->step_opened_here = false;
+    /* the iteration first: a generation it begins is the one the forward beginning here is the prompt of */
     if (new_segment)
         iteration_begins(&p->logic, p, &s);
+    forward = forward_starts(p, cls, name, graph);
     if (forward)
         forward_begins(&p->logic, p, &s);
+    else if (!new_segment)
+        return;
     if (new_segment) {
         a->marks |= MARK_ITER;
         a->iter_window_index = t->window_first_index;

@@ -36,10 +36,9 @@ static inline bool auto_launch(struct phase_thread *p, uint32_t name, uint8_t cl
     bool steady_graph = false;
     if (a->learn == LEARNED)
         steady_graph = step_learned(&p->logic, role_of(a, name), name, graph, true);
-    else if (new_segment ||
-             (graph ? t->forwards : (cls & CLASS_EMBED) && !t->prev_embed && !layer_inside(p->layers)))
+    else if (new_segment || (graph ? t->forwards : (cls & (CLASS_EMBED | CLASS_GATHER)) && !t->prev_embed))
         auto_boundary(p, name, cls, rec, graph, new_segment);
-    t->prev_embed = !graph && (cls & CLASS_EMBED);
+    t->prev_embed = !graph && (cls & (CLASS_EMBED | CLASS_GATHER));
     t->fwd_launches++;
     if (obs_unlikely(t->window_dirty))
         forget_window(t);

@@ -76,6 +76,12 @@ static const char *const embedding_globs[] = {"indexSelectSmallIndex", "indexSel
                                               "vectorized_gather_kernel", "*get_rows*", "lookup_kernel",
                                               "*embed*", "*Embed*", "*EMBED*"};
 
+/* PyTorch's generic gather, which an embedding takes for a longer prompt
+ * (the 24-layer Llama's prompts of 37 and 91 tokens: tests/frameworks
+ * llama-deep) and a mixture of experts' router inside its layers: a
+ * generation's first forward may begin with it, no later one does. */
+static const char *const gather_names[] = {"_scatter_gather_elementwise_kernel"};
+
 /* "kv" in any case, other than as the end of "qkv" (a fused query-key-value
  * projection, a GEMM that does not touch the cache). */
 static bool kv_in_name(const char *name)
@@ -129,6 +135,9 @@ static uint8_t classify_name(const char *name)
                 cls |= CLASS_EMBED;
                 break;
             }
+        for (i = 0; i < sizeof gather_names / sizeof gather_names[0]; i++)
+            if (strcmp(gather_names[i], name) == 0)
+                cls |= CLASS_GATHER;
     }
     return cls;
 }
@@ -176,7 +185,8 @@ uint8_t classify_slow(uint32_t id)
     else
         OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s kv-glob=%s embedding=%s", id, base,
                       obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",
-                      cls & CLASS_KV_DEFAULT ? "yes" : "no", cls & CLASS_EMBED ? "yes" : "no");
+                      cls & CLASS_KV_DEFAULT ? "yes" : "no",
+                      cls & CLASS_EMBED ? "yes" : cls & CLASS_GATHER ? "first-forward" : "no");
     return cls;
 }
 

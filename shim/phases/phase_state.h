@@ -110,6 +110,8 @@ extern struct phase_engine obs_engine;
                                   where a layer begins (layer_finder.c) */
 #define CLASS_EMBED 0x10u      /* automatic mode (the bit rules use for CLASS_SIZED): an embedding lookup, the
                                   first kernel of a model's forward (embedding_globs) */
+#define CLASS_GATHER 0x20u     /* automatic mode (the bit rules use for CLASS_ITER): a generic gather, which may
+                                  begin a generation's first forward only (gather_names) */
 
 static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHER"}; /* by enum obs_phase_id */
 
