@@ -22,7 +22,7 @@
  *     spans found above (linear interpolation between the closest ranks);
  *     GPU idle n/a on the host clock;
  *   - `obs-report serving --csv`: one row per iteration under the header,
- *     its host_ms the span found above; `--json` as many iteration objects;
+ *     its host_ms the span found above; `--json`'s iterations rows too;
  *     the text's summary line; `phases` and `phases --csv` say "serving"
  *     and no per-request TTFT for both generations; the exit summary has
  *     its serving line and stays within its lines;
@@ -33,13 +33,15 @@
  * with the same spans; the Perfetto trace an iterations track with one
  * slice per iteration (tests/perfetto_check.py, and one on the GPU track
  * per GPU-timed iteration); the HTML page the iterations chart (a bar per
- * iteration) and the gap distribution. */
+ * iteration, well formed, each bar's data-host_ms its span) and the gap
+ * distribution. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "html_check.h"
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
@@ -376,15 +378,46 @@ static void check_csv(const char *label, const char *obs, const struct found *f,
     run_result_free(&r);
 }
 
+/* serving --json: an iterations row per iteration with its span, the
+ * summary's gaps and the by-kind rows as the library's. */
+static void check_json(const char *label, const char *obs, const struct obs_serving_stats *s, const struct found *f,
+                       size_t nf)
+{
+    const char *json[] = {"serving", "--json", obs, NULL};
+    struct run_result r = run_report(json);
+    struct json_doc d;
+    const struct json_report *it = NULL, *sum = NULL, *kinds = NULL;
+    size_t i, spans = 0;
+    int found = 0;
+    char expect[64];
+    if (run_exited_with(&r, 0) && json_doc_parse(r.out, &d) == 0) {
+        it = json_report(&d, "iterations");
+        sum = json_report(&d, "serving_summary");
+        kinds = json_report(&d, "serving_by_kind");
+        for (i = 0; it && i < it->nrows && i < nf; i++) {
+            const char *v = json_value(&it->rows[i], "host_ms", &found);
+            snprintf(expect, sizeof expect, "%.6f", (double)(f[i].end - f[i].begin) / 1e6);
+            spans += found && v && strcmp(v, expect) == 0;
+        }
+        snprintf(expect, sizeof expect, "%zu", s->gaps.n);
+        ok(it && it->nrows == nf && spans == nf && sum && sum->nrows == 1 &&
+               strcmp(json_value(&sum->rows[0], "gaps", &found) ? json_value(&sum->rows[0], "gaps", &found) : "", expect) == 0 &&
+               kinds && kinds->nrows >= 2,
+           "%s: serving --json: an iterations row per iteration, host_ms its span (%zu of %zu); the summary's %s gaps; "
+           "by kind",
+           label, spans, nf, expect);
+        json_doc_free(&d);
+    } else {
+        ok(0, "%s: serving --json: a report document", label);
+    }
+    run_result_free(&r);
+}
+
 static void check_cli(const char *label, const char *obs, size_t nf)
 {
-    const char *json[] = {"serving", "--json", obs, NULL}, *text[] = {"serving", obs, NULL};
+    const char *text[] = {"serving", obs, NULL};
     const char *ph[] = {"phases", obs, NULL}, *phcsv[] = {"phases", "--csv", obs, NULL};
-    struct run_result r = run_report(json);
-    ok(run_exited_with(&r, 0) && count_of(r.out, "\"iteration\":") == nf && strstr(r.out, "\"serving_summary\": [") &&
-           strstr(r.out, "\"serving_by_kind\": ["),
-       "%s: serving --json: the summary, by kind and %zu iteration objects", label, nf);
-    run_result_free(&r);
+    struct run_result r;
     r = run_report(text);
     ok(run_exited_with(&r, 0) && strstr(r.out, "Serving loop (ITERATION ranges: 18 iterations on 1 thread, 2 sessions") &&
            strstr(r.out, "no per-request TTFT") && count_of(r.out, "\n   0 ") + count_of(r.out, "\n   1 ") == nf,
@@ -492,21 +525,39 @@ static void check_perfetto(const char *label, const char *obs, enum clock_mode m
     run_result_free(&r);
 }
 
-static void check_html(const char *label, const char *obs, size_t nf, const char *prefix)
+static void check_html(const char *label, const char *obs, const struct found *f, size_t nf, const char *prefix)
 {
-    char page[4300];
+    char page[4300], expect[64];
     const char *args[] = {"html", obs, "-o", page, NULL};
     struct run_result r;
+    struct html_doc doc;
     char *text;
-    size_t len = 0;
+    size_t len = 0, i, bars = 0, spans = 0;
     snprintf(page, sizeof page, "%s.html", prefix);
     r = run_report(args);
     text = test_read_file(page, &len);
-    ok(run_exited_with(&r, 0) && text != NULL && strstr(text, "<section id=\"serving\">") &&
-           strstr(text, "class=\"chart-iterations\"") && count_of(text, "<rect class=\"iter\"") == nf &&
-           count_of(text, "data-report=\"iterations\"") >= nf && strstr(text, "class=\"chart-gaps-serving\""),
-       "%s: html: the serving section, the iterations chart with a bar per iteration (%zu), the gap distribution",
-       label, text ? count_of(text, "<rect class=\"iter\"") : 0);
+    memset(&doc, 0, sizeof doc);
+    if (text != NULL)
+        html_parse(text, &doc);
+    for (i = 0; i < doc.n; i++) {
+        const char *cls = html_attr(&doc.e[i], "class"), *ms = html_attr(&doc.e[i], "data-host_ms");
+        if (strcmp(doc.e[i].tag, "rect") != 0 || cls == NULL || strcmp(cls, "iter") != 0)
+            continue;
+        if (bars < nf && ms != NULL) {
+            snprintf(expect, sizeof expect, "%.6f", (double)(f[bars].end - f[bars].begin) / 1e6);
+            spans += strcmp(ms, expect) == 0;
+        }
+        bars++;
+    }
+    ok(run_exited_with(&r, 0) && text != NULL && doc.problem[0] == '\0' && strstr(text, "<section id=\"serving\">") &&
+           strstr(text, "class=\"chart-iterations\"") && bars == nf && spans == nf &&
+           strstr(text, "class=\"chart-gaps-serving\""),
+       "%s: html: well formed; the iterations chart has a bar per iteration carrying its row (host_ms its span: %zu "
+       "of %zu); the gap distribution",
+       label, spans, nf);
+    if (doc.problem[0])
+        diag("%s: html: %s", label, doc.problem);
+    html_doc_free(&doc);
     free(text);
     run_result_free(&r);
 }
@@ -540,12 +591,13 @@ static void check_mode(enum clock_mode mode)
         bail("out of memory");
     check_rows(label, mode, &s, f, nf);
     check_summaries(label, mode, &s, f, nf);
-    obs_serving_free(&s);
     check_csv(label, run.obs, f, nf);
+    check_json(label, run.obs, &s, f, nf);
+    obs_serving_free(&s);
     check_cli(label, run.obs, nf);
     check_sqlite(label, run.obs, f, nf, run.prefix);
     check_perfetto(label, run.obs, mode, nf, run.prefix);
-    check_html(label, run.obs, nf, run.prefix);
+    check_html(label, run.obs, f, nf, run.prefix);
     if (mode == HOST) {
         const char *a8[] = {"serving", "--id-bytes", "8", "--csv", run.obs, NULL};
         const char *bad[] = {"serving", "--id-bytes", "3", run.obs, NULL};
