@@ -24,6 +24,14 @@ compressed_packets (zlib) are inflated and decoded with protoc again. Then:
   - graph launches: a host slice carries debug annotations only when it is
     a graph launch's (node_layers: printed, "node_layers seq=N VALUE", for
     the caller to compare);
+  - iterations (a serving loop's, trace_serving.h): on each thread's
+    "iterations: <thread>" track, slices that do not nest, each named after
+    a kind (decode, mixed, prompt, unknown) with an "iteration" annotation
+    ("ITERATION/k ..."), beginning at the host begin of a call of its
+    thread labelled ITERATION and ending at the host end of one, every call
+    of the thread inside it labelled ITERATION (the counts printed:
+    iteration_slices, and gpu_iteration_slices of the "iterations on the
+    GPU: <thread>" tracks, whose slices are only checked not to nest);
   - layers: each call with a layer (the CSV's layer column) lies inside a
     LAYER/k slice of its thread's phase track, k its layer;
   - EMBED and HEAD: in each prompt or step with layers (a run of a thread's
@@ -173,6 +181,39 @@ def check_embed_head(by_tid, thread_names, phase_tracks, slices, outside_seqs):
     return n_embed, c_embed, n_head, c_head
 
 
+KINDS = ("decode", "mixed", "prompt", "unknown")
+
+
+def check_iterations(by_tid, thread_names, iter_tracks, slices, annotations):
+    """The iterations tracks against the CSV's calls (module docstring).
+    Returns the number of iteration slices."""
+    n = 0
+    tid_of_name = {name: tid for tid, name in thread_names.items()}
+    for uuid, tname in iter_tracks.items():
+        tid = tid_of_name.get(tname)
+        if tid is None:
+            error("iterations track %r: no such thread" % tname)
+            continue
+        rs = sorted(by_tid.get(tid, []), key=lambda r: int(r["host_begin_ns"]))
+        begins = {int(r["host_begin_ns"]) for r in rs if r["phase"] == "ITERATION"}
+        ends = {int(r["host_end_ns"]) for r in rs if r["phase"] == "ITERATION"}
+        for b, e, name, _, _, depth in slices.get(uuid, []):
+            n += 1
+            where = "iterations of tid %d at %d" % (tid, b)
+            if depth != 0:
+                error("%s: nested in another" % where)
+            if name not in KINDS:
+                error("%s: named %r, not a kind" % (where, name))
+            if not annotations.get((uuid, b, name), {}).get("iteration", "").startswith("ITERATION/"):
+                error("%s: no iteration annotation" % where)
+            if b not in begins or e not in ends:
+                error("%s: does not begin and end at calls labelled ITERATION" % where)
+            inside = [r for r in rs if int(r["host_begin_ns"]) >= b and int(r["host_end_ns"]) <= e]
+            if not inside or any(r["phase"] != "ITERATION" for r in inside):
+                error("%s: holds calls not labelled ITERATION (or none)" % where)
+    return n
+
+
 def main():
     if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
@@ -260,7 +301,9 @@ def main():
 
     threads = {}  # tid -> uuid
     streams = {}  # stream id -> uuid
-    phase_tracks = {}  # thread name -> uuid
+    phase_tracks = {}  # uuid -> track name
+    iter_tracks = {}  # uuid -> thread name
+    gpu_iter_tracks = {}  # uuid -> track name
     pid = None
     for uuid, td in tracks.items():
         if "process" in td:
@@ -273,6 +316,10 @@ def main():
                 streams[int(name[11:])] = uuid
             elif name.startswith("phases: "):
                 phase_tracks[uuid] = name
+            elif name.startswith("iterations: "):
+                iter_tracks[uuid] = name[len("iterations: "):]
+            elif name.startswith("iterations on the GPU: "):
+                gpu_iter_tracks[uuid] = name
     tid_of_thread_track = {u: t for t, u in threads.items()}
 
     # host slices against the rows
@@ -383,6 +430,12 @@ def main():
                 want = "LAYER/" + r["layer"]
                 if not any(s[0] <= b and s[1] >= e and s[2] == want for s in sl[max(0, i - 64):i]):
                     layers_outside += 1
+    iteration_slices = check_iterations(by_tid, thread_names, iter_tracks, slices, annotations)
+    gpu_iteration_slices = 0
+    for uuid in gpu_iter_tracks:
+        gpu_iteration_slices += len(slices.get(uuid, []))
+        if any(s[5] != 0 for s in slices.get(uuid, [])):
+            error("%s: iteration slices nest" % gpu_iter_tracks[uuid])
     parts = check_embed_head(by_tid, thread_names, phase_tracks, slices, outside_seqs)
     if outside:
         error("%d labelled calls lie in no phase slice of their phase" % outside)
@@ -406,6 +459,8 @@ def main():
     print("flows=%d" % flows_ended)
     print("phase_slices=%d" % phase_slices)
     print("layered_calls=%d" % layered)
+    print("iteration_slices=%d" % iteration_slices)
+    print("gpu_iteration_slices=%d" % gpu_iteration_slices)
     for key, value in zip(("embed_slices", "embed_calls", "head_slices", "head_calls"), parts):
         print("%s=%d" % (key, value))
     print("counters=%d" % counters)

@@ -1189,6 +1189,7 @@ static void parser_cases(void)
          "'chunk_read yes' reads a chunk back as 'readback' does: not with 'readback none'"},
         {"kernel id=a grid=1 name=x\nlayer a\nprompt tokens=1 steps=1\nreadback never\n",
          "line 4: readback: unknown value 'never'"},
+        {"kernel id=a grid=1 name=x\nlayer a\nprompt tokens=4 steps=0 reads=65\n", "line 3: reads=: 65 is over 64"},
     };
     const char *srcdir = getenv("OBS_SRCDIR") ? getenv("OBS_SRCDIR") : ".";
     struct scenario s;

@@ -328,3 +328,59 @@ void html_range_chart(FILE *f, const struct html_range *r, size_t n, const struc
     }
     fputs("</svg>\n", f);
 }
+
+void html_time_chart(FILE *f, const struct html_span *s, size_t n, const struct html_time_opts *o)
+{
+    const double left = 64, right = 16, top = 26, bottom = 34;
+    double w = o->width, h = o->height, pw = w - left - right, ph = h - top - bottom;
+    double xmax = o->xmax, ymax = o->ymax;
+    size_t i, k, ticks = 5;
+    char buf[64];
+
+    if (n > HTML_MAX_SPANS)
+        n = HTML_MAX_SPANS;
+    for (i = 0; i < n; i++) {
+        if (!(o->xmax > 0) && s[i].x1 > xmax)
+            xmax = s[i].x1;
+        if (!(o->ymax > 0) && s[i].y > ymax)
+            ymax = s[i].y;
+    }
+    xmax = o->xmax > 0 ? xmax : html_nice_ceil(xmax);
+    ymax = o->ymax > 0 ? ymax : html_nice_ceil(ymax * 1.05);
+    svg_begin(f, (int)w, (int)h, o->cls, o->run);
+    for (k = 0; k <= ticks; k++) {
+        double v = ymax * (double)k / (double)ticks, y = top + ph - ph * (double)k / (double)ticks;
+        double xv = xmax * (double)k / (double)ticks, x = left + pw * (double)k / (double)ticks;
+        fprintf(f, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", k ? "grid" : "axis",
+                left, y, left + pw, y);
+        fprintf(f, "<text class=\"small\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", left - 6, y + 4,
+                html_num(v, buf, sizeof buf));
+        fprintf(f, "<text class=\"small\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x,
+                top + ph + 16, html_num(xv, buf, sizeof buf));
+    }
+    fprintf(f, "<text class=\"small\" x=\"4\" y=\"%.1f\">", top - 14);
+    html_esc(f, o->y_title ? o->y_title : "");
+    fprintf(f, "</text>\n<text class=\"small\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", left + pw / 2, h - 2);
+    html_esc(f, o->x_title ? o->x_title : "");
+    fputs("</text>\n", f);
+    for (i = 0; i < n; i++) {
+        double x0 = left + pw * (s[i].x0 > 0 ? s[i].x0 : 0) / xmax, x1 = left + pw * s[i].x1 / xmax;
+        double bh = ph * (s[i].y > ymax ? 1.0 : s[i].y > 0 ? s[i].y / ymax : 0);
+        if (x0 > left + pw)
+            x0 = left + pw;
+        if (x1 > left + pw)
+            x1 = left + pw;
+        if (x1 - x0 < 1)
+            x1 = x0 + 1;
+        if (bh < 1)
+            bh = 1; /* something there: visible */
+        fputs("<rect class=\"iter\"", f);
+        if (s[i].tb)
+            html_row_data(f, s[i].tb, s[i].row, o->run);
+        fprintf(f, " x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\">", x0, top + ph - bh, x1 - x0,
+                bh, s[i].fill ? s[i].fill : html_palette(0));
+        tip(f, s[i].tip ? s[i].tip : "");
+        fputs("</rect>\n", f);
+    }
+    fputs("</svg>\n", f);
+}

@@ -87,6 +87,27 @@ struct html_heat_opts {
 };
 void html_heat_map(FILE *f, const double *value, size_t nrows, size_t ncols, const struct html_heat_opts *o);
 
+/* Items over time (a serving loop's iterations): each a bar from x0 to x1
+ * on the time axis (at least a unit wide), of height y, bottom-aligned,
+ * in its fill, with its row's data- attributes and a tooltip. The axes
+ * run from 0 to xmax and ymax (<= 0: from the items). Past
+ * HTML_MAX_SPANS items only the first HTML_MAX_SPANS are drawn. */
+#define HTML_MAX_SPANS 5000
+struct html_span {
+    double x0, x1, y;
+    const char *fill;
+    const char *tip;
+    const struct rtable *tb;
+    size_t row;
+};
+struct html_time_opts {
+    int width, height;
+    double xmax, ymax;
+    const char *x_title, *y_title; /* "ms after the trace's start", "iteration time (ms)" */
+    const char *run, *cls;
+};
+void html_time_chart(FILE *f, const struct html_span *s, size_t n, const struct html_time_opts *o);
+
 /* A legend of coloured squares: names[i] in fills[i]. */
 void html_legend(FILE *f, const char *const *names, const char *const *fills, size_t n);
 

@@ -26,6 +26,7 @@
 struct run {
     const struct obs_trace *t;
     struct report_doc sum, gaps; /* REPORT_KEEP: summary's and gaps' reports */
+    struct report_doc serv;      /* REPORT_KEEP: serving's (serving --json) */
     const char *run;             /* data-run: "a", "b"; NULL for one run */
     const char *name;            /* "A", "B" */
 };
@@ -33,7 +34,9 @@ struct run {
 static const struct rtable *tab(const struct run *r, const char *report)
 {
     const struct rtable *tb = rdoc_kept(&r->sum, report);
-    return tb ? tb : rdoc_kept(&r->gaps, report);
+    if (tb == NULL)
+        tb = rdoc_kept(&r->gaps, report);
+    return tb ? tb : rdoc_kept(&r->serv, report);
 }
 
 static double num(const struct rtable *tb, size_t row, const char *key)
@@ -619,6 +622,184 @@ static int generations_section(FILE *f, const struct run *runs, size_t nruns, in
     return 0;
 }
 
+/* ---- the serving loop ------------------------------------------------------------------------------ */
+
+/* Fills of the iteration kinds (serving --csv's kind). */
+static const char *kind_fill(const char *kind)
+{
+    if (strcmp(kind, "decode") == 0)
+        return "#4e79a7";
+    if (strcmp(kind, "mixed") == 0)
+        return "#f28e2b";
+    if (strcmp(kind, "prompt") == 0)
+        return "#e15759";
+    return "#bab0ac";
+}
+
+#define GAP_BINS 10
+
+/* The host gaps' distribution: GAP_BINS bins of equal width from 0 to
+ * the runs' largest gap (nice), a bar each with its count. */
+static int gap_histogram(FILE *f, const struct rtable *it, double gmax, int width, const char *run)
+{
+    struct html_bar bars[GAP_BINS];
+    struct html_chart_opts o = {width, 0, 0, run, "chart-gaps-serving"};
+    char labels[GAP_BINS][96], texts[GAP_BINS][48], a[32], b[32];
+    size_t counts[GAP_BINS] = {0}, r, k, n = 0;
+    double v;
+    for (r = 0; r < it->nrows; r++)
+        if (html_cell_num(it, r, "gap_ms", &v)) {
+            k = gmax > 0 ? (size_t)(v / gmax * GAP_BINS) : 0;
+            counts[k < GAP_BINS ? k : GAP_BINS - 1]++;
+            n++;
+        }
+    if (n == 0) {
+        note(f, "No host gaps: no session has two iterations.");
+        return 0;
+    }
+    for (k = 0; k < GAP_BINS; k++) {
+        snprintf(labels[k], sizeof labels[k], "%s to %s", html_ms(gmax * (double)k / GAP_BINS, a, sizeof a),
+                 html_ms(gmax * (double)(k + 1) / GAP_BINS, b, sizeof b));
+        snprintf(texts[k], sizeof texts[k], "%zu gap%s", counts[k], counts[k] == 1 ? "" : "s");
+        memset(&bars[k], 0, sizeof bars[k]);
+        bars[k].label = labels[k];
+        bars[k].value_text = texts[k];
+        bars[k].value = (double)counts[k];
+        bars[k].fill = html_palette(2);
+    }
+    html_bar_chart(f, bars, GAP_BINS, &o);
+    return 0;
+}
+
+/* Iterations over time coloured by kind, and the host gaps' distribution;
+ * only when a run has a serving loop (ITERATION ranges). */
+static int serving_section(FILE *f, const struct run *runs, size_t nruns, int width)
+{
+    static const char *const kinds[] = {"decode", "mixed", "prompt", "unknown"};
+    const char *fills[4];
+    double xmax = 0, ymax = 0, gmax = 0, v, b, h;
+    size_t i, r, any = 0;
+    char buf[64], b2[64], b3[64];
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *it = tab(&runs[i], "iterations");
+        for (r = 0; it && r < it->nrows; r++) {
+            any++;
+            b = num(it, r, "begin_ms");
+            h = num(it, r, "host_ms");
+            if (b + h > xmax)
+                xmax = b + h;
+            if (!html_cell_num(it, r, "gpu_ms", &v))
+                v = h;
+            if (v > ymax)
+                ymax = v;
+            if (html_cell_num(it, r, "gap_ms", &v) && v > gmax)
+                gmax = v;
+        }
+    }
+    if (any == 0)
+        return 0;
+    xmax = html_nice_ceil(xmax);
+    ymax = html_nice_ceil(ymax * 1.05);
+    gmax = html_nice_ceil(gmax);
+    for (i = 0; i < 4; i++)
+        fills[i] = kind_fill(kinds[i]);
+    section_begin(f, "serving", "Serving loop: iterations over time, host gaps", nruns);
+    for (i = 0; i < nruns; i++) {
+        const struct rtable *it = tab(&runs[i], "iterations"), *sm = tab(&runs[i], "serving_summary");
+        const struct rtable *bk = tab(&runs[i], "serving_by_kind");
+        struct html_span *sp;
+        struct html_time_opts o;
+        char(*tips)[160];
+        int gpu = 0;
+        run_begin(f, &runs[i], nruns);
+        if (it == NULL || it->nrows == 0) {
+            note(f, "No serving loop: the trace has no ITERATION ranges.");
+            fputs("</div>\n", f);
+            continue;
+        }
+        for (r = 0; r < it->nrows; r++)
+            gpu |= html_cell_num(it, r, "gpu_ms", &v);
+        if (sm && sm->nrows) {
+            fputs("<p class=\"spread\"", f);
+            html_row_data(f, sm, 0, runs[i].run);
+            fprintf(f, ">%.0f iterations in %.0f session%s (%s); host gap before an iteration p50 / p90 / p99: %s / %s / "
+                       "%s, %.1f%% of the wall time",
+                    num(sm, 0, "iterations"), num(sm, 0, "sessions"), num(sm, 0, "sessions") == 1 ? "" : "s",
+                    gpu ? "GPU time where measured" : "host time: no GPU time", html_ms(num(sm, 0, "gap_p50_ms"), buf, sizeof buf),
+                    html_ms(num(sm, 0, "gap_p90_ms"), b2, sizeof b2), html_ms(num(sm, 0, "gap_p99_ms"), b3, sizeof b3),
+                    num(sm, 0, "gap_share_pct"));
+            if (html_cell_num(sm, 0, "gpu_idle_share_pct", &v))
+                fprintf(f, "; GPU idle between iterations %s, %.1f%% of the GPU wall time",
+                        html_ms(num(sm, 0, "gpu_idle_total_ms"), buf, sizeof buf), v);
+            else
+                fputs("; GPU idle between iterations n/a (no GPU time)", f);
+            if (html_cell_num(sm, 0, "tokens_per_s", &v))
+                fprintf(f, "; %.1f tokens/s fed (estimated)", v);
+            if (html_cell_num(sm, 0, "generated_per_s", &v))
+                fprintf(f, ", %.1f generated/s", v);
+            fputs(". No per-request TTFT.</p>\n", f);
+        }
+        if (bk && bk->nrows) {
+            fputs("<p class=\"note\">Iteration time p50 / p90 / p99 by kind:", f);
+            for (r = 0; r < bk->nrows; r++)
+                fprintf(f, "%s %s (%.0f) %s / %s / %s", r ? ";" : "", str(bk, r, "kind"), num(bk, r, "iterations"),
+                        html_ms(num(bk, r, gpu ? "gpu_p50_ms" : "host_p50_ms"), buf, sizeof buf),
+                        html_ms(num(bk, r, gpu ? "gpu_p90_ms" : "host_p90_ms"), b2, sizeof b2),
+                        html_ms(num(bk, r, gpu ? "gpu_p99_ms" : "host_p99_ms"), b3, sizeof b3));
+            fprintf(f, " (%s).</p>\n", gpu ? "GPU spans" : "host spans");
+        }
+        fputs("<h3>Iterations over time</h3>\n", f);
+        html_legend(f, kinds, fills, 4);
+        sp = calloc(it->nrows, sizeof *sp);
+        tips = calloc(it->nrows, sizeof *tips);
+        if (sp == NULL || tips == NULL) {
+            free(sp);
+            free(tips);
+            return -1;
+        }
+        for (r = 0; r < it->nrows; r++) {
+            sp[r].x0 = num(it, r, "begin_ms");
+            sp[r].x1 = sp[r].x0 + num(it, r, "host_ms");
+            if (!html_cell_num(it, r, "gpu_ms", &sp[r].y))
+                sp[r].y = num(it, r, "host_ms");
+            sp[r].fill = kind_fill(str(it, r, "kind"));
+            snprintf(tips[r], sizeof tips[r], "generation %.0f, ITERATION/%.0f: %s, host %s%s%s", num(it, r, "generation"),
+                     num(it, r, "iteration"), str(it, r, "kind"), html_ms(num(it, r, "host_ms"), buf, sizeof buf),
+                     html_cell_num(it, r, "gpu_ms", &v) ? ", GPU " : "",
+                     html_cell_num(it, r, "gpu_ms", &v) ? html_ms(v, b2, sizeof b2) : "");
+            sp[r].tip = tips[r];
+            sp[r].tb = it;
+            sp[r].row = r;
+        }
+        memset(&o, 0, sizeof o);
+        o.width = width;
+        o.height = 240;
+        o.xmax = xmax;
+        o.ymax = ymax;
+        o.x_title = "ms after the trace's start (each bar: an iteration's host span)";
+        o.y_title = gpu ? "iteration time (ms; GPU span where measured, else host span)" : "iteration time (ms, host span)";
+        o.run = runs[i].run;
+        o.cls = "chart-iterations";
+        html_time_chart(f, sp, it->nrows, &o);
+        free(sp);
+        free(tips);
+        if (it->nrows > HTML_MAX_SPANS)
+            fprintf(f, "<p class=\"note\">The first %d of %zu iterations are drawn.</p>\n", HTML_MAX_SPANS, it->nrows);
+        note(f, "Kinds from the stream (estimated): decode, every sequence fed one token (tokens = sampled "
+                "sequences); prompt, more tokens than sequences and none decoding; mixed, more tokens while sequences "
+                "may decode. docs/serving.md.");
+        fputs("<h3>Host gaps before the iterations</h3>\n", f);
+        if (gap_histogram(f, it, gmax, width, runs[i].run) != 0)
+            return -1;
+        for (r = 0; sm && r < sm->nnotes; r++)
+            note(f, sm->notes[r]);
+        details_table(f, it, "Iterations");
+        fputs("</div>\n", f);
+    }
+    section_end(f);
+    return 0;
+}
+
 /* ---- kernels ------------------------------------------------------------------------------------ */
 
 static int kernels_section(FILE *f, const struct run *runs, size_t nruns, int width)
@@ -1087,8 +1268,10 @@ int report_html(FILE *f, struct obs_trace *const *t, size_t nruns, const struct 
         runs[i].name = i ? "B" : "A";
         rdoc_begin(&runs[i].sum, NULL, REPORT_KEEP);
         rdoc_begin(&runs[i].gaps, NULL, REPORT_KEEP);
+        rdoc_begin(&runs[i].serv, NULL, REPORT_KEEP);
         if (report_summary(t[i], NULL, &runs[i].sum) != 0 || rdoc_end(&runs[i].sum) != 0 ||
-            report_gaps(t[i], NULL, &runs[i].gaps) != 0 || rdoc_end(&runs[i].gaps) != 0)
+            report_gaps(t[i], NULL, &runs[i].gaps) != 0 || rdoc_end(&runs[i].gaps) != 0 ||
+            report_serving(t[i], NULL, &runs[i].serv) != 0 || rdoc_end(&runs[i].serv) != 0)
             goto done;
     }
     if (nruns > 1 && (report_compare(t[0], t[1], &cmp) != 0 || rdoc_end(&cmp) != 0))
@@ -1113,7 +1296,7 @@ int report_html(FILE *f, struct obs_trace *const *t, size_t nruns, const struct 
     if (nruns > 1)
         compare_section(f, &cmp);
     if (phases_section(f, runs, nruns, width) != 0 || layers_section(f, runs, nruns, width) != 0 ||
-        generations_section(f, runs, nruns, width) != 0 ||
+        generations_section(f, runs, nruns, width) != 0 || serving_section(f, runs, nruns, width) != 0 ||
         kernels_section(f, runs, nruns, width) != 0 || gaps_section(f, runs, nruns, width) != 0 ||
         copies_section(f, runs, nruns, width) != 0 || apis_section(f, runs, nruns, width) != 0 ||
         timeline_section(f, runs, nruns, width, o) != 0)
@@ -1131,6 +1314,7 @@ done:
     for (i = 0; i < nruns; i++) {
         rdoc_free(&runs[i].sum);
         rdoc_free(&runs[i].gaps);
+        rdoc_free(&runs[i].serv);
     }
     rdoc_free(&cmp);
     if (rc != 0 && errno == 0)

@@ -24,7 +24,7 @@ enum report_format { REPORT_TABLE, REPORT_CSV, REPORT_JSON, REPORT_KEEP };
 /* Column types. RT_REAL prints with the column's decimals in every format. */
 enum rt_type { RT_TEXT, RT_UINT, RT_INT, RT_REAL };
 
-#define RT_MAX_COLS 16
+#define RT_MAX_COLS 32
 
 struct rt_col {
     const char *head; /* table format header: "Total Time (ns)" */

@@ -1,4 +1,5 @@
-/* obs-report: the reports behind summary --format, gaps, top and compare.
+/* obs-report: the reports behind summary --format, gaps, top, compare and
+ * serving --json.
  * Each builds rtables (report_table.h) and prints them in the document's
  * format. Definitions of every column: docs/reports.md. All return 0, or
  * -1 with errno set (out of memory, a write error). */
@@ -24,6 +25,10 @@ int report_top(const struct obs_trace *t, const struct obs_call_filter *f, size_
 
 /* compare A B: metrics, kernels, only_in_a, only_in_b, phases. */
 int report_compare(const struct obs_trace *a, const struct obs_trace *b, struct report_doc *d);
+
+/* serving: serving_summary, serving_by_kind, iterations (trace_serving.h;
+ * opt may be NULL). */
+int report_serving(const struct obs_trace *t, const struct obs_serving_options *opt, struct report_doc *d);
 
 /* The "trace" section the csv/json documents start with: file, pid,
  * duration, calls, the selection and the time bases. */

@@ -87,6 +87,13 @@ static const char schema_sql[] =
     " firstToken TEXT NOT NULL, ttftMs REAL, tokensPerS REAL, stepsPerS REAL, sequences INTEGER, itlMs REAL,"
     " decodeSteps INTEGER NOT NULL, timeBase TEXT NOT NULL, prefillMs REAL, firstDecodeMs REAL, steadyMs REAL,"
     " inBest INTEGER NOT NULL, ttftTo TEXT NOT NULL);\n"
+    "CREATE TABLE OBS_ITERATIONS (globalTid INTEGER, tid INTEGER NOT NULL, generation INTEGER NOT NULL,"
+    " iteration INTEGER NOT NULL, kind TEXT NOT NULL, kindFrom TEXT NOT NULL, source TEXT NOT NULL, step INTEGER,"
+    " start INTEGER NOT NULL, end INTEGER NOT NULL, gpuStart INTEGER, gpuEnd INTEGER, gapNs INTEGER,"
+    " gpuIdleNs INTEGER, calls INTEGER NOT NULL, launches INTEGER NOT NULL, kernels INTEGER NOT NULL,"
+    " inputCopies INTEGER NOT NULL, inputBytes INTEGER NOT NULL, firstInputBytes INTEGER NOT NULL, tokens INTEGER,"
+    " tokensFrom TEXT NOT NULL, readBytes INTEGER NOT NULL, sequences INTEGER, firstBlocks INTEGER NOT NULL,"
+    " firstSeq INTEGER NOT NULL, lastSeq INTEGER NOT NULL);\n"
     "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
     " rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,"
     " textId INTEGER REFERENCES StringIds(id), domainId INTEGER, phase TEXT, step INTEGER,"
@@ -876,6 +883,69 @@ static int write_generations(struct exporter *x)
     return ok ? 0 : db_fail(x, "OBS_GENERATIONS");
 }
 
+/* OBS_ITERATIONS: obs-report serving --csv's rows (trace_serving.h), the
+ * ITERATION ranges' iterations. */
+static void bind_u64_or_null(sqlite3_stmt *st, int col, int defined, uint64_t v)
+{
+    if (defined)
+        sqlite3_bind_int64(st, col, (sqlite3_int64)v);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static int write_iterations(struct exporter *x)
+{
+    struct obs_serving_stats s;
+    sqlite3_stmt *st = NULL;
+    size_t i;
+    int ok = 1;
+    if (!obs_trace_has_iterations(x->t))
+        return 0;
+    if (obs_serving_compute(x->t, NULL, &s) != 0)
+        return fail(x, "out of memory");
+    if (sqlite3_prepare_v2(x->db, "INSERT INTO OBS_ITERATIONS VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        obs_serving_free(&s);
+        return db_fail(x, "prepare");
+    }
+    for (i = 0; i < s.nrows && ok; i++) {
+        const struct obs_iteration_row *r = &s.rows[i];
+        sqlite3_bind_int64(st, 1, thread_gtid(x, r->thread_index));
+        sqlite3_bind_int64(st, 2, r->thread);
+        sqlite3_bind_int64(st, 3, r->generation);
+        sqlite3_bind_int64(st, 4, r->iteration);
+        sqlite3_bind_text(st, 5, obs_iteration_kind_name(r->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, r->kind_from, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 7, obs_iteration_source_name(r->source), -1, SQLITE_STATIC);
+        bind_u64_or_null(st, 8, r->step != UINT32_MAX, r->step);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)r->host_begin);
+        sqlite3_bind_int64(st, 10, (sqlite3_int64)r->host_end);
+        bind_u64_or_null(st, 11, r->gpu_timed, r->gpu_begin);
+        bind_u64_or_null(st, 12, r->gpu_timed, r->gpu_end);
+        bind_u64_or_null(st, 13, r->has_gap, r->gap_ns);
+        bind_u64_or_null(st, 14, r->has_gpu_idle, r->gpu_idle_ns);
+        sqlite3_bind_int64(st, 15, (sqlite3_int64)r->calls);
+        sqlite3_bind_int64(st, 16, (sqlite3_int64)r->launches);
+        sqlite3_bind_int64(st, 17, (sqlite3_int64)r->kernels);
+        sqlite3_bind_int64(st, 18, (sqlite3_int64)r->input_copies);
+        sqlite3_bind_int64(st, 19, (sqlite3_int64)r->input_bytes);
+        sqlite3_bind_int64(st, 20, (sqlite3_int64)r->first_input_bytes);
+        bind_u64_or_null(st, 21, r->has_tokens, r->tokens);
+        sqlite3_bind_text(st, 22, r->tokens_from, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 23, (sqlite3_int64)r->read_bytes);
+        bind_u64_or_null(st, 24, r->has_sequences, r->sequences);
+        sqlite3_bind_int64(st, 25, (sqlite3_int64)r->first_blocks);
+        sqlite3_bind_int64(st, 26, (sqlite3_int64)r->first_seq);
+        sqlite3_bind_int64(st, 27, (sqlite3_int64)r->last_seq);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    x->n->iterations = s.nrows;
+    obs_serving_free(&s);
+    return ok ? 0 : db_fail(x, "OBS_ITERATIONS");
+}
+
 /* NVTX_EVENTS and a slice per range; slice id = range index = rangeId. */
 static int write_phases(struct exporter *x)
 {
@@ -1209,7 +1279,7 @@ int obs_sqlite_export(const struct obs_trace *t, const char *path, struct obs_sq
     if (exec(&x, pragmas) != 0 || exec(&x, schema_sql) != 0 || prepare(&x) != 0 || exec(&x, "BEGIN") != 0)
         goto out;
     if (intern_names(&x) != 0 || write_enums(&x) != 0 || write_process(&x) != 0 || write_meta(&x) != 0 ||
-        write_graphs(&x) != 0 || write_phases(&x) != 0 || write_generations(&x) != 0 ||
+        write_graphs(&x) != 0 || write_phases(&x) != 0 || write_generations(&x) != 0 || write_iterations(&x) != 0 ||
         write_gpu_ranges(&x) != 0)
         goto out;
     for (i = 0; i < t->ncalls; obs_progress_tick(++i, t->ncalls))

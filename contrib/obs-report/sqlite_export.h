@@ -12,7 +12,7 @@
 
 /* Row counts of an export, for the caller's report line and the tests. */
 struct obs_sqlite_counts {
-    uint64_t runtime, kernels, memcpys, memsets, graphs, ranges, slices, strings;
+    uint64_t runtime, kernels, memcpys, memsets, graphs, ranges, slices, strings, iterations;
 };
 
 /* Write t into a new database at path: a file that does not exist or is

@@ -5,8 +5,9 @@
  * JSON, Perfetto protobuf: trace_csv.h, trace_json.h, trace_perfetto.h,
  * with trace_outbuf.h, trace_phase_slices.h, protobuf_wire.h; zlib:
  * trace_deflate.h; progress for a watcher: trace_progress.h); the reports
- * (summary, phases and TTFT, queries and statistics, suggested phase rules:
- * trace_summary.h, trace_phases.h, trace_layers.h, trace_layer_parts.h,
+ * (summary, phases and TTFT, the serving view, queries and statistics,
+ * suggested phase rules: trace_summary.h, trace_phases.h, trace_serving.h,
+ * trace_layers.h, trace_layer_parts.h,
  * trace_query.h, trace_stats.h,
  * trace_suggest.h); what the shim does with a finished trace
  * (trace_postprocess.h) and how it creates files without following links
@@ -32,6 +33,7 @@
 #include "trace_progress.h"
 #include "trace_query.h"
 #include "trace_reader.h"
+#include "trace_serving.h"
 #include "trace_stats.h"
 #include "trace_suggest.h"
 #include "trace_summary.h"

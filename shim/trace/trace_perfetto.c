@@ -12,6 +12,7 @@
 #include "trace_phase_slices.h"
 #include "trace_progress.h"
 #include "trace_run_pipe.h"
+#include "trace_serving.h"
 
 /* Field numbers (protos/perfetto/trace/...). */
 enum {
@@ -80,6 +81,8 @@ enum { CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6, CLOCK_SEQ_INCREMENTAL = 64
 #define UUID_STREAM(i) ((2ull << 32) + (i))
 #define UUID_PHASES(i) ((3ull << 32) + (i))
 #define UUID_LOST (4ull << 32)
+#define UUID_ITERS(i) ((5ull << 32) + (i))
+#define UUID_ITERS_GPU(i) ((6ull << 32) + (i))
 
 #define NAME_MAX_BYTES OBS_OUTBUF_MAX_STRING
 #define PACKET_MAX (NAME_MAX_BYTES + 256)
@@ -97,8 +100,9 @@ struct pf {
     struct obs_outbuf ob;
     struct obs_perfetto_counts n;
     uint8_t *pkt, *msg, *sub;  /* packet, nested message and its part: PACKET_MAX each */
-    char *node_layers;         /* the next BEGIN's node_layers annotation (a graph launch's), or NULL */
-    size_t node_layers_len;
+    const char *annot_name;    /* the next BEGIN's debug annotation: node_layers (a graph launch's), iteration */
+    char *annot;               /* its string value, or NULL */
+    size_t annot_len;
     uint8_t *interned;         /* per name key: interned on the current sequence */
     size_t nkeys;
     const char **phase_names;  /* distinct phase slice names, by key - phase_key0 */
@@ -110,6 +114,8 @@ struct pf {
     uint8_t *run, *zrun;       /* compress: packets not yet written, and room to deflate them */
     size_t run_len;
     struct obs_run_pipe *pipe; /* opt->threaded: runs deflated and written on a thread (owns run) */
+    const struct obs_serving_stats *serving; /* the iterations (trace_serving.h) */
+    size_t kind_keys[OBS_ITER_KINDS];        /* their slices' names: the kinds */
 };
 
 /* Name keys: 1 .. nkernels-1 kernels, then the APIs, then phase names. */
@@ -261,11 +267,11 @@ static void put_event(struct pf *w, struct pf_seq *s, uint64_t ts, size_t name_k
     m = pb_uint(w->msg, F_TE_TYPE, name_key != SIZE_MAX ? TYPE_SLICE_BEGIN : TYPE_SLICE_END);
     if (name_key != SIZE_MAX)
         m = pb_uint(m, F_TE_NAME_IID, name_key + 1);
-    if (name_key != SIZE_MAX && w->node_layers != NULL) {
-        uint8_t *q = pb_bytes(w->sub, F_DA_NAME, "node_layers", 11);
-        q = pb_bytes(q, F_DA_STRING_VALUE, w->node_layers, w->node_layers_len);
+    if (name_key != SIZE_MAX && w->annot != NULL) {
+        uint8_t *q = pb_bytes(w->sub, F_DA_NAME, w->annot_name, strlen(w->annot_name));
+        q = pb_bytes(q, F_DA_STRING_VALUE, w->annot, w->annot_len);
         m = pb_bytes(m, F_TE_DEBUG_ANNOTATIONS, w->sub, (size_t)(q - w->sub));
-        w->node_layers = NULL;
+        w->annot = NULL;
     }
     if (flow)
         m = pb_uint(m, F_TE_FLOW_IDS_OLD, flow);
@@ -346,7 +352,7 @@ static const char *thread_label(const struct obs_thread *th, char *buf, size_t l
 /* The trace clock (CLOCK_MONOTONIC, BOOTTIME read as the same) and the
  * descriptors of the process, threads, streams, phase tracks and counter. */
 static void put_tracks(struct pf *w, const uint32_t *streams, size_t nstreams, const uint8_t *has_phases,
-                       int lost)
+                       const uint8_t *has_iters, int lost)
 {
     const struct obs_trace *t = w->t;
     const char *exe = obs_trace_meta(t, "exe"), *cmdline = obs_trace_meta(t, "cmdline");
@@ -381,6 +387,14 @@ static void put_tracks(struct pf *w, const uint32_t *streams, size_t nstreams, c
         if (has_phases[i]) {
             snprintf(name, sizeof name, "phases: %.4000s", tn);
             put_descriptor(w, UUID_PHASES(i), UUID_PROCESS, name, NULL, 0, 0);
+        }
+        if (has_iters[i] & 1) {
+            snprintf(name, sizeof name, "iterations: %.4000s", tn);
+            put_descriptor(w, UUID_ITERS(i), UUID_PROCESS, name, NULL, 0, 0);
+        }
+        if (has_iters[i] & 2) {
+            snprintf(name, sizeof name, "iterations on the GPU: %.4000s", tn);
+            put_descriptor(w, UUID_ITERS_GPU(i), UUID_PROCESS, name, NULL, 0, 0);
         }
     }
     for (i = 0; i < nstreams; i++) {
@@ -471,7 +485,7 @@ static void graph_node_layers(struct pf *w, const struct obs_call *c)
     const struct obs_graph *g = c->kind == OBS_KIND_GRAPH ? obs_call_graph(w->t, c) : NULL;
     char *buf = (char *)w->sub + PACKET_MAX - NODE_LAYERS_MAX; /* the sub buffer's tail: free until put_event */
     size_t i = 0, j, len = 0;
-    w->node_layers = NULL;
+    w->annot = NULL;
     if (g == NULL || g->layers == 0)
         return;
     while (i < g->nnodes) {
@@ -489,8 +503,9 @@ static void graph_node_layers(struct pf *w, const struct obs_call *c)
         len += (size_t)n;
         i = j;
     }
-    w->node_layers = buf;
-    w->node_layers_len = len;
+    w->annot_name = "node_layers";
+    w->annot = buf;
+    w->annot_len = len;
 }
 
 static int put_host_slices(struct pf *w)
@@ -670,6 +685,58 @@ static int put_phase_slices(struct pf *w, const struct obs_phase_slice *sl, size
     return rc;
 }
 
+/* The serving loop's iterations (trace_serving.h): per thread a track of
+ * one slice per iteration over its host span, named after its kind (the UI
+ * colours slices by name), with an "iteration" annotation (its number,
+ * generation, tokens and sequences, gap); where they have GPU spans, a
+ * track of those too. gpu: which of the two. */
+static int put_iteration_slices(struct pf *w, int gpu)
+{
+    const struct obs_serving_stats *sv = w->serving;
+    const struct obs_trace *t = w->t;
+    struct nest nest = {0};
+    struct pf_seq s = {0, 0, 0, 0};
+    uint32_t thread = OBS_NONE;
+    char text[160];
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < sv->nrows && rc == 0; i++) {
+        const struct obs_iteration_row *r = &sv->rows[i];
+        uint64_t b = gpu ? r->gpu_begin : r->host_begin, e = gpu ? r->gpu_end : r->host_end;
+        int n;
+        if (gpu && !r->gpu_timed)
+            continue;
+        if (r->thread_index != thread) {
+            if (thread != OBS_NONE)
+                nest_close_all(w, &s, &nest);
+            thread = r->thread_index;
+            s = (struct pf_seq){(uint32_t)(2 + (gpu ? 3 : 2) * t->nthreads + w->nstreams + thread),
+                                gpu ? UUID_ITERS_GPU(thread) : UUID_ITERS(thread), 0, 0};
+            nest.depth = 0;
+        }
+        n = snprintf(text, sizeof text, "ITERATION/%u generation=%u kind=%s tokens=", r->iteration, r->generation,
+                     obs_iteration_kind_name(r->kind));
+        if (r->has_tokens)
+            n += snprintf(text + n, sizeof text - (size_t)n, "%llu", (unsigned long long)r->tokens);
+        n += snprintf(text + n, sizeof text - (size_t)n, " sequences=");
+        if (r->has_sequences)
+            n += snprintf(text + n, sizeof text - (size_t)n, "%llu", (unsigned long long)r->sequences);
+        if (r->has_gap)
+            n += snprintf(text + n, sizeof text - (size_t)n, " gap_ns=%llu", (unsigned long long)r->gap_ns);
+        rc = nest_open(w, &s, &nest, b, &e);
+        w->annot_name = "iteration";
+        w->annot = text;
+        w->annot_len = n > 0 && (size_t)n < sizeof text ? (size_t)n : strlen(text);
+        put_event(w, &s, b, w->kind_keys[r->kind < OBS_ITER_KINDS ? r->kind : OBS_ITER_UNKNOWN], 0, 0);
+        w->n.iteration_slices++;
+    }
+    if (thread != OBS_NONE)
+        nest_close_all(w, &s, &nest);
+    free(nest.end);
+    return rc;
+}
+
 static int cmp_lost_time(const void *a, const void *b)
 {
     const struct obs_lost *x = a, *y = b;
@@ -753,9 +820,11 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
     static const struct obs_perfetto_options plain = {NULL};
     struct pf w;
     struct obs_phase_slice *sl = NULL;
+    struct obs_serving_stats serving;
     size_t nsl = 0, nstreams = 0, i, *keys = NULL, *rkeys = NULL, nr = t->ngpu ? 0 : t->nrange_spans;
     uint32_t *streams = NULL;
-    uint8_t *has_phases = NULL;
+    uint8_t *has_phases = NULL, *has_iters = NULL;
+    int have_serving = 0;
     int rc = -1, saved;
 
     memset(&w, 0, sizeof w);
@@ -768,13 +837,22 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
     streams = gpu_streams(t, &nstreams);
     sl = obs_phase_slices(t, &nsl);
     has_phases = calloc(t->nthreads + 1, 1);
+    has_iters = calloc(t->nthreads + 1, 1);
     keys = malloc((nsl + 1) * sizeof *keys);
     rkeys = malloc((nr + 1) * sizeof *rkeys);
-    w.phase_names = malloc((nsl + nr + 1) * sizeof *w.phase_names);
-    w.phase_name_owned = calloc(nsl + nr + 1, 1);
-    if (w.pkt == NULL || streams == NULL || sl == NULL || has_phases == NULL || keys == NULL || rkeys == NULL ||
-        w.phase_names == NULL || w.phase_name_owned == NULL)
+    w.phase_names = malloc((nsl + nr + OBS_ITER_KINDS + 1) * sizeof *w.phase_names);
+    w.phase_name_owned = calloc(nsl + nr + OBS_ITER_KINDS + 1, 1);
+    if (w.pkt == NULL || streams == NULL || sl == NULL || has_phases == NULL || has_iters == NULL || keys == NULL ||
+        rkeys == NULL || w.phase_names == NULL || w.phase_name_owned == NULL)
         goto out;
+    if (obs_trace_has_iterations(t)) {
+        if (obs_serving_compute(t, NULL, &serving) != 0)
+            goto out;
+        have_serving = 1;
+        w.serving = &serving;
+        for (i = 0; i < serving.nrows; i++)
+            has_iters[serving.rows[i].thread_index] |= (uint8_t)(1 | (serving.rows[i].gpu_timed ? 2 : 0));
+    }
     if (w.opt->compress) {
         w.zrun = malloc(OBS_PERFETTO_RUN_BYTES + 1024);
         if (w.zrun == NULL)
@@ -792,8 +870,8 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
     w.phase_key0 = t->nkernels + OBS_API_COUNT + 1;
     {
         struct name_set set;
-        size_t slots = 16, k = 0;
-        while (slots < 2 * (nsl + nr + 1))
+        size_t slots = 16, k = 0, j;
+        while (slots < 2 * (nsl + nr + OBS_ITER_KINDS + 1))
             slots *= 2;
         set.mask = slots - 1;
         set.slot = calloc(slots, sizeof *set.slot);
@@ -814,17 +892,24 @@ int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_p
             if (rkeys[k] == SIZE_MAX)
                 break;
         }
+        for (j = 0; i == nsl && k == nr && j < OBS_ITER_KINDS; j++)
+            w.kind_keys[j] = phase_name_key(&w, &set, obs_iteration_kind_name((unsigned)j), 0);
         free(set.slot);
         if (i < nsl || k < nr)
             goto out;
+        for (j = 0; j < OBS_ITER_KINDS; j++)
+            if (w.kind_keys[j] == SIZE_MAX)
+                goto out;
     }
     w.nkeys = w.phase_key0 + w.nphase_names;
     w.interned = malloc(w.nkeys + 1);
     if (w.interned == NULL)
         goto out;
-    put_tracks(&w, streams, nstreams, has_phases, t->nlost > 0);
+    put_tracks(&w, streams, nstreams, has_phases, has_iters, t->nlost > 0);
     if (put_host_slices(&w) != 0 || put_gpu_slices(&w, nstreams) != 0 || put_range_slices(&w, rkeys) != 0 ||
-        put_phase_slices(&w, sl, nsl, keys) != 0 || put_lost_counter(&w) != 0)
+        put_phase_slices(&w, sl, nsl, keys) != 0 ||
+        (have_serving && (put_iteration_slices(&w, 0) != 0 || put_iteration_slices(&w, 1) != 0)) ||
+        put_lost_counter(&w) != 0)
         goto out;
     if (w.run)
         flush_run(&w);
@@ -853,6 +938,9 @@ out:
     free(keys);
     free(rkeys);
     free(has_phases);
+    free(has_iters);
+    if (have_serving)
+        obs_serving_free(&serving);
     free(sl);
     free(streams);
     return rc;

@@ -18,6 +18,11 @@
  *     the device slice: the varint forms, 5 bytes where flow_ids takes 10;
  *     id = the call's seq + 1);
  *   - phase slices as the JSON draws them (trace_phase_slices.h);
+ *   - a serving loop's iterations (trace_serving.h): per thread with
+ *     ITERATION ranges an "iterations: <thread>" track, one slice per
+ *     iteration over its host span named after its kind (decode, mixed,
+ *     prompt, unknown) with an "iteration" annotation, and where they have
+ *     GPU spans an "iterations on the GPU: <thread>" track of those;
  *   - timestamps: CLOCK_MONOTONIC ns, declared as the trace's clock.
  * Field numbers are Perfetto's own (protos/perfetto/trace/); tests decode
  * the output with protoc against those messages (tests/perfetto/). */
@@ -34,7 +39,7 @@
 struct obs_perfetto_counts {
     uint64_t packets, bytes; /* packets before compression; bytes written */
     uint64_t compressed_runs;
-    uint64_t host_slices, gpu_slices, flows, phase_slices, counter_events;
+    uint64_t host_slices, gpu_slices, flows, phase_slices, counter_events, iteration_slices;
     uint64_t tracks;
 };
 

@@ -2,6 +2,8 @@
  * arrays indexed by range, phase key and generation; nothing per call. */
 #include "trace_phases.h"
 
+#include "trace_serving.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,17 @@ static size_t find_u32(const uint32_t *v, size_t n, uint32_t x)
  * none of its own. */
 #define PREFILL_MARK (UINT32_MAX - 1)
 
+/* Whether range r is a serving loop's iteration or inside one (an
+ * ITERATION/k range numbers iterations, not decode steps). */
+static int in_iteration(const struct obs_trace *t, uint32_t r)
+{
+    uint32_t depth = 0;
+    for (; r != OBS_NONE && r < t->nphases && depth <= 256; r = t->phases[r].parent, depth++)
+        if (strcmp(t->phases[r].phase, OBS_SERVING_PHASE) == 0)
+            return 1;
+    return 0;
+}
+
 /* [begin, end) span accumulator. */
 struct span {
     uint64_t b, e;
@@ -152,7 +165,7 @@ struct range_acc {
     uint32_t gen;     /* index into phase_work.gens */
     uint32_t key;     /* index into phase_work.keys */
     uint32_t cell;    /* index into phase_work.cells */
-    uint32_t step;    /* obs_phase_step, or PREFILL_MARK for a PREFILL range */
+    uint32_t step;    /* obs_phase_step, or PREFILL_MARK for a PREFILL range; UINT32_MAX in an ITERATION */
     uint64_t calls;   /* calls it labels itself */
     struct span span; /* of those calls, in the time base */
 };
@@ -181,6 +194,7 @@ struct gen_acc {
     int has_forward;
     size_t fwd_first, fwd_last, fwd_end;
     uint64_t fwd_max_kernels;
+    int serving; /* it holds a serving loop's ITERATION ranges */
 };
 
 #define NO_CALL SIZE_MAX
@@ -240,7 +254,9 @@ static int index_ranges(struct phase_work *w)
         struct range_acc *r = &w->ranges[i];
         r->gen = (uint32_t)find_u64(w->gens, w->ngen, range_gen_id(&t->phases[i]));
         r->key = (uint32_t)find_u32(w->keys, w->nkey, t->phases[i].phase_id);
-        r->step = strcmp(t->phases[i].phase, "PREFILL") == 0 ? PREFILL_MARK : obs_phase_step(t, (uint32_t)i);
+        r->step = strcmp(t->phases[i].phase, "PREFILL") == 0 ? PREFILL_MARK
+                  : in_iteration(t, (uint32_t)i)                 ? UINT32_MAX
+                                                                 : obs_phase_step(t, (uint32_t)i);
         r->calls = 0;
         r->span = span_empty;
         w->cells[i] = (uint64_t)r->gen << 32 | r->key;
@@ -723,7 +739,9 @@ static int count_decode_steps(struct phase_work *w, struct obs_phase_stats *s)
         return -1;
     for (i = 0; i < t->nphases; i++) {
         uint32_t step = obs_phase_step(t, (uint32_t)i);
-        if (w->ranges[i].calls && step != UINT32_MAX)
+        if (w->ranges[i].calls && in_iteration(t, (uint32_t)i))
+            w->gen[w->ranges[i].gen].serving = 1;
+        else if (w->ranges[i].calls && step != UINT32_MAX)
             steps[n++] = (uint64_t)w->ranges[i].gen << 32 | step;
     }
     qsort(steps, n, sizeof *steps, cmp_u64);
@@ -844,6 +862,14 @@ static void finish_generations(struct phase_work *w, struct obs_phase_stats *s)
         gr->first_token = "step0";
         gr->ttft_to = OBS_TTFT_TO_STEP0;
         gr->sequences = 1;
+        if (w->gen[i].serving) {
+            /* a serving loop's batch, not a request: no TTFT, no steps (trace_serving.h) */
+            gr->serving = 1;
+            gr->first_token = OBS_FIRST_TOKEN_SERVING;
+            gr->ttft_to = OBS_TTFT_TO_SERVING;
+            s->gens[s->ngens++] = *gr;
+            continue;
+        }
         if (w->gen[i].prompt_read_end != 0)
             generation_rates_token(gr, &w->gen[i], s->gpu_time);
         else if (s->gpu_time)
@@ -874,7 +900,8 @@ static void choose_bests(struct obs_phase_stats *s)
             best_n++;
     for (i = 0; i < s->ngens; i++) {
         struct obs_generation_row *gr = &s->gens[i];
-        gr->in_best = best_n ? gr->decode_steps >= 2 : 1;
+        gr->in_best = gr->serving ? 0 : best_n ? gr->decode_steps >= 2 : 1;
+        s->serving_gens += gr->serving;
         if (!gr->in_best)
             continue;
         s->best_over++;

@@ -92,6 +92,12 @@ struct obs_phase_row {
 #define OBS_TTFT_TO_FORWARD_DEVICE "forward-end (device)"
 #define OBS_TTFT_TO_FORWARD_DELIMITER "forward-end (next delimiter)"
 #define OBS_TTFT_TO_STEP0 "step0-end"
+/* A serving loop's generation (its calls are ITERATION/k ranges, one per
+ * forward over a changing batch): its first_token and ttft_to; no TTFT,
+ * steps or rates (a request's first token is not in the stream unless the
+ * program marks its requests; the iterations: trace_serving.h). */
+#define OBS_FIRST_TOKEN_SERVING "serving"
+#define OBS_TTFT_TO_SERVING "none (serving)"
 
 struct obs_generation_row {
     uint32_t generation;
@@ -105,7 +111,8 @@ struct obs_generation_row {
     int ttft_defined, tokens_defined, steps_defined;
     double ttft_ms, tokens_per_s, steps_per_s, itl_ms;
     uint32_t sequences; /* per decode step ("prefill": by the read sizes; else 1) */
-    int in_best; /* counted for best_* (generations with >= 2 decode steps, if any) */
+    int in_best; /* counted for best_* (generations with >= 2 decode steps, if any; never a serving one) */
+    int serving; /* a serving loop's iterations (first_token OBS_FIRST_TOKEN_SERVING) */
 };
 
 /* One decode step of a generation: the span from the first begin to the
@@ -138,6 +145,7 @@ struct obs_phase_stats {
     double best_ttft_ms, best_tokens_per_s;
     uint32_t best_ttft_generation, best_tokens_generation;
     size_t best_over; /* generations counted for the bests */
+    size_t serving_gens; /* generations of serving loops (not counted) */
     size_t unbounded_steps; /* host time: generations whose steps no delimiter bounds (tokens/s n/a; TTFT too
                                where it ends at step 0) */
     size_t unbounded_forwards; /* host time: "forward-end" generations whose prompt's forward no delimiter

@@ -3,6 +3,7 @@
  * under the header, the name last and left-aligned. */
 #include "trace_summary.h"
 #include "trace_phases.h"
+#include "trace_serving.h"
 #include "trace_query.h"
 #include "trace_stats.h"
 
@@ -777,7 +778,7 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     struct obs_phase_stats s;
     struct table tb;
     const char *base;
-    size_t i;
+    size_t i, serving = 0;
     int one_step = 0, multithread;
 
     if (t->nphases == 0) {
@@ -839,8 +840,9 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     for (i = 0; i < s.ngens; i++) {
         const struct obs_generation_row *g = &s.gens[i];
         char seqs[16];
-        if (!g->tokens_defined && g->decode_steps < 2 && g->first_token[0] == 's')
+        if (!g->tokens_defined && g->decode_steps < 2 && strcmp(g->first_token, "step0") == 0)
             one_step = 1;
+        serving += g->serving;
         snprintf(seqs, sizeof seqs, "%u", g->sequences);
         table_row(&tb, generation_label(multithread, g), g->has_prefill ? ms3(g->prefill_ns) : "-",
                   g->has_first_decode ? ms3(g->first_decode_ns) : "-", g->ttft_defined ? f3s(g->ttft_ms) : "-",
@@ -852,6 +854,11 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     table_free(&tb);
     if (one_step)
         fprintf(out, " (n/a: a generation with fewer than two decode steps has no steady tokens/s)\n");
+    if (serving)
+        fprintf(out, " (first token 'serving': %zu generation%s of a serving loop, one ITERATION/k range per forward "
+                     "over a changing batch: no per-request TTFT, steps or tokens/s here, and not counted in the "
+                     "bests; the serving section below and obs-report serving have its iterations)\n",
+                serving, serving == 1 ? "" : "s");
     fprintf(out, "Best TTFT: ");
     if (s.has_best_ttft)
         fprintf(out, "%.3f ms (generation %u)", s.best_ttft_ms, s.best_ttft_generation);
@@ -863,7 +870,7 @@ static int print_phases(const struct obs_trace *t, FILE *out)
     else
         fprintf(out, "n/a");
     fprintf(out, "; over %zu generation%s%s\n", s.best_over, s.best_over == 1 ? "" : "s",
-            s.best_over < s.ngens ? " with at least two decode steps" : "");
+            s.best_over + s.serving_gens < s.ngens ? " with at least two decode steps" : "");
     if (s.unbounded_steps)
         fprintf(out, " (n/a: in %zu generation%s no host sync or token copy bounds the decode steps, so host time "
                      "cannot tell when they ran; OBS_GPU_TIME=steps measures them on the GPU)\n",
@@ -878,7 +885,7 @@ static int print_phases(const struct obs_trace *t, FILE *out)
                      "an empty RELABEL, or nested more than 256 deep)\n",
                 (unsigned long long)t->bad_phase_records);
     obs_phase_stats_free(&s);
-    return 0;
+    return obs_report_serving_section(t, out, 0);
 }
 
 /* Brief: the phases over all generations (the OBS_SUMMARY_BRIEF_PHASES
@@ -900,6 +907,7 @@ static void print_first_token_definitions(const struct obs_phase_stats *s, FILE 
                                         "prompt's forward (the prefill reads no token; ttft_to forward-end (next "
                                         "delimiter))"},
         {OBS_TTFT_TO_STEP0, "T_prefill + T_first_decode (the prefill reads no token)"},
+        {OBS_TTFT_TO_SERVING, "none: a serving loop's iterations, no per-request TTFT (not counted)"},
     };
     size_t i, d;
     for (d = 0; d < sizeof defs / sizeof defs[0]; d++) {
@@ -982,14 +990,17 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
         table_print(&tb, out);
         table_free(&tb);
     }
-    if (s.ngens) {
+    if (s.ngens > s.serving_gens) { /* a serving loop's generations have the serving line below */
         /* host time: n/a where no delimiter bounds the steps (trace_phases.h) */
         const char *why_na = s.unbounded_steps ? " (no host sync or token copy bounds the decode steps; "
                                                  "OBS_GPU_TIME=steps measures them on the GPU)"
                                                : "";
-        fprintf(out, "\nGenerations (%s): %zu; best / median / p90 over ",
-                s.gpu_time ? "GPU time" : "host wall-clock between host syncs", s.ngens);
-        if (s.best_over < s.ngens)
+        fprintf(out, "\nGenerations (%s): %zu", s.gpu_time ? "GPU time" : "host wall-clock between host syncs",
+                s.ngens);
+        if (s.serving_gens) /* its serving lines would not fit the brief's lines: a pointer */
+            fprintf(out, " (%zu of a serving loop, not counted: obs-report serving)", s.serving_gens);
+        fprintf(out, "; best / median / p90 over ");
+        if (s.best_over + s.serving_gens < s.ngens)
             fprintf(out, "the %zu with at least two decode steps", s.best_over);
         else
             fprintf(out, "all");
@@ -1014,6 +1025,10 @@ static int print_phases_brief(const struct obs_trace *t, FILE *out)
                     s.unbounded_steps ? why_na : " (no generation with at least two decode steps)");
     }
     free(keep);
+    if (s.ngens > 0 && s.serving_gens == s.ngens) { /* in the Generations block's lines */
+        obs_phase_stats_free(&s);
+        return obs_report_serving_section(t, out, 1);
+    }
     obs_phase_stats_free(&s);
     return 0;
 }

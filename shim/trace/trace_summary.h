@@ -12,6 +12,8 @@
  *                                            (GPU time when timed), nodes, kernels by name
  *   Phases, Phases by generation, Generations (TTFT, tokens/s)   when the
  *                                            trace has phases (trace_phases.h)
+ *   Serving loop                             when it has ITERATION ranges
+ *                                            (trace_serving.h)
  *   Shim cost: X ns per recorded call        (or "not measured")
  */
 #ifndef OBS_TRACE_SUMMARY_H
@@ -40,7 +42,9 @@
  * the 5 most called APIs and the rest in one row, graph launches in one
  * line; the 5 phases with the most time (over all generations) and the
  * rest in one row; the generations' count with best / median / p90 TTFT
- * and tokens/s. The detail stays with `obs-report summary` and `phases`. */
+ * and tokens/s, or, where every generation is a serving loop's, the two
+ * lines of its serving section in their place. The detail stays with
+ * `obs-report summary`, `phases` and `serving`. */
 #define OBS_SUMMARY_BRIEF_MAX_LINES 60
 #define OBS_SUMMARY_BRIEF_KERNELS 10
 #define OBS_SUMMARY_BRIEF_APIS 5

@@ -353,6 +353,10 @@ static void run_pass(struct worker *w, enum pass pass, unsigned tokens)
 static void read_token(struct worker *w, unsigned seqs)
 {
     size_t bytes = (size_t)scn.read_bytes * seqs;
+    if (seqs == 0 && scn.readback != SCN_READ_NONE) { /* a prompt's reads=0: nothing sampled, a sync ends it */
+        check(w, (int)rt_stream_sync(w->stream), "stream sync");
+        return;
+    }
     void *host = scn.read_bytes == 4 && seqs == 1 ? (void *)&w->host_token : (void *)w->host_logits;
     const void *dev = scn.read_bytes == 4 && seqs == 1 ? (const void *)w->dev_token : (const void *)w->dev_logits;
     switch (scn.readback) {
@@ -433,7 +437,8 @@ static void copy_eval_inputs(struct worker *w, unsigned tokens)
     }
 }
 
-static void generation(struct worker *w, unsigned tokens, unsigned steps)
+/* reads: sequences whose ids the prompt's read-back carries (prompt reads=). */
+static void generation(struct worker *w, unsigned tokens, unsigned steps, unsigned reads)
 {
     unsigned done = 0, k;
     uint64_t t0, t_first = 0, t_end = 0, t_prompt, t_prefill_read;
@@ -458,7 +463,7 @@ static void generation(struct worker *w, unsigned tokens, unsigned steps)
         else if (done < tokens)
             check(w, (int)rt_stream_sync(w->stream), "chunk sync");
     }
-    read_token(w, 1);
+    read_token(w, reads);
     t_prefill_read = now_ns();
     flag_iteration(w, &scn.stop_check, PASS_PREFILL, 1);
     if (marks_after_stop_check())
@@ -553,10 +558,16 @@ static void *worker_main(void *arg)
         check(w, (int)rt_stream_create_flags(&w->stream, RT_NONBLOCKING), "stream create");
     check(w, (int)rt_malloc((void **)&w->dev_ids, w->ids_cap), "malloc");
     check(w, (int)rt_malloc((void **)&w->dev_token, 64), "malloc");
-    w->host_logits = malloc((size_t)scn.read_bytes * scn.sequences);
-    if (w->host_logits == NULL)
-        w->failures++;
-    check(w, (int)rt_malloc((void **)&w->dev_logits, (size_t)scn.read_bytes * scn.sequences), "malloc");
+    {
+        unsigned seqs = scn.sequences;
+        for (p = 0; p < scn.nprompts; p++)
+            if (scn.prompts[p].reads > seqs)
+                seqs = scn.prompts[p].reads;
+        w->host_logits = malloc((size_t)scn.read_bytes * seqs);
+        if (w->host_logits == NULL)
+            w->failures++;
+        check(w, (int)rt_malloc((void **)&w->dev_logits, (size_t)scn.read_bytes * seqs), "malloc");
+    }
     w->host_scratch = calloc(w->scratch_cap, 1);
     if (w->host_scratch == NULL)
         w->failures++;
@@ -578,7 +589,8 @@ static void *worker_main(void *arg)
                 struct timespec ts = {(time_t)(pr->gap_ms / 1000), (long)(pr->gap_ms % 1000) * 1000000L};
                 nanosleep(&ts, NULL);
             }
-            generation(w, full_sizes ? pr->full_tokens : pr->tokens, full_sizes ? pr->full_steps : pr->steps);
+            generation(w, full_sizes ? pr->full_tokens : pr->tokens, full_sizes ? pr->full_steps : pr->steps,
+                       pr->reads);
         }
     }
     if (scn.readback == SCN_READ_EVENT)

@@ -208,6 +208,7 @@ static int prompt_line(struct parser *p, char **w, int n)
     int i, have_tokens = 0, have_steps = 0, have_full_steps = 0;
     memset(&pr, 0, sizeof pr);
     pr.repeat = 1;
+    pr.reads = 1;
     if (p->s->nprompts >= SCN_MAX_PROMPTS)
         return fail(p, "more than %d prompt lines", SCN_MAX_PROMPTS);
     for (i = 1; i < n; i++) {
@@ -223,6 +224,7 @@ static int prompt_line(struct parser *p, char **w, int n)
             {"full_tokens=", offsetof(struct scn_prompt, full_tokens), 1, SCN_MAX_TOKENS},
             {"full_steps=", offsetof(struct scn_prompt, full_steps), 0, SCN_MAX_STEPS},
             {"full_repeat=", offsetof(struct scn_prompt, full_repeat), 1, 1000},
+            {"reads=", offsetof(struct scn_prompt, reads), 0, SCN_MAX_SEQUENCES},
         };
         size_t j;
         for (j = 0; j < sizeof keys / sizeof keys[0]; j++)

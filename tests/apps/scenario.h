@@ -70,6 +70,8 @@ struct scn_seq {
 
 struct scn_prompt {
     unsigned tokens, steps, gap_ms, repeat;             /* check sizes */
+    unsigned reads; /* sequences whose ids the prompt's read-back carries (a serving loop's batch); 0: no
+                       read, a sync instead; default 1 */
     unsigned full_tokens, full_steps, full_repeat;      /* --full sizes */
 };
 

@@ -309,6 +309,19 @@ int obs_fuzz_trace(const uint8_t *data, size_t size, unsigned mask)
         (void)obs_report_layers_csv(a, sink());
         (void)obs_report_graph_layers_csv(a, sink());
         (void)obs_report_steps(a, sink(), (int)(sel & 1));
+        {
+            /* the serving view (docs/serving.md): automatic, and forced with either id size */
+            struct obs_serving_options so = {(int)(sel >> 1 & 1), sel & 4 ? 8u : 4u};
+            (void)obs_report_serving(a, NULL, sink());
+            (void)obs_report_serving(a, &so, sink());
+            (void)obs_report_serving_csv(a, &so, sink());
+            {
+                struct report_doc d;
+                rdoc_begin(&d, sink(), REPORT_JSON);
+                (void)report_serving(a, &so, &d);
+                (void)rdoc_end(&d);
+            }
+        }
     }
     if (mask & (1u << OBS_FUZZ_suggest_phases))
         (void)obs_report_suggest_phases(a, sink());

@@ -15,7 +15,7 @@
     X(csv, "csv")                       /* obs_report_csv */                                            \
     X(json, "json")                     /* obs_report_json, with and without args */                   \
     X(perfetto, "perfetto")             /* obs_report_perfetto, deflated runs */                       \
-    X(phases, "phases")                 /* obs_report_phase_tables, _phases_csv, _steps */              \
+    X(phases, "phases")                 /* obs_report_phase_tables, _phases_csv, _steps, _serving */    \
     X(suggest_phases, "suggest-phases") /* obs_report_suggest_phases */                                \
     X(gaps, "gaps")                     /* report_gaps in 3 formats, with a filter */                  \
     X(top, "top")                       /* report_top */                                               \
