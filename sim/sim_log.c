@@ -29,6 +29,45 @@ void sim_write_all(int fd, const char *buf, size_t len)
     }
 }
 
+/* OBS_SIM_LOG's name: %p the process id, %q{VAR} the value of VAR (empty
+ * when unset), %% a %; anything else as written. So the processes of one
+ * run each get their own log (OBS_SIM_LOG=log.%q{RANK}, torchrun's ranks).
+ * False when the name does not fit. */
+static int expand_log_name(const char *pattern, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char piece[32];
+        const char *add = piece;
+        size_t len;
+        if (p[0] == '%' && p[1] == 'p') {
+            snprintf(piece, sizeof piece, "%ld", (long)getpid());
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            piece[0] = '%', piece[1] = '\0';
+            p++;
+        } else if (p[0] == '%' && p[1] == 'q' && p[2] == '{' && strchr(p + 3, '}') != NULL) {
+            char var[256];
+            size_t vlen = (size_t)(strchr(p + 3, '}') - (p + 3));
+            if (vlen >= sizeof var)
+                return 0;
+            memcpy(var, p + 3, vlen);
+            var[vlen] = '\0';
+            add = getenv(var) ? getenv(var) : "";
+            p += 3 + vlen;
+        } else {
+            piece[0] = *p, piece[1] = '\0';
+        }
+        len = strlen(add);
+        if (n + len + 1 > size)
+            return 0;
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return 1;
+}
+
 void sim_log_start(const char *banner)
 {
     const char *quiet = getenv("OBS_SIM_QUIET");
@@ -43,7 +82,11 @@ void sim_log_start(const char *banner)
     if (!(quiet && strcmp(quiet, "1") == 0))
         sim_write_all(2, banner, strlen(banner));
     if (path && *path) {
-        sim_log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        char name[4096];
+        if (!expand_log_name(path, name, sizeof name))
+            errno = ENAMETOOLONG;
+        else
+            sim_log_fd = open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (sim_log_fd < 0) {
             char msg[4200];
             int n = snprintf(msg, sizeof msg, "obsshim-sim: cannot open OBS_SIM_LOG=%s: %s\n", path,

@@ -14,8 +14,9 @@
  *     tensor maps; PTX images;
  *   - a thread with no current context: calls on a stream work, an
  *     allocation and context-local storage without a context fail with 201;
- *   - device attributes: VMM and POSIX handles said supported, managed
- *     memory and memory pools not; lazy module loading;
+ *   - device attributes: VMM, POSIX handles and memory pools said
+ *     supported, managed memory and shareable pools not; lazy module
+ *     loading;
  *   - the runtime interface table's 13 slots (12: 0), cuBLASLt 13.4's
  *     table 1734dc26;
  *   - NVML: init, the device by PCI bus id (with or without the long
@@ -373,7 +374,9 @@ static void test_misc(void)
     CALL(fn_attr, cuDeviceGetAttribute, &v, 83, 0);
     is_int(0, v, "attribute 83 (managed memory): not supported (stubs)");
     CALL(fn_attr, cuDeviceGetAttribute, &v, 115, 0);
-    is_int(0, v, "attribute 115 (memory pools): not supported (stubs)");
+    is_int(1, v, "attribute 115 (memory pools): supported (cudrv_sim_mempool.c)");
+    CALL(fn_attr, cuDeviceGetAttribute, &v, 119, 0);
+    is_int(0, v, "attribute 119 (pool handle types): none (pools are not shared)");
     is_int(0, CALL(fn_loading, cuModuleGetLoadingMode, &mode), "cuModuleGetLoadingMode");
     is_int(2, mode, "lazy (2)");
 
