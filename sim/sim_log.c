@@ -1,5 +1,6 @@
 /* Start-up and ground-truth log of the simulated runtimes: see sim_log.h. */
 #include "sim_log.h"
+#include "sim_log_name.h"
 #include "sim_clock.h"
 #include "sim_fault.h"
 
@@ -29,45 +30,6 @@ void sim_write_all(int fd, const char *buf, size_t len)
     }
 }
 
-/* OBS_SIM_LOG's name: %p the process id, %q{VAR} the value of VAR (empty
- * when unset), %% a %; anything else as written. So the processes of one
- * run each get their own log (OBS_SIM_LOG=log.%q{RANK}, torchrun's ranks).
- * False when the name does not fit. */
-static int expand_log_name(const char *pattern, char *out, size_t size)
-{
-    size_t n = 0;
-    for (const char *p = pattern; *p; p++) {
-        char piece[32];
-        const char *add = piece;
-        size_t len;
-        if (p[0] == '%' && p[1] == 'p') {
-            snprintf(piece, sizeof piece, "%ld", (long)getpid());
-            p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            piece[0] = '%', piece[1] = '\0';
-            p++;
-        } else if (p[0] == '%' && p[1] == 'q' && p[2] == '{' && strchr(p + 3, '}') != NULL) {
-            char var[256];
-            size_t vlen = (size_t)(strchr(p + 3, '}') - (p + 3));
-            if (vlen >= sizeof var)
-                return 0;
-            memcpy(var, p + 3, vlen);
-            var[vlen] = '\0';
-            add = getenv(var) ? getenv(var) : "";
-            p += 3 + vlen;
-        } else {
-            piece[0] = *p, piece[1] = '\0';
-        }
-        len = strlen(add);
-        if (n + len + 1 > size)
-            return 0;
-        memcpy(out + n, add, len);
-        n += len;
-    }
-    out[n] = '\0';
-    return 1;
-}
-
 void sim_log_start(const char *banner)
 {
     const char *quiet = getenv("OBS_SIM_QUIET");
@@ -83,7 +45,7 @@ void sim_log_start(const char *banner)
         sim_write_all(2, banner, strlen(banner));
     if (path && *path) {
         char name[4096];
-        if (!expand_log_name(path, name, sizeof name))
+        if (!sim_log_name_expand(path, name, sizeof name))
             errno = ENAMETOOLONG;
         else
             sim_log_fd = open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

@@ -20,6 +20,7 @@
 
 #include "common/common.h"
 #include "record/record.h"
+#include "comm_ranges.h" /* live COMM/<op> ranges around NCCL calls, apart from the engine */
 
 /* RANGE_NAME string ids of PHASE records: the phase ids of phase_rules.h
  * (1 PREFILL, 2 DECODE, 3 KV_GATHER), 4 "DECODE/STEADY", and
