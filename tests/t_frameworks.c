@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fw_common.h"
 #include "phase_compare.h"
 #include "shim_test.h"
 #include "tap/basic.h"
@@ -64,100 +65,10 @@
 
 #define RUN_TIMEOUT_S 900
 
-static char python[4200], env_dir[4100];
 static char obs_run[4300], driver_dir[4300], frameworks_dir[4300], inject_lib[4300];
-
-/* ---- the environment ------------------------------------------------------------------------ */
-
-static const char *find_environment(void)
-{
-    const char *dir = getenv("OBS_FRAMEWORKS_ENV"), *home = getenv("HOME");
-    if (dir != NULL && *dir != '\0')
-        snprintf(env_dir, sizeof env_dir, "%s", dir);
-    else if (home != NULL)
-        snprintf(env_dir, sizeof env_dir, "%s/.cache/obsshim/frameworks", home);
-    else
-        return NULL;
-    snprintf(python, sizeof python, "%s/bin/python", env_dir);
-    return test_executable(python) ? python : NULL;
-}
-
-/* ---- distinct names ---------------------------------------------------------------------------- */
-
-struct name_set {
-    char **names;
-    size_t n, cap;
-};
-
-static void set_add(struct name_set *s, const char *name)
-{
-    size_t i;
-    for (i = 0; i < s->n; i++)
-        if (strcmp(s->names[i], name) == 0)
-            return;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->names = realloc(s->names, s->cap * sizeof *s->names);
-        if (s->names == NULL)
-            bail("out of memory");
-    }
-    if ((s->names[s->n++] = strdup(name)) == NULL)
-        bail("out of memory");
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void set_print(const char *what, struct name_set *s)
-{
-    char line[120];
-    size_t i, len = 0;
-    qsort(s->names, s->n, sizeof *s->names, by_name);
-    diag("%s (%zu):", what, s->n);
-    line[0] = '\0';
-    for (i = 0; i < s->n; i++) {
-        if (len && len + strlen(s->names[i]) + 1 > 100) {
-            diag("  %s", line);
-            len = 0;
-        }
-        len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", len ? " " : "", s->names[i]);
-    }
-    if (len)
-        diag("  %s", line);
-}
 
 /* What PyTorch asked of the driver, over every run without the shim. */
 static struct name_set called, stubs, tables, slots, integrity, nvml, refused;
-
-/* ---- the driver's log ------------------------------------------------------------------------------- */
-
-struct rec {
-    char kind[8], bytes[24];
-    char *name, *api;
-    unsigned long long stream;
-    long status, tid;
-    int has_stream;
-};
-
-struct log {
-    struct rec *r;
-    size_t n, cap;
-    size_t timing, stub_calls;
-};
-
-static int recorded_kind(const char *kind)
-{
-    return strcmp(kind, "kernel") == 0 || strcmp(kind, "memcpy") == 0 || strcmp(kind, "memset") == 0 ||
-           strcmp(kind, "sync") == 0 || strcmp(kind, "graph") == 0;
-}
-
-static int is_per_thread(const char *api)
-{
-    size_t l = strlen(api);
-    return l > 5 && (strcmp(api + l - 5, "_ptsz") == 0 || strcmp(api + l - 5, "_ptds") == 0);
-}
 
 /* Note what the program asked of the driver (runs without the shim). */
 static void contract_line(char **f)
@@ -178,179 +89,6 @@ static void contract_line(char **f)
     } else if (strncmp(f[0], "cu", 2) == 0) {
         set_add(&called, f[0]);
     }
-}
-
-/* Read a log: its records (the recorded kinds), timing lines and stub
- * calls; contract: also note what was asked of the driver. */
-static void log_read(const char *path, struct log *lg, int contract)
-{
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    memset(lg, 0, sizeof *lg);
-    if (f == NULL)
-        return;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        char *fl[8], *p = line;
-        int nf = 0;
-        struct rec *r;
-        if (line[len - 1] == '\n')
-            line[--len] = '\0';
-        while (nf < 8) {
-            fl[nf++] = p;
-            p = strchr(p, '\t');
-            if (p == NULL)
-                break;
-            *p++ = '\0';
-        }
-        if (nf < 6)
-            continue;
-        if (strcmp(fl[1], "timing") == 0) {
-            lg->timing++;
-            continue;
-        }
-        if (strcmp(fl[1], "range") == 0)
-            continue;
-        if (strcmp(fl[2], "stub") == 0 && strcmp(fl[1], "other") == 0) {
-            lg->stub_calls++;
-            set_add(&stubs, fl[0]);
-        }
-        if (contract)
-            contract_line(fl);
-        if (!recorded_kind(fl[1]))
-            continue;
-        if (lg->n == lg->cap) {
-            lg->cap = lg->cap ? 2 * lg->cap : 4096;
-            lg->r = realloc(lg->r, lg->cap * sizeof *lg->r);
-            if (lg->r == NULL)
-                bail("out of memory");
-        }
-        r = &lg->r[lg->n++];
-        memset(r, 0, sizeof *r);
-        snprintf(r->kind, sizeof r->kind, "%s", fl[1]);
-        snprintf(r->bytes, sizeof r->bytes, "%s", fl[4]);
-        r->api = strdup(fl[0]);
-        r->name = strdup(fl[2]);
-        if (r->api == NULL || r->name == NULL)
-            bail("out of memory");
-        r->has_stream = strcmp(fl[3], "-") != 0;
-        r->stream = r->has_stream ? strtoull(fl[3], NULL, 16) : 0;
-        if (r->stream == 0 && is_per_thread(fl[0]))
-            r->stream = 2; /* 0 of a per-thread entry point: the per-thread stream */
-        r->status = strtol(fl[5], NULL, 10);
-        r->tid = nf >= 7 ? strtol(fl[6], NULL, 10) : 0;
-    }
-    free(line);
-    fclose(f);
-}
-
-static void log_free(struct log *lg)
-{
-    size_t i;
-    for (i = 0; i < lg->n; i++) {
-        free(lg->r[i].api);
-        free(lg->r[i].name);
-    }
-    free(lg->r);
-    memset(lg, 0, sizeof *lg);
-}
-
-/* ---- the log against the trace -------------------------------------------------------------------- */
-
-static unsigned kind_of(const char *kind)
-{
-    if (strcmp(kind, "kernel") == 0)
-        return OBS_KIND_KERNEL;
-    if (strcmp(kind, "memcpy") == 0)
-        return OBS_KIND_MEMCPY;
-    if (strcmp(kind, "memset") == 0)
-        return OBS_KIND_MEMSET;
-    if (strcmp(kind, "sync") == 0)
-        return OBS_KIND_SYNC;
-    return OBS_KIND_GRAPH;
-}
-
-static int is_record(const struct obs_call *c)
-{
-    return c->kind >= OBS_KIND_KERNEL && c->kind <= OBS_KIND_GRAPH;
-}
-
-struct counts {
-    size_t records, kernels, copies, memsets, syncs, graphs, threads;
-};
-
-/* Record by record, thread by thread: the trace's calls of each thread in
- * their order against the log's lines of that thread (the tid column). */
-static void compare(const char *label, const struct log *lg, const struct obs_trace *t, struct counts *k)
-{
-    size_t i, j, ntrace = 0, bad = 0, unmatched = 0, shown = 0;
-    size_t *cursor = calloc(t->nthreads ? t->nthreads : 1, sizeof *cursor);
-    long *seen_tids = calloc(lg->n + 1, sizeof *seen_tids);
-    if (cursor == NULL || seen_tids == NULL)
-        bail("out of memory");
-    memset(k, 0, sizeof *k);
-    for (i = 0; i < t->ncalls; i++)
-        ntrace += is_record(&t->calls[i]);
-    for (i = 0; i < lg->n; i++) {
-        const struct rec *r = &lg->r[i];
-        const struct obs_call *c = NULL;
-        unsigned kind = kind_of(r->kind), th;
-        int wrong = 0;
-        k->kernels += kind == OBS_KIND_KERNEL;
-        k->copies += kind == OBS_KIND_MEMCPY;
-        k->memsets += kind == OBS_KIND_MEMSET;
-        k->syncs += kind == OBS_KIND_SYNC;
-        k->graphs += kind == OBS_KIND_GRAPH;
-        for (j = 0; j < k->threads && seen_tids[j] != r->tid; j++)
-            ;
-        if (j == k->threads)
-            seen_tids[k->threads++] = r->tid;
-        for (th = 0; th < t->nthreads && (long)t->threads[th].tid != r->tid; th++)
-            ;
-        if (th < t->nthreads) {
-            while (cursor[th] < t->ncalls &&
-                   !(is_record(&t->calls[cursor[th]]) && t->calls[cursor[th]].thread == th))
-                cursor[th]++;
-            if (cursor[th] < t->ncalls)
-                c = &t->calls[cursor[th]++];
-        }
-        if (c == NULL) {
-            unmatched++;
-            continue;
-        }
-        if (c->kind != kind)
-            wrong = 1;
-        else if (kind == OBS_KIND_KERNEL &&
-                 (c->kernel == 0 || t->kernels[c->kernel].mangled == NULL || strcmp(t->kernels[c->kernel].mangled, r->name) != 0))
-            wrong = 1;
-        else if ((kind == OBS_KIND_MEMCPY || kind == OBS_KIND_MEMSET || kind == OBS_KIND_GRAPH) &&
-                 strtoull(r->bytes, NULL, 10) != c->u.bytes)
-            wrong = 1;
-        else if (r->status != c->status)
-            wrong = 1;
-        else if (kind != OBS_KIND_SYNC || r->has_stream) {
-            const struct obs_stream *s = c->stream ? obs_trace_stream(t, c->stream) : NULL;
-            unsigned long long handle = c->stream == 0 ? 0 : s ? s->handle : ~0ULL;
-            wrong = handle != r->stream;
-        }
-        if (wrong) {
-            bad++;
-            if (shown++ < 5)
-                diag("%s: log record %zu (tid %ld) %s %s %.80s stream %#llx bytes %s status %ld; trace %s %.80s "
-                     "bytes %llu status %d",
-                     label, i, r->tid, r->api, r->kind, r->name, r->stream, r->bytes, r->status, obs_api_name(c->api),
-                     c->kernel ? t->kernels[c->kernel].mangled : "-", (unsigned long long)c->u.bytes, c->status);
-        }
-    }
-    k->records = lg->n;
-    is_int((long long)lg->n, (long long)ntrace,
-           "%s: as many launch/copy/memset/sync/graph records in the trace as in the driver's log (%zu)", label, lg->n);
-    is_int(0, (long long)unmatched, "%s: every record of the log has its thread's next record in the trace", label);
-    is_int(0, (long long)bad, "%s: record by record, thread by thread: kind, kernel name, stream, bytes, status",
-           label);
-    free(cursor);
-    free(seen_tids);
 }
 
 /* Why the case's phase checks (phases, layers, TTFT, the suggest-phases
@@ -745,50 +483,22 @@ static char *token_lines(const char *out, const char *only_label)
     return joined;
 }
 
-/* The run without the shim goes on in a child process while the test runs
- * the one with it (two cores halve the wait); its output comes back in
- * files. */
-struct plain_job {
-    pid_t pid;
-    char out[4400], err[4400];
+/* The run without the shim, in the background (fw_common.h). */
+struct plain_arg {
+    const struct fw_case *c;
+    const char *log;
 };
 
-static void plain_start(const struct fw_case *c, const char *log, struct plain_job *job)
+static void plain_run(void *arg, struct run_result *res)
 {
-    snprintf(job->out, sizeof job->out, "%s.out", log);
-    snprintf(job->err, sizeof job->err, "%s.err", log);
-    fflush(stdout);
-    fflush(stderr);
-    job->pid = fork();
-    if (job->pid < 0)
-        bail("fork failed");
-    if (job->pid == 0) {
-        struct run_result res;
-        run_case(c, 0, log, NULL, &res, 1, NULL);
-        test_write_file(job->out, res.out ? res.out : "", res.out ? strlen(res.out) : 0);
-        test_write_file(job->err, res.err ? res.err : "", res.err ? strlen(res.err) : 0);
-        _exit(res.exited && res.status == 0 ? 0 : 1); /* no atexit: the temporary directory stays */
-    }
+    const struct plain_arg *p = arg;
+    run_case(p->c, 0, p->log, NULL, res, 1, NULL);
 }
 
-/* 1 when the run exited 0; *out its stdout (malloc'ed). */
-static int plain_wait(const char *label, struct plain_job *job, char **out)
+static void plain_start(const struct fw_case *c, const char *log, struct fw_job *job)
 {
-    int status = 0;
-    char *err;
-    if (waitpid(job->pid, &status, 0) != job->pid)
-        bail("waitpid failed");
-    *out = test_read_file(job->out, NULL);
-    if (*out == NULL)
-        *out = strdup("");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        err = test_read_file(job->err, NULL);
-        diag("%s: the run without the shim failed", label);
-        diag_text("stderr", err ? err : "");
-        free(err);
-        return 0;
-    }
-    return 1;
+    struct plain_arg arg = {c, log};
+    fw_job_start(job, log, plain_run, &arg);
 }
 
 /* Inductor's kernel names: triton_ then the kind (poi pointwise, red
@@ -843,7 +553,7 @@ static void check_process(const struct fw_case *c, const char *label, const char
     struct log lg;
     struct obs_trace *t;
     struct counts k;
-    log_read(log, &lg, 0);
+    log_read(log, &lg, NULL, &stubs);
     is_int(0, (long long)lg.stub_calls, "%s: no logged stub of the driver is called under the shim", label);
     if (c->generations && !c->no_truth)
         is_int(c->generations, (long long)lg.timing, "%s: the truth has a timing line per generation", label);
@@ -1014,7 +724,7 @@ static void check_case(const struct fw_case *c)
 {
     char log_plain[4300], log_shim[4300], prefix[4300], trace[4400];
     struct run_result shim;
-    struct plain_job job;
+    struct fw_job job;
     double t0 = now_s();
     char *out_plain = NULL;
 
@@ -1027,8 +737,8 @@ static void check_case(const struct fw_case *c)
     run_case(c, 1, log_shim, prefix, &shim, 0, NULL);
     if (c->compare_plain) {
         struct log lg;
-        ok(plain_wait(c->label, &job, &out_plain), "%s: runs on the simulated driver alone", c->label);
-        log_read(log_plain, &lg, 1);
+        ok(fw_job_wait(c->label, &job, &out_plain), "%s: runs on the simulated driver alone", c->label);
+        log_read(log_plain, &lg, contract_line, &stubs);
         log_free(&lg);
     }
     ok(shim.exited && shim.status == 0, "%s: runs under the shim (obs-run --sim)", c->label);
@@ -1116,24 +826,12 @@ int main(void)
         {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, COMPILED_TODO},
         {"compiled-decode-ro", "fw_compiled.py", "compiled-decode-ro", NULL, 1, 0, 3, 0, COMPILED_TODO},
     };
-    const char *argv[] = {NULL, "-c",
-                          "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, "
-                          "'transformers', transformers.__version__)",
-                          NULL};
-    struct run_result res;
     double start = now_s();
+    char *versions;
     const char *only = getenv("OBS_FRAMEWORKS_CASE"); /* run only the cases whose label contains this */
     size_t i;
 
-    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0')
-        skip_all("not under a sanitizer (PyTorch with the sanitizer's runtime preloaded is another test)");
-    if (find_environment() == NULL)
-        skip_all("no frameworks environment at %s (contrib/install-deps --frameworks makes it; "
-                 "OBS_FRAMEWORKS_ENV names another)", env_dir[0] ? env_dir : "$HOME/.cache/obsshim/frameworks");
-    argv[0] = python;
-    if (run_program(argv, (const char *const[]){"LD_PRELOAD", "PYTHONDONTWRITEBYTECODE=1", NULL}, 300, &res) != 0 ||
-        !res.exited || res.status != 0)
-        skip_all("%s cannot import torch and transformers", python);
+    versions = fw_require("transformers");
     snprintf(obs_run, sizeof obs_run, "%s", shim_build_path("contrib/obs-run"));
     snprintf(driver_dir, sizeof driver_dir, "%s", shim_build_path("sim/driver"));
     snprintf(inject_lib, sizeof inject_lib, "%s", shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
@@ -1141,8 +839,8 @@ int main(void)
     if (!test_executable(obs_run))
         skip_all("%s not built", obs_run);
     plan_lazy();
-    diag("%s: %s", env_dir, res.out ? strtok(res.out, "\n") : "");
-    run_result_free(&res);
+    diag("%s: %s", env_dir, versions);
+    free(versions);
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (only == NULL || strstr(cases[i].label, only) != NULL)
