@@ -26,7 +26,9 @@
  *     in which the engine opens the first phase, ended early by it);
  *   - in the trace: COMM/<op> slices inside their phase's slice; the
  *     summary's Collectives table; obs-report csv --collectives; the JSON's
- *     nccl slices. */
+ *     nccl slices;
+ *   - threads at once, each with its own communicator: each thread's calls
+ *     numbered on its communicator (make check-tsan runs this test). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +315,43 @@ static void check_reports(const struct sim_traced_run *r)
     free(text);
 }
 
+/* Threads at once, each with its own communicator (the stand-in's script
+ * first, then 4 threads of 40 all-reduces, every other one in a group). */
+static void check_threads(void)
+{
+    struct sim_traced_run run;
+    const char *argv[] = {shim_build_path("tests/apps/nccl_app"), "0", "2", "99", "4", NULL};
+    const char *extra[] = {"OBS_SIM_LOG_TID=1", NULL};
+    size_t i, j, threads_seen = 0, bad = 0;
+    sim_traced_run_exec("threads", argv, "off", extra, &run);
+    ok(run_exited_with(&run.res, 0) && count_lines_with(run.res.out, " done") == 4,
+       "threads: 4 threads with a communicator each, under the shim");
+    if (run.t == NULL) {
+        skip_block(2, "threads: no trace");
+        sim_traced_run_free(&run);
+        return;
+    }
+    for (i = 0; i < run.t->nthreads; i++) {
+        uint32_t comm = 0, next = 0, ops = 0;
+        int mine = 0;
+        for (j = 0; j < run.t->ncolls; j++) {
+            const struct obs_coll *c = &run.t->colls[j];
+            if (c->thread != i || c->op != OBS_COLL_ALL_REDUCE || c->count != 256)
+                continue;
+            mine = 1;
+            if (comm == 0)
+                comm = c->comm_id;
+            ops++;
+            bad += c->comm_id != comm || c->seq != next++ || c->kernels != 1;
+        }
+        threads_seen += mine && ops == 40;
+        bad += mine && ops != 40;
+    }
+    is_int(4, (long long)threads_seen, "threads: each thread's 40 all-reduces recorded on its own communicator");
+    is_int(0, (long long)bad, "threads: their sequence numbers 0 .. 39, one kernel each (in a group: its group's)");
+    sim_traced_run_free(&run);
+}
+
 int main(void)
 {
     uint64_t first[RANKS], split[RANKS];
@@ -350,6 +389,7 @@ int main(void)
     ok(same_seq, "every rank: the same sequence number for the same call");
     if (runs[0].t != NULL)
         check_reports(&runs[0]);
+    check_threads();
     for (r = 0; r < RANKS; r++)
         sim_traced_run_free(&runs[r]);
     free(plain_out);

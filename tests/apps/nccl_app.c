@@ -1,7 +1,7 @@
 /* One rank of an NCCL program, for tests/t_shim_nccl: over the stand-in
  * libnccl.so.2 (nccl_standin.c) and the simulated runtime.
  *
- *   nccl_app RANK NRANKS SEED
+ *   nccl_app RANK NRANKS SEED [THREADS]
  *
  * The unique id is made from SEED (the same on every rank), so the ranks
  * of one run share their communicator without talking. Each call prints
@@ -9,8 +9,13 @@
  * The script: every collective and point-to-point call once (a refused
  * count of 7 among them), a group of a send and a receive, nested groups,
  * a split (and one with no color), the other communicator calls, an
- * all-reduce fetched with dlsym on the library's handle. */
+ * all-reduce fetched with dlsym on the library's handle. THREADS > 0: then
+ * that many threads at once, each with a communicator of its own (NCCL's
+ * rule: one thread per communicator at a time), each 40 all-reduces, every
+ * other one in a group, then its communicator destroyed; each prints
+ * "thread K done". */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -90,16 +95,67 @@ static int standin_script(int rank, int nranks, unsigned seed)
     return 0;
 }
 
+struct worker {
+    int index, rank, nranks;
+    unsigned seed;
+    int failed;
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    obs_ncclComm_t comm = NULL;
+    obs_cudaStream_t s = NULL;
+    void *buf = NULL;
+    if (cudaStreamCreate(&s) != obs_cudaSuccess || cudaMalloc(&buf, 4096) != obs_cudaSuccess ||
+        ncclCommInitRank(&comm, w->nranks, unique_id(w->seed + 100 + (unsigned)w->index), w->rank) != obs_ncclSuccess) {
+        w->failed = 1;
+        return NULL;
+    }
+    for (int i = 0; i < 40; i++) {
+        if (i % 2)
+            w->failed |= ncclGroupStart() != obs_ncclSuccess;
+        w->failed |= ncclAllReduce(buf, buf, 256, obs_ncclFloat32, obs_ncclSum, comm, s) != obs_ncclSuccess;
+        if (i % 2)
+            w->failed |= ncclGroupEnd() != obs_ncclSuccess;
+    }
+    w->failed |= cudaStreamSynchronize(s) != obs_cudaSuccess;
+    w->failed |= ncclCommDestroy(comm) != obs_ncclSuccess;
+    return NULL;
+}
+
+static int threads_script(int rank, int nranks, unsigned seed, int nthreads)
+{
+    pthread_t tids[8];
+    struct worker w[8];
+    int failed = 0;
+    if (nthreads > 8)
+        nthreads = 8;
+    for (int i = 0; i < nthreads; i++) {
+        w[i] = (struct worker){i, rank, nranks, seed, 0};
+        if (pthread_create(&tids[i], NULL, worker_main, &w[i]) != 0)
+            return 1;
+    }
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(tids[i], NULL);
+        printf("thread %d %s\n", i, w[i].failed ? "failed" : "done");
+        failed |= w[i].failed;
+    }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
-    int rank, nranks;
-    if (argc != 4) {
-        fprintf(stderr, "usage: nccl_app RANK NRANKS SEED\n");
+    int rank, nranks, threads = argc == 5 ? atoi(argv[4]) : 0;
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: nccl_app RANK NRANKS SEED [THREADS]\n");
         return 2;
     }
     rank = atoi(argv[1]);
     nranks = atoi(argv[2]);
     if (nranks < 1 || rank < 0 || rank >= nranks)
         return 2;
-    return standin_script(rank, nranks, (unsigned)atoi(argv[3]));
+    if (standin_script(rank, nranks, (unsigned)atoi(argv[3])) != 0)
+        return 1;
+    return threads > 0 ? threads_script(rank, nranks, (unsigned)atoi(argv[3]), threads) : 0;
 }
