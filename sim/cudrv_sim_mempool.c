@@ -305,34 +305,30 @@ DRV_EXPORT obs_CUresult cuMemPoolGetAccess(int *flags, void *pool, const void *l
     return finish("cuMemPoolGetAccess", DRV_KIND_OTHER, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
-DRV_EXPORT obs_CUresult cuDeviceGetDefaultMemPool(void **pool_out, obs_CUdevice dev)
+/* A device's default pool, or its current one (the default unless set). */
+static obs_CUresult device_pool(const char *api, void **pool_out, obs_CUdevice dev, int current)
 {
-    obs_CUresult err;
-    drv_enter();
-    err = pool_out ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = pool_out ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS && !drv_valid_device(dev))
         err = OBS_CUDA_ERROR_INVALID_DEVICE;
     if (err == OBS_CUDA_SUCCESS) {
         pthread_mutex_lock(&drv_lock);
-        *pool_out = default_pool(dev);
+        *pool_out = current && current_pools[dev] ? current_pools[dev] : default_pool(dev);
         pthread_mutex_unlock(&drv_lock);
     }
-    return finish("cuDeviceGetDefaultMemPool", DRV_KIND_OTHER, DRV_NO_STREAM, DRV_NO_BYTES, err);
+    return finish(api, DRV_KIND_OTHER, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuDeviceGetDefaultMemPool(void **pool_out, obs_CUdevice dev)
+{
+    drv_enter();
+    return device_pool("cuDeviceGetDefaultMemPool", pool_out, dev, 0);
 }
 
 DRV_EXPORT obs_CUresult cuDeviceGetMemPool(void **pool_out, obs_CUdevice dev)
 {
-    obs_CUresult err;
     drv_enter();
-    err = pool_out ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err == OBS_CUDA_SUCCESS && !drv_valid_device(dev))
-        err = OBS_CUDA_ERROR_INVALID_DEVICE;
-    if (err == OBS_CUDA_SUCCESS) {
-        pthread_mutex_lock(&drv_lock);
-        *pool_out = current_pools[dev] ? current_pools[dev] : default_pool(dev);
-        pthread_mutex_unlock(&drv_lock);
-    }
-    return finish("cuDeviceGetMemPool", DRV_KIND_OTHER, DRV_NO_STREAM, DRV_NO_BYTES, err);
+    return device_pool("cuDeviceGetMemPool", pool_out, dev, 1);
 }
 
 DRV_EXPORT obs_CUresult cuDeviceSetMemPool(obs_CUdevice dev, void *pool)
@@ -355,21 +351,29 @@ DRV_EXPORT obs_CUresult cuDeviceSetMemPool(obs_CUdevice dev, void *pool)
     return finish("cuDeviceSetMemPool", DRV_KIND_OTHER, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
+/* Under drv_lock. The stream of a stream-ordered allocation or free: one
+ * that exists, and is not capturing (graphs get no allocation nodes here). */
+static obs_CUresult ordered_stream(obs_CUstream stream, int per_thread)
+{
+    struct drv_stream *s;
+    obs_CUresult err = drv_stream_lookup(stream, per_thread, &s);
+    if (err == OBS_CUDA_SUCCESS && drv_stream_capturing(s))
+        err = ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return err;
+}
+
 /* An allocation from pool (NULL: the current pool of the stream's
  * device) on stream, made now. */
 static obs_CUresult alloc_async(obs_CUdeviceptr *dptr, size_t size, void *pool, obs_CUstream stream,
                                 int per_thread)
 {
-    struct drv_stream *s;
     struct pool *p = NULL;
     struct pool_alloc *a;
     obs_CUresult err = dptr && size > 0 ? drv_need_context_of(DRV_OBJ(stream)) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
-    err = drv_stream_lookup(stream, per_thread, &s);
-    if (err == OBS_CUDA_SUCCESS && drv_stream_capturing(s))
-        err = ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    err = ordered_stream(stream, per_thread);
     if (err == OBS_CUDA_SUCCESS) {
         obs_CUdevice dev = drv_current_device();
         p = pool ? pool_lookup(pool) : current_pools[dev] ? current_pools[dev] : default_pool(dev);
@@ -401,15 +405,12 @@ static obs_CUresult alloc_async(obs_CUdeviceptr *dptr, size_t size, void *pool, 
 
 static obs_CUresult free_async(obs_CUdeviceptr dptr, obs_CUstream stream, int per_thread, long long *bytes)
 {
-    struct drv_stream *s;
     struct pool_alloc **link, *a = NULL;
     obs_CUresult err = drv_need_context_of(DRV_OBJ(stream));
     if (err != OBS_CUDA_SUCCESS)
         return err;
     pthread_mutex_lock(&drv_lock);
-    err = drv_stream_lookup(stream, per_thread, &s);
-    if (err == OBS_CUDA_SUCCESS && drv_stream_capturing(s))
-        err = ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    err = ordered_stream(stream, per_thread);
     for (link = &pool_allocs; err == OBS_CUDA_SUCCESS && *link; link = &(*link)->next)
         if ((*link)->p == (uintptr_t)dptr) {
             a = *link;

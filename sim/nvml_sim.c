@@ -339,18 +339,24 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t devic
     return logged("nvmlDeviceGetComputeRunningProcesses", r);
 }
 
+/* What the simulated GPUs do not have (NVLink, a platform, a fabric):
+ * NOT_SUPPORTED for a valid device and output. */
+static nvmlReturn_t not_supported(const char *api, nvmlDevice_t device, const void *out)
+{
+    nvmlReturn_t r = need_device(device, out);
+    return logged(api, r == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : r);
+}
+
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, int *type)
 {
-    nvmlReturn_t r = need_device(device, type);
     (void)link;
-    return logged("nvmlDeviceGetNvLinkRemoteDeviceType", r == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : r);
+    return not_supported("nvmlDeviceGetNvLinkRemoteDeviceType", device, type);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, void *pci)
 {
-    nvmlReturn_t r = need_device(device, pci);
     (void)link;
-    return logged("nvmlDeviceGetNvLinkRemotePciInfo_v2", r == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : r);
+    return not_supported("nvmlDeviceGetNvLinkRemotePciInfo_v2", device, pci);
 }
 
 /* nvmlGpuFabricInfoV_t: version (its size in the low 24 bits), cluster
@@ -488,25 +494,22 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, uns
 /* No NVLink: each link's state, capability and far end are not supported. */
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, int *isActive)
 {
-    nvmlReturn_t r = need_device(device, isActive);
     (void)link;
-    return logged("nvmlDeviceGetNvLinkState", r == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : r);
+    return not_supported("nvmlDeviceGetNvLinkState", device, isActive);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, int capability,
                                                        unsigned int *capResult)
 {
-    nvmlReturn_t r = need_device(device, capResult);
     (void)link;
     (void)capability;
-    return logged("nvmlDeviceGetNvLinkCapability", r == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : r);
+    return not_supported("nvmlDeviceGetNvLinkCapability", device, capResult);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int link, void *pci)
 {
-    nvmlReturn_t r = need_device(device, pci);
     (void)link;
-    return logged("nvmlDeviceGetNvLinkRemotePciInfo", r == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : r);
+    return not_supported("nvmlDeviceGetNvLinkRemotePciInfo", device, pci);
 }
 
 /* nvmlFieldValue_t (40 bytes): field and scope ids, timestamp, latency,
@@ -543,8 +546,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int value
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetPlatformInfo(nvmlDevice_t device, void *platformInfo)
 {
-    nvmlReturn_t r = need_device(device, platformInfo);
-    return logged("nvmlDeviceGetPlatformInfo", r == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : r);
+    return not_supported("nvmlDeviceGetPlatformInfo", device, platformInfo);
 }
 
 /* Confidential computing off: nvmlConfComputeSystemState_t (environment,

@@ -1,5 +1,6 @@
 /* What the framework tests share: see fw_common.h. */
 #include "fw_common.h"
+#include "shim_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "trace/api_list.h"
 
 char python[4200], env_dir[4100];
+char obs_run[4300], driver_dir[4300], inject_lib[4300];
 
 const char *find_environment(void)
 {
@@ -24,6 +26,41 @@ const char *find_environment(void)
         return NULL;
     snprintf(python, sizeof python, "%s/bin/python", env_dir);
     return test_executable(python) ? python : NULL;
+}
+
+void fw_paths(void)
+{
+    snprintf(obs_run, sizeof obs_run, "%s", test_path(test_builddir(), "contrib/obs-run"));
+    snprintf(driver_dir, sizeof driver_dir, "%s", test_path(test_builddir(), "sim/driver"));
+    snprintf(inject_lib, sizeof inject_lib, "%s",
+             test_path(test_builddir(), "tests/nvtx_inject/.libs/libobsnvtxinject.so"));
+    if (!test_executable(obs_run))
+        skip_all("%s not built", obs_run);
+}
+
+void fw_plan(char *versions)
+{
+    plan_lazy();
+    diag("%s: %s", env_dir, versions);
+    free(versions);
+}
+
+void fw_launch_start(struct fw_launch *l, int shim, const char *prefix, const char **argv, size_t *a,
+                     const char **env, size_t *e)
+{
+    if (shim) {
+        argv[(*a)++] = obs_run;
+        argv[(*a)++] = "--sim";
+        argv[(*a)++] = "-o";
+        argv[(*a)++] = prefix;
+        argv[(*a)++] = "--";
+        snprintf(l->inject_env, sizeof l->inject_env, "NVTX_INJECTION64_PATH=%s", inject_lib);
+        env[(*e)++] = l->inject_env;
+    } else {
+        snprintf(l->path_env, sizeof l->path_env, "LD_LIBRARY_PATH=%s", driver_dir);
+        env[(*e)++] = l->path_env;
+        env[(*e)++] = "OBS_SIM_QUIET=1";
+    }
 }
 
 char *fw_require(const char *also)
@@ -193,15 +230,8 @@ void log_free(struct log *lg)
 
 unsigned kind_of(const char *kind)
 {
-    if (strcmp(kind, "kernel") == 0)
-        return OBS_KIND_KERNEL;
-    if (strcmp(kind, "memcpy") == 0)
-        return OBS_KIND_MEMCPY;
-    if (strcmp(kind, "memset") == 0)
-        return OBS_KIND_MEMSET;
-    if (strcmp(kind, "sync") == 0)
-        return OBS_KIND_SYNC;
-    return OBS_KIND_GRAPH;
+    unsigned k = sim_log_kind(kind);
+    return k != OBS_KIND_NONE ? k : OBS_KIND_GRAPH; /* the log's records are of the five kinds */
 }
 
 int is_record(const struct obs_call *c)

@@ -14,6 +14,24 @@
  * $HOME/.cache/obsshim/frameworks; its python (NULL: none there). */
 extern char python[4200], env_dir[4100];
 const char *find_environment(void);
+/* The build's tools the runs use: contrib/obs-run, sim/driver, the NVTX
+ * test tool (fw_paths sets them; skips the test when obs-run is not built). */
+extern char obs_run[4300], driver_dir[4300], inject_lib[4300];
+void fw_paths(void);
+
+/* The start of a run's command and environment: under the shim `obs-run
+ * --sim -o prefix --` and the NVTX test tool; without it the simulated
+ * driver first in LD_LIBRARY_PATH, no banner. Appended to argv at *a and to
+ * env at *e; l holds the entries' text. */
+struct fw_launch {
+    char inject_env[4400], path_env[4400];
+};
+void fw_launch_start(struct fw_launch *l, int shim, const char *prefix, const char **argv, size_t *a,
+                     const char **env, size_t *e);
+
+/* plan_lazy, then the environment and its versions (freed) as a diag. */
+void fw_plan(char *versions);
+
 /* Skip the test, saying why, under a sanitizer, without the environment,
  * or when its python cannot import torch and also (a module name, NULL:
  * none); else the versions line ("torch 2.15.0 cuda 13.2 ..."), malloc'ed. */

@@ -245,3 +245,18 @@ int trace_json_check_counts(const char *json, struct run_result *pr, unsigned lo
         *flows = strtoul(p + 7, NULL, 10);
     return 0;
 }
+
+unsigned sim_log_kind(const char *kind)
+{
+    if (strcmp(kind, "kernel") == 0)
+        return OBS_KIND_KERNEL;
+    if (strcmp(kind, "memcpy") == 0)
+        return OBS_KIND_MEMCPY;
+    if (strcmp(kind, "memset") == 0)
+        return OBS_KIND_MEMSET;
+    if (strcmp(kind, "sync") == 0)
+        return OBS_KIND_SYNC;
+    if (strcmp(kind, "graph") == 0)
+        return OBS_KIND_GRAPH;
+    return OBS_KIND_NONE;
+}

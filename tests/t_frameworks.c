@@ -65,7 +65,7 @@
 
 #define RUN_TIMEOUT_S 900
 
-static char obs_run[4300], driver_dir[4300], frameworks_dir[4300], inject_lib[4300];
+static char frameworks_dir[4300];
 
 /* What PyTorch asked of the driver, over every run without the shim. */
 static struct name_set called, stubs, tables, slots, integrity, nvml, refused;
@@ -396,24 +396,13 @@ static double now_s(void)
 static void run_case(const struct fw_case *c, int shim, const char *log, const char *prefix, struct run_result *res,
                      int quiet, const char *const *rules)
 {
-    char script[4400], log_env[4400], path_env[4400], inject_env[4400], inductor_env[4500], triton_env[4500];
+    char script[4400], log_env[4400], inductor_env[4500], triton_env[4500];
     const char *argv[12], *env[16];
+    struct fw_launch launch;
     size_t a = 0, e = 0;
     snprintf(script, sizeof script, "%s/%s", frameworks_dir, c->script);
     snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log);
-    if (shim) {
-        argv[a++] = obs_run;
-        argv[a++] = "--sim";
-        argv[a++] = "-o";
-        argv[a++] = prefix;
-        argv[a++] = "--";
-        snprintf(inject_env, sizeof inject_env, "NVTX_INJECTION64_PATH=%s", inject_lib);
-        env[e++] = inject_env;
-    } else {
-        snprintf(path_env, sizeof path_env, "LD_LIBRARY_PATH=%s", driver_dir);
-        env[e++] = path_env;
-        env[e++] = "OBS_SIM_QUIET=1";
-    }
+    fw_launch_start(&launch, shim, prefix, argv, &a, env, &e);
     argv[a++] = python;
     argv[a++] = script;
     if (c->arg)
@@ -832,15 +821,9 @@ int main(void)
     size_t i;
 
     versions = fw_require("transformers");
-    snprintf(obs_run, sizeof obs_run, "%s", shim_build_path("contrib/obs-run"));
-    snprintf(driver_dir, sizeof driver_dir, "%s", shim_build_path("sim/driver"));
-    snprintf(inject_lib, sizeof inject_lib, "%s", shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
+    fw_paths();
     snprintf(frameworks_dir, sizeof frameworks_dir, "%s", test_path(test_srcdir(), "tests/frameworks"));
-    if (!test_executable(obs_run))
-        skip_all("%s not built", obs_run);
-    plan_lazy();
-    diag("%s: %s", env_dir, versions);
-    free(versions);
+    fw_plan(versions);
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (only == NULL || strstr(cases[i].label, only) != NULL)

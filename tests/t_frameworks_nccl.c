@@ -52,7 +52,7 @@
 #define MAX_RANKS 4
 #define MAX_TRUTH 4096
 
-static char torchrun[4300], obs_run[4300], driver_dir[4300], inject_lib[4300], script[4300];
+static char torchrun[4300], script[4300];
 
 struct nccl_case {
     const char *label;
@@ -89,26 +89,15 @@ static int free_port(void)
  * patterns with %q{RANK}. */
 static void run_case(const struct nccl_case *c, int shim, const char *log, const char *prefix, struct run_result *res)
 {
-    char nproc[16], port[16], gpus[32], log_env[4400], path_env[4400], inject_env[4400];
+    char nproc[16], port[16], gpus[32], log_env[4400];
     const char *argv[24], *env[24];
+    struct fw_launch launch;
     size_t a = 0, e = 0;
     snprintf(nproc, sizeof nproc, "%d", c->ranks);
     snprintf(port, sizeof port, "%d", free_port());
     snprintf(gpus, sizeof gpus, "OBS_SIM_GPUS=%d", c->ranks);
     snprintf(log_env, sizeof log_env, "OBS_SIM_LOG=%s", log);
-    if (shim) {
-        argv[a++] = obs_run;
-        argv[a++] = "--sim";
-        argv[a++] = "-o";
-        argv[a++] = prefix;
-        argv[a++] = "--";
-        snprintf(inject_env, sizeof inject_env, "NVTX_INJECTION64_PATH=%s", inject_lib);
-        env[e++] = inject_env;
-    } else {
-        snprintf(path_env, sizeof path_env, "LD_LIBRARY_PATH=%s", driver_dir);
-        env[e++] = path_env;
-        env[e++] = "OBS_SIM_QUIET=1";
-    }
+    fw_launch_start(&launch, shim, prefix, argv, &a, env, &e);
     argv[a++] = torchrun;
     argv[a++] = "--nproc_per_node";
     argv[a++] = nproc;
@@ -514,17 +503,11 @@ int main(void)
     size_t i;
 
     snprintf(torchrun, sizeof torchrun, "%s/bin/torchrun", env_dir);
-    snprintf(obs_run, sizeof obs_run, "%s", shim_build_path("contrib/obs-run"));
-    snprintf(driver_dir, sizeof driver_dir, "%s", shim_build_path("sim/driver"));
-    snprintf(inject_lib, sizeof inject_lib, "%s", shim_build_path("tests/nvtx_inject/.libs/libobsnvtxinject.so"));
+    fw_paths();
     snprintf(script, sizeof script, "%s", test_path(test_srcdir(), "tests/frameworks/fw_nccl.py"));
     if (!test_executable(torchrun))
         skip_all("no torchrun in %s", env_dir);
-    if (!test_executable(obs_run))
-        skip_all("%s not built", obs_run);
-    plan_lazy();
-    diag("%s: %s", env_dir, versions);
-    free(versions);
+    fw_plan(versions);
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (only == NULL || strstr(cases[i].label, only) != NULL)
             check_case(&cases[i]);

@@ -248,20 +248,6 @@ static void driver_contract(const char *label, const struct sim_call *calls, siz
 
 /* ---- ground truth against the trace -------------------------------------------------- */
 
-static unsigned kind_of(const char *kind)
-{
-    if (strcmp(kind, "kernel") == 0)
-        return OBS_KIND_KERNEL;
-    if (strcmp(kind, "memcpy") == 0)
-        return OBS_KIND_MEMCPY;
-    if (strcmp(kind, "memset") == 0)
-        return OBS_KIND_MEMSET;
-    if (strcmp(kind, "sync") == 0)
-        return OBS_KIND_SYNC;
-    if (strcmp(kind, "graph") == 0)
-        return OBS_KIND_GRAPH;
-    return OBS_KIND_NONE;
-}
 
 static int is_per_thread(const char *api)
 {
@@ -307,7 +293,7 @@ static void compare_records(const char *label, const struct sim_call *calls, siz
         if (!recorded_kind(c->kind))
             continue;
         nlog++;
-        kind = kind_of(c->kind);
+        kind = sim_log_kind(c->kind);
         counts->kernels += kind == OBS_KIND_KERNEL;
         counts->copies += kind == OBS_KIND_MEMCPY;
         counts->memsets += kind == OBS_KIND_MEMSET;

@@ -32,43 +32,16 @@
 #include "abi/cuda_driver_abi.h"
 #include "tap/basic.h"
 #include "tap/process.h"
+#include "sim_dl.h"
 
-static void *sim, *nvml;
-static char log_path[4200];
 
-static void *sym_in(void *lib, const char *name)
-{
-    void *p = dlsym(lib, name);
-    if (p == NULL)
-        bail("the simulated library does not export %s", name);
-    return p;
-}
-
-#define CALL(type, name, ...) (((type)sym_in(sim, #name))(__VA_ARGS__))
-#define NVML(type, name, ...) (((type)sym_in(nvml, #name))(__VA_ARGS__))
-
-typedef int (*fn_init)(unsigned);
 typedef int (*fn_count)(int *);
-typedef int (*fn_attr)(int *, int, int);
 typedef int (*fn_bus_id)(char *, int, int);
 typedef int (*fn_by_bus_id)(int *, const char *);
 typedef int (*fn_uuid)(unsigned char *, int);
-typedef int (*fn_retain)(obs_CUcontext *, int);
-typedef int (*fn_ctx)(obs_CUcontext);
 typedef int (*fn_ctx_device)(int *);
-typedef int (*fn_alloc)(obs_CUdeviceptr *, size_t);
-typedef int (*fn_free)(obs_CUdeviceptr);
-typedef int (*fn_ptr_attr)(void *, int, obs_CUdeviceptr);
 typedef int (*fn_peer)(int *, int, int);
 typedef int (*fn_p2p_attr)(int *, int, int, int);
-typedef int (*fn_granularity)(size_t *, const void *, int);
-typedef int (*fn_create)(unsigned long long *, size_t, const void *, unsigned long long);
-typedef int (*fn_release)(unsigned long long);
-typedef int (*fn_reserve)(obs_CUdeviceptr *, size_t, size_t, obs_CUdeviceptr, unsigned long long);
-typedef int (*fn_addr_free)(obs_CUdeviceptr, size_t);
-typedef int (*fn_map)(obs_CUdeviceptr, size_t, size_t, unsigned long long, unsigned long long);
-typedef int (*fn_unmap)(obs_CUdeviceptr, size_t);
-typedef int (*fn_set_access)(obs_CUdeviceptr, size_t, const void *, size_t);
 typedef int (*fn_props_of)(void *, unsigned long long);
 typedef int (*fn_pool_create)(void **, const void *);
 typedef int (*fn_pool)(void *);
@@ -78,19 +51,9 @@ typedef int (*fn_alloc_async)(obs_CUdeviceptr *, size_t, obs_CUstream);
 typedef int (*fn_alloc_pool_async)(obs_CUdeviceptr *, size_t, void *, obs_CUstream);
 typedef int (*fn_free_async)(obs_CUdeviceptr, obs_CUstream);
 typedef int (*fn_stream_create)(obs_CUstream *, unsigned);
-typedef int (*fn_stream)(obs_CUstream);
-typedef int (*fn_capture_begin)(obs_CUstream, int);
-typedef int (*fn_capture_end)(obs_CUstream, obs_CUgraph *);
 
 #define MIB (1024u * 1024u)
 
-static size_t log_lines_with(const char *needle)
-{
-    char *text = test_read_file(log_path, NULL);
-    size_t n = text ? count_lines_with(text, needle) : 0;
-    free(text);
-    return n;
-}
 
 /* ---- which devices a process sees -------------------------------------------------------- */
 
@@ -210,18 +173,6 @@ static void test_devices(void)
 
 /* ---- cuMem memory on the host ----------------------------------------------------------------- */
 
-struct prop {
-    int type, handle_types, loc_type, loc_id;
-    void *win32;
-    unsigned char compression, rdma;
-    unsigned short usage;
-    unsigned char reserved[4];
-};
-
-struct access_desc {
-    int loc_type, loc_id;
-    unsigned flags;
-};
 
 static void test_host_numa(void)
 {
