@@ -64,10 +64,6 @@ struct sim_call {
 /* Read a log: the number of lines, *calls malloc'ed (NULL-safe on 0). */
 size_t sim_log_read(const char *path, struct sim_call **calls);
 
-/* The enum obs_call_kind of a kind of the log ("kernel", "memcpy", "memset",
- * "sync", "graph"), OBS_KIND_NONE for another. */
-unsigned sim_log_kind(const char *kind);
-
 /* enum obs_api of a name, or -1. */
 int shim_api_index(const char *name);
 
