@@ -42,6 +42,27 @@ obs_CUresult cuCtxGetFlags(unsigned int *flags);
 obs_CUresult cuCtxGetApiVersion(obs_CUcontext ctx, unsigned int *version);
 obs_CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
 obs_CUresult cuCtxGetLimit(size_t *pvalue, int limit);
+obs_CUresult cuDeviceCanAccessPeer(int *canAccessPeer, obs_CUdevice dev, obs_CUdevice peerDev);
+obs_CUresult cuDeviceGetP2PAttribute(int *value, int attrib, obs_CUdevice srcDevice, obs_CUdevice dstDevice);
+obs_CUresult cuDeviceGetByPCIBusId(obs_CUdevice *dev, const char *pciBusId);
+/* memory pools (cudrv_sim_mempool.c) */
+obs_CUresult cuMemPoolCreate(void **pool, const void *props);
+obs_CUresult cuMemPoolDestroy(void *pool);
+obs_CUresult cuMemPoolSetAttribute(void *pool, int attr, void *value);
+obs_CUresult cuMemPoolGetAttribute(void *pool, int attr, void *value);
+obs_CUresult cuMemPoolTrimTo(void *pool, size_t minBytesToKeep);
+obs_CUresult cuMemPoolSetAccess(void *pool, const void *map, size_t count);
+obs_CUresult cuMemPoolGetAccess(int *flags, void *pool, const void *location);
+obs_CUresult cuDeviceGetDefaultMemPool(void **pool_out, obs_CUdevice dev);
+obs_CUresult cuDeviceGetMemPool(void **pool_out, obs_CUdevice dev);
+obs_CUresult cuDeviceSetMemPool(obs_CUdevice dev, void *pool);
+obs_CUresult cuMemAllocAsync(obs_CUdeviceptr *dptr, size_t bytesize, obs_CUstream hStream);
+obs_CUresult cuMemAllocAsync_ptsz(obs_CUdeviceptr *dptr, size_t bytesize, obs_CUstream hStream);
+obs_CUresult cuMemAllocFromPoolAsync(obs_CUdeviceptr *dptr, size_t bytesize, void *pool, obs_CUstream hStream);
+obs_CUresult cuMemAllocFromPoolAsync_ptsz(obs_CUdeviceptr *dptr, size_t bytesize, void *pool,
+                                          obs_CUstream hStream);
+obs_CUresult cuMemFreeAsync(obs_CUdeviceptr dptr, obs_CUstream hStream);
+obs_CUresult cuMemFreeAsync_ptsz(obs_CUdeviceptr dptr, obs_CUstream hStream);
 obs_CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total);
 obs_CUresult cuModuleGetLoadingMode(int *mode);
 obs_CUresult cuOccupancyMaxActiveClusters(int *numClusters, obs_CUfunction func, const void *config);
@@ -194,15 +215,23 @@ obs_CUresult drv_need_init(void);
 
 /* ---- devices (cudrv_sim_device.c), primary context (cudrv_sim_core.c) --- */
 
-/* The one device's attribute (CU_DEVICE_ATTRIBUTE_*), UUID. */
+/* The devices the driver shows (OBS_SIM_GPUS, CUDA_VISIBLE_DEVICES:
+ * sim_gpus.h), all alike but for their PCI location and UUID; ordinals
+ * 0 .. drv_device_count() - 1. */
+int drv_device_count(void);
+int drv_valid_device(obs_CUdevice dev);
+/* A device's attribute (CU_DEVICE_ATTRIBUTE_*), UUID. */
 obs_CUresult drv_device_attribute(int *value, int attrib, obs_CUdevice dev);
-void drv_device_uuid_bytes(unsigned char out[16]);
-/* 1 while the primary context is retained. */
-int drv_primary_active(void);
-/* The primary context's handle (what cuDevicePrimaryCtxRetain gives). */
-obs_CUcontext drv_primary_context(void);
-/* The calling thread's current context (NULL: none). */
+void drv_device_uuid_bytes(obs_CUdevice dev, unsigned char out[16]);
+/* 1 while the device's primary context is retained. */
+int drv_primary_active(obs_CUdevice dev);
+/* A device's primary context's handle (what cuDevicePrimaryCtxRetain gives). */
+obs_CUcontext drv_primary_context(obs_CUdevice dev);
+/* The calling thread's current context (NULL: none), and its device (0: none). */
 obs_CUcontext drv_current_context(void);
+obs_CUdevice drv_current_device(void);
+/* The device of a live context (INVALID_CONTEXT: not one). Takes drv_lock. */
+obs_CUresult drv_context_device(obs_CUcontext ctx, obs_CUdevice *dev);
 
 /* ---- private export tables (cudrv_sim_export.c), integrity hash
  *      (cudrv_sim_integrity.c) ----------------------------------------------- */
@@ -269,6 +298,7 @@ struct drv_range {
     enum drv_mem_kind kind;
     unsigned flags;          /* host: its allocation flags; mapped: access (low byte), handle types << 8 */
     unsigned long long id;   /* a process-wide buffer id */
+    obs_CUdevice device;     /* the device of the context current when it was made */
     void *owner;             /* mapped: the cuMemCreate allocation */
     struct drv_range *next;
 };
@@ -278,6 +308,9 @@ struct drv_range {
 struct drv_range *drv_range_add(uintptr_t base, size_t size, enum drv_mem_kind kind);
 struct drv_range *drv_range_find(uintptr_t p);
 void drv_range_drop(struct drv_range *r);
+/* Under drv_lock. A mapped range's allocation (its owner) is host memory
+ * (cuMemCreate at a host location). */
+int drv_vmm_host_located(const void *owner);
 
 /* ---- streams, clock, events, graphs (cudrv_sim_stream.c) ----------------- */
 
@@ -317,6 +350,8 @@ struct drv_stream;
  * thread's default stream for _ptsz/_ptds; 0x1 / 0x2 always legacy /
  * per-thread; unknown handles give CUDA_ERROR_INVALID_HANDLE. */
 obs_CUresult drv_stream_lookup(obs_CUstream handle, int per_thread_api, struct drv_stream **out);
+/* Under drv_lock. True while s captures into a graph. */
+int drv_stream_capturing(const struct drv_stream *s);
 /* Under drv_lock. Run op on s now (charge its cost, move memory) or append
  * it to the graph s captures. */
 obs_CUresult drv_submit(struct drv_stream *s, const struct drv_op *op, int in_graph);

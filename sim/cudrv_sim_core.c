@@ -3,6 +3,7 @@
  * Device properties: cudrv_sim_device.c; modules: cudrv_sim_module.c. */
 #include "cudrv_sim.h"
 #include "sim_fault.h"
+#include "sim_gpus.h"
 #include "sim_log.h"
 #include "sim_tool.h"
 
@@ -34,6 +35,7 @@ static void drv_unlock_after_fork(void)
 static void drv_init(void)
 {
     sim_log_start(drv_banner);
+    sim_gpus_init();
     pthread_atfork(drv_lock_before_fork, drv_unlock_after_fork, drv_unlock_after_fork);
 }
 
@@ -72,13 +74,41 @@ obs_CUresult drv_finish(const char *api, enum drv_kind kind, const char *name, c
 
 struct drv_ctx {
     int primary;
+    obs_CUdevice device;
     struct drv_ctx *next;
 };
 
-static struct drv_ctx drv_primary_ctx = {.primary = 1};
-static struct drv_ctx *drv_contexts = &drv_primary_ctx; /* every live context */
-static unsigned drv_primary_refs;
+/* One primary context per device (OBS_SIM_GPUS, sim_gpus.h), linked into
+ * the list of live contexts at the first lookup. */
+static struct drv_ctx drv_primary_ctx[SIM_GPUS_MAX];
+static struct drv_ctx *drv_contexts; /* every live context */
+static int drv_contexts_ready;       /* under drv_lock */
+static unsigned drv_primary_refs[SIM_GPUS_MAX];
 static __thread struct drv_ctx *drv_current_ctx;
+
+/* Under drv_lock. */
+static void contexts_ready(void)
+{
+    if (drv_contexts_ready)
+        return;
+    for (int d = SIM_GPUS_MAX - 1; d >= 0; d--) {
+        drv_primary_ctx[d].primary = 1;
+        drv_primary_ctx[d].device = d;
+        drv_primary_ctx[d].next = drv_contexts;
+        drv_contexts = &drv_primary_ctx[d];
+    }
+    drv_contexts_ready = 1;
+}
+
+int drv_device_count(void)
+{
+    return (int)sim_gpus_visible();
+}
+
+int drv_valid_device(obs_CUdevice dev)
+{
+    return dev >= 0 && dev < drv_device_count();
+}
 
 obs_CUresult drv_need_init(void)
 {
@@ -102,6 +132,7 @@ obs_CUresult drv_need_context_of(const void *object)
 static struct drv_ctx *ctx_lookup(obs_CUcontext handle)
 {
     struct drv_ctx *c;
+    contexts_ready();
     for (c = drv_contexts; c; c = c->next)
         if ((obs_CUcontext)c == handle)
             return c;
@@ -132,7 +163,7 @@ DRV_EXPORT obs_CUresult cuDeviceGetCount(int *count)
     drv_enter();
     err = count ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS)
-        *count = 1;
+        *count = drv_device_count();
     return drv_finish("cuDeviceGetCount", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
@@ -141,25 +172,25 @@ DRV_EXPORT obs_CUresult cuDeviceGet(obs_CUdevice *device, int ordinal)
     obs_CUresult err;
     drv_enter();
     err = device ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err == OBS_CUDA_SUCCESS && ordinal != 0)
+    if (err == OBS_CUDA_SUCCESS && !drv_valid_device(ordinal))
         err = OBS_CUDA_ERROR_INVALID_DEVICE;
     if (err == OBS_CUDA_SUCCESS)
-        *device = 0;
+        *device = ordinal;
     return drv_finish("cuDeviceGet", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
-int drv_primary_active(void)
+int drv_primary_active(obs_CUdevice dev)
 {
     int active;
     pthread_mutex_lock(&drv_lock);
-    active = drv_primary_refs > 0;
+    active = drv_valid_device(dev) && drv_primary_refs[dev] > 0;
     pthread_mutex_unlock(&drv_lock);
     return active;
 }
 
-obs_CUcontext drv_primary_context(void)
+obs_CUcontext drv_primary_context(obs_CUdevice dev)
 {
-    return (obs_CUcontext)&drv_primary_ctx;
+    return (obs_CUcontext)&drv_primary_ctx[dev >= 0 && dev < SIM_GPUS_MAX ? dev : 0];
 }
 
 obs_CUcontext drv_current_context(void)
@@ -167,16 +198,33 @@ obs_CUcontext drv_current_context(void)
     return (obs_CUcontext)drv_current_ctx;
 }
 
+obs_CUdevice drv_current_device(void)
+{
+    struct drv_ctx *c = drv_current_ctx;
+    return c ? c->device : 0;
+}
+
+obs_CUresult drv_context_device(obs_CUcontext handle, obs_CUdevice *dev)
+{
+    struct drv_ctx *c;
+    pthread_mutex_lock(&drv_lock);
+    c = ctx_lookup(handle);
+    if (c)
+        *dev = c->device;
+    pthread_mutex_unlock(&drv_lock);
+    return c ? OBS_CUDA_SUCCESS : OBS_CUDA_ERROR_INVALID_CONTEXT;
+}
+
 static obs_CUresult primary_retain(obs_CUcontext *pctx, obs_CUdevice dev)
 {
     obs_CUresult err = pctx ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err == OBS_CUDA_SUCCESS && dev != 0)
+    if (err == OBS_CUDA_SUCCESS && !drv_valid_device(dev))
         err = OBS_CUDA_ERROR_INVALID_DEVICE;
     if (err == OBS_CUDA_SUCCESS) {
         pthread_mutex_lock(&drv_lock);
-        drv_primary_refs++;
+        drv_primary_refs[dev]++;
         pthread_mutex_unlock(&drv_lock);
-        *pctx = (obs_CUcontext)&drv_primary_ctx;
+        *pctx = drv_primary_context(dev);
     }
     return err;
 }
@@ -191,13 +239,13 @@ DRV_EXPORT obs_CUresult cuDevicePrimaryCtxRetain(obs_CUcontext *pctx, obs_CUdevi
 static obs_CUresult primary_release(obs_CUdevice dev)
 {
     obs_CUresult err = drv_need_init();
-    if (err == OBS_CUDA_SUCCESS && dev != 0)
+    if (err == OBS_CUDA_SUCCESS && !drv_valid_device(dev))
         err = OBS_CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&drv_lock);
-    if (err == OBS_CUDA_SUCCESS && drv_primary_refs == 0)
+    if (err == OBS_CUDA_SUCCESS && drv_primary_refs[dev] == 0)
         err = OBS_CUDA_ERROR_INVALID_CONTEXT;
     else if (err == OBS_CUDA_SUCCESS)
-        drv_primary_refs--;
+        drv_primary_refs[dev]--;
     pthread_mutex_unlock(&drv_lock);
     return err;
 }
@@ -255,14 +303,16 @@ static obs_CUresult ctx_create(obs_CUcontext *pctx, obs_CUdevice dev)
 {
     obs_CUresult err = pctx ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
     struct drv_ctx *c;
-    if (err == OBS_CUDA_SUCCESS && dev != 0)
+    if (err == OBS_CUDA_SUCCESS && !drv_valid_device(dev))
         err = OBS_CUDA_ERROR_INVALID_DEVICE;
     if (err != OBS_CUDA_SUCCESS)
         return err;
     c = calloc(1, sizeof *c);
     if (c == NULL)
         return OBS_CUDA_ERROR_OUT_OF_MEMORY;
+    c->device = dev;
     pthread_mutex_lock(&drv_lock);
+    contexts_ready();
     c->next = drv_contexts;
     drv_contexts = c;
     pthread_mutex_unlock(&drv_lock);
@@ -302,6 +352,7 @@ static obs_CUresult ctx_destroy(obs_CUcontext handle)
         return err;
     err = OBS_CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&drv_lock);
+    contexts_ready();
     for (link = &drv_contexts; *link; link = &(*link)->next)
         if ((obs_CUcontext)*link == handle && !(*link)->primary) {
             struct drv_ctx *c = *link;

@@ -8,14 +8,17 @@
  * so that a program does not take a path that would end in a stub:
  * managed memory (83, 89), compressible memory (107), RDMA (110, 116, 117),
  * sparse and deferred-mapping arrays (112, 121), external semaphores (114),
- * memory pools (115, 119), stream memory operations (122), dma-buf (124),
- * IPC events (125), multicast (132). What is implemented keeps its H100
- * value: page-locked and registered host memory (91, 99, 113), virtual
- * memory management with POSIX descriptors (102, 103), priorities (78),
- * cooperative and cluster launches (95, 120), tensor maps (127). The ones
- * no program here reads are 0. */
+ * pools shared between processes (119), stream memory operations (122),
+ * dma-buf (124), IPC events (125), multicast (132). What is implemented
+ * keeps its H100 value: page-locked and registered host memory (91, 99,
+ * 113), virtual memory management with POSIX descriptors (102, 103),
+ * memory pools (115, cudrv_sim_mempool.c), priorities (78), cooperative and
+ * cluster launches (95, 120), tensor maps (127). The ones no program here
+ * reads are 0. Peer access between devices (OBS_SIM_GPUS > 1): none. */
 #include "cudrv_sim.h"
+#include "sim_gpus.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* CU_DEVICE_ATTRIBUTE_<name> = value (cuda.h, CUDA 13.0). */
@@ -37,7 +40,7 @@
     X(21, 131072) X(22, 131072) X(23, 65536) X(24, 16384) X(25, 16384) X(26, 16384)         \
     X(27, 32768) X(28, 32768) X(29, 2048) /* textures */                                     \
     X(30, 512) X(31, 1) X(32, 1) /* SURFACE_ALIGNMENT, CONCURRENT_KERNELS, ECC_ENABLED */    \
-    X(33, 0x18) X(34, 0) X(35, 0) /* PCI_BUS_ID, PCI_DEVICE_ID, TCC_DRIVER */                \
+    X(34, 0) X(35, 0)   /* PCI_DEVICE_ID, TCC_DRIVER (PCI_BUS_ID, 33: the device's own) */   \
     X(36, 2619000)      /* MEMORY_CLOCK_RATE (kHz) */                                        \
     X(37, 5120)         /* GLOBAL_MEMORY_BUS_WIDTH */                                        \
     X(38, 52428800)     /* L2_CACHE_SIZE */                                                  \
@@ -63,7 +66,7 @@
     X(104, 0) X(105, 0)                                                                     \
     X(106, 32)          /* MAX_BLOCKS_PER_MULTIPROCESSOR */                                  \
     X(107, 0) X(108, 31457280) X(109, 134213632) X(110, 0) X(111, 1024) X(112, 0)           \
-    X(113, 1) X(114, 0) X(115, 0) X(116, 0) X(117, 0) X(118, 0) X(119, 0)                   \
+    X(113, 1) X(114, 0) X(115, 1) X(116, 0) X(117, 0) X(118, 0) X(119, 0)                   \
     X(120, 1)           /* CLUSTER_LAUNCH */                                                 \
     X(121, 0) X(122, 0) X(123, 0) X(124, 0) X(125, 0) X(126, 4) X(127, 1) X(128, 0)         \
     X(129, 0) X(130, 0) X(131, -1) X(132, 0) X(133, 0) X(134, -1)                            \
@@ -71,16 +74,23 @@
 
 #define DRV_TOTAL_MEM (80ULL * 1024 * 1024 * 1024 - 512ULL * 1024 * 1024)
 
-static const unsigned char drv_device_uuid[16] = {0x6f, 0x62, 0x73, 0x73, 0x68, 0x69, 0x6d, 0x2d,
-                                                  0x73, 0x69, 0x6d, 0x2d, 0x68, 0x31, 0x30, 0x30};
+/* The machine GPU behind a valid ordinal. */
+static unsigned machine_gpu(obs_CUdevice dev)
+{
+    int k = sim_gpus_machine_index(dev);
+    return k < 0 ? 0u : (unsigned)k;
+}
 
 obs_CUresult drv_device_attribute(int *value, int attrib, obs_CUdevice dev)
 {
     if (value == NULL)
         return OBS_CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0)
+    if (!drv_valid_device(dev))
         return OBS_CUDA_ERROR_INVALID_DEVICE;
     switch (attrib) {
+    case 33: /* PCI_BUS_ID */
+        *value = (int)sim_gpu_pci_bus(machine_gpu(dev));
+        return OBS_CUDA_SUCCESS;
 #define ATTRIBUTE_CASE(id, v) \
     case id:                  \
         *value = v;           \
@@ -95,15 +105,15 @@ obs_CUresult drv_device_attribute(int *value, int attrib, obs_CUdevice dev)
     return OBS_CUDA_ERROR_INVALID_VALUE;
 }
 
-void drv_device_uuid_bytes(unsigned char out[16])
+void drv_device_uuid_bytes(obs_CUdevice dev, unsigned char out[16])
 {
-    memcpy(out, drv_device_uuid, sizeof drv_device_uuid);
+    sim_gpu_uuid(machine_gpu(dev), out);
 }
 
 static obs_CUresult need_device(obs_CUdevice dev, const void *out)
 {
     obs_CUresult err = out ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err == OBS_CUDA_SUCCESS && dev != 0)
+    if (err == OBS_CUDA_SUCCESS && !drv_valid_device(dev))
         err = OBS_CUDA_ERROR_INVALID_DEVICE;
     return err;
 }
@@ -147,7 +157,7 @@ static obs_CUresult device_uuid(const char *api, unsigned char *uuid, obs_CUdevi
 {
     obs_CUresult err = need_device(dev, uuid);
     if (err == OBS_CUDA_SUCCESS)
-        drv_device_uuid_bytes(uuid);
+        drv_device_uuid_bytes(dev, uuid);
     return drv_finish(api, DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
@@ -165,13 +175,14 @@ DRV_EXPORT obs_CUresult cuDeviceGetUuid_v2(unsigned char *uuid, obs_CUdevice dev
 
 DRV_EXPORT obs_CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, obs_CUdevice dev)
 {
-    static const char bus_id[] = "0000:18:00.0";
+    char bus_id[16];
     obs_CUresult err;
     drv_enter();
     err = need_device(dev, pciBusId);
     if (err == OBS_CUDA_SUCCESS && len <= 0)
         err = OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS) {
+        sim_gpu_bus_id(machine_gpu(dev), bus_id);
         strncpy(pciBusId, bus_id, (size_t)len);
         pciBusId[len - 1] = '\0';
     }
@@ -197,7 +208,7 @@ DRV_EXPORT obs_CUresult cuDevicePrimaryCtxGetState(obs_CUdevice dev, unsigned in
     err = need_device(dev, flags && active ? flags : NULL);
     if (err == OBS_CUDA_SUCCESS) {
         *flags = 0;
-        *active = drv_primary_active();
+        *active = drv_primary_active(dev);
     }
     return drv_finish("cuDevicePrimaryCtxGetState", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
@@ -211,25 +222,24 @@ DRV_EXPORT obs_CUresult cuDevicePrimaryCtxSetFlags_v2(obs_CUdevice dev, unsigned
 
 /* The device of a context: CUDA 2.0's form asks about the current one,
  * CUDA 13.0's (_v2) takes the context (NULL: the current one). */
-static obs_CUresult ctx_device(const char *api, obs_CUdevice *device)
+static obs_CUresult ctx_device(const char *api, obs_CUdevice *device, obs_CUcontext ctx)
 {
-    obs_CUresult err = device ? drv_need_context() : OBS_CUDA_ERROR_INVALID_VALUE;
+    obs_CUresult err = device ? (ctx ? drv_need_init() : drv_need_context()) : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS)
-        *device = 0;
+        err = drv_context_device(ctx ? ctx : drv_current_context(), device);
     return drv_finish(api, DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
 DRV_EXPORT obs_CUresult cuCtxGetDevice(obs_CUdevice *device)
 {
     drv_enter();
-    return ctx_device("cuCtxGetDevice", device);
+    return ctx_device("cuCtxGetDevice", device, NULL);
 }
 
 DRV_EXPORT obs_CUresult cuCtxGetDevice_v2(obs_CUdevice *device, obs_CUcontext ctx)
 {
     drv_enter();
-    (void)ctx;
-    return ctx_device("cuCtxGetDevice_v2", device);
+    return ctx_device("cuCtxGetDevice_v2", device, ctx);
 }
 
 DRV_EXPORT obs_CUresult cuCtxGetFlags(unsigned int *flags)
@@ -464,4 +474,67 @@ DRV_EXPORT obs_CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicS
     }
     return drv_finish("cuOccupancyAvailableDynamicSMemPerBlock", DRV_KIND_OTHER, NULL, DRV_NO_STREAM,
                       DRV_NO_BYTES, err);
+}
+
+/* ---- peers --------------------------------------------------------------------------------- */
+
+/* The devices are PCIe cards without peer access (as NVML's P2P status
+ * says): a device cannot map another's memory, and the P2P attributes are
+ * 0 (performance rank, access, atomics, CUDA arrays). NCCL then moves data
+ * between GPUs of one host through host memory (its SHM transport) or the
+ * network. */
+DRV_EXPORT obs_CUresult cuDeviceCanAccessPeer(int *canAccessPeer, obs_CUdevice dev, obs_CUdevice peerDev)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = need_device(dev, canAccessPeer);
+    if (err == OBS_CUDA_SUCCESS && !drv_valid_device(peerDev))
+        err = OBS_CUDA_ERROR_INVALID_DEVICE;
+    if (err == OBS_CUDA_SUCCESS)
+        *canAccessPeer = 0;
+    return drv_finish("cuDeviceCanAccessPeer", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+DRV_EXPORT obs_CUresult cuDeviceGetP2PAttribute(int *value, int attrib, obs_CUdevice srcDevice,
+                                                obs_CUdevice dstDevice)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = need_device(srcDevice, value);
+    if (err == OBS_CUDA_SUCCESS && (!drv_valid_device(dstDevice) || srcDevice == dstDevice))
+        err = OBS_CUDA_ERROR_INVALID_DEVICE;
+    if (err == OBS_CUDA_SUCCESS && (attrib < 1 || attrib > 5))
+        err = OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS)
+        *value = 0;
+    return drv_finish("cuDeviceGetP2PAttribute", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
+}
+
+/* "[domain:]bus:device[.function]" in hex (the driver's and NVML's forms). */
+DRV_EXPORT obs_CUresult cuDeviceGetByPCIBusId(obs_CUdevice *dev, const char *pciBusId)
+{
+    obs_CUresult err;
+    drv_enter();
+    err = dev && pciBusId ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
+    if (err == OBS_CUDA_SUCCESS) {
+        const char *colon = strchr(pciBusId, ':'), *bus_text = pciBusId;
+        unsigned long domain = 0, bus = 0;
+        char *end = NULL;
+        err = OBS_CUDA_ERROR_INVALID_VALUE;
+        if (colon != NULL && strchr(colon + 1, ':') != NULL) {
+            domain = strtoul(pciBusId, &end, 16);
+            bus_text = end == colon ? colon + 1 : NULL;
+        }
+        if (colon != NULL && bus_text != NULL) {
+            bus = strtoul(bus_text, &end, 16);
+            if (end != bus_text && *end == ':' && domain == 0)
+                err = OBS_CUDA_ERROR_INVALID_DEVICE;
+        }
+        for (int d = 0; err == OBS_CUDA_ERROR_INVALID_DEVICE && d < drv_device_count(); d++)
+            if (sim_gpu_pci_bus(machine_gpu(d)) == bus) {
+                *dev = d;
+                err = OBS_CUDA_SUCCESS;
+            }
+    }
+    return drv_finish("cuDeviceGetByPCIBusId", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }

@@ -20,6 +20,7 @@
  * logged with the UUID (f8cff951... is asked for and refused; cudart
  * carries on). */
 #include "cudrv_sim.h"
+#include "sim_gpus.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -49,10 +50,10 @@ static obs_CUresult interface_primary_context(obs_CUcontext *pctx, obs_CUdevice 
     obs_CUresult err;
     drv_enter();
     err = pctx ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
-    if (err == OBS_CUDA_SUCCESS && dev != 0)
+    if (err == OBS_CUDA_SUCCESS && !drv_valid_device(dev))
         err = OBS_CUDA_ERROR_INVALID_DEVICE;
     if (err == OBS_CUDA_SUCCESS)
-        *pctx = drv_primary_context();
+        *pctx = drv_primary_context(dev);
     return drv_finish("cuGetExportTable.interface.2", DRV_KIND_OTHER, NULL, DRV_NO_STREAM, DRV_NO_BYTES, err);
 }
 
@@ -292,24 +293,26 @@ static void read_integrity_setting(void)
 /* The log line names the runtime version asked for (13000, 13020 ...). */
 static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp, uint8_t *out)
 {
-    struct drv_integrity_device dev;
+    struct drv_integrity_device devs[SIM_GPUS_MAX];
     struct drv_integrity_input in;
     char version[16];
-    int v;
+    int v, d, count = drv_device_count();
 
     drv_enter();
     snprintf(version, sizeof version, "%u", runtime_version);
     if (out == NULL)
         return drv_finish("cuGetExportTable.integrity.1", DRV_KIND_OTHER, version, DRV_NO_STREAM, DRV_NO_BYTES,
                           OBS_CUDA_ERROR_INVALID_VALUE);
-    memset(&dev, 0, sizeof dev);
-    drv_device_uuid_bytes(dev.uuid);
-    drv_device_attribute(&v, 50, 0); /* PCI_DOMAIN_ID */
-    dev.pci_domain = (uint32_t)v;
-    drv_device_attribute(&v, 33, 0); /* PCI_BUS_ID */
-    dev.pci_bus = (uint32_t)v;
-    drv_device_attribute(&v, 34, 0); /* PCI_DEVICE_ID */
-    dev.pci_device = (uint32_t)v;
+    memset(devs, 0, sizeof devs);
+    for (d = 0; d < count && d < SIM_GPUS_MAX; d++) { /* every device the runtime can see */
+        drv_device_uuid_bytes(d, devs[d].uuid);
+        drv_device_attribute(&v, 50, d); /* PCI_DOMAIN_ID */
+        devs[d].pci_domain = (uint32_t)v;
+        drv_device_attribute(&v, 33, d); /* PCI_BUS_ID */
+        devs[d].pci_bus = (uint32_t)v;
+        drv_device_attribute(&v, 34, d); /* PCI_DEVICE_ID */
+        devs[d].pci_device = (uint32_t)v;
+    }
     in.driver_version = DRV_SIM_DRIVER_VERSION;
     in.runtime_version = runtime_version;
     in.process_id = (uint32_t)getpid();
@@ -318,8 +321,8 @@ static obs_CUresult integrity_check(uint32_t runtime_version, uint64_t timestamp
     in.integrity_table = (uint64_t)(uintptr_t)integrity_table;
     in.check_function = (uint64_t)(uintptr_t)integrity_check;
     in.timestamp = timestamp;
-    in.device_count = 1;
-    in.devices = &dev;
+    in.device_count = (unsigned)d;
+    in.devices = devs;
     drv_integrity_hash(&in, out);
     pthread_once(&integrity_setting_once, read_integrity_setting);
     if (integrity_wrong && runtime_version % 10 >= 2)

@@ -29,6 +29,7 @@ struct drv_range *drv_range_add(uintptr_t base, size_t size, enum drv_mem_kind k
     r->base = base;
     r->size = size;
     r->kind = kind;
+    r->device = drv_current_device();
     r->id = drv_next_buffer_id++;
     r->next = drv_ranges;
     drv_ranges = r;
@@ -308,10 +309,10 @@ enum {
  * cuPointerGetAttribute. */
 static obs_CUresult pointer_attribute(void *data, int attribute, uintptr_t p, const struct drv_range *r)
 {
-    int device = r && is_device_kind(r->kind);
+    int device = r && is_device_kind(r->kind) && !(r->kind == DRV_MEM_MAPPED && drv_vmm_host_located(r->owner));
     switch (attribute) {
     case ATTR_CONTEXT:
-        *(obs_CUcontext *)data = r ? drv_primary_context() : NULL;
+        *(obs_CUcontext *)data = r ? drv_primary_context(r->device) : NULL;
         break;
     case ATTR_MEMORY_TYPE:
         *(unsigned *)data = r ? (device ? MEMORYTYPE_DEVICE : MEMORYTYPE_HOST) : 0;
@@ -326,9 +327,16 @@ static obs_CUresult pointer_attribute(void *data, int attribute, uintptr_t p, co
     case ATTR_P2P_TOKENS:
         memset(data, 0, 2 * sizeof(unsigned long long)); /* CUDA_POINTER_ATTRIBUTE_P2P_TOKENS: none */
         return OBS_CUDA_ERROR_NOT_SUPPORTED;
+    case ATTR_IS_LEGACY_IPC_CAPABLE:
+        /* What NVIDIA's driver says of cuMemAlloc memory (not of cuMem
+         * mappings or host memory): NCCL's ncclCommRegister tells the two
+         * kinds apart by it, and takes memory that is neither for cuMem's
+         * (then fails on cuMemRetainAllocationHandle). The IPC entry points
+         * themselves are stubs: with no peer access nothing calls them. */
+        *(bool *)data = r != NULL && r->kind == DRV_MEM_DEVICE;
+        break;
     case ATTR_SYNC_MEMOPS:
     case ATTR_IS_MANAGED:
-    case ATTR_IS_LEGACY_IPC_CAPABLE:
     case ATTR_IS_RDMA_CAPABLE:
     case ATTR_IS_HW_DECOMPRESS_CAPABLE:
         *(bool *)data = false; /* no managed memory, IPC, RDMA or decompression here */
@@ -341,7 +349,7 @@ static obs_CUresult pointer_attribute(void *data, int attribute, uintptr_t p, co
         *(unsigned long long *)data = r ? r->id : 0;
         break;
     case ATTR_DEVICE_ORDINAL:
-        *(int *)data = r ? 0 : -2; /* -2: cudaInvalidDeviceId */
+        *(int *)data = r ? r->device : -2; /* -2: cudaInvalidDeviceId */
         break;
     case ATTR_RANGE_START_ADDR:
     case ATTR_MAPPING_BASE_ADDR:

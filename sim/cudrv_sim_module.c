@@ -674,7 +674,7 @@ static obs_CUresult kernel_attribute(obs_CUkernel kernel, obs_CUdevice dev, int 
     obs_CUresult err = drv_need_init();
     if (err != OBS_CUDA_SUCCESS)
         return err;
-    if (dev != 0)
+    if (!drv_valid_device(dev))
         return OBS_CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&drv_lock);
     k = kernel_lookup(kernel);

@@ -37,6 +37,7 @@ struct drv_stream {
     unsigned flags;
     int priority;        /* as given (clamped to cuCtxGetStreamPriorityRange's 0..-5) */
     unsigned long long id; /* cuStreamGetId */
+    obs_CUdevice device;   /* of the context current at its creation */
     uint64_t tail_ns;
     struct drv_graph *capture;
     int capture_status;
@@ -97,6 +98,11 @@ obs_CUresult drv_stream_lookup(obs_CUstream handle, int per_thread_api, struct d
             return OBS_CUDA_SUCCESS;
         }
     return OBS_CUDA_ERROR_INVALID_HANDLE;
+}
+
+int drv_stream_capturing(const struct drv_stream *s)
+{
+    return s->capture != NULL;
 }
 
 static struct drv_event *event_lookup(obs_CUevent handle)
@@ -272,6 +278,7 @@ static obs_CUresult stream_create(obs_CUstream *out, unsigned flags, int priorit
     if (s == NULL)
         return OBS_CUDA_ERROR_OUT_OF_MEMORY;
     s->kind = DRV_STREAM_USER;
+    s->device = drv_current_device();
     s->flags = flags;
     s->priority = priority > STREAM_PRIORITY_LEAST      ? STREAM_PRIORITY_LEAST
                   : priority < STREAM_PRIORITY_GREATEST ? STREAM_PRIORITY_GREATEST
@@ -329,8 +336,8 @@ static obs_CUresult stream_get(obs_CUstream handle, int per_thread_api, enum str
         case QUERY_GREEN_CTX: /* no green contexts here: every stream belongs to a plain one */
             *(void **)out = NULL;
             break;
-        case QUERY_CTX: /* the one context there is */
-            *(obs_CUcontext *)out = drv_primary_context();
+        case QUERY_CTX: /* its device's primary context (the only kind of context streams are made in here) */
+            *(obs_CUcontext *)out = drv_primary_context(s->kind == DRV_STREAM_USER ? s->device : drv_current_device());
             break;
         }
     }

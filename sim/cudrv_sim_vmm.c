@@ -16,8 +16,11 @@
  * plus the granularity (2 MiB, as on NVIDIA's GPUs), access and allocation
  * properties, the handle of a mapped address, and POSIX file descriptors
  * as shareable handles (a dup of the memfd: device attribute 103).
- * Mapped ranges are device memory for copies, memsets and pointer
- * attributes (cudrv_sim_memory.c). All under drv_lock. */
+ * Physical memory is on a device, or on the host (location HOST_NUMA,
+ * node 0, or HOST: how NCCL makes its host buffers, and probes that it can
+ * at start-up). Mapped ranges are device memory for copies and memsets,
+ * and for pointer attributes unless on the host (cudrv_sim_memory.c). All
+ * under drv_lock. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -58,6 +61,9 @@ _Static_assert(sizeof(struct vmm_prop) == 32, "CUmemAllocationProp is 32 bytes")
 _Static_assert(sizeof(struct vmm_access_desc) == 12, "CUmemAccessDesc is 12 bytes");
 
 #define LOCATION_DEVICE 1
+#define LOCATION_HOST 2
+#define LOCATION_HOST_NUMA 3
+#define LOCATION_HOST_NUMA_CURRENT 4
 #define ALLOCATION_PINNED 1
 #define HANDLE_TYPE_POSIX_FD 1
 #define ACCESS_READ 1u
@@ -68,6 +74,7 @@ struct vmm_alloc {
     int fd;
     size_t size;
     int handle_types;
+    struct vmm_location location; /* a device, or host memory (NCCL's cuMem host buffers) */
     unsigned refs; /* the handle until cuMemRelease, plus one per mapping and retain */
     struct vmm_alloc *next;
 };
@@ -126,10 +133,33 @@ static int mapped_cover(uintptr_t p, size_t size)
     return 1;
 }
 
+/* A device, or the host's one NUMA node (0): where physical memory may be
+ * (CU_MEM_LOCATION_TYPE_HOST_NUMA: NCCL 2.2x allocates its host buffers so,
+ * and probes it at start-up). */
+static int valid_location(const struct vmm_location *l)
+{
+    switch (l->type) {
+    case LOCATION_DEVICE:
+        return drv_valid_device(l->id);
+    case LOCATION_HOST:
+    case LOCATION_HOST_NUMA_CURRENT:
+        return 1;
+    case LOCATION_HOST_NUMA:
+        return l->id == 0;
+    }
+    return 0;
+}
+
 static int valid_device_prop(const struct vmm_prop *prop)
 {
-    return prop && prop->type == ALLOCATION_PINNED && prop->location.type == LOCATION_DEVICE &&
-           prop->location.id == 0 && (prop->requested_handle_types & ~HANDLE_TYPE_POSIX_FD) == 0;
+    return prop && prop->type == ALLOCATION_PINNED && valid_location(&prop->location) &&
+           (prop->requested_handle_types & ~HANDLE_TYPE_POSIX_FD) == 0;
+}
+
+int drv_vmm_host_located(const void *owner)
+{
+    const struct vmm_alloc *a = owner;
+    return a != NULL && a->location.type != LOCATION_DEVICE;
 }
 
 static obs_CUresult finish(const char *api, enum drv_kind kind, long long bytes, obs_CUresult err)
@@ -150,7 +180,8 @@ DRV_EXPORT obs_CUresult cuMemGetAllocationGranularity(size_t *granularity, const
 
 /* ---- physical allocations ---------------------------------------------------------- */
 
-static obs_CUresult alloc_from_fd(unsigned long long *handle, int fd, size_t size, int handle_types)
+static obs_CUresult alloc_from_fd(unsigned long long *handle, int fd, size_t size, int handle_types,
+                                   struct vmm_location location)
 {
     struct vmm_alloc *a = calloc(1, sizeof *a);
     if (a == NULL) {
@@ -160,6 +191,7 @@ static obs_CUresult alloc_from_fd(unsigned long long *handle, int fd, size_t siz
     a->fd = fd;
     a->size = size;
     a->handle_types = handle_types;
+    a->location = location;
     a->refs = 1;
     pthread_mutex_lock(&drv_lock);
     a->next = vmm_allocs;
@@ -186,7 +218,7 @@ DRV_EXPORT obs_CUresult cuMemCreate(unsigned long long *handle, size_t size, con
                 close(fd);
             err = OBS_CUDA_ERROR_OUT_OF_MEMORY;
         } else {
-            err = alloc_from_fd(handle, fd, size, prop->requested_handle_types);
+            err = alloc_from_fd(handle, fd, size, prop->requested_handle_types, prop->location);
         }
     }
     return finish("cuMemCreate", DRV_KIND_ALLOC, (long long)size, err);
@@ -229,7 +261,7 @@ DRV_EXPORT obs_CUresult cuMemGetAllocationPropertiesFromHandle(void *prop_arg, u
             memset(prop, 0, sizeof *prop);
             prop->type = ALLOCATION_PINNED;
             prop->requested_handle_types = a->handle_types;
-            prop->location.type = LOCATION_DEVICE;
+            prop->location = a->location;
         }
         pthread_mutex_unlock(&drv_lock);
     }
@@ -267,9 +299,11 @@ DRV_EXPORT obs_CUresult cuMemImportFromShareableHandle(unsigned long long *handl
     if (err == OBS_CUDA_SUCCESS && (fstat(fd, &st) != 0 || st.st_size <= 0))
         err = OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS) {
+        /* The exporter's location is not carried by a descriptor: the importer's device. */
+        struct vmm_location here = {LOCATION_DEVICE, drv_current_device()};
         int own = dup(fd);
         err = own < 0 ? OBS_CUDA_ERROR_OUT_OF_MEMORY
-                      : alloc_from_fd(handle, own, (size_t)st.st_size, HANDLE_TYPE_POSIX_FD);
+                      : alloc_from_fd(handle, own, (size_t)st.st_size, HANDLE_TYPE_POSIX_FD, here);
     }
     return finish("cuMemImportFromShareableHandle", DRV_KIND_OTHER, DRV_NO_BYTES, err);
 }
@@ -441,7 +475,7 @@ DRV_EXPORT obs_CUresult cuMemSetAccess(obs_CUdeviceptr ptr, size_t size, const v
     drv_enter();
     err = size > 0 && desc && count > 0 ? drv_need_init() : OBS_CUDA_ERROR_INVALID_VALUE;
     for (i = 0; err == OBS_CUDA_SUCCESS && i < count; i++) {
-        if (desc[i].location.type != LOCATION_DEVICE || desc[i].location.id != 0 ||
+        if (!valid_location(&desc[i].location) ||
             (desc[i].flags != 0 && desc[i].flags != ACCESS_READ && desc[i].flags != ACCESS_READWRITE))
             err = OBS_CUDA_ERROR_INVALID_VALUE;
         else
@@ -470,7 +504,7 @@ DRV_EXPORT obs_CUresult cuMemGetAccess(unsigned long long *flags, const void *lo
     const struct drv_range *m;
     obs_CUresult err;
     drv_enter();
-    err = flags && location && location->type == LOCATION_DEVICE && location->id == 0
+    err = flags && location && valid_location(location)
               ? drv_need_init()
               : OBS_CUDA_ERROR_INVALID_VALUE;
     if (err == OBS_CUDA_SUCCESS) {

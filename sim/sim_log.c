@@ -1,5 +1,6 @@
 /* Start-up and ground-truth log of the simulated runtimes: see sim_log.h. */
 #include "sim_log.h"
+#include "sim_log_name.h"
 #include "sim_clock.h"
 #include "sim_fault.h"
 
@@ -43,7 +44,11 @@ void sim_log_start(const char *banner)
     if (!(quiet && strcmp(quiet, "1") == 0))
         sim_write_all(2, banner, strlen(banner));
     if (path && *path) {
-        sim_log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        char name[4096];
+        if (!sim_log_name_expand(path, name, sizeof name))
+            errno = ENAMETOOLONG;
+        else
+            sim_log_fd = open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (sim_log_fd < 0) {
             char msg[4200];
             int n = snprintf(msg, sizeof msg, "obsshim-sim: cannot open OBS_SIM_LOG=%s: %s\n", path,

@@ -12,7 +12,8 @@
 void sim_write_all(int fd, const char *buf, size_t len);
 
 /* Once per library, from its pthread_once init: print banner unless
- * OBS_SIM_QUIET=1, open OBS_SIM_LOG (O_APPEND), parse OBS_SIM_FAIL, read
+ * OBS_SIM_QUIET=1, open OBS_SIM_LOG (O_APPEND; %p, %q{VAR} and %% in the
+ * name are expanded), parse OBS_SIM_FAIL, read
  * OBS_SIM_LOG_TID and OBS_SIM_SYNC_WAIT (sim_clock.h). errno is preserved. */
 void sim_log_start(const char *banner);
 

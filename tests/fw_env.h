@@ -1,7 +1,8 @@
 /* The frameworks' Python environment (torch and transformers in a virtual
  * environment: contrib/install-deps --frameworks makes it), for the tests
  * that run tests/frameworks/ scripts on the simulated driver under
- * contrib/obs-run --sim: t_frameworks and t_frameworks_kill. */
+ * contrib/obs-run --sim: t_frameworks, t_frameworks_kill and
+ * t_frameworks_nccl (which needs torchrun there too). */
 #ifndef OBS_TESTS_FW_ENV_H
 #define OBS_TESTS_FW_ENV_H
 

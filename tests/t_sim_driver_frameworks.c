@@ -14,8 +14,9 @@
  *     tensor maps; PTX images;
  *   - a thread with no current context: calls on a stream work, an
  *     allocation and context-local storage without a context fail with 201;
- *   - device attributes: VMM and POSIX handles said supported, managed
- *     memory and memory pools not; lazy module loading;
+ *   - device attributes: VMM, POSIX handles and memory pools said
+ *     supported, managed memory and shareable pools not; lazy module
+ *     loading;
  *   - the runtime interface table's 13 slots (12: 0), cuBLASLt 13.4's
  *     table 1734dc26;
  *   - NVML: init, the device by PCI bus id (with or without the long
@@ -30,27 +31,10 @@
 #include "abi/cuda_driver_abi.h"
 #include "tap/basic.h"
 #include "tap/process.h"
+#include "sim_dl.h"
 
-static void *sim, *nvml;
-static char log_path[4200];
-
-static void *sym_in(void *lib, const char *name)
-{
-    void *p = dlsym(lib, name);
-    if (p == NULL)
-        bail("the simulated library does not export %s", name);
-    return p;
-}
-
-#define CALL(type, name, ...) (((type)sym_in(sim, #name))(__VA_ARGS__))
-#define NVML(type, name, ...) (((type)sym_in(nvml, #name))(__VA_ARGS__))
 
 typedef int (*fn_void)(void);
-typedef int (*fn_init)(unsigned);
-typedef int (*fn_retain)(obs_CUcontext *, int);
-typedef int (*fn_ctx)(obs_CUcontext);
-typedef int (*fn_alloc)(obs_CUdeviceptr *, size_t);
-typedef int (*fn_free)(obs_CUdeviceptr);
 typedef int (*fn_htod)(obs_CUdeviceptr, const void *, size_t);
 typedef int (*fn_dtoh)(void *, obs_CUdeviceptr, size_t);
 typedef int (*fn_host_alloc)(void **, size_t, unsigned);
@@ -58,17 +42,8 @@ typedef int (*fn_host_ptr)(void *);
 typedef int (*fn_host_register)(void *, size_t, unsigned);
 typedef int (*fn_host_devptr)(obs_CUdeviceptr *, void *, unsigned);
 typedef int (*fn_host_flags)(unsigned *, void *);
-typedef int (*fn_ptr_attr)(void *, int, obs_CUdeviceptr);
 typedef int (*fn_ptr_attrs)(unsigned, int *, void **, obs_CUdeviceptr);
 typedef int (*fn_range)(obs_CUdeviceptr *, size_t *, obs_CUdeviceptr);
-typedef int (*fn_granularity)(size_t *, const void *, int);
-typedef int (*fn_create)(unsigned long long *, size_t, const void *, unsigned long long);
-typedef int (*fn_release)(unsigned long long);
-typedef int (*fn_reserve)(obs_CUdeviceptr *, size_t, size_t, obs_CUdeviceptr, unsigned long long);
-typedef int (*fn_addr_free)(obs_CUdeviceptr, size_t);
-typedef int (*fn_map)(obs_CUdeviceptr, size_t, size_t, unsigned long long, unsigned long long);
-typedef int (*fn_unmap)(obs_CUdeviceptr, size_t);
-typedef int (*fn_set_access)(obs_CUdeviceptr, size_t, const void *, size_t);
 typedef int (*fn_get_access)(unsigned long long *, const void *, obs_CUdeviceptr);
 typedef int (*fn_retain_handle)(unsigned long long *, void *);
 typedef int (*fn_export_fd)(void *, unsigned long long, int, unsigned long long);
@@ -77,12 +52,9 @@ typedef int (*fn_stream_prio)(obs_CUstream *, unsigned, int);
 typedef int (*fn_stream_get_int)(obs_CUstream, int *);
 typedef int (*fn_stream_get_uint)(obs_CUstream, unsigned *);
 typedef int (*fn_stream_get_id)(obs_CUstream, unsigned long long *);
-typedef int (*fn_stream)(obs_CUstream);
 typedef int (*fn_event_create)(obs_CUevent *, unsigned);
 typedef int (*fn_event_record_flags)(obs_CUevent, obs_CUstream, unsigned);
 typedef int (*fn_capture_mode)(int *);
-typedef int (*fn_capture_begin)(obs_CUstream, int);
-typedef int (*fn_capture_end)(obs_CUstream, obs_CUgraph *);
 typedef int (*fn_instantiate)(obs_CUgraphExec *, obs_CUgraph, unsigned long long);
 typedef int (*fn_exec_update)(obs_CUgraphExec, obs_CUgraph, void *);
 typedef int (*fn_upload)(obs_CUgraphExec, obs_CUstream);
@@ -95,20 +67,12 @@ typedef int (*fn_logs_unregister)(void *);
 typedef int (*fn_tensor_map)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *, const unsigned *,
                              const unsigned *, int, int, int, int);
 typedef int (*fn_tensor_replace)(void *, void *);
-typedef int (*fn_attr)(int *, int, int);
 typedef int (*fn_loading)(int *);
 typedef int (*fn_is_capturing)(obs_CUstream, int *);
 typedef int (*fn_export)(const void **, const unsigned char *);
 
 #define MIB (1024u * 1024u)
 
-static size_t log_lines_with(const char *needle)
-{
-    char *text = test_read_file(log_path, NULL);
-    size_t n = text ? count_lines_with(text, needle) : 0;
-    free(text);
-    return n;
-}
 
 /* ---- host memory, pointer attributes ------------------------------------------------------ */
 
@@ -163,18 +127,6 @@ static void test_host_memory(void)
 
 /* ---- virtual memory -------------------------------------------------------------------------- */
 
-struct prop {
-    int type, handle_types, loc_type, loc_id;
-    void *win32;
-    unsigned char compression, rdma;
-    unsigned short usage;
-    unsigned char reserved[4];
-};
-
-struct access_desc {
-    int loc_type, loc_id;
-    unsigned flags;
-};
 
 static void test_vmm(void)
 {
@@ -373,7 +325,9 @@ static void test_misc(void)
     CALL(fn_attr, cuDeviceGetAttribute, &v, 83, 0);
     is_int(0, v, "attribute 83 (managed memory): not supported (stubs)");
     CALL(fn_attr, cuDeviceGetAttribute, &v, 115, 0);
-    is_int(0, v, "attribute 115 (memory pools): not supported (stubs)");
+    is_int(1, v, "attribute 115 (memory pools): supported (cudrv_sim_mempool.c)");
+    CALL(fn_attr, cuDeviceGetAttribute, &v, 119, 0);
+    is_int(0, v, "attribute 119 (pool handle types): none (pools are not shared)");
     is_int(0, CALL(fn_loading, cuModuleGetLoadingMode, &mode), "cuModuleGetLoadingMode");
     is_int(2, mode, "lazy (2)");
 

@@ -4,7 +4,7 @@
  *   - every public CUDA 13.0 driver name (cudrv_sim_names.h) is exported; one the simulator
  *     does not implement is a stub that returns 801 and logs "stub";
  *     cuGetProcAddress_v2 serves names beyond the hooked lists (the
- *     generated rows: cuMemPoolCreate, cuGLInit ...) with dlsym's pointer,
+ *     generated rows: cuIpcGetMemHandle, cuGLInit ...) with dlsym's pointer,
  *     refuses the empty name;
  *   - NVIDIA images (fatbin wrapper, fatbin, ELF cubin, PTX): libraries
  *     load before a context is current; a fatbin stored compressed names
@@ -102,7 +102,7 @@ static void test_stubs_and_lookups(void)
     void *pfn = NULL;
     int status = -1;
     static const char *const interop[] = {"cuGLInit", "cuGraphicsGLRegisterBuffer", "cuVDPAUGetDevice",
-                                          "cuEGLStreamConsumerConnect", "cuProfilerStart", "cuMemPoolCreate"};
+                                          "cuEGLStreamConsumerConnect", "cuProfilerStart", "cuIpcGetMemHandle"};
     size_t i, missing = 0;
 
     static const char *const public_names[] = {
@@ -119,14 +119,14 @@ static void test_stubs_and_lookups(void)
     for (i = 0; i < sizeof interop / sizeof interop[0]; i++)
         missing += dlsym(sim, interop[i]) == NULL;
     is_int(0, (long long)missing, "public names beyond the hooked lists are exported (GL, VDPAU, EGL, profiler, "
-                                  "memory pools)");
-    is_int(OBS_CUDA_ERROR_NOT_SUPPORTED, CALL(fn_stub, cuMemPoolCreate, NULL),
+                                  "IPC)");
+    is_int(OBS_CUDA_ERROR_NOT_SUPPORTED, CALL(fn_stub, cuIpcGetMemHandle, NULL),
            "a name the simulator does not implement is a stub: 801");
-    is_int(1, (long long)log_lines_with("cuMemPoolCreate\tother\tstub\t-\t-\t801"), "and the stub's call is logged");
+    is_int(1, (long long)log_lines_with("cuIpcGetMemHandle\tother\tstub\t-\t-\t801"), "and the stub's call is logged");
 
-    is_int(0, CALL(fn_proc, cuGetProcAddress_v2, "cuMemPoolCreate", &pfn, 13000, 0, &status),
+    is_int(0, CALL(fn_proc, cuGetProcAddress_v2, "cuIpcGetMemHandle", &pfn, 13000, 0, &status),
            "cuGetProcAddress_v2 serves a name outside the hooked lists");
-    ok(pfn == dlsym(sim, "cuMemPoolCreate") && status == OBS_CU_GET_PROC_ADDRESS_SUCCESS,
+    ok(pfn == dlsym(sim, "cuIpcGetMemHandle") && status == OBS_CU_GET_PROC_ADDRESS_SUCCESS,
        "with dlsym's pointer and SUCCESS");
     pfn = NULL;
     is_int(0, CALL(fn_proc, cuGetProcAddress_v2, "cuGLMapBufferObject", &pfn, 7000, 2, &status),

@@ -1,6 +1,6 @@
 /* RTLD_DEEPBIND puts a library's own dependencies before the global scope
  * when its symbols are bound: its calls into libcudart / libamdhip64 /
- * libcuda (and its dlsym, bound to libc's) go past the preloaded shim, so
+ * libcuda / libnccl (and its dlsym, bound to libc's) go past the preloaded shim, so
  * none of them would be recorded. Interposing dlopen to fix the binding
  * afterwards would make the shim glibc's "caller" of dlopen (its RPATH,
  * RUNPATH and $ORIGIN instead of the caller's), so the binding is fixed
@@ -99,7 +99,7 @@ static struct load_counts load_counts(void)
  * dlopen(RTLD_NOLOAD) of a name not loaded): looking up every symbol of a
  * runtime the process does not use would cost a search of every object
  * per name, at every pass. */
-static struct obs_real_table *const tables[] = {&obs_real_cuda, &obs_real_hip, &obs_real_cudrv};
+static struct obs_real_table *const tables[] = {&obs_real_cuda, &obs_real_hip, &obs_real_cudrv, &obs_real_nccl};
 #define TABLE_COUNT (sizeof tables / sizeof tables[0])
 
 static const char *object_soname(struct dl_phdr_info *info)
@@ -208,7 +208,8 @@ static const struct hook_entry *entry_of(const char *name)
     struct hook_entry key;
     const char *p = name[0] == '_' && name[1] == '_' ? name + 2 : name;
     if (!((p[0] == 'c' && p[1] == 'u') || (p[0] == 'h' && p[1] == 'i' && p[2] == 'p') ||
-          (name[0] == 'd' && strcmp(name, "dlsym") == 0) || strncmp(name, "_Z24hip", 7) == 0))
+          (name[0] == 'd' && strcmp(name, "dlsym") == 0) || strncmp(name, "_Z24hip", 7) == 0 ||
+          strncmp(name, "nccl", 4) == 0))
         return NULL;
     key.name = name;
     return bsearch(&key, entries, entry_count, sizeof entries[0], entry_compare);

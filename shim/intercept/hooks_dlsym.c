@@ -156,6 +156,7 @@ struct runtime_family {
 static const struct runtime_family runtime_families[] = {
     {&obs_real_cuda, obs_cudart_wrapper_of},
     {&obs_real_hip, obs_hip_wrapper_of},
+    {&obs_real_nccl, obs_nccl_wrapper_of},
 };
 #define RUNTIME_FAMILY_COUNT (sizeof runtime_families / sizeof runtime_families[0])
 
@@ -172,9 +173,11 @@ static int runtime_index_of(const struct obs_real_table *t, const char *name)
 }
 
 /* Could name be a runtime symbol we hook? (cuda*, __cuda*, hip*, __hip*,
- * and HIP's one C++ symbol.) */
+ * HIP's one C++ symbol, and NCCL's nccl*.) */
 static bool runtime_prefix(const char *name)
 {
+    if (name[0] == 'n')
+        return strncmp(name, "nccl", 4) == 0;
     if (name[0] == '_' && name[1] == '_')
         name += 2;
     return strncmp(name, "cuda", 4) == 0 || strncmp(name, "hip", 3) == 0 || strncmp(name, "_Z24hip", 7) == 0;
@@ -211,8 +214,9 @@ void *obs_driver_hook_of(const char *name, void **real)
 }
 
 /* dlsym(handle, name) gave fn: wrap it only when it is that very symbol of
- * the driver or of a runtime. The cheap test first: every such name starts
- * with "cu", "hip", "__cu", "__hip" or "_Z24hip". */
+ * the driver or of a runtime (NCCL's among them). The cheap test first:
+ * every such name starts with "cu", "hip", "__cu", "__hip", "_Z24hip" or
+ * "nccl". */
 static void *wrap_dlsym_result(const char *name, void *fn)
 {
     void *real = NULL, *wrapper;

@@ -13,6 +13,9 @@ void *obs_cudart_wrapper_of(unsigned index);
 /* The same for HIP (enum obs_real_hip_index). */
 void *obs_hip_wrapper_of(unsigned index);
 
+/* The same for NCCL (enum obs_real_nccl_index; hooks_nccl.c). */
+void *obs_nccl_wrapper_of(unsigned index);
+
 /* From hooks_dlsym.c: our wrapper for the symbol name (a runtime's, or the
  * driver's) and, in *real, the real function that wrapper calls; NULL
  * (and *real untouched) when we hook no such symbol or its real function

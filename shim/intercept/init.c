@@ -60,6 +60,7 @@ static void fork_prepare(void)
 {
     obs_kernel_names_fork_prepare();
     obs_streams_fork_prepare();
+    obs_nccl_comms_fork_prepare();
     obs_graph_execs_fork_prepare();
     obs_recorder_fork_prepare();
 }
@@ -68,6 +69,7 @@ static void fork_parent(void)
 {
     obs_recorder_fork_parent();
     obs_graph_execs_fork_parent();
+    obs_nccl_comms_fork_parent();
     obs_streams_fork_parent();
     obs_kernel_names_fork_parent();
 }
@@ -81,6 +83,7 @@ static void fork_child(void)
     obs_recorder_fork_child();
     obs_capture_fork_child();
     obs_graph_execs_fork_child();
+    obs_nccl_comms_fork_child();
     obs_streams_fork_child();
     obs_kernel_names_fork_child();
     OBS_DEBUG_LOG(INTERCEPT, 1, "fork: child pid %ld starts a trace of its own", (long)getpid());

@@ -20,6 +20,7 @@
 
 #include "common/common.h"
 #include "record/record.h"
+#include "comm_ranges.h" /* live COMM/<op> ranges around NCCL calls, apart from the engine */
 #include "phase_ids.h"
 
 /* 0: not set up yet, 1: on, 2: off (OBS_PHASES=off, or set-up failed). */

@@ -38,6 +38,8 @@ static atomic_int range_full_warned;
 
 /* This thread's pushes not yet popped: pops beyond them are ignored. */
 static __thread uint32_t range_depth __attribute__((tls_model("initial-exec")));
+/* A leaf range is open on top of them (obs_range_push_leaf). */
+static __thread bool range_leaf __attribute__((tls_model("initial-exec")));
 
 bool obs_ranges_init(const char *domain)
 {
@@ -128,10 +130,8 @@ uint32_t obs_range_handle(const char *name, uint32_t argb)
     return handle;
 }
 
-void obs_range_push(uint32_t handle)
+static void push_handle(uint32_t handle)
 {
-    if (handle == 0 || handle > atomic_load_explicit(&range_count, memory_order_acquire))
-        return;
     const struct range_entry *e = range_entry_at(handle);
     int saved_errno = errno; /* called inside the app's API calls */
     range_depth++;
@@ -140,13 +140,45 @@ void obs_range_push(uint32_t handle)
     errno = saved_errno;
 }
 
-void obs_range_pop(void)
+static void pop_one(void)
 {
-    if (range_depth == 0)
-        return;
     int saved_errno = errno;
     range_depth--;
     obs_roctx_pop();
     obs_nvtx_pop();
     errno = saved_errno;
+}
+
+void obs_range_pop_leaf(void)
+{
+    if (!range_leaf)
+        return;
+    range_leaf = false;
+    if (range_depth > 0)
+        pop_one();
+}
+
+void obs_range_push(uint32_t handle)
+{
+    if (handle == 0 || handle > atomic_load_explicit(&range_count, memory_order_acquire))
+        return;
+    obs_range_pop_leaf();
+    push_handle(handle);
+}
+
+void obs_range_pop(void)
+{
+    obs_range_pop_leaf();
+    if (range_depth == 0)
+        return;
+    pop_one();
+}
+
+void obs_range_push_leaf(uint32_t handle)
+{
+    if (handle == 0 || handle > atomic_load_explicit(&range_count, memory_order_acquire))
+        return;
+    obs_range_pop_leaf();
+    push_handle(handle);
+    range_leaf = true;
 }

@@ -31,4 +31,12 @@ uint32_t obs_range_handle(const char *name, uint32_t argb);
 void obs_range_push(uint32_t handle);
 void obs_range_pop(void);
 
+/* A leaf range, pushed on top of the thread's ranges by code outside the
+ * phase engine (a collective's COMM/<op>, comm_ranges.h) and popped by it,
+ * or first by the next push or pop of anyone else on the thread (a phase
+ * change made inside the collective): the ranges stay nested, the leaf
+ * then ends early. pop_leaf with no leaf open is a no-op. */
+void obs_range_push_leaf(uint32_t handle);
+void obs_range_pop_leaf(void);
+
 #endif

@@ -94,8 +94,27 @@ OBS_HIDDEN struct obs_real_table obs_real_hip_profiler = {
     "HIP runtime", hip_sonames, hip_profiler_names, hip_profiler_fns, profiler_warned[2],
     OBS_REAL_HIP_PROFILER_COUNT, NULL};
 
+static const char *const nccl_sonames[] = {"libnccl.so.2", "libnccl.so", NULL};
+static const char *const nccl_names[] = {
+#define OBS_REAL_NCCL_NAME(name, ret, params, args) #name,
+    OBS_NCCL_COLL_API(OBS_REAL_NCCL_NAME) OBS_NCCL_COMM_API(OBS_REAL_NCCL_NAME) OBS_NCCL_SUPPORT_API(OBS_REAL_NCCL_NAME)
+#undef OBS_REAL_NCCL_NAME
+};
+static _Atomic(void *) nccl_fns[OBS_REAL_NCCL_COUNT];
+static atomic_int nccl_warned[OBS_REAL_NCCL_COUNT];
+
+OBS_HIDDEN struct obs_real_table obs_real_nccl = {
+    .library = "NCCL",
+    .sonames = nccl_sonames,
+    .names = nccl_names,
+    .fns = nccl_fns,
+    .warned = nccl_warned,
+    .count = OBS_REAL_NCCL_COUNT,
+    .symbols = NULL,
+};
+
 /* Every table, for the one-time resolver. */
-static struct obs_real_table *const all_tables[] = {&obs_real_cuda, &obs_real_hip, &obs_real_cudrv};
+static struct obs_real_table *const all_tables[] = {&obs_real_cuda, &obs_real_hip, &obs_real_cudrv, &obs_real_nccl};
 
 /* ---- resolution ------------------------------------------------------------- */
 

@@ -16,6 +16,7 @@
 #include "abi/cuda_abi.h"
 #include "abi/cuda_driver_abi.h"
 #include "abi/hip_abi.h"
+#include "abi/nccl_abi.h"
 
 struct obs_real_table {
     const char *library;        /* for messages: "CUDA runtime" */
@@ -100,6 +101,21 @@ extern struct obs_real_table obs_real_cuda_profiler, obs_real_cudrv_profiler, ob
 #define OBS_CUDA_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cuda_profiler, OBS_REAL_PROF_##name))
 #define OBS_CUDRV_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_cudrv_profiler, OBS_REAL_PROF_##name))
 #define OBS_HIP_PROFILER_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_hip_profiler, OBS_REAL_PROF_##name))
+
+/* The NCCL table (libnccl.so.2): every entry of OBS_NCCL_COLL_API,
+ * OBS_NCCL_COMM_API and OBS_NCCL_SUPPORT_API (shim/abi/nccl_abi.h). NCCL is
+ * usually loaded after the shim starts (PyTorch's libtorch_cuda.so needs
+ * it, RTLD_LOCAL): its symbols are found at their first call, by soname. */
+enum obs_real_nccl_index {
+#define OBS_REAL_NCCL_ENUM(name, ret, params, args) OBS_REAL_NCCL_##name,
+    OBS_NCCL_COLL_API(OBS_REAL_NCCL_ENUM) OBS_NCCL_COMM_API(OBS_REAL_NCCL_ENUM)
+        OBS_NCCL_SUPPORT_API(OBS_REAL_NCCL_ENUM)
+#undef OBS_REAL_NCCL_ENUM
+    OBS_REAL_NCCL_COUNT
+};
+extern struct obs_real_table obs_real_nccl;
+
+#define OBS_NCCL_REAL(name) ((obs_fn_##name)obs_real_get(&obs_real_nccl, OBS_REAL_NCCL_##name))
 
 /* The C library's dlsym, never the shim's own hook (intercept/hooks_dlsym.c):
  * every lookup the shim makes for itself goes through it (real_dlsym.c). */

@@ -17,6 +17,7 @@
 #define OBS_TRACE_H
 
 #include "api_list.h"
+#include "trace_colls.h"
 #include "file_create.h"
 #include "kernel_base_name.h"
 #include "trace_csv.h"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_colls.h"
 #include "trace_outbuf.h"
 #include "trace_progress.h"
 
@@ -186,4 +187,77 @@ out:
         saved = ENOMEM;
     errno = saved;
     return rc;
+}
+
+/* ---- the NCCL calls ------------------------------------------------------------------------- */
+
+static void put_hash(FILE *out, uint64_t hash)
+{
+    fprintf(out, "%016llx,", (unsigned long long)hash);
+}
+
+static void put_label(FILE *out, const struct obs_trace *t, uint32_t phase, uint32_t layer)
+{
+    uint32_t step = obs_phase_step(t, phase);
+    struct csv_text ph = {NULL, 0};
+    if (phase != OBS_NONE && csv_field(&ph, t->phases[phase].phase) == 0)
+        fwrite(ph.s, 1, ph.len, out);
+    free(ph.s);
+    fputc(',', out);
+    if (step != UINT32_MAX)
+        fprintf(out, "%u", step);
+    fputc(',', out);
+    if (layer != OBS_NO_LAYER)
+        fprintf(out, "%u", layer);
+    fputc('\n', out);
+}
+
+int obs_report_csv_collectives(const struct obs_trace *t, FILE *out)
+{
+    size_t i = 0, k = 0;
+    errno = 0;
+    fputs(OBS_CSV_COLL_HEADER "\n", out);
+    while (i < t->ncolls || k < t->ncomms) { /* both in time order: merged */
+        int coll = k == t->ncomms || (i < t->ncolls && t->colls[i].host_begin <= t->comms[k].host_begin);
+        if (coll) {
+            const struct obs_coll *c = &t->colls[i++];
+            const struct obs_comm *comm = obs_coll_comm(t, c);
+            fprintf(out, "%u,%s,coll,", t->threads[c->thread].tid, obs_coll_op_name(c->op));
+            if (comm)
+                put_hash(out, comm->hash), fprintf(out, "%d,%d,", comm->rank, comm->nranks);
+            else
+                fputs(",,,", out);
+            if (c->seq != OBS_NO_SEQ)
+                fprintf(out, "%u", c->seq);
+            fputc(',', out);
+            if (obs_coll_is_op(c->op))
+                fprintf(out, "%llu,%s,%llu,", (unsigned long long)c->count, obs_nccl_type_name(c->datatype),
+                        (unsigned long long)c->bytes);
+            else
+                fputs(",,,", out);
+            fprintf(out, "%s,", obs_nccl_redop_name(c->redop));
+            if (c->peer >= 0)
+                fprintf(out, "%d", c->peer);
+            fprintf(out, ",%u,%u,%u,%u,%llu,%llu,%d,", c->stream, c->group, c->ncalls, c->kernels,
+                    (unsigned long long)c->host_begin, (unsigned long long)c->host_end, (int)c->status);
+            put_label(out, t, c->phase, c->layer);
+        } else {
+            const struct obs_comm *c = &t->comms[k++];
+            fprintf(out, "%u,%s,comm,", t->threads[c->thread].tid, obs_comm_event_name(c->event));
+            if (c->id != 0)
+                put_hash(out, c->hash);
+            else
+                fputc(',', out);
+            fprintf(out, "%d,%d,,,,,,,,,,,", c->rank, c->nranks);
+            fprintf(out, "%llu,%llu,%d,", (unsigned long long)c->host_begin, (unsigned long long)c->host_end,
+                    (int)c->status);
+            put_label(out, t, OBS_NONE, OBS_NO_LAYER);
+        }
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
 }

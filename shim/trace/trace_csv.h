@@ -20,4 +20,20 @@
  * or -1 with errno set when writing failed. */
 int obs_report_csv(const struct obs_trace *t, FILE *out);
 
+/* The header of the NCCL table, without the newline. */
+#define OBS_CSV_COLL_HEADER                                                                       \
+    "tid,api,kind,comm,rank,nranks,seq,count,datatype,bytes,redop,peer,stream,group,calls,"      \
+    "kernels,host_begin_ns,host_end_ns,status,phase,step,layer"
+
+/* The NCCL calls instead (obs-report csv --collectives): one row per
+ * collective, point-to-point, group and communicator call, in time order
+ * (docs/trace-format.md, COLL and COMM). kind is coll or comm; comm is the
+ * communicator's identity (16 hex digits, the same on every rank), rank and
+ * nranks this process's rank in it and its size; seq the call's sequence
+ * number on the communicator; bytes the data it moves (nccl-tests' size);
+ * peer the root or the peer; calls and kernels the records it caused and the
+ * kernel launches among them (a call inside a group: its group's); phase,
+ * step and layer those of its first call. Returns 0, or -1 with errno set. */
+int obs_report_csv_collectives(const struct obs_trace *t, FILE *out);
+
 #endif

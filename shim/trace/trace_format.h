@@ -78,7 +78,9 @@ struct obs_chunk_header { /* 24 bytes */
     X(GRAPH_KERNELS, "graph_kernels") /* a graph exec's kernels by name */ \
     X(RANGE_SPAN, "range_span") /* device begin/end of a phase range on one stream */ \
     X(LAYER, "layer")         /* the model layer of a stretch of calls (phase engine) */ \
-    X(GRAPH_NODES, "graph_nodes") /* a graph exec's kernel nodes in walk order, with their layers */
+    X(GRAPH_NODES, "graph_nodes") /* a graph exec's kernel nodes in walk order, with their layers */ \
+    X(COLL, "coll")           /* an NCCL collective, point-to-point or group call */ \
+    X(COMM, "comm")           /* an NCCL communicator call: init, split, finalize, destroy, abort */
 
 enum obs_record_kind {
     OBS_REC_INVALID = 0,
@@ -296,6 +298,129 @@ struct obs_rec_graph_nodes { /* 48 bytes */
     uint16_t layer[OBS_GRAPH_NODES_PER_RECORD]; /* the node's layer k, or OBS_GRAPH_NO_LAYER */
 };
 
+/* NCCL collectives and point-to-point calls, X(id, name, bus factor): the
+ * API call names (ncclAllReduce ...), and the factor nccl-tests applies to
+ * a collective's algorithm bandwidth (bytes / time) to give its bus
+ * bandwidth, as numerator / denominator of n = the communicator's ranks:
+ * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter, AlltoAll,
+ * Gather and Scatter, 1 for the rest. Append-only: the numbers are part of
+ * the format. */
+#define OBS_COLL_OP_LIST(X)                                             \
+    X(ALL_REDUCE, "ncclAllReduce", OBS_BUS_2N1_N)                       \
+    X(ALL_GATHER, "ncclAllGather", OBS_BUS_N1_N)                        \
+    X(REDUCE_SCATTER, "ncclReduceScatter", OBS_BUS_N1_N)                \
+    X(BROADCAST, "ncclBroadcast", OBS_BUS_ONE)                          \
+    X(BCAST, "ncclBcast", OBS_BUS_ONE)                                  \
+    X(REDUCE, "ncclReduce", OBS_BUS_ONE)                                \
+    X(ALL_TO_ALL, "ncclAlltoAll", OBS_BUS_N1_N)                         \
+    X(GATHER, "ncclGather", OBS_BUS_N1_N)                               \
+    X(SCATTER, "ncclScatter", OBS_BUS_N1_N)                             \
+    X(SEND, "ncclSend", OBS_BUS_ONE)                                    \
+    X(RECV, "ncclRecv", OBS_BUS_ONE)                                    \
+    X(GROUP_START, "ncclGroupStart", OBS_BUS_NONE)                      \
+    X(GROUP_END, "ncclGroupEnd", OBS_BUS_NONE)
+enum obs_bus_factor { OBS_BUS_NONE, OBS_BUS_ONE, OBS_BUS_N1_N, OBS_BUS_2N1_N };
+enum obs_coll_op {
+    OBS_COLL_INVALID = 0,
+#define OBS_COLL_ENUM(id, name, bus) OBS_COLL_##id,
+    OBS_COLL_OP_LIST(OBS_COLL_ENUM)
+#undef OBS_COLL_ENUM
+    OBS_COLL_COUNT
+};
+
+/* NCCL's data types (ncclDataType_t values), X(value, name, bytes). */
+#define OBS_NCCL_TYPE_LIST(X)                                                                     \
+    X(0, "int8", 1) X(1, "uint8", 1) X(2, "int32", 4) X(3, "uint32", 4) X(4, "int64", 8)          \
+    X(5, "uint64", 8) X(6, "float16", 2) X(7, "float32", 4) X(8, "float64", 8) X(9, "bfloat16", 2) \
+    X(10, "float8e4m3", 1) X(11, "float8e5m2", 1)
+#define OBS_NCCL_TYPES 12
+#define OBS_NCCL_NO_TYPE 0xffu  /* the call has no datatype (a group call), or an unknown one */
+/* Reductions (ncclRedOp_t values 0..4); a reduction made by
+ * ncclRedOpCreatePreMulSum is OBS_NCCL_REDOP_CUSTOM. */
+#define OBS_NCCL_REDOP_LIST(X) X(0, "sum") X(1, "prod") X(2, "max") X(3, "min") X(4, "avg")
+#define OBS_NCCL_REDOPS 5
+#define OBS_NCCL_REDOP_CUSTOM 0xfeu
+#define OBS_NCCL_NO_REDOP 0xffu
+
+/* COLL record flags. */
+#define OBS_COLL_DUR_US 0x01u     /* t_dur is in microseconds (the call took more than 4.29 s) */
+#define OBS_COLL_NESTED_CUT 0x02u /* more than 65535 records inside the call: nested is 65535 */
+#define OBS_NO_SEQ UINT32_MAX
+
+/* One NCCL collective, point-to-point or group call, written into the
+ * calling thread's buffer when the call returns. The records the thread
+ * made while inside it (the kernel launches NCCL made for it, a lazy
+ * connection's copies ...) are the `nested` records just before it, per
+ * thread: indexes [index - nested, index - 1]. A call inside a group
+ * (`group` > 0) launches nothing itself: NCCL launches the group's kernels
+ * in the ncclGroupEnd that closes the outermost group, whose own record
+ * (group 1) holds them. `seq` numbers the collectives and point-to-point
+ * calls of each communicator from 0 in call order (each call inside a group
+ * its own number): the same collective has the same number on every rank
+ * (NCCL requires every rank to call a communicator's collectives in the
+ * same order). */
+struct obs_rec_coll { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_COLL */
+    uint8_t op;        /* enum obs_coll_op */
+    uint8_t datatype;  /* ncclDataType_t, or OBS_NCCL_NO_TYPE */
+    uint8_t redop;     /* ncclRedOp_t 0..4, OBS_NCCL_REDOP_CUSTOM, or OBS_NCCL_NO_REDOP */
+    int32_t status;    /* the ncclResult_t returned */
+    uint64_t t_begin;  /* host CLOCK_MONOTONIC ns */
+    uint32_t t_dur;    /* host ns (us with OBS_COLL_DUR_US) */
+    uint32_t stream;   /* stream id (OBS_REC_STREAM), as CALL records */
+    uint64_t count;    /* elements, as passed: AllGather's send count, ReduceScatter's receive count */
+    uint32_t comm;     /* the communicator's id in this process (its COMM record), 0 unknown */
+    uint32_t seq;      /* the communicator's sequence number of this call, OBS_NO_SEQ for group calls */
+    int32_t peer;      /* root (Broadcast, Reduce, Gather, Scatter), peer (Send, Recv), else -1 */
+    uint16_t nested;   /* records the thread made inside the call, just before this one */
+    uint8_t group;     /* groups open when the call was made: 0 none; ncclGroupEnd: including its own */
+    uint8_t flags;     /* OBS_COLL_* */
+};
+
+/* NCCL communicator calls, X(id, name). Append-only. */
+#define OBS_COMM_EVENT_LIST(X)                            \
+    X(INIT_RANK, "ncclCommInitRank")                      \
+    X(INIT_RANK_CONFIG, "ncclCommInitRankConfig")         \
+    X(INIT_RANK_SCALABLE, "ncclCommInitRankScalable")     \
+    X(INIT_ALL, "ncclCommInitAll")                        \
+    X(SPLIT, "ncclCommSplit")                             \
+    X(FINALIZE, "ncclCommFinalize")                       \
+    X(DESTROY, "ncclCommDestroy")                         \
+    X(ABORT, "ncclCommAbort")
+enum obs_comm_event {
+    OBS_COMM_INVALID = 0,
+#define OBS_COMM_ENUM(id, name) OBS_COMM_##id,
+    OBS_COMM_EVENT_LIST(OBS_COMM_ENUM)
+#undef OBS_COMM_ENUM
+    OBS_COMM_COUNT
+};
+#define OBS_COMM_DUR_US 0x01u /* t_dur is in microseconds */
+
+/* An NCCL communicator call, written when it returns (ncclCommInitAll: one
+ * record per communicator it made). `comm` is the communicator's id in this
+ * process, what COLL records name; `hash` its identity, the same on every
+ * rank: FNV-1a (64 bits) of the ncclUniqueId (InitRankScalable: of all its
+ * ids in order); for ncclCommSplit, of the parent's hash, the color and the
+ * number of splits of the parent before this one (every rank of the
+ * parent calls ncclCommSplit, in the same order); ncclCommInitAll (one
+ * process): of the process id and a counter. A split with
+ * NCCL_SPLIT_NOCOLOR makes no communicator: comm 0, rank -1. */
+struct obs_rec_comm { /* 48 bytes */
+    uint8_t type;      /* OBS_REC_COMM */
+    uint8_t event;     /* enum obs_comm_event */
+    uint8_t flags;     /* OBS_COMM_* */
+    uint8_t reserved0;
+    int32_t status;    /* the ncclResult_t returned (ncclInProgress: a non-blocking init under way) */
+    uint64_t t_begin;  /* host CLOCK_MONOTONIC ns */
+    uint32_t t_dur;    /* host ns (us with OBS_COMM_DUR_US) */
+    uint32_t comm;     /* the communicator's id in this process, 1, 2, ... (0: none made) */
+    uint64_t hash;     /* its identity across ranks */
+    int32_t rank;      /* this process's rank in it, -1 unknown */
+    int32_t nranks;    /* its ranks, -1 unknown */
+    uint32_t parent;   /* ncclCommSplit: the parent's id in this process; else 0 */
+    int32_t color;     /* ncclCommSplit: the color; ncclCommInitAll: the device; else -1 */
+};
+
 struct obs_rec_self_cost { /* 48 bytes */
     uint8_t type;      /* OBS_REC_SELF_COST */
     uint8_t reserved0[3];
@@ -318,6 +443,8 @@ union obs_record {
     struct obs_rec_range_span range_span;
     struct obs_rec_layer layer;
     struct obs_rec_graph_nodes graph_nodes;
+    struct obs_rec_coll coll;
+    struct obs_rec_comm comm;
     uint8_t raw[OBS_RECORD_SIZE];
     /* words[0] holds the kind: the writer stores it last, with a release
      * store, so that a slot of a window is read whole or as kind 0. */
@@ -361,6 +488,8 @@ _Static_assert(sizeof(struct obs_rec_graph_kernels) == OBS_RECORD_SIZE, "graph k
 _Static_assert(sizeof(struct obs_rec_range_span) == OBS_RECORD_SIZE, "range span record size");
 _Static_assert(sizeof(struct obs_rec_layer) == OBS_RECORD_SIZE, "layer record size");
 _Static_assert(sizeof(struct obs_rec_graph_nodes) == OBS_RECORD_SIZE, "graph nodes record size");
+_Static_assert(sizeof(struct obs_rec_coll) == OBS_RECORD_SIZE, "coll record size");
+_Static_assert(sizeof(struct obs_rec_comm) == OBS_RECORD_SIZE, "comm record size");
 _Static_assert(sizeof(union obs_record) == OBS_RECORD_SIZE, "record union size");
 _Static_assert(sizeof(struct obs_string_entry) == 16, "string entry is 16 bytes");
 

@@ -9,6 +9,7 @@
 
 #include "trace_layers.h"
 #include "trace_outbuf.h"
+#include "trace_colls.h"
 #include "trace_phase_slices.h"
 #include "trace_progress.h"
 
@@ -402,6 +403,95 @@ static char *put_args(char *p, const struct json_ctx *x, const struct obs_call *
     return p;
 }
 
+/* An NCCL call's arguments (no braces): what it is, what it moves, on
+ * which communicator, and its place among the communicator's calls. Every
+ * text is a fixed name: at most about 400 bytes. */
+static char *put_coll_args(char *p, const struct obs_trace *t, const struct obs_coll *c)
+{
+    const struct obs_comm *comm = obs_coll_comm(t, c);
+    const char *text;
+    p = OBS_PUT_LIT(p, "\"op\":\"");
+    text = obs_coll_op_name(c->op);
+    p = obs_put(p, text, strlen(text));
+    *p++ = '"';
+    if (obs_coll_is_op(c->op)) {
+        p = OBS_PUT_LIT(p, ",\"count\":");
+        p = obs_fmt_u64(p, c->count);
+        p = OBS_PUT_LIT(p, ",\"bytes\":");
+        p = obs_fmt_u64(p, c->bytes);
+        p = OBS_PUT_LIT(p, ",\"datatype\":\"");
+        text = obs_nccl_type_name(c->datatype);
+        p = obs_put(p, text, strlen(text));
+        *p++ = '"';
+    }
+    if (c->redop != OBS_NCCL_NO_REDOP) {
+        p = OBS_PUT_LIT(p, ",\"redop\":\"");
+        text = obs_nccl_redop_name(c->redop);
+        p = obs_put(p, text, strlen(text));
+        *p++ = '"';
+    }
+    if (c->peer >= 0) {
+        p = c->op == OBS_COLL_SEND || c->op == OBS_COLL_RECV ? OBS_PUT_LIT(p, ",\"peer\":")
+                                                               : OBS_PUT_LIT(p, ",\"root\":");
+        p = obs_fmt_i64(p, c->peer);
+    }
+    if (c->seq != OBS_NO_SEQ) {
+        p = OBS_PUT_LIT(p, ",\"comm_seq\":");
+        p = obs_fmt_u64(p, c->seq);
+    }
+    if (comm != NULL) {
+        static const char hex[] = "0123456789abcdef";
+        p = OBS_PUT_LIT(p, ",\"comm\":\"");
+        for (int i = 60; i >= 0; i -= 4)
+            *p++ = hex[(comm->hash >> i) & 0xf];
+        p = OBS_PUT_LIT(p, "\",\"rank\":");
+        p = obs_fmt_i64(p, comm->rank);
+        p = OBS_PUT_LIT(p, ",\"nranks\":");
+        p = obs_fmt_i64(p, comm->nranks);
+    }
+    if (c->group > 0) {
+        p = OBS_PUT_LIT(p, ",\"group\":");
+        p = obs_fmt_u64(p, c->group);
+    }
+    p = OBS_PUT_LIT(p, ",\"stream\":");
+    p = obs_fmt_u64(p, c->stream);
+    p = OBS_PUT_LIT(p, ",\"kernels\":");
+    p = obs_fmt_u64(p, c->kernels);
+    if (c->status != 0) {
+        p = OBS_PUT_LIT(p, ",\"status\":");
+        p = obs_fmt_i64(p, c->status);
+    }
+    return p;
+}
+
+/* NCCL's calls on their threads' tracks, around the launches they made. */
+static int put_coll_slices(struct json_ctx *x)
+{
+    const struct obs_trace *t = x->t;
+    size_t i;
+    for (i = 0; i < t->ncolls; i++) {
+        const struct obs_coll *c = &t->colls[i];
+        const char *name = obs_coll_op_name(c->op);
+        char *p = obs_outbuf_reserve(&x->ob, 800);
+        p = OBS_PUT_LIT(p, "{\"ph\":\"X\",\"cat\":\"nccl\",\"name\":\"");
+        p = obs_put(p, name, strlen(name));
+        *p++ = '"';
+        p = put_pid_tid(p, x, t->threads[c->thread].tid);
+        p = OBS_PUT_LIT(p, ",\"ts\":");
+        p = put_ts(p, x, c->host_begin);
+        p = OBS_PUT_LIT(p, ",\"dur\":");
+        p = obs_fmt_us3(p, c->host_end - c->host_begin);
+        if (!x->no_args) {
+            p = OBS_PUT_LIT(p, ",\"args\":{");
+            p = put_coll_args(p, t, c);
+            *p++ = '}';
+        }
+        p = OBS_PUT_LIT(p, "},\n");
+        obs_outbuf_commit(&x->ob, p);
+    }
+    return 0;
+}
+
 static char *put_flow(char *p, const struct json_ctx *x, char ph, uint64_t tid, uint64_t ts, uint64_t id)
 {
     p = OBS_PUT_LIT(p, "{\"ph\":\"");
@@ -699,7 +789,9 @@ static int put_phase_slices(struct json_ctx *x)
             last_thread = s->thread;
         }
         if (ph == NULL) {
-            if (s->kind == OBS_PHASE_SLICE_STEP)
+            if (s->kind == OBS_PHASE_SLICE_COMM)
+                obs_phase_slice_name(t, s, derived, sizeof derived);
+            else if (s->kind == OBS_PHASE_SLICE_STEP)
                 snprintf(derived, sizeof derived, "DECODE/STEP_%u", s->step);
             else if (s->kind == OBS_PHASE_SLICE_LAYER) {
                 char k[32];
@@ -714,7 +806,7 @@ static int put_phase_slices(struct json_ctx *x)
             rc = -1;
             break;
         }
-        p = obs_outbuf_reserve(&x->ob, 300 + 2 * (name ? name->len : 0) + full.len);
+        p = obs_outbuf_reserve(&x->ob, 800 + 2 * (name ? name->len : 0) + full.len);
         rc = nest_slice(&nest, b, &e);
         p = OBS_PUT_LIT(p, "{\"ph\":\"X\",\"cat\":\"phase\",\"name\":\"");
         if (full.s)
@@ -740,9 +832,15 @@ static int put_phase_slices(struct json_ctx *x)
             p = OBS_PUT_LIT(p, "HEAD");
         else if (s->kind == OBS_PHASE_SLICE_LAYER)
             p = OBS_PUT_LIT(p, "LAYER");
+        else if (s->kind == OBS_PHASE_SLICE_COMM)
+            p = OBS_PUT_LIT(p, "COMM");
         else
             p = OBS_PUT_LIT(p, "DECODE");
         *p++ = '"';
+        if (s->kind == OBS_PHASE_SLICE_COMM) {
+            *p++ = ',';
+            p = put_coll_args(p, t, &t->colls[s->range]);
+        }
         if (s->kind == OBS_PHASE_SLICE_LAYER && s->range != OBS_LAYER_EMBED && s->range != OBS_LAYER_HEAD) {
             p = OBS_PUT_LIT(p, ",\"layer\":");
             p = obs_fmt_u64(p, s->range);
@@ -753,9 +851,9 @@ static int put_phase_slices(struct json_ctx *x)
         }
         p = OBS_PUT_LIT(p, ",\"generation\":");
         p = obs_fmt_u64(p, s->generation);
-        if (ph == NULL)
+        if (ph == NULL && s->kind != OBS_PHASE_SLICE_COMM)
             p = OBS_PUT_LIT(p, ",\"derived\":true");
-        else if (ph->relabel)
+        else if (ph != NULL && ph->relabel)
             p = OBS_PUT_LIT(p, ",\"relabel\":true");
         p = OBS_PUT_LIT(p, "}},\n");
         obs_outbuf_commit(&x->ob, p);
@@ -974,6 +1072,7 @@ static int put_events(struct json_ctx *x, const char *process_name, int64_t sort
     if ((stream_ids = gpu_streams(x->t, &nstreams)) == NULL)
         return -1;
     if (put_metadata_events(x, stream_ids, nstreams, process_name) == 0 && put_host_slices(x) == 0 &&
+        put_coll_slices(x) == 0 &&
         put_gpu_slices(x, stream_ids, nstreams) == 0 && put_range_slices(x, stream_ids, nstreams) == 0 &&
         put_phase_slices(x) == 0 && put_lost_counter(x) == 0)
         rc = 0;

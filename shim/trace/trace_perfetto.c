@@ -2,6 +2,7 @@
  * into a small buffer (its length prefix needs its size), then copied into
  * a large output buffer; names are interned once per sequence. */
 #include "trace_perfetto.h"
+#include "trace_colls.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -657,6 +658,33 @@ static size_t phase_name_key(struct pf *w, struct name_set *set, const char *nam
     return w->phase_key0 + w->nphase_names - 1;
 }
 
+/* A COMM/<op> slice's annotation "nccl": the call, what it moves, its
+ * communicator (identity, rank of ranks) and sequence number there. */
+static void coll_annotation(struct pf *w, const struct obs_coll *c)
+{
+    static char buf[320];
+    const struct obs_comm *comm = obs_coll_comm(w->t, c);
+    int n = snprintf(buf, sizeof buf, "%s", obs_coll_op_name(c->op));
+    if (obs_coll_is_op(c->op) && n > 0 && (size_t)n < sizeof buf)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " bytes=%llu count=%llu %s", (unsigned long long)c->bytes,
+                      (unsigned long long)c->count, obs_nccl_type_name(c->datatype));
+    if (c->redop != OBS_NCCL_NO_REDOP && n > 0 && (size_t)n < sizeof buf)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " %s", obs_nccl_redop_name(c->redop));
+    if (c->peer >= 0 && n > 0 && (size_t)n < sizeof buf)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " %s=%d",
+                      c->op == OBS_COLL_SEND || c->op == OBS_COLL_RECV ? "peer" : "root", (int)c->peer);
+    if (comm != NULL && n > 0 && (size_t)n < sizeof buf)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " comm=%016llx rank=%d/%d", (unsigned long long)comm->hash,
+                      (int)comm->rank, (int)comm->nranks);
+    if (c->seq != OBS_NO_SEQ && n > 0 && (size_t)n < sizeof buf)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " seq=%u", c->seq);
+    if (n < 0)
+        return;
+    w->annot = buf;
+    w->annot_len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    w->annot_name = "nccl";
+}
+
 static int put_phase_slices(struct pf *w, const struct obs_phase_slice *sl, size_t nsl, size_t *keys)
 {
     const struct obs_trace *t = w->t;
@@ -676,6 +704,8 @@ static int put_phase_slices(struct pf *w, const struct obs_phase_slice *sl, size
             nest.depth = 0;
         }
         rc = nest_open(w, &s, &nest, b, &e);
+        if (sl[i].kind == OBS_PHASE_SLICE_COMM) /* what the call was, as the JSON's args */
+            coll_annotation(w, &t->colls[sl[i].range]);
         put_event(w, &s, b, keys[i], 0, 0);
         w->n.phase_slices++;
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace_colls.h"
 #include "trace_layers.h"
 
 /* Whether a phase range gets a slice: RELABEL ranges that label calls;
@@ -78,6 +79,10 @@ const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_pha
     }
     if (s->kind == OBS_PHASE_SLICE_STEADY)
         return "DECODE/STEADY";
+    if (s->kind == OBS_PHASE_SLICE_COMM) {
+        snprintf(buf, len, "COMM/%s", obs_coll_op_short(t->colls[s->range].op));
+        return buf;
+    }
     if (s->kind == OBS_PHASE_SLICE_LAYER) {
         if (s->range == OBS_LAYER_EMBED || s->range == OBS_LAYER_HEAD)
             return s->range == OBS_LAYER_EMBED ? "EMBED" : "HEAD";
@@ -141,7 +146,7 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
     if (order == NULL)
         return NULL;
     layers = obs_layer_spans(t, &nlayers);
-    cap = 3 * n + nlayers + 1;
+    cap = 3 * n + nlayers + t->ncolls + 1;
     sl = layers != NULL ? calloc(cap, sizeof *sl) : NULL;
     if (sl == NULL) {
         free(order);
@@ -191,6 +196,15 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
         sl[nsl++] = (struct obs_phase_slice){layers[i].b, layers[i].e, layers[i].thread, layers[i].layer,
                                              layers[i].step, layers[i].generation, 3, OBS_PHASE_SLICE_LAYER};
     free(layers);
+    for (i = 0; i < t->ncolls; i++) { /* innermost: inside the step and layer the call was made in */
+        const struct obs_coll *c = &t->colls[i];
+        if (c->op == OBS_COLL_GROUP_START)
+            continue;
+        sl[nsl++] = (struct obs_phase_slice){c->host_begin, c->host_end, c->thread, (uint32_t)i,
+                                             obs_phase_step(t, c->phase),
+                                             c->phase != OBS_NONE ? t->phases[c->phase].generation : 0, 255,
+                                             OBS_PHASE_SLICE_COMM};
+    }
     /* A lone step whose own range was the only member: keep that range's slice. */
     for (i = 0; i < nsl; i++)
         if (sl[i].kind == OBS_PHASE_SLICE_STEADY)

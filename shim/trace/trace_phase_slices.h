@@ -7,7 +7,9 @@
  * tracks nest like the live ranges: DECODE/STEADY > DECODE/STEP_k >
  * LAYER/k > KV_GATHER (a LAYER/k slice per layer instance, trace_layers.h,
  * and an EMBED and a HEAD slice beside them in each prompt or step with
- * layers: trace_layer_parts.h);
+ * layers: trace_layer_parts.h), and innermost a COMM/<op> slice per NCCL
+ * call but ncclGroupStart (its host span: what the live COMM range
+ * spanned, comm_ranges.h);
  * same-name slices that overlap without nesting merged. */
 #ifndef OBS_TRACE_PHASE_SLICES_H
 #define OBS_TRACE_PHASE_SLICES_H
@@ -18,12 +20,19 @@
 #include "trace_reader.h"
 
 /* A slice of a phase track: a range, or one derived from RELABEL ranges. */
-enum obs_phase_slice_kind { OBS_PHASE_SLICE_RANGE, OBS_PHASE_SLICE_STEP, OBS_PHASE_SLICE_STEADY, OBS_PHASE_SLICE_LAYER };
+enum obs_phase_slice_kind {
+    OBS_PHASE_SLICE_RANGE,
+    OBS_PHASE_SLICE_STEP,
+    OBS_PHASE_SLICE_STEADY,
+    OBS_PHASE_SLICE_LAYER,
+    OBS_PHASE_SLICE_COMM /* an NCCL call's COMM/<op> (its host span), innermost */
+};
 
 struct obs_phase_slice {
     uint64_t b, e;
     uint32_t thread, range; /* OBS_PHASE_SLICE_RANGE: the range; OBS_PHASE_SLICE_LAYER: the layer k,
-                               OBS_LAYER_EMBED or OBS_LAYER_HEAD */
+                               OBS_LAYER_EMBED or OBS_LAYER_HEAD; OBS_PHASE_SLICE_COMM: the index into
+                               t->colls */
     uint32_t step, generation, level;
     uint8_t kind;
 };
@@ -40,7 +49,8 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
 
 /* The name a slice shows: the range's full name ("DECODE/STEP_3", else its
  * phase, else "(phase)"), or the derived DECODE/STEP_k, DECODE/STEADY or
- * LAYER/k, EMBED or HEAD (written into buf, at least 32 bytes). */
+ * LAYER/k, EMBED or HEAD, or COMM/<op> (written into buf, at least 32
+ * bytes). */
 const char *obs_phase_slice_name(const struct obs_trace *t, const struct obs_phase_slice *s, char *buf, size_t len);
 
 /* OBS_GPU_TIME=steps: the range spans (trace->range_spans) in the order a

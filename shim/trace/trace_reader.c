@@ -17,6 +17,7 @@
  * between the passes, so passes 3 and after take no more calls than pass 2
  * counted. */
 #include "trace_reader.h"
+#include "trace_colls_build.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -252,6 +253,7 @@ struct loader {
     struct vec chunks, strings, spans, streams, lost, phase_evs, graphs, self_cost, meta, kernels, rspans, layer_evs;
     struct vec graph_pairs; /* struct graph_pair, from GRAPH_KERNELS records */
     struct vec graph_nodes; /* struct graph_node_tmp, from GRAPH_NODES records */
+    struct vec nccl;        /* struct obs_nccl_raw: COLL and COMM records, in each thread's order */
     struct thread_work *work;
     struct kernel_map kmap;
     uint32_t last_kernel_id, last_kernel_index;
@@ -926,6 +928,13 @@ static int scan_threads(struct loader *L)
                 } else if (p[0] == OBS_REC_LAYER) {
                     if (add_layer_ev(L, p, (uint32_t)ti) != 0)
                         return -1;
+                } else if (p[0] == OBS_REC_COLL || p[0] == OBS_REC_COMM) {
+                    struct obs_nccl_raw *x = vec_push(&L->nccl);
+                    if (x == NULL)
+                        return -1;
+                    memcpy(&x->rec, p, sizeof x->rec);
+                    x->index = c[ci].first_index + (uint64_t)(p - c[ci].data) / OBS_RECORD_SIZE;
+                    x->thread = (uint32_t)ti;
                 } else if (scan_record(L, p) != 0) {
                     return -1;
                 }
@@ -2012,6 +2021,7 @@ static void loader_free(struct loader *L)
     free(L->graphs.data);
     free(L->graph_pairs.data);
     free(L->graph_nodes.data);
+    free(L->nccl.data);
     free(L->self_cost.data);
     free(L->meta.data);
     free(L->kernels.data);
@@ -2039,6 +2049,7 @@ static void loader_init(struct loader *L, struct obs_trace *t, char *err, size_t
     L->graphs.size = sizeof(struct obs_graph);
     L->graph_pairs.size = sizeof(struct graph_pair);
     L->graph_nodes.size = sizeof(struct graph_node_tmp);
+    L->nccl.size = sizeof(struct obs_nccl_raw);
     L->self_cost.size = sizeof(struct obs_self_cost);
     L->meta.size = sizeof(struct obs_meta);
     L->kernels.size = sizeof(struct obs_kernel);
@@ -2083,7 +2094,8 @@ int obs_trace_load(const void *data, size_t len, const char *name, struct obs_tr
     }
     if (rc == 0) {
         find_time_bounds(&L);
-        if (build_phases(&L) != 0 || build_layers(&L) != 0)
+        if (build_phases(&L) != 0 || build_layers(&L) != 0 ||
+            obs_trace_build_nccl(t, L.nccl.data, L.nccl.n) != 0)
             rc = NOMEM(&L);
     }
     loader_free(&L);
@@ -2186,6 +2198,9 @@ void obs_trace_free(struct obs_trace *t)
     free(t->self_cost);
     free(t->meta);
     free(t->range_spans);
+    free(t->colls);
+    free(t->comms);
+    free(t->coll_calls);
     if (t->store) {
         struct arena_block *b = t->store->blocks;
         while (b) {

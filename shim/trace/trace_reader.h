@@ -160,6 +160,45 @@ struct obs_graph {
     uint32_t layers; /* layer instances among the nodes (a run of nodes of one layer): 0 none */
 };
 
+/* An NCCL communicator call (COMM record). */
+struct obs_comm {
+    uint64_t host_begin, host_end;
+    uint64_t hash;       /* the communicator's identity, the same on every rank (0: none made) */
+    uint64_t index;      /* per-thread index of the record */
+    uint32_t thread;     /* index into trace->threads */
+    uint32_t id;         /* the communicator's id in the process, what COLL records name (0: none) */
+    uint32_t made;       /* index into trace->comms of the init or split that made comm `id` (itself for
+                            those), OBS_NONE when the trace does not hold it */
+    uint32_t parent;     /* ncclCommSplit: index into trace->comms of what made the parent, else OBS_NONE */
+    int32_t status, rank, nranks, color;
+    uint8_t event;       /* enum obs_comm_event */
+};
+
+/* An NCCL collective, point-to-point or group call (COLL record), with
+ * the calls it caused: for a call outside any group, the records its
+ * thread made inside it; for one inside a group, those of the ncclGroupEnd
+ * that closed the outermost group (docs/trace-format.md, COLL). */
+struct obs_coll {
+    uint64_t host_begin, host_end;
+    uint64_t index;      /* per-thread index of the record */
+    uint64_t count;      /* elements, as passed */
+    uint64_t bytes;      /* the data it moves, as nccl-tests sizes it (obs_coll_bytes, trace_colls.h) */
+    size_t calls_first;  /* its calls: trace->coll_calls[calls_first .. calls_first + ncalls - 1] (seqs) */
+    uint32_t ncalls;
+    uint32_t kernels;    /* kernel launches among them */
+    uint32_t thread;     /* index into trace->threads */
+    uint32_t stream;     /* stream id */
+    uint32_t comm_id;    /* the communicator's id in the process, as recorded (0: unknown) */
+    uint32_t comm;       /* index into trace->comms of what made it, OBS_NONE */
+    uint32_t seq;        /* the communicator's sequence number, OBS_NO_SEQ: none */
+    uint32_t group_end;  /* a call inside a group: index into trace->colls of the ncclGroupEnd that
+                            launched it, OBS_NONE */
+    uint32_t phase;      /* the phase range of its first call (the step it is in), OBS_NONE */
+    uint32_t layer;      /* the layer of its first call, OBS_NO_LAYER */
+    int32_t status, peer;
+    uint8_t op, datatype, redop, group, flags;
+};
+
 /* The shim's own cost, per thread (the SELF_COST snapshot with most calls). */
 struct obs_self_cost {
     uint32_t tid;
@@ -202,6 +241,12 @@ struct obs_trace {
     size_t nmeta;
     struct obs_range_span *range_spans; /* sorted by thread, live range, stream */
     size_t nrange_spans;
+    struct obs_coll *colls; /* NCCL calls, sorted by host begin (then thread, index) */
+    size_t ncolls;
+    struct obs_comm *comms; /* NCCL communicator calls, the same order */
+    size_t ncomms;
+    size_t *coll_calls;     /* storage behind colls[].calls_first: seqs of calls */
+    size_t ncoll_calls;
 
     uint64_t records_lost;        /* sum of LOST counts */
     uint64_t self_calls, self_ns; /* sums over self_cost */
@@ -222,6 +267,7 @@ struct obs_trace {
     uint64_t orphan_range_spans; /* RANGE_SPAN records whose BEGIN record is not in the file */
     uint64_t missing_range_spans; /* OBS_FILE_GPU_STEPS: (live range, stream) pairs holding launches
                                      with no RANGE_SPAN (never resolved, or untimed: the meta says why) */
+    uint64_t bad_coll_records;   /* COLL/COMM records not used: an unknown op or event */
 
     struct obs_trace_store *store; /* private: memory behind the strings */
 };

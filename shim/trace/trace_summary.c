@@ -2,6 +2,7 @@
  * nsys stats: right-aligned numeric columns two spaces apart, a dashed rule
  * under the header, the name last and left-aligned. */
 #include "trace_summary.h"
+#include "trace_colls.h"
 #include "trace_phases.h"
 #include "trace_serving.h"
 #include "trace_query.h"
@@ -514,12 +515,14 @@ static int cmp_api_row(const void *a, const void *b)
     return strcmp(obs_api_name(x->api), obs_api_name(y->api));
 }
 
-/* Brief: the OBS_SUMMARY_BRIEF_APIS most called and the rest in one row. */
+/* Brief: the OBS_SUMMARY_BRIEF_APIS most called and the rest in one row;
+ * one fewer when the trace has NCCL calls, whose line follows the graph
+ * launches' (the section keeps its lines). */
 static int print_apis(const struct obs_trace *t, FILE *out, const struct obs_call_filter *f, int brief)
 {
     static const char *const head[] = {"Calls", "Total Time (ns)", "Avg (ns)", "Kind", "Name"};
     struct api_row rows[OBS_API_COUNT + 1];
-    size_t i, n = 0, shown;
+    size_t i, n = 0, shown, most = OBS_SUMMARY_BRIEF_APIS - (t->ncolls > 0);
     struct table tb;
 
     memset(rows, 0, sizeof rows);
@@ -536,7 +539,7 @@ static int print_apis(const struct obs_trace *t, FILE *out, const struct obs_cal
         if (rows[i].calls)
             rows[n++] = rows[i];
     qsort(rows, n, sizeof *rows, cmp_api_row);
-    shown = brief && n > OBS_SUMMARY_BRIEF_APIS + 1 ? OBS_SUMMARY_BRIEF_APIS : n;
+    shown = brief && n > most + 1 ? most : n;
     fprintf(out, "\nAPI calls (host time");
     if (shown < n)
         fprintf(out, "; the %zu of %zu most called, the rest in one row", shown, n);
@@ -728,6 +731,73 @@ static int print_graphs_brief(const struct obs_trace *t, FILE *out, const struct
         fprintf(out, "; without GPU time, not counted: %zu", skipped);
     fprintf(out, " (per exec: obs-report summary)\n");
     return 0;
+}
+
+/* NCCL: per operation the calls, the data they move (nccl-tests' size,
+ * trace_colls.h), their host time (the call's span: a collective outside a
+ * group launches its kernels in it, one inside a group in the ncclGroupEnd
+ * that closes it) and the kernels they launched; brief: one line. */
+struct coll_row {
+    unsigned op;
+    uint64_t calls, bytes, ns, kernels;
+};
+
+static int print_collectives(const struct obs_trace *t, FILE *out, int brief)
+{
+    static const char *const head[] = {"Calls", "Total Bytes", "Total Time (ns)", "Avg (ns)", "Kernels", "Op"};
+    struct coll_row rows[OBS_COLL_COUNT];
+    uint64_t calls = 0, bytes = 0, ns = 0, grouped = 0;
+    uint32_t comms = 0;
+    struct table tb;
+    size_t i;
+    int rc = 0;
+
+    if (t->ncolls == 0)
+        return 0;
+    memset(rows, 0, sizeof rows);
+    for (i = 0; i < t->ncolls; i++) {
+        const struct obs_coll *c = &t->colls[i];
+        struct coll_row *r = &rows[c->op < OBS_COLL_COUNT ? c->op : 0];
+        uint64_t d = c->host_end - c->host_begin;
+        r->op = c->op;
+        r->calls++;
+        r->bytes += c->bytes;
+        r->ns += d;
+        if (c->group_end == OBS_NONE)
+            r->kernels += c->kernels; /* a grouped call's are its group's: counted once, at its ncclGroupEnd */
+        if (obs_coll_is_op(c->op)) {
+            calls++;
+            bytes += c->bytes;
+            ns += d;
+            grouped += c->group > 0;
+        }
+    }
+    for (i = 0; i < t->ncomms; i++)
+        comms += t->comms[i].made == i && t->comms[i].id != 0;
+    if (brief) {
+        fprintf(out,
+                "Collectives (NCCL, host API time): %llu call%s (%llu in groups) on %u communicator%s, %llu bytes, "
+                "%llu ns (per operation: obs-report summary)\n",
+                (unsigned long long)calls, calls == 1 ? "" : "s", (unsigned long long)grouped, comms,
+                comms == 1 ? "" : "s", (unsigned long long)bytes, (unsigned long long)ns);
+        return 0;
+    }
+    fprintf(out, "\nCollectives (NCCL, host API time; %u communicator%s; bytes as nccl-tests sizes them)\n", comms,
+            comms == 1 ? "" : "s");
+    table_init(&tb, 6, head, 1u << 5);
+    for (i = 1; i < OBS_COLL_COUNT; i++) {
+        if (rows[i].calls == 0)
+            continue;
+        table_row(&tb, u64s(rows[i].calls), obs_coll_is_op((unsigned)i) ? u64s(rows[i].bytes) : "",
+                  u64s(rows[i].ns), f1s((double)rows[i].ns / (double)rows[i].calls), u64s(rows[i].kernels),
+                  obs_coll_op_name((unsigned)i));
+    }
+    if (!tb.failed)
+        table_print(&tb, out);
+    else
+        rc = -1;
+    table_free(&tb);
+    return rc;
 }
 
 static const char *ms3(uint64_t ns)
@@ -1106,6 +1176,8 @@ int obs_report_summary_filtered(const struct obs_trace *t, FILE *out, const stru
         rc = print_apis(t, out, f, brief);
     if (rc == 0 && (want & OBS_SUMMARY_GRAPHS))
         rc = brief ? print_graphs_brief(t, out, f) : print_graphs(t, out, f);
+    if (rc == 0 && (want & OBS_SUMMARY_COLLECTIVES))
+        rc = print_collectives(t, out, brief);
     if (rc == 0 && (want & OBS_SUMMARY_PHASES) && t->nphases)
         rc = brief ? print_phases_brief(t, out) : print_phases(t, out);
     if (rc == 0 && !brief && (want & OBS_SUMMARY_SELF_COST))

@@ -10,6 +10,8 @@
  *   API calls                                calls and host time per API
  *   Graph launches                           per graph exec launched: launches, time
  *                                            (GPU time when timed), nodes, kernels by name
+ *   Collectives                              NCCL, per operation: calls, bytes, host time,
+ *                                            kernels launched (brief: one line)
  *   Phases, Phases by generation, Generations (TTFT, tokens/s)   when the
  *                                            trace has phases (trace_phases.h)
  *   Serving loop                             when it has ITERATION ranges
@@ -34,13 +36,14 @@
 #define OBS_SUMMARY_SELF_COST 0x20u
 #define OBS_SUMMARY_PHASES 0x40u
 #define OBS_SUMMARY_GRAPHS 0x80u
+#define OBS_SUMMARY_COLLECTIVES 0x100u
 
 /* The brief summary never prints more lines than this (the shim's
  * "obsshim: wrote" line after it included), whatever the run: the header
  * with records lost and the shim's cost; the 10 kernels with the most time
  * and the rest in one row; copies by direction and memsets in one table;
- * the 5 most called APIs and the rest in one row, graph launches in one
- * line; the 5 phases with the most time (over all generations) and the
+ * the 5 most called APIs (4 when NCCL's line follows) and the rest in one
+ * row, graph launches in one line, NCCL collectives in one line; the 5 phases with the most time (over all generations) and the
  * rest in one row; the generations' count with best / median / p90 TTFT
  * and tokens/s, or, where every generation is a serving loop's, the two
  * lines of its serving section in their place. The detail stays with

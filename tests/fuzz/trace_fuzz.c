@@ -114,6 +114,24 @@ static void check_model(const struct obs_trace *t)
                (t->range_spans[i - 1].live < r->live ||
                 (t->range_spans[i - 1].live == r->live && t->range_spans[i - 1].stream < r->stream))));
     }
+    for (i = 0; i < t->ncomms; i++) {
+        const struct obs_comm *c = &t->comms[i];
+        CHECK(c->thread < t->nthreads);
+        CHECK(c->made == OBS_NONE || c->made < t->ncomms);
+        CHECK(c->parent == OBS_NONE || c->parent < t->ncomms);
+    }
+    for (i = 0; i < t->ncolls; i++) {
+        const struct obs_coll *c = &t->colls[i];
+        CHECK(c->thread < t->nthreads);
+        CHECK(c->op > OBS_COLL_INVALID && c->op < OBS_COLL_COUNT);
+        CHECK(c->comm == OBS_NONE || c->comm < t->ncomms);
+        CHECK(c->group_end == OBS_NONE || c->group_end < t->ncolls);
+        CHECK(c->phase == OBS_NONE || c->phase < t->nphases);
+        CHECK(c->ncalls == 0 || (c->calls_first < t->ncoll_calls && c->ncalls <= t->ncoll_calls - c->calls_first));
+        CHECK(c->kernels <= c->ncalls);
+        for (k = 0; k < c->ncalls; k++)
+            CHECK(t->coll_calls[c->calls_first + k] < t->ncalls);
+    }
     /* Not checked: t_first <= t_last and host_begin <= host_end. A damaged
      * call whose t_begin + t_dur passes 2^64 ends before it begins (the
      * reader does not clamp it); the reports must cope with that. */
@@ -294,8 +312,10 @@ int obs_fuzz_trace(const uint8_t *data, size_t size, unsigned mask)
     }
     if (mask & (1u << OBS_FUZZ_summary))
         fuzz_summary(a, sel);
-    if (mask & (1u << OBS_FUZZ_csv))
+    if (mask & (1u << OBS_FUZZ_csv)) {
         (void)obs_report_csv(a, sink());
+        (void)obs_report_csv_collectives(a, sink());
+    }
     if (mask & (1u << OBS_FUZZ_json)) {
         (void)obs_report_json(a, sink(), NULL);
         (void)obs_report_json(a, sink(), &jopt);

@@ -1,5 +1,6 @@
 /* Range lines of the ground-truth log: see range_log.h. */
 #include "range_log.h"
+#include "sim/sim_log_name.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +22,10 @@ static void range_log_open(void)
     const char *path = getenv("OBS_SIM_LOG");
     const char *tid = getenv("OBS_SIM_LOG_TID");
     range_log_tid = tid != NULL && strcmp(tid, "1") == 0;
-    if (path != NULL && *path != '\0')
-        range_log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    char name[4096];
+    /* the simulators' file: the same name pattern (sim/sim_log_name.h) */
+    if (path != NULL && *path != '\0' && sim_log_name_expand(path, name, sizeof name))
+        range_log_fd = open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 static const char *or_dash(const char *s)
