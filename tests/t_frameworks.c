@@ -231,6 +231,14 @@ struct fw_case {
 #define SERVING_TTFT                                                                                                   \
     "the phase tables do not know ITERATION ranges yet: a serving loop's TTFT is undefined there (first token "    \
     "step0) and each of its iterations counts as a step (13, the truth's 12 after the first token's)"
+#define ROUND_TRIP_FORWARDS                                                                                            \
+    "suggest-phases writes its rules from token reads (a step after each, OBS_STEP at the kernel steps open "   \
+    "with); steps the engine opens at forwards with no token read between them, a decode graph's replays and a " \
+    "serving loop's iterations are not said by those rules yet (issue 34)"
+#define GRAPH_FILL                                                                                                     \
+    "the step opened at the forward captured into the graph goes on to its first replay: the fill of the "        \
+    "graph's inputs between the capture and that replay (1 launch) is in step 0, where the program's truth "      \
+    "begins the step at graph.replay()"
 /* Issue 34: the phase engine finds forwards by the layer stack it learnt
  * from the eager prompt; a compiled step runs other kernels (8 to 14 %
  * of the launches in the right step, 2026-12-02). No layer, EMBED
@@ -1104,9 +1112,11 @@ int main(void)
         {"llama-deep", "fw_generate.py", "llama-deep", NULL, 1, 0, 7, 0, NO_TODO},
         {"gpt2", "fw_generate.py", "gpt2", NULL, 1, 0, 7, 0, NO_TODO},
         {"llama-chunked", "fw_generate.py", "llama-chunked", NULL, 1, 0, 4, 0, NO_TODO},
-        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4, 0, NO_TODO},
+        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4, 0,
+         {.phases_trace = GRAPH_FILL, .phases_live = GRAPH_FILL, .round_trip = ROUND_TRIP_FORWARDS}},
         /* the same with cuDNN's SDPA: its attention graphs captured into the decode step's CUDA graph */
-        {"llama-graph-cudnn", "fw_generate.py", "llama-graph-cudnn", NULL, 1, 0, 4, 0, NO_TODO},
+        {"llama-graph-cudnn", "fw_generate.py", "llama-graph-cudnn", NULL, 1, 0, 4, 0,
+         {.phases_trace = GRAPH_FILL, .phases_live = GRAPH_FILL, .round_trip = ROUND_TRIP_FORWARDS}},
         {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14, 0, NO_TODO},
         {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7, 0, NO_TODO},
         {"qwen2-moe", "fw_generate.py", "qwen2-moe", NULL, 1, 0, 7, 0, NO_TODO},
@@ -1120,15 +1130,17 @@ int main(void)
         {"moe-alt-eager", "fw_generate.py", "moe-alt-eager", NULL, 1, 0, 7, 0, NO_TODO},
         /* issue 34's corpus: loops of other shapes than generate() with a streamer (docs/frameworks.md); their
          * TODOs: today's engine (docs/phases.md, "Limits") */
-        {"hf-plain", "fw_generate.py", "hf-plain", NULL, 1, 0, 6, 0, {.ttft = NO_READ_TTFT}},
-        {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, {.ttft = NO_READ_TTFT}},
-        {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, {.ttft = NO_READ_TTFT}},
+        {"hf-plain", "fw_generate.py", "hf-plain", NULL, 1, 0, 6, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
+        {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
+        {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
         {"loop-item", "fw_loops.py", "loop-item", NULL, 1, 0, 6, 0, NO_TODO},
         {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0,
-         {.phases_trace = FIRST_STEP_AS_CHUNK, .phases_live = FIRST_STEP_AS_CHUNK, .ttft = DEVICE_TOKENS_TTFT}},
-        {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0, {.phases_live = WARMUP_LIVE_GENERATION}},
+         {.phases_trace = FIRST_STEP_AS_CHUNK, .phases_live = FIRST_STEP_AS_CHUNK, .ttft = DEVICE_TOKENS_TTFT,
+          .round_trip = ROUND_TRIP_FORWARDS}},
+        {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
+         {.phases_live = WARMUP_LIVE_GENERATION, .round_trip = ROUND_TRIP_FORWARDS}},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,
-         {.phases_live = SERVING_LIVE_GENERATION, .ttft = SERVING_TTFT}},
+         {.phases_live = SERVING_LIVE_GENERATION, .ttft = SERVING_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
         /* torch.compile: Inductor's Triton kernels from cubins (cuModuleLoad), its CUDA graph trees */
         {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NO_TODO},
         {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, COMPILED_TODOS},
