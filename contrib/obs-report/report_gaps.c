@@ -37,8 +37,8 @@ static void gap_stats(uint64_t *v, size_t n, struct gap_stats *s)
     }
     s->count = n;
     s->max = n ? v[n - 1] : 0;
-    s->median = report_percentile(v, n, 50.0);
-    s->p90 = report_percentile(v, n, 90.0);
+    s->median = obs_percentile(v, n, 50.0);
+    s->p90 = obs_percentile(v, n, 90.0);
 }
 
 /* Median and p90 cells: undefined when there is no gap. */

@@ -12,20 +12,6 @@
 
 /* ---- shared helpers --------------------------------------------------------------- */
 
-double report_percentile(const uint64_t *v, size_t n, double p)
-{
-    double pos, frac;
-    size_t lo;
-    if (n == 0)
-        return 0.0;
-    pos = (double)(n - 1) * p / 100.0;
-    lo = (size_t)floor(pos);
-    frac = pos - (double)lo;
-    if (lo + 1 >= n)
-        return (double)v[n - 1];
-    return (double)v[lo] + frac * ((double)v[lo + 1] - (double)v[lo]);
-}
-
 size_t report_phase_names(const struct obs_trace *t, const char ***names)
 {
     size_t i, j, n = 0;

@@ -39,7 +39,5 @@ void report_trace_table(struct rtable *tb, const struct obs_trace *t, const stru
  * (size_t)-1 when out of memory. */
 size_t report_phase_names(const struct obs_trace *t, const char ***names);
 
-/* The linear-interpolation percentile (p in 0..100) of sorted values. */
-double report_percentile(const uint64_t *sorted, size_t n, double p);
 
 #endif

@@ -3,6 +3,7 @@
  * iterations and follows each thread's input copies and reads; the rows,
  * sessions and summaries come from the iterations. */
 #include "trace_serving.h"
+#include "trace_stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,20 +22,6 @@ const char *obs_iteration_kind_name(unsigned kind)
 const char *obs_iteration_source_name(unsigned source)
 {
     return source == OBS_ITER_FROM_PREFILL ? "prompt" : source == OBS_ITER_FROM_STEP ? "step" : "range";
-}
-
-double obs_serving_percentile(const uint64_t *v, size_t n, double p)
-{
-    double pos, frac;
-    size_t lo;
-    if (n == 0)
-        return 0.0;
-    pos = (double)(n - 1) * p / 100.0;
-    lo = (size_t)floor(pos);
-    frac = pos - (double)lo;
-    if (lo + 1 >= n)
-        return (double)v[n - 1];
-    return (double)v[lo] + frac * ((double)v[lo + 1] - (double)v[lo]);
 }
 
 void obs_serving_free(struct obs_serving_stats *s)
@@ -317,9 +304,9 @@ static void spread(uint64_t *v, size_t n, struct obs_serving_spread *sp)
         sp->total_ns += v[i];
     if (n == 0)
         return;
-    sp->p50_ns = obs_serving_percentile(v, n, 50.0);
-    sp->p90_ns = obs_serving_percentile(v, n, 90.0);
-    sp->p99_ns = obs_serving_percentile(v, n, 99.0);
+    sp->p50_ns = obs_percentile(v, n, 50.0);
+    sp->p90_ns = obs_percentile(v, n, 90.0);
+    sp->p99_ns = obs_percentile(v, n, 99.0);
     sp->max_ns = v[n - 1];
 }
 

@@ -150,8 +150,6 @@ void obs_serving_free(struct obs_serving_stats *s);
  * chosen automatically then). */
 int obs_trace_has_iterations(const struct obs_trace *t);
 
-/* The linear-interpolation percentile (p in 0..100) of sorted values. */
-double obs_serving_percentile(const uint64_t *sorted, size_t n, double p);
 
 /* `obs-report serving --csv`: a header line, then one row per iteration:
  *   thread,generation,iteration,kind,kind_from,source,step,begin_ms,host_ms,

@@ -77,3 +77,17 @@ void obs_duration_stats(uint64_t *v, size_t n, struct obs_duration_stats *s)
         s->median = ((double)lower + (double)upper) / 2.0;
     }
 }
+
+double obs_percentile(const uint64_t *v, size_t n, double p)
+{
+    double pos, frac;
+    size_t lo;
+    if (n == 0)
+        return 0.0;
+    pos = (double)(n - 1) * p / 100.0;
+    lo = (size_t)floor(pos);
+    frac = pos - (double)lo;
+    if (lo + 1 >= n)
+        return (double)v[n - 1];
+    return (double)v[lo] + frac * ((double)v[lo + 1] - (double)v[lo]);
+}

@@ -1,5 +1,6 @@
 /* Statistics of a set of durations (count, total, min, max, mean, median,
- * standard deviation): shared by the summary tables and the queries. */
+ * standard deviation; percentiles): shared by the summary tables, the
+ * queries, the gaps report and the serving view. */
 #ifndef OBS_TRACE_STATS_H
 #define OBS_TRACE_STATS_H
 
@@ -14,5 +15,9 @@ struct obs_duration_stats {
     double avg, median, stddev;
 };
 void obs_duration_stats(uint64_t *values, size_t n, struct obs_duration_stats *out);
+
+/* The linear-interpolation percentile (p in 0..100) of sorted values, 0 for none
+ * (the gaps report's and the serving view's p50/p90/p99). */
+double obs_percentile(const uint64_t *sorted, size_t n, double p);
 
 #endif
