@@ -1218,6 +1218,27 @@ static void count_bad_moves(const struct engine_case *c, const struct case_resul
 }
 
 
+/* The case in `run` through the engine in a forked child (a fresh engine),
+ * its decision log in a file of its own. Returns 0, or the child's status
+ * (-1: it could not be waited for). */
+static int run_in_child(void)
+{
+    pid_t pid;
+    int status = 0;
+    snprintf(run.log_path, sizeof run.log_path, "%s/case-%u.log", test_tmpdir(), case_serial++);
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0)
+        bail("fork failed");
+    if (pid == 0) {
+        child_run();
+        _exit(0);
+    }
+    if (waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : (status != 0 ? status : -1);
+}
+
 /* The same calls again with OBS_LAYER=off: the layer tracker still runs
  * (docs/layers.md), so every call's phase, generation and step in the
  * trace is the one it had with layers on; only the layers go. */
@@ -1227,7 +1248,6 @@ static void check_layers_off(const struct engine_case *c, struct call_list *call
     struct call_list calls = *calls_in;
     struct call_result *off = shared_map(calls.n * sizeof *off);
     size_t i, k, differ = 0, first = SIZE_MAX, layered = 0;
-    pid_t pid;
     int status;
     memset(&run, 0, sizeof run);
     run.c = c;
@@ -1238,16 +1258,7 @@ static void check_layers_off(const struct engine_case *c, struct call_list *call
         run.env[k] = c->env[k];
     run.env[k++] = "OBS_LAYER=off";
     run.env[k] = NULL;
-    snprintf(run.log_path, sizeof run.log_path, "%s/case-%u.log", test_tmpdir(), case_serial++);
-    fflush(stdout);
-    pid = fork();
-    if (pid < 0)
-        bail("fork failed");
-    if (pid == 0) {
-        child_run();
-        _exit(0);
-    }
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if ((status = run_in_child()) != 0) {
         ok(0, "%s: OBS_LAYER=off: the engine ran the calls (child status %d)", c->name, status);
         munmap(off, calls.n * sizeof *off);
         return;
@@ -1284,7 +1295,6 @@ static void check_case(const struct engine_case *c, int layers_test, const char 
     size_t launch_range_ok = 0, live_launches = 0, live_truth_ok = 0, later = 0, later_live_ok = 0;
     char later_text[160] = "";
     char first_live[200] = "", log_problem[800] = "";
-    pid_t pid;
     int status, trace_all, live_all, log_ok, layers_all;
 
     parse_calls(c->calls, &calls, 0, c->name);
@@ -1299,17 +1309,7 @@ static void check_case(const struct engine_case *c, int layers_test, const char 
     for (i = 0; i < 4 && c->env[i] != NULL; i++)
         run.env[i] = c->env[i];
     run.env[i] = NULL;
-    snprintf(run.log_path, sizeof run.log_path, "%s/case-%u.log", test_tmpdir(), case_serial++);
-
-    fflush(stdout);
-    pid = fork();
-    if (pid < 0)
-        bail("fork failed");
-    if (pid == 0) {
-        child_run();
-        _exit(0);
-    }
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if ((status = run_in_child()) != 0) {
         ok(0, "%s: the engine ran the calls (child status %d)", c->name, status);
         ok(0, "%s: live ranges equal the trace", c->name);
         return;
