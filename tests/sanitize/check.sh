@@ -129,9 +129,18 @@ sed -n '/^# TOTAL/,/^# ERROR/p' check.log
 nreports=0
 for r in "$reports"/*; do
     [ -f "$r" ] || continue
-    nreports=$((nreports + 1))
     echo "---- $r ----"
     head -n 60 "$r"
+    # A report of nothing but LeakSanitizer's "Unable to get registers from
+    # thread N." is its tracer failing to stop a thread that was ending while
+    # the process exited (t_shim_kill's children are SIGKILLed at random
+    # moments, their exit paths racing the kill): the leak check of that
+    # process did not run; it is no finding, and said, not counted.
+    if ! grep -qv '^==[^=]*==[0-9]*==Unable to get registers from thread [0-9]*\.$' "$r"; then
+        echo "$target: $r: LeakSanitizer could not stop an ending thread (its leak check did not run): not counted"
+        continue
+    fi
+    nreports=$((nreports + 1))
 done
 # UBSan reports land on the program's stderr as well: in the test logs.
 for log in tests/*.log; do
