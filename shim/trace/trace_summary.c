@@ -995,9 +995,13 @@ static void print_self_cost(const struct obs_trace *t, FILE *out, int brief)
         fprintf(out, "Shim cost: not measured\n");
         return;
     }
-    fprintf(out, "Shim cost: %.1f ns per recorded call (%llu calls on %zu thread%s)\n",
+    fprintf(out, "Shim cost: %.1f ns per recorded call (%llu calls on %zu thread%s",
             (double)t->self_ns / (double)t->self_calls, (unsigned long long)t->self_calls, t->nself_cost,
             t->nself_cost == 1 ? "" : "s");
+    if (t->self_slow_ns > 0) /* traces before issue 36 do not tell it apart */
+        fprintf(out, "; %.1f of it in slow paths: windows, set-up, first uses",
+                (double)t->self_slow_ns / (double)t->self_calls);
+    fprintf(out, ")\n");
 }
 
 /* What a filter keeps, and how many calls that is. The phase tables stay

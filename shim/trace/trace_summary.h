@@ -12,7 +12,7 @@
  *                                            (GPU time when timed), nodes, kernels by name
  *   Phases, Phases by generation, Generations (TTFT, tokens/s)   when the
  *                                            trace has phases (trace_phases.h)
- *   Shim cost: X ns per recorded call        (or "not measured")
+ *   Shim cost: X ns per recorded call        (or "not measured"; with the slow paths' part)
  */
 #ifndef OBS_TRACE_SUMMARY_H
 #define OBS_TRACE_SUMMARY_H
