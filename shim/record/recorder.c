@@ -76,16 +76,28 @@ bool obs_call_begin_slow(struct obs_hooked_call *c)
     return true;
 }
 
+/* A sampled call begins: its entry time, no slow path met yet. */
+void obs_call_sample_begin(struct obs_hooked_call *c)
+{
+    obs_tls.slow_in_call = 0;
+    c->t_entry = obs_now_ns();
+}
+
 /* A sampled call's cost: from the wrapper's entry to its exit, less the
  * real call (from its begin time, which a slow path noted before it moved
- * back to where that path began: that path is timed whole, apart) and
- * less the slow paths timed whole inside it (obs_slow_add: they count once,
- * in slow_ns, not 64 times). */
+ * back to where that path began: that path is timed whole, apart; to its
+ * end, the begin time plus the record's duration) and less the slow paths
+ * timed whole inside it (obs_slow_add: they count once, in slow_ns, not 64
+ * times). */
 void obs_call_sample(const struct obs_hooked_call *c)
 {
     struct obs_tbuf *b = obs_tls.buf;
     uint64_t t_exit = obs_now_ns();
-    uint64_t ns = (c->rec.t_begin - c->t_entry) + (t_exit - c->t_end);
+    uint64_t dur = (c->rec.flags & OBS_CALL_DUR_US) ? (uint64_t)c->rec.t_dur * 1000u : c->rec.t_dur;
+    uint64_t t_end = c->rec.t_begin + dur, ns;
+    if (t_end > t_exit || c->rec.t_begin < c->t_entry)
+        return; /* not a call timed here (cannot be: the record's times are the wrapper's) */
+    ns = (c->rec.t_begin - c->t_entry) + (t_exit - t_end);
     if (b == NULL)
         return;
     ns = ns > obs_tls.slow_in_call ? ns - obs_tls.slow_in_call : 0;

@@ -172,7 +172,6 @@ static inline void obs_guard_drop(void)
 struct obs_hooked_call {
     struct obs_rec_call rec;
     uint64_t t_entry;  /* sampled calls: wrapper entry time */
-    uint64_t t_end;    /* sampled calls: the real call's end */
     struct obs_guard guard;
     bool sampled;
 };
@@ -180,6 +179,7 @@ struct obs_hooked_call {
 /* Slow paths (recorder.c). */
 bool obs_call_begin_slow(struct obs_hooked_call *c);
 void obs_call_store_slow(struct obs_hooked_call *c);
+void obs_call_sample_begin(struct obs_hooked_call *c);
 void obs_call_sample(const struct obs_hooked_call *c);
 void obs_call_slow_began(struct obs_hooked_call *c);
 void obs_call_slow_forgotten(void);
@@ -193,10 +193,8 @@ static inline void obs_call_setup(struct obs_hooked_call *c, struct obs_tls *t)
 {
     obs_guard_enter(&c->guard);
     c->sampled = (++t->call_counter % OBS_SAMPLE_PERIOD) == 2; /* the 2nd call, then every period */
-    if (obs_unlikely(c->sampled)) {
-        t->slow_in_call = 0;
-        c->t_entry = obs_now_ns();
-    }
+    if (obs_unlikely(c->sampled))
+        obs_call_sample_begin(c); /* out of line: the wrapper's path stays as small as it was */
 }
 
 /* True: this call is to be recorded (describe it in c->rec, then
@@ -275,8 +273,6 @@ static inline void obs_call_finish_at(struct obs_hooked_call *c, int32_t status,
     c->rec.t_dur = (uint32_t)dur;
     if (obs_unlikely(!obs_tbuf_append(t->buf, &c->rec)))
         obs_call_store_slow(c);
-    if (obs_unlikely(c->sampled))
-        c->t_end = t_end;
     obs_guard_leave(&c->guard);
 }
 
