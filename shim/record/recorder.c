@@ -108,23 +108,27 @@ void obs_call_sample(const struct obs_hooked_call *c)
                           memory_order_relaxed);
 }
 
-static void slow_ns_add(uint64_t ns)
+static void slow_ns_add(uint64_t ns, bool once)
 {
     struct obs_tbuf *b = obs_tls.buf;
     if (b == NULL) {
         obs_tls.slow_pending += ns; /* the thread's buffer takes it when it is made */
+        obs_tls.once_pending += once ? ns : 0;
         return;
     }
     atomic_store_explicit(&b->slow_ns, atomic_load_explicit(&b->slow_ns, memory_order_relaxed) + ns,
                           memory_order_relaxed);
+    if (once)
+        atomic_store_explicit(&b->once_ns, atomic_load_explicit(&b->once_ns, memory_order_relaxed) + ns,
+                              memory_order_relaxed);
 }
 
-void obs_slow_add(uint64_t ns)
+void obs_slow_add(uint64_t ns, bool once)
 {
     if (obs_tls.t_slow != 0)
         return; /* inside a noted slow path: timed whole when it ends */
     obs_tls.slow_in_call += ns;
-    slow_ns_add(ns);
+    slow_ns_add(ns, once);
 }
 
 /* A slow path noted before the real call ends where the call begins: its
@@ -135,7 +139,7 @@ void obs_call_slow_began(struct obs_hooked_call *c)
 {
     uint64_t now = obs_now_ns();
     c->rec.t_begin = obs_tls.t_slow;
-    slow_ns_add(now - obs_tls.t_slow);
+    slow_ns_add(now - obs_tls.t_slow, true);
     obs_tls.t_slow = 0;
 }
 
@@ -144,7 +148,7 @@ void obs_call_slow_forgotten(void)
 {
     uint64_t ns = obs_now_ns() - obs_tls.t_slow;
     obs_tls.t_slow = 0;
-    obs_slow_add(ns);
+    obs_slow_add(ns, true);
 }
 
 /* ---- lost records ---------------------------------------------------------- */
@@ -193,10 +197,11 @@ static uint32_t build_tail(struct obs_tbuf *b, union obs_record *tail)
         s->tid = b->tid;
         s->calls = calls;
         /* Per-call cost measured on every OBS_SAMPLE_PERIOD-th call, scaled
-         * to all calls, plus the slow paths, each timed whole. */
-        s->slow_ns = atomic_load_explicit(&b->slow_ns, memory_order_relaxed);
+         * to all calls, plus the slow paths, each timed whole; the one-time
+         * work among them apart too. */
+        s->once_ns = atomic_load_explicit(&b->once_ns, memory_order_relaxed);
         s->shim_ns = (sampled > 0 ? (uint64_t)((double)sampled_ns / (double)sampled * (double)calls) : 0) +
-                     s->slow_ns;
+                     atomic_load_explicit(&b->slow_ns, memory_order_relaxed);
     }
     for (reason = 1; reason < OBS_LOST_REASONS && n < OBS_TBUF_TAIL_RECORDS; reason++) {
         struct obs_rec_lost *l;
@@ -390,7 +395,7 @@ static bool window_switch(struct obs_tbuf *b)
     OBS_DEBUG_LOG(RECORD, 3, "thread %u: window of %u records full, the next: %u records at %llu (%llu ns)",
                   b->tid, used, b->capacity, (unsigned long long)b->window_at,
                   (unsigned long long)(obs_now_ns() - t0));
-    obs_slow_add(obs_now_ns() - t0);
+    obs_slow_add(obs_now_ns() - t0, false);
     return got;
 }
 
@@ -454,7 +459,8 @@ static struct obs_tbuf *thread_attach(struct obs_tls *t)
     if (thread_key_ready)
         pthread_setspecific(thread_key, b);
     atomic_store_explicit(&b->slow_ns, t->slow_pending, memory_order_relaxed); /* timed before it had a buffer */
-    t->slow_pending = 0;
+    atomic_store_explicit(&b->once_ns, t->once_pending, memory_order_relaxed);
+    t->slow_pending = t->once_pending = 0;
     t->buf = b;
     OBS_DEBUG_LOG(RECORD, 2, "thread %u: a window of %u records (largest %u) at %llu, first index %llu", b->tid,
                   b->capacity, window_slots(max_pages), (unsigned long long)b->window_at,
@@ -527,7 +533,8 @@ static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool 
     if (b == NULL) {
         uint64_t t0 = obs_now_ns();
         b = thread_attach(t);
-        obs_slow_add(obs_now_ns() - t0); /* the thread's set-up (and the process's first: the trace file) */
+        /* the thread's set-up (the process's first: the trace file, and the names registered so far) */
+        obs_slow_add(obs_now_ns() - t0, true);
     }
     if (b == NULL) {
         if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_RECORDING)
@@ -571,7 +578,7 @@ void obs_recorder_append(const union obs_record *r)
 
 void obs_recorder_add_shim_ns(uint64_t ns)
 {
-    obs_slow_add(ns);
+    obs_slow_add(ns, false);
 }
 
 /* ---- process exit and fatal signals ------------------------------------------ */

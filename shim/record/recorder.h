@@ -85,8 +85,11 @@ struct obs_tbuf {
     /* Written by the owner with relaxed stores, read by whoever closes its window. */
     _Atomic uint64_t sampled_calls; /* calls whose cost was measured */
     _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim, slow paths taken out */
-    _Atomic uint64_t slow_ns;       /* time in slow paths, each measured whole: windows, the thread's
-                                     * set-up, first-use work (a name's class), GPU events resolved */
+    _Atomic uint64_t slow_ns;       /* time in slow paths, each measured whole: windows, GPU events
+                                     * resolved, and the one-time work below */
+    _Atomic uint64_t once_ns;       /* of it, one-time work: the thread's set-up (the process's first: the
+                                     * trace file and the kernel names registered so far), first uses
+                                     * (obs_call_note_slow: a name's class, a step's range name) */
     /* Lost records by reason (under the lock): made, and already reported. */
     uint64_t lost[OBS_LOST_REASONS], lost_reported[OBS_LOST_REASONS];
     uint64_t lost_t_first[OBS_LOST_REASONS], lost_t_last[OBS_LOST_REASONS];
@@ -115,6 +118,7 @@ struct obs_tls {
     uint64_t t_slow;       /* when a one-time slow path began before the real call, else 0 */
     uint64_t slow_in_call; /* sampled calls: slow-path time measured whole inside its sampled parts */
     uint64_t slow_pending; /* slow-path time measured before the thread had a buffer */
+    uint64_t once_pending; /* of it, one-time work */
 };
 extern __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec")));
 
@@ -325,11 +329,12 @@ void obs_recorder_append(const union obs_record *r);
  * GPU events): counted in its SELF_COST like its window switches. */
 void obs_recorder_add_shim_ns(uint64_t ns);
 
-/* A slow path timed whole (a window switch, a thread's set-up): counted in
- * the thread's SELF_COST once, and taken out of the sampled call it
- * happened in, if any. Not inside a slow path noted with
- * obs_call_note_slow (that one is timed whole from its start). */
-void obs_slow_add(uint64_t ns);
+/* A slow path timed whole (a window switch): counted in the thread's
+ * SELF_COST once, and taken out of the sampled call it happened in, if any.
+ * Not inside a slow path noted with obs_call_note_slow (that one is timed
+ * whole from its start). once: one-time work (a thread's set-up), which the
+ * summary gives apart from the per-call figure. */
+void obs_slow_add(uint64_t ns, bool once);
 
 /* The calling thread's id (cached). */
 uint32_t obs_thread_id(void);

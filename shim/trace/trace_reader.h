@@ -163,7 +163,7 @@ struct obs_graph {
 /* The shim's own cost, per thread (the SELF_COST snapshot with most calls). */
 struct obs_self_cost {
     uint32_t tid;
-    uint64_t calls, shim_ns, slow_ns; /* slow_ns: of shim_ns, the slow paths timed whole */
+    uint64_t calls, shim_ns, once_ns; /* once_ns: of shim_ns, one-time work (set-up, first uses) */
 };
 
 struct obs_meta {
@@ -204,7 +204,7 @@ struct obs_trace {
     size_t nrange_spans;
 
     uint64_t records_lost;        /* sum of LOST counts */
-    uint64_t self_calls, self_ns, self_slow_ns; /* sums over self_cost */
+    uint64_t self_calls, self_ns, self_once_ns; /* sums over self_cost */
     uint64_t t_first, t_last;     /* earliest and latest timestamp of anything (0, 0 if empty) */
 
     /* What could not be used. */

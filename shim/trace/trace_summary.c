@@ -995,12 +995,12 @@ static void print_self_cost(const struct obs_trace *t, FILE *out, int brief)
         fprintf(out, "Shim cost: not measured\n");
         return;
     }
+    /* per call: the one-time work apart (traces before issue 36 do not tell it apart: 0) */
     fprintf(out, "Shim cost: %.1f ns per recorded call (%llu calls on %zu thread%s",
-            (double)t->self_ns / (double)t->self_calls, (unsigned long long)t->self_calls, t->nself_cost,
-            t->nself_cost == 1 ? "" : "s");
-    if (t->self_slow_ns > 0) /* traces before issue 36 do not tell it apart */
-        fprintf(out, "; %.1f of it in slow paths: windows, set-up, first uses",
-                (double)t->self_slow_ns / (double)t->self_calls);
+            (double)(t->self_ns - t->self_once_ns) / (double)t->self_calls, (unsigned long long)t->self_calls,
+            t->nself_cost, t->nself_cost == 1 ? "" : "s");
+    if (t->self_once_ns > 0)
+        fprintf(out, "), and %.1f ms once (set-up, first uses", (double)t->self_once_ns / 1e6);
     fprintf(out, ")\n");
 }
 
