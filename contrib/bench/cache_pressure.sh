@@ -68,9 +68,9 @@ lib_of() { # label -> library
     for s in $shims; do [ "${s%%=*}" = "$1" ] && echo "${s#*=}"; done
 }
 
-echo "level,round,mode,load1,ns_per_launch_call,ns_per_launch_call_mean,ns_per_iteration,shim_ns_per_call,shim_slow_ns_per_call" >"$raw"
+echo "level,round,mode,load1,ns_per_launch_call,ns_per_launch_call_mean,ns_per_iteration,shim_ns_per_call,shim_once_ms" >"$raw"
 run_one() { # level round mode
-    local lvl=$1 r=$2 m=$3 out cost slow load
+    local lvl=$1 r=$2 m=$3 out cost once load
     local -a cmd=(env LD_LIBRARY_PATH="$sim" OBS_SIM_QUIET=1)
     if [ "$m" != none ]; then
         cmd+=(LD_PRELOAD="$(lib_of "${m%%:*}")" OBS_OUTPUT="$work/run" OBS_TRACE=none)
@@ -84,12 +84,12 @@ run_one() { # level round mode
         exit 1
     fi
     cost=$(sed -n 's/^Shim cost: \([0-9.]*\) ns per recorded call.*/\1/p' "$work/err")
-    slow=$(sed -n 's/^Shim cost: .*; \([0-9.]*\) of it in slow paths.*/\1/p' "$work/err")
+    once=$(sed -n 's/^Shim cost: .*, and \([0-9.]*\) ms once.*/\1/p' "$work/err")
     rm -f "$work"/run.*
-    echo "$out" | awk -v l="$lvl" -v r="$r" -v m="$m" -v load="$load" -v cost="$cost" -v slow="$slow" '
+    echo "$out" | awk -v l="$lvl" -v r="$r" -v m="$m" -v load="$load" -v cost="$cost" -v once="$once" '
         { v[$1] = $2 }
         END { printf "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", l, r, m, load, v["ns_per_launch_call"],
-              v["ns_per_launch_call_mean"], v["ns_per_iteration"], cost, slow }' >>"$raw"
+              v["ns_per_launch_call_mean"], v["ns_per_iteration"], cost, once }' >>"$raw"
 }
 
 nmodes=${#modes[@]}
@@ -114,38 +114,38 @@ function median(a, n,    i, j, t) {
 }
 function lohi(a, n,    i) { lo = a[1]; hi = a[1]; for (i = 2; i <= n; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] } }
 NR == 1 { next }
-{ k = $1 SUBSEP $2 SUBSEP $3; call[k] = $5; iter[k] = $7; cost[k] = $8; slow[k] = $9 == "" ? 0 : $9; rounds[$2] = 1 }
+{ k = $1 SUBSEP $2 SUBSEP $3; call[k] = $5; iter[k] = $7; cost[k] = $8; once[k] = $9 == "" ? 0 : $9; rounds[$2] = 1 }
 END {
     nl = split(lorder, L, " "); nm = split(morder, M, " ")
-    print "level,mode,rounds,ns_per_launch_call_none,ns_per_launch_call,added_ns,added_min,added_max,ratio,iteration_added_ns,shim_ns_per_call,shim_min,shim_max,shim_per_call_part_ns,shim_slow_part_ns"
+    print "level,mode,rounds,ns_per_launch_call_none,ns_per_launch_call,added_ns,added_min,added_max,ratio,iteration_added_ns,shim_ns_per_call,shim_min,shim_max,shim_once_ms"
     for (li = 1; li <= nl; li++) for (mi = 1; mi <= nm; mi++) {
         n = 0
         for (r in rounds) {
             k = L[li] SUBSEP r SUBSEP M[mi]; b = L[li] SUBSEP r SUBSEP "none"
             if (!(k in call) || !(b in call)) continue
             n++; c[n] = call[k]; cb[n] = call[b]; d[n] = call[k] - call[b]; it[n] = iter[k] - iter[b]; s[n] = cost[k]
-            pc[n] = cost[k] - slow[k]; sl[n] = slow[k]
+            on[n] = once[k]
         }
         if (n == 0) continue
         mc = median(c, n); mb = median(cb, n); md = median(d, n); lohi(d, n); dlo = lo; dhi = hi; mit = median(it, n)
-        if (M[mi] == "none") { printf "%s,none,%d,%.1f,%.1f,,,,1.00,,,,,,\n", L[li], n, mb, mc; continue }
-        ms = median(s, n); lohi(s, n); mpc = median(pc, n); msl = median(sl, n)
-        printf "%s,%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n", L[li], M[mi], n, mb, mc, md, dlo, dhi, mc / mb, mit, ms, lo, hi, mpc, msl
+        if (M[mi] == "none") { printf "%s,none,%d,%.1f,%.1f,,,,1.00,,,,,\n", L[li], n, mb, mc; continue }
+        ms = median(s, n); lohi(s, n); mon = median(on, n)
+        printf "%s,%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,%.1f,%.1f,%.1f,%.1f,%.2f\n", L[li], M[mi], n, mb, mc, md, dlo, dhi, mc / mb, mit, ms, lo, hi, mon
     }
 }' "$raw" >"$summary"
 
 echo
-printf '%-6s %-16s %9s %9s %18s %6s %9s %18s %10s %9s\n' level mode "ns/call" added "added min..max" ratio "(a) shim" "(a) min..max" "(a) calls" "(a) slow"
+printf '%-6s %-16s %9s %9s %18s %6s %9s %18s %10s\n' level mode "ns/call" added "added min..max" ratio "(a) shim" "(a) min..max" "(a) once"
 awk -F, 'NR > 1 {
     if ($2 == "none") { printf "%-6s %-16s %9.1f %9s %18s %6s\n", $1, $2, $5, "-", "", "1.00"; next }
-    printf "%-6s %-16s %9.1f %9.1f %8.1f..%-8.1f %5.2fx %9.1f %8.1f..%-8.1f %10.1f %9.1f\n", $1, $2, $5, $6, $7, $8, $9, $11, $12, $13, $14, $15
+    printf "%-6s %-16s %9.1f %9.1f %8.1f..%-8.1f %5.2fx %9.1f %8.1f..%-8.1f %7.2f ms\n", $1, $2, $5, $6, $7, $8, $9, $11, $12, $13, $14
 }' "$summary"
 echo
 echo "  levels: hot: nothing touched between launches; code: 64 KiB of straight-line code run before each;"
 echo "  4MiB, 16MiB: that code and every line of a 4 or 16 MiB buffer read and written before each launch"
 echo "  ns/call: median time inside one cudaLaunchKernel (each timed alone); added: minus no shim in the same round"
-echo "  (a) shim: the shim's own figure (summary \"Shim cost\", ns per recorded call) for the same runs; (a) slow: its slow"
-echo "  paths' part (windows, set-up, first uses: a run's few hundred calls carry them), (a) calls: the rest, per call"
+echo "  (a) shim: the shim's own figure (summary \"Shim cost\", ns per recorded call) for the same runs; (a) once: its"
+echo "  one-time work (set-up, first uses), apart from the per-call figure (libraries before issue 36 count it in)"
 echo "  (the CSV also has the whole loop per launch minus no shim, touching included: noise at 4 and 16 MiB)"
 echo "  medians over $rounds interleaved rounds; load at the end $load_end"
 echo "  raw: $raw"
