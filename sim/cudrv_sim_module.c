@@ -64,6 +64,7 @@ struct drv_global {
 
 struct drv_module {
     int is_library;
+    int linked;          /* in drv_modules: its functions and kernels are in the handle table */
     struct drv_global *globals;
     int nvidia_image;    /* globals made when named (their sizes are not read) */
     int names_on_demand; /* a compressed fatbin: kernels made when named */
@@ -73,6 +74,97 @@ struct drv_module {
 };
 
 static struct drv_module *drv_modules;
+
+/* ---- the handle table ------------------------------------------------------------ */
+
+/* Every function and kernel handle of the linked modules, by address, under
+ * drv_lock: a launch names its function by handle, and walking every
+ * module's list for it (tens of thousands of functions once PyTorch and
+ * cuBLAS are loaded) took 40 % of a Hugging Face decode step's host time
+ * (perf, contrib/bench/fw_cost.py generate), far from what a driver's
+ * lookup costs. Open addressing, linear probing, deletion by backward
+ * shift; at most half full. Should it fail to grow (no memory), lookups
+ * that miss it walk the lists as before. */
+enum { HANDLE_FUNCTION = 1, HANDLE_KERNEL = 2 };
+struct handle_slot {
+    const void *key; /* NULL: empty */
+    int kind;
+};
+static struct handle_slot *handles;
+static size_t handles_cap, handles_n;
+static int handles_incomplete;
+
+static size_t handle_hash(const void *key, size_t cap)
+{
+    return (size_t)((((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+static int handles_grow(void)
+{
+    size_t cap = handles_cap ? handles_cap * 2 : 4096, i;
+    struct handle_slot *t = calloc(cap, sizeof *t);
+    if (t == NULL)
+        return -1;
+    for (i = 0; i < handles_cap; i++)
+        if (handles[i].key != NULL) {
+            size_t j = handle_hash(handles[i].key, cap);
+            while (t[j].key != NULL)
+                j = (j + 1) & (cap - 1);
+            t[j] = handles[i];
+        }
+    free(handles);
+    handles = t;
+    handles_cap = cap;
+    return 0;
+}
+
+static void handle_insert(const void *key, int kind)
+{
+    size_t j;
+    if ((handles_n + 1) * 2 > handles_cap && handles_grow() != 0) {
+        handles_incomplete = 1;
+        return;
+    }
+    for (j = handle_hash(key, handles_cap); handles[j].key != NULL; j = (j + 1) & (handles_cap - 1))
+        if (handles[j].key == key)
+            return;
+    handles[j].key = key;
+    handles[j].kind = kind;
+    handles_n++;
+}
+
+static void handle_remove(const void *key)
+{
+    size_t j, k, home;
+    if (handles_cap == 0)
+        return;
+    for (j = handle_hash(key, handles_cap); handles[j].key != key; j = (j + 1) & (handles_cap - 1))
+        if (handles[j].key == NULL)
+            return;
+    handles[j].key = NULL;
+    handles_n--;
+    /* the slots after it that probed past it move back */
+    for (k = (j + 1) & (handles_cap - 1); handles[k].key != NULL; k = (k + 1) & (handles_cap - 1)) {
+        home = handle_hash(handles[k].key, handles_cap);
+        if (((k - home) & (handles_cap - 1)) >= ((k - j) & (handles_cap - 1))) {
+            handles[j] = handles[k];
+            handles[k].key = NULL;
+            j = k;
+        }
+    }
+}
+
+/* The handle's kind (0: not a live handle, as far as the table knows). */
+static int handle_kind(const void *key)
+{
+    size_t j;
+    if (handles_cap == 0 || key == NULL)
+        return 0;
+    for (j = handle_hash(key, handles_cap); handles[j].key != NULL; j = (j + 1) & (handles_cap - 1))
+        if (handles[j].key == key)
+            return handles[j].kind;
+    return 0;
+}
 
 static void module_free(struct drv_module *m)
 {
@@ -147,6 +239,11 @@ static obs_CUresult module_add(struct drv_module *m, const char *name, size_t le
         kern->function = f;
         kern->next = m->kernels;
         m->kernels = kern;
+    }
+    if (m->linked) { /* named on demand, under drv_lock */
+        handle_insert(f, HANDLE_FUNCTION);
+        if (kern)
+            handle_insert(kern, HANDLE_KERNEL);
     }
     return OBS_CUDA_SUCCESS;
 }
@@ -232,9 +329,16 @@ static obs_CUresult load_image(void **out, const void *image, size_t size, int i
     if (err == OBS_CUDA_SUCCESS)
         err = module_parse(image, size, is_library, &m);
     if (err == OBS_CUDA_SUCCESS) {
+        struct drv_function *f;
+        struct drv_kernel *k;
         pthread_mutex_lock(&drv_lock);
         m->next = drv_modules;
         drv_modules = m;
+        m->linked = 1;
+        for (f = m->functions; f; f = f->next)
+            handle_insert(f, HANDLE_FUNCTION);
+        for (k = m->kernels; k; k = k->next)
+            handle_insert(k, HANDLE_KERNEL);
         pthread_mutex_unlock(&drv_lock);
         *out = m;
     }
@@ -300,8 +404,15 @@ static obs_CUresult module_unload(const void *handle, int is_library)
     pthread_mutex_lock(&drv_lock);
     for (link = &drv_modules; *link; link = &(*link)->next)
         if ((const void *)*link == handle && (*link)->is_library == is_library) {
+            const struct drv_function *f;
+            const struct drv_kernel *k;
             m = *link;
             *link = m->next;
+            for (f = m->functions; f; f = f->next)
+                handle_remove(f);
+            for (k = m->kernels; k; k = k->next)
+                handle_remove(k);
+            m->linked = 0;
             break;
         }
     pthread_mutex_unlock(&drv_lock);
@@ -461,6 +572,9 @@ static struct drv_kernel *kernel_lookup(obs_CUkernel handle)
 {
     struct drv_module *m;
     struct drv_kernel *k;
+    int kind = handle_kind(handle);
+    if (kind != 0 || !handles_incomplete)
+        return kind == HANDLE_KERNEL ? (struct drv_kernel *)handle : NULL;
     for (m = drv_modules; m; m = m->next)
         for (k = m->kernels; k; k = k->next)
             if ((obs_CUkernel)k == handle)
@@ -473,6 +587,13 @@ const struct drv_function *drv_function_find(obs_CUfunction handle)
     struct drv_module *m;
     struct drv_function *f;
     struct drv_kernel *k;
+    int kind = handle_kind(handle);
+    if (kind == HANDLE_FUNCTION)
+        return (const struct drv_function *)handle;
+    if (kind == HANDLE_KERNEL)
+        return ((const struct drv_kernel *)handle)->function;
+    if (!handles_incomplete)
+        return NULL;
     for (m = drv_modules; m; m = m->next)
         for (f = m->functions; f; f = f->next)
             if ((obs_CUfunction)f == handle)

@@ -1,7 +1,9 @@
 /* make bench, make bench-gpu-time and make bench-scale, shrunk to a smoke
  * run (1 round, a few thousand launches; the GPU-time one on vllm_graphs
  * only; the hot path's instruction count, make bench-hotpath, on 2000
- * calls): the scripts parse and are shellcheck-clean, run every mode, print
+ * calls; the cache-pressure one, make bench-cache, at two levels of 200
+ * launches; make bench-fw's PyTorch loop, its add case of 300 ops, where
+ * the frameworks' environment is): the scripts parse and are shellcheck-clean, run every mode, print
  * the table (bench: with a verdict for both launch targets; bench-gpu-time:
  * steps' verdict), write the raw and summary CSV with one row per mode
  * (and call), and the scale run
@@ -46,7 +48,7 @@ static const char *const modes[] = {"none", "off", "record", "record_mono", "nvt
 static const char *const gpu_modes[] = {"none", "record", "steps", "events", "cupti", "cupti_alone"};
 #define NGPU_MODES (sizeof gpu_modes / sizeof gpu_modes[0])
 
-#define NSCRIPTS 5
+#define NSCRIPTS 7
 
 static void check_scripts_lint(const char *const scripts[NSCRIPTS])
 {
@@ -95,7 +97,8 @@ static int callgrind_script(const char *what, const char *script, const char *co
 
 int main(void)
 {
-    char bench[4200], scale[4200], gpu[4200], layers[4200], hotpath[4200], layers_results[4200], layers_results_env[4300],
+    char bench[4200], scale[4200], gpu[4200], layers[4200], hotpath[4200], cache[4200], fw[4200], cache_results[4200],
+        cache_results_env[4300], fw_results[4200], fw_results_env[4300], layers_results[4200], layers_results_env[4300],
         hotpath_results[4200], hotpath_results_env[4300],
         results[4200], gpu_results[4200], builddir_env[4200],
         srcdir_env[4200], results_env[4300], gpu_results_env[4300], scale_dir_env[4300];
@@ -107,14 +110,16 @@ int main(void)
     snprintf(gpu, sizeof gpu, "%s/contrib/bench/gpu_time_bench.sh", test_srcdir());
     snprintf(layers, sizeof layers, "%s/contrib/bench/layers_cost.sh", test_srcdir());
     snprintf(hotpath, sizeof hotpath, "%s/contrib/bench/hotpath_cost.sh", test_srcdir());
+    snprintf(cache, sizeof cache, "%s/contrib/bench/cache_pressure.sh", test_srcdir());
+    snprintf(fw, sizeof fw, "%s/contrib/bench/fw_cost.sh", test_srcdir());
     if (access(bench, R_OK) != 0 || access(scale, R_OK) != 0 || access(gpu, R_OK) != 0 || access(layers, R_OK) != 0 ||
-        access(hotpath, R_OK) != 0 || access("/bin/bash", X_OK) != 0)
+        access(hotpath, R_OK) != 0 || access(cache, R_OK) != 0 || access(fw, R_OK) != 0 || access("/bin/bash", X_OK) != 0)
         skip_all("bench scripts or /bin/bash missing");
     if (access(test_path(test_builddir(), "contrib/bench/.libs/libobsbenchnvtx.so"), R_OK) != 0)
         skip_all("contrib/bench/libobsbenchnvtx.so not built");
-    plan(2 * NSCRIPTS + 6 + 2 * (int)NMODES + 4 + (int)NGPU_MODES + 3 + 3 + 5);
+    plan(2 * NSCRIPTS + 6 + 2 * (int)NMODES + 4 + (int)NGPU_MODES + 3 + 3 + 4 + 2 + 5);
 
-    check_scripts_lint((const char *const[NSCRIPTS]){bench, scale, gpu, layers, hotpath});
+    check_scripts_lint((const char *const[NSCRIPTS]){bench, scale, gpu, layers, hotpath, cache, fw});
 
     snprintf(results, sizeof results, "%s/results", test_tmpdir());
     snprintf(builddir_env, sizeof builddir_env, "OBS_BUILDDIR=%s", test_builddir());
@@ -212,6 +217,56 @@ int main(void)
             free(raw);
             run_result_free(&r);
         }
+    }
+
+    /* make bench's cache pressure (docs/performance.md): two levels, 200 launches each */
+    snprintf(cache_results, sizeof cache_results, "%s/cache-results", test_tmpdir());
+    snprintf(cache_results_env, sizeof cache_results_env, "BENCH_RESULTS=%s", cache_results);
+    {
+        const char *argv[] = {"/bin/bash", cache, NULL};
+        const char *env[] = {builddir_env, cache_results_env, "CACHE_ROUNDS=1", "CACHE_LEVELS=hot 4MiB",
+                             "CACHE_LAUNCHES=200", NULL};
+        run_program(argv, env, 120, &r);
+        if (!is_int(0, r.exited ? r.status : -1, "bench cache: exit status 0"))
+            diag_text("stderr", r.err);
+        if (!ok(count_lines_with(r.out, "hot    this:record ") == 1 && count_lines_with(r.out, "4MiB   this:defaults ") == 1 &&
+                    count_lines_with(r.out, "4MiB   none ") == 1,
+                "bench cache: a row per level and mode"))
+            diag_text("stdout", r.out);
+        raw = read_result(cache_results, ".csv", "summary");
+        summary = read_result(cache_results, "-summary.csv", NULL);
+        ok(raw != NULL && strncmp(raw, "level,round,mode,load1,ns_per_launch_call,", 42) == 0 &&
+               count_lines_with(raw, ",1,") == 6,
+           "bench cache: raw CSV, a row per run");
+        ok(summary != NULL && count_lines_with(summary, "hot,") == 3 && count_lines_with(summary, "4MiB,") == 3,
+           "bench cache: summary CSV, a row per level and mode");
+        free(raw);
+        free(summary);
+        run_result_free(&r);
+    }
+
+    /* make bench-fw (docs/performance.md): the add loop, 300 ops, one round */
+    snprintf(fw_results, sizeof fw_results, "%s/fw-results", test_tmpdir());
+    snprintf(fw_results_env, sizeof fw_results_env, "BENCH_RESULTS=%s", fw_results);
+    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0') {
+        skip_block(2, "bench fw: not under a sanitizer (PyTorch with the sanitizer's runtime preloaded)");
+    } else {
+        const char *argv[] = {"/bin/bash", fw, NULL};
+        const char *env[] = {builddir_env, srcdir_env, fw_results_env, "FW_COST_ROUNDS=1", "FW_COST_CASES=add",
+                             "FW_COST_ARGS_add=--units 300 --warmup 100", NULL};
+        run_program(argv, env, 300, &r);
+        if (!is_int(0, r.exited ? r.status : -1, "bench fw: exit status 0"))
+            diag_text("stderr", r.err);
+        if (strstr(r.out, "bench fw: skipped: ") != NULL) {
+            skip("bench fw: %s", strtok(strstr(r.out, "skipped: "), "\n"));
+        } else {
+            raw = read_result(fw_results, ".csv", "summary");
+            ok(count_lines_with(r.out, "add        defaults ") == 1 && raw != NULL &&
+                   count_lines_with(raw, "add,1,none,") == 1 && count_lines_with(raw, "add,1,defaults,") == 1,
+               "bench fw: a row for add with the shim, the raw CSV a row per run");
+            free(raw);
+        }
+        run_result_free(&r);
     }
 
     if (access("/usr/bin/time", X_OK) != 0) {

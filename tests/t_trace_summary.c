@@ -383,7 +383,8 @@ static void write_crowded(const char *path)
         r = rec_add(&v, OBS_REC_SELF_COST);
         r->self_cost.tid = 1;
         r->self_cost.calls = v.n;
-        r->self_cost.shim_ns = 30 * v.n;
+        r->self_cost.shim_ns = 30 * v.n + 3000000;
+        r->self_cost.once_ns = 3000000; /* 3 ms of one-time work, apart from the 30 ns a call */
     }
 
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -429,6 +430,8 @@ static void test_brief_crowded(const char *dir)
            strstr(text, "warning: 1 GPU time records name calls missing") != NULL &&
            strstr(text, "Shim cost: 30.0 ns per recorded call") != NULL,
        "brief: records lost, the reader's warnings and the shim's cost");
+    ok(strstr(text, " on 1 thread), and 3.0 ms once (set-up, first uses)\n") != NULL,
+       "brief: the shim's cost with its one-time work apart");
     is_string("Kernels (host API time: the trace has no GPU time for kernels; the 10 of 30 names with the most "
               "time, the rest in one row)",
               line_with(text, "Kernels ("), "brief: the kernel table says what it folds");
@@ -508,7 +511,7 @@ static void test_spread(void)
 int main(void)
 {
     const char *dir;
-    plan(41 + 10 + 16 + 4);
+    plan(41 + 10 + 17 + 4);
     dir = test_tmpdir();
     test_gpu_summary(dir);
     test_host_summary(dir);

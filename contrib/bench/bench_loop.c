@@ -4,8 +4,26 @@
  * registers one kernel from a constructor, as nvcc's code does.
  *
  * Usage: bench_loop [--launches N] [--copies N] [--threads T] [--clock N]
+ *                   [--touch MIB [--code KIB] [--warmup N]]
  *   --launches N  time N cudaLaunchKernel calls on one stream (after 1000
  *                 to warm up the first-call paths); prints "ns_per_launch X"
+ *   --touch MIB   a framework's cache pressure between launches (make
+ *                 bench-cache, contrib/bench/cache_pressure.sh): before each
+ *                 of the N launches, read and write one byte of every 64-byte
+ *                 line of a MIB buffer (0: none) and run KIB of straight-line
+ *                 code (--code, 0 to 64, default 0: an interpreter's code
+ *                 evicting the instruction cache), as the interpreter and the
+ *                 framework do between two launches; each launch is timed
+ *                 alone (a clock read before and after it), so that the
+ *                 touching is not in the figure. Prints "ns_per_launch_call X"
+ *                 (the median time inside cudaLaunchKernel: robust to a
+ *                 preempted launch), "ns_per_launch_call_mean" and
+ *                 "ns_per_iteration Y" (the whole loop per launch, touching
+ *                 included: what the shim's evictions cost the program
+ *                 after the call shows there). --warmup N: launches before
+ *                 the timed ones (default 1000), untouched. Before them one
+ *                 256-byte copy to the device, as a framework copies its
+ *                 weights before it launches anything
  *   --copies N    time N 256-byte cudaMemcpy HtoD (after 100 to warm up);
  *                 prints "ns_per_copy X"
  *   --threads T   with T > 1: each of T threads makes --launches launches on
@@ -67,6 +85,86 @@ static void launch_many(long n, obs_cudaStream_t s)
         }
 }
 
+/* --code: a sled of 64 KiB of 4-byte no-ops ending in a return, entered
+ * KIB before its end: that much code fetched, as an interpreter's would
+ * be, which evicts the first-level instruction cache. */
+#define CODE_SLED_KIB 64
+#if defined(__x86_64__)
+__asm__(".text\n.p2align 12\n.globl bench_code_sled\n.hidden bench_code_sled\n.type bench_code_sled, @function\n"
+        "bench_code_sled:\n.rept 16384\nnopl 0(%rax)\n.endr\nret\n.size bench_code_sled, .-bench_code_sled\n");
+#define HAVE_CODE_SLED 1
+#elif defined(__aarch64__)
+__asm__(".text\n.p2align 12\n.globl bench_code_sled\n.hidden bench_code_sled\n.type bench_code_sled, %function\n"
+        "bench_code_sled:\n.rept 16384\nnop\n.endr\nret\n.size bench_code_sled, .-bench_code_sled\n");
+#define HAVE_CODE_SLED 1
+#else
+#define HAVE_CODE_SLED 0
+#endif
+#if HAVE_CODE_SLED
+extern char bench_code_sled[];
+#endif
+
+static void run_code(long kib)
+{
+#if HAVE_CODE_SLED
+    void (*entry)(void);
+    if (kib <= 0)
+        return;
+    entry = (void (*)(void))(void *)(bench_code_sled + (CODE_SLED_KIB - kib) * 1024);
+    entry();
+#else
+    (void)kib;
+#endif
+}
+
+/* Every 64-byte line of buf read and written. */
+static void touch_lines(unsigned char *buf, size_t bytes)
+{
+    for (size_t j = 0; j < bytes; j += 64)
+        buf[j]++;
+    __asm__ volatile("" ::: "memory");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The --touch loop: n launches, each timed alone, after the touching. The
+ * median of the n times is the figure: on a shared machine a launch now
+ * and then is preempted, which moves a mean by microseconds. */
+static void launch_touching(long n, obs_cudaStream_t s, unsigned char *buf, size_t bytes, long code_kib)
+{
+    float *out = NULL;
+    int len = 0;
+    void *args[2] = {&out, &len};
+    const obs_dim3 grid = {4, 1, 1}, block = {64, 1, 1};
+    double *in_call = calloc((size_t)n, sizeof *in_call), sum = 0, t_loop;
+    if (in_call == NULL)
+        exit(1);
+    t_loop = now_ns();
+    for (long i = 0; i < n; i++) {
+        double t0, t1;
+        touch_lines(buf, bytes);
+        run_code(code_kib);
+        t0 = now_ns();
+        if (cudaLaunchKernel((const void *)bench_kernel_stub, grid, block, args, 0, s) != obs_cudaSuccess) {
+            fprintf(stderr, "bench_loop: launch failed\n");
+            exit(1);
+        }
+        t1 = now_ns();
+        in_call[i] = t1 - t0;
+    }
+    t_loop = now_ns() - t_loop;
+    for (long i = 0; i < n; i++)
+        sum += in_call[i];
+    qsort(in_call, (size_t)n, sizeof *in_call, cmp_double);
+    printf("ns_per_launch_call %.2f\nns_per_launch_call_mean %.2f\nns_per_iteration %.2f\n",
+           n % 2 ? in_call[n / 2] : (in_call[n / 2 - 1] + in_call[n / 2]) / 2, sum / (double)n, t_loop / (double)n);
+    free(in_call);
+}
+
 static void copy_many(long n, void *dev, const char *host)
 {
     for (long i = 0; i < n; i++)
@@ -89,13 +187,14 @@ static void *thread_body(void *p)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_loop [--launches N] [--copies N] [--threads T] [--clock N]\n");
+    fprintf(stderr, "usage: bench_loop [--launches N] [--copies N] [--threads T] [--clock N] "
+                    "[--touch MIB [--code KIB] [--warmup N]]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    long launches = 0, copies = 0, threads = 1, clocks = 0;
+    long launches = 0, copies = 0, threads = 1, clocks = 0, touch_mib = -1, code_kib = 0, warmup = 1000;
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (next == NULL)
@@ -108,11 +207,18 @@ int main(int argc, char **argv)
             threads = atol(next);
         else if (strcmp(argv[i], "--clock") == 0)
             clocks = atol(next);
+        else if (strcmp(argv[i], "--touch") == 0)
+            touch_mib = atol(next);
+        else if (strcmp(argv[i], "--code") == 0)
+            code_kib = atol(next);
+        else if (strcmp(argv[i], "--warmup") == 0)
+            warmup = atol(next);
         else
             return usage();
         i++;
     }
-    if (launches < 0 || copies < 0 || threads < 1 || threads > MAX_THREADS || clocks < 0)
+    if (launches < 0 || copies < 0 || threads < 1 || threads > MAX_THREADS || clocks < 0 || touch_mib > 4096 ||
+        code_kib < 0 || code_kib > CODE_SLED_KIB || warmup < 0)
         return usage();
 
     if (clocks > 0) {
@@ -146,7 +252,23 @@ int main(int argc, char **argv)
     obs_cudaStream_t s = NULL;
     if (cudaStreamCreate(&s) != obs_cudaSuccess)
         return 1;
-    if (launches > 0) {
+    if (launches > 0 && touch_mib >= 0) {
+        size_t bytes = (size_t)touch_mib << 20;
+        unsigned char *buf = bytes > 0 ? calloc(1, bytes) : NULL;
+        if (bytes > 0 && buf == NULL)
+            return 1;
+        static char host[COPY_BYTES];
+        void *dev = NULL;
+        /* a framework's first copy to the device (its weights) comes before its launches */
+        if (cudaMalloc(&dev, COPY_BYTES) != obs_cudaSuccess ||
+            cudaMemcpy(dev, host, COPY_BYTES, obs_cudaMemcpyHostToDevice) != obs_cudaSuccess)
+            return 1;
+        launch_many(warmup, s); /* first-call paths */
+        touch_lines(buf, bytes); /* its pages faulted in before the timed loop */
+        launch_touching(launches, s, buf, bytes, HAVE_CODE_SLED ? code_kib : 0);
+        printf("touch_mib %ld\ncode_kib %ld\n", touch_mib, HAVE_CODE_SLED ? code_kib : 0L);
+        free(buf);
+    } else if (launches > 0) {
         launch_many(1000, s); /* first-call paths: buffer, names, stream */
         double t0 = now_ns();
         launch_many(launches, s);

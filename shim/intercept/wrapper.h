@@ -14,7 +14,9 @@
  *   around the real call on its stream (gpu_time.h; steps: a launch inside
  *   a range already marked on its stream only marks the stream dirty,
  *   obs_gpu_steps_fast), else one predictable test of a global; store the
- *   record; tell the phase engine the result (a host sync closes ranges). */
+ *   record; tell the phase engine the result (a host sync closes ranges);
+ *   a sampled call's cost taken last (obs_call_done), so that it holds the
+ *   phase engine's work after the call too. */
 #ifndef OBS_WRAPPER_H
 #define OBS_WRAPPER_H
 
@@ -68,6 +70,7 @@ static inline __attribute__((always_inline)) bool obs_hook_begin(struct obs_hook
         }                                                                   \
         if (phases)                                                         \
             obs_phase_after(&call, OBS_API_##name, status);                 \
+        obs_call_done(&call);                                               \
         return status;                                                      \
     }
 

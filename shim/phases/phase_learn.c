@@ -132,43 +132,63 @@ void learn_unit(struct phase_thread *p, uint32_t unit_start, uint32_t unit_len)
     free_history(a);
 }
 
-/* A unit of one kernel repeated ([k, k]) is a plain loop, not a decode step. */
-static bool single_kernel(const struct history_entry *unit, uint32_t len)
-{
-    uint32_t i;
-    for (i = 1; i < len; i++)
-        if (unit[i].token != unit[0].token)
-            return false;
-    return true;
-}
-
 /* Online: after appending history entry i (of the current segment), the
  * length of the periodic stretch ending at i for each period; the first
  * period whose stretch holds UNIT_MIN_REPEATS whole units is the unit.
  * Before the thread's first delimiter it is only noted: a prompt's layers
  * repeat too, and the copy or read that ends its iteration (a token loop)
  * must come first (on_delimiter takes the unit at the first delimiter). */
+/* learn_online found the unit of `period` launches ending at history entry
+ * i, its stretch run launches long: taken (true: learned) or, before the
+ * thread's first delimiter, noted. */
+static __attribute__((noinline)) bool unit_found(struct phase_thread *p, uint32_t i, uint32_t period, uint32_t run)
+{
+    struct auto_state *a = &p->automatic;
+    if (a->had_delimiter) {
+        learn_unit(p, i - run - period + 1, period);
+        return true;
+    }
+    a->found_start = i - run - period + 1;
+    a->found_len = period;
+    OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u unit-noted unit_len=%u: taken at the first delimiter", obs_thread_id(),
+                  obs_tls.call_counter, period);
+    return false;
+}
+
 void learn_online(struct phase_thread *p)
 {
     struct auto_state *a = &p->automatic;
     uint32_t i = a->history_n - 1, seg_i = i - a->segment_start, period, limit;
     uint32_t token = a->history[i].token;
+    /* A unit of one kernel repeated ([k, k]) is a plain loop, not a decode
+     * step: the unit of `period` launches ending here is one kernel when the
+     * last same_run launches were all this one. (Testing each unit's
+     * launches instead cost a loop of one kernel ~13 000 instructions a
+     * launch for its first 16 384 launches, callgrind on bench_loop.) */
+    uint32_t same = a->same_run = i > 0 && a->history[i - 1].token == token ? a->same_run + 1 : 1;
     limit = seg_i < UNIT_MAX ? seg_i : UNIT_MAX;
-    for (period = UNIT_MIN; period <= limit && a->found_len == 0; period++) {
-        if (token != GRAPH_TOKEN && a->history[i - period].token == token) {
-            if (++a->run[period] >= period * (UNIT_MIN_REPEATS - 1) &&
-                !single_kernel(a->history + i - period + 1, period)) {
-                if (a->had_delimiter) {
-                    learn_unit(p, i - a->run[period] - period + 1, period);
-                    return;
+    if (a->found_len == 0) {
+        /* locals, and the rare case out of line: the loop is a load, a compare and a store a period */
+        const struct history_entry *here = a->history + i;
+        uint32_t *run = a->run;
+        if (token != GRAPH_TOKEN && same > limit) {
+            /* one kernel over every period's reach: each period's stretch grows, none is a unit */
+            for (period = UNIT_MIN; period <= limit; period++)
+                run[period]++;
+            limit = 0;
+        }
+        for (period = UNIT_MIN; period <= limit; period++) {
+            if (token != GRAPH_TOKEN && (here - period)->token == token) {
+                uint32_t r = run[period] + 1;
+                run[period] = r;
+                if (obs_unlikely(r >= period * (UNIT_MIN_REPEATS - 1) && same < period)) {
+                    if (unit_found(p, i, period, r))
+                        return;
+                    break; /* noted: the periods after it wait */
                 }
-                a->found_start = i - a->run[period] - period + 1;
-                a->found_len = period;
-                OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u unit-noted unit_len=%u: taken at the first delimiter",
-                              obs_thread_id(), obs_tls.call_counter, period);
+            } else {
+                run[period] = 0;
             }
-        } else {
-            a->run[period] = 0;
         }
     }
     if (a->history_n >= HISTORY_CAP) {

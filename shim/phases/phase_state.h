@@ -314,6 +314,7 @@ struct auto_state {
     uint8_t *roles;                 /* LEARNED: role per name id */
     struct history_entry *history;  /* LEARNING */
     uint32_t history_n, segment_start;
+    uint32_t same_run;              /* LEARNING: history's last entries of its last name, back to back */
     uint32_t run[UNIT_MAX + 1];     /* LEARNING: periodic stretch per period */
 };
 

@@ -259,26 +259,67 @@ static void write_demangled_later_locked(void)
     }
 }
 
+/* The names' strings go out in STRINGS chunks of up to NAME_BATCH bytes:
+ * one write for hundreds of names. One string a chunk (an lseek, the
+ * write guard and a write each, two strings a name) cost a PyTorch
+ * process ~250 ms at its first recorded call, where the tens of thousands
+ * of kernels it registered at load are written (the thread's set-up,
+ * the summary's one-time work; issue 36). Under the output lock. */
+#define NAME_BATCH 65536u
+static char name_batch[NAME_BATCH];
+static uint32_t name_batch_used;
+
+static int name_batch_flush(void)
+{
+    int rc = name_batch_used > 0 ? obs_output_write_strings_locked(name_batch, name_batch_used) : 0;
+    name_batch_used = 0;
+    return rc;
+}
+
+/* One string into the batch (flushed first when it does not fit; one too
+ * long for a batch goes alone). */
+static int name_batch_add(uint32_t id, uint32_t kind, const char *text)
+{
+    size_t len = strlen(text);
+    uint32_t got;
+    if (len > NAME_BATCH / 2)
+        return name_batch_flush() != 0 ? -1 : obs_output_write_string_locked(id, kind, text, len);
+    got = obs_string_entry_encode(name_batch + name_batch_used, NAME_BATCH - name_batch_used, id, kind, text,
+                                  (uint32_t)len);
+    if (got == 0) {
+        if (name_batch_flush() != 0)
+            return -1;
+        got = obs_string_entry_encode(name_batch, NAME_BATCH, id, kind, text, (uint32_t)len);
+    }
+    name_batch_used += got;
+    return 0;
+}
+
 void obs_kernel_names_write_pending_locked(bool from_signal)
 {
-    uint32_t count = atomic_load_explicit(&name_count, memory_order_acquire), id;
+    uint32_t count = atomic_load_explicit(&name_count, memory_order_acquire), id, batched = names_written;
+    name_batch_used = 0;
     for (id = names_written + 1; id <= count; id++) {
         struct name_entry *e = entry_of(id);
+        uint32_t before = name_batch_used;
         /* The C++ runtime may have been loaded since the name was interned
          * (only the cached demangler: no dlsym under our locks). */
         if (!from_signal && e->demangled == NULL)
             e->demangled = demangle_with(atomic_load(&demangler), e->mangled);
-        if (obs_output_write_string_locked(id, OBS_STR_KERNEL_MANGLED, e->mangled, strlen(e->mangled)) != 0)
-            return; /* retried at the next window */
-        if (e->demangled != NULL &&
-            obs_output_write_string_locked(id, OBS_STR_KERNEL_DEMANGLED, e->demangled, strlen(e->demangled)) != 0)
-            return;
+        if (name_batch_add(id, OBS_STR_KERNEL_MANGLED, e->mangled) != 0 ||
+            (e->demangled != NULL && name_batch_add(id, OBS_STR_KERNEL_DEMANGLED, e->demangled) != 0))
+            return; /* the names after the last chunk written: retried at the next window */
+        if (name_batch_used < before)
+            names_written = batched; /* a chunk went out: the names before this one are in the file */
         if (e->demangled == NULL && strncmp(e->mangled, "_Z", 2) == 0 && !e->demangled_later) {
             e->demangled_later = true; /* no demangler yet: its demangled form when there is one */
             demangle_later++;
         }
-        names_written = id;
+        batched = id;
     }
+    if (name_batch_flush() != 0)
+        return;
+    names_written = batched;
     if (!from_signal && demangle_later > 0)
         write_demangled_later_locked();
 }

@@ -85,19 +85,79 @@ bool obs_call_begin_slow(struct obs_hooked_call *c)
     return true;
 }
 
-void obs_call_sample(struct obs_hooked_call *c, uint64_t t_end)
+/* A sampled call begins: its entry time, no slow path met yet. */
+void obs_call_sample_begin(struct obs_hooked_call *c)
+{
+    obs_tls.slow_in_call = 0;
+    c->t_entry = obs_now_ns();
+}
+
+/* A sampled call's cost: from the wrapper's entry to its exit, less the
+ * real call (from its begin time, which a slow path noted before it moved
+ * back to where that path began: that path is timed whole, apart; to its
+ * end, the begin time plus the record's duration) and less the slow paths
+ * timed whole inside it (obs_slow_add: they count once, in slow_ns, not 64
+ * times). */
+void obs_call_sample(const struct obs_hooked_call *c)
 {
     struct obs_tbuf *b = obs_tls.buf;
     uint64_t t_exit = obs_now_ns();
+    uint64_t dur = (c->rec.flags & OBS_CALL_DUR_US) ? (uint64_t)c->rec.t_dur * 1000u : c->rec.t_dur;
+    uint64_t t_end = c->rec.t_begin + dur, ns;
+    if (t_end > t_exit || c->rec.t_begin < c->t_entry)
+        return; /* not a call timed here (cannot be: the record's times are the wrapper's) */
+    ns = (c->rec.t_begin - c->t_entry) + (t_exit - t_end);
     if (b == NULL)
         return;
+    ns = ns > obs_tls.slow_in_call ? ns - obs_tls.slow_in_call : 0;
     atomic_store_explicit(&b->sampled_calls,
                           atomic_load_explicit(&b->sampled_calls, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    atomic_store_explicit(&b->sampled_ns,
-                          atomic_load_explicit(&b->sampled_ns, memory_order_relaxed) +
-                              (c->rec.t_begin - c->t_entry) + (t_exit - t_end),
+    atomic_store_explicit(&b->sampled_ns, atomic_load_explicit(&b->sampled_ns, memory_order_relaxed) + ns,
                           memory_order_relaxed);
+}
+
+static void slow_ns_add(uint64_t ns, bool once)
+{
+    struct obs_tbuf *b = obs_tls.buf;
+    if (b == NULL) {
+        obs_tls.slow_pending += ns; /* the thread's buffer takes it when it is made */
+        obs_tls.once_pending += once ? ns : 0;
+        return;
+    }
+    atomic_store_explicit(&b->slow_ns, atomic_load_explicit(&b->slow_ns, memory_order_relaxed) + ns,
+                          memory_order_relaxed);
+    if (once)
+        atomic_store_explicit(&b->once_ns, atomic_load_explicit(&b->once_ns, memory_order_relaxed) + ns,
+                              memory_order_relaxed);
+}
+
+void obs_slow_add(uint64_t ns, bool once)
+{
+    if (obs_tls.t_slow != 0)
+        return; /* inside a noted slow path: timed whole when it ends */
+    obs_tls.slow_in_call += ns;
+    slow_ns_add(ns, once);
+}
+
+/* A slow path noted before the real call ends where the call begins: its
+ * time (counted once) and the call's begin time, where it began. The
+ * sampled part before the call ends where it began too: no need to take it
+ * out of the sample. */
+void obs_call_slow_began(struct obs_hooked_call *c)
+{
+    uint64_t now = obs_now_ns();
+    c->rec.t_begin = obs_tls.t_slow;
+    slow_ns_add(now - obs_tls.t_slow, true);
+    obs_tls.t_slow = 0;
+}
+
+/* A slow path noted after the real call, now forgotten: timed whole. */
+void obs_call_slow_forgotten(void)
+{
+    uint64_t ns = obs_now_ns() - obs_tls.t_slow;
+    obs_tls.t_slow = 0;
+    obs_slow_add(ns, true);
 }
 
 /* ---- lost records ---------------------------------------------------------- */
@@ -147,9 +207,11 @@ static uint32_t build_tail(struct obs_tbuf *b, union obs_record *tail)
         s->tid = b->tid;
         s->calls = calls;
         /* Per-call cost measured on every OBS_SAMPLE_PERIOD-th call, scaled
-         * to all calls, plus the time spent getting windows. */
+         * to all calls, plus the slow paths, each timed whole; the one-time
+         * work among them apart too. */
+        s->once_ns = atomic_load_explicit(&b->once_ns, memory_order_relaxed);
         s->shim_ns = (sampled > 0 ? (uint64_t)((double)sampled_ns / (double)sampled * (double)calls) : 0) +
-                     atomic_load_explicit(&b->flush_ns, memory_order_relaxed);
+                     atomic_load_explicit(&b->slow_ns, memory_order_relaxed);
     }
     for (reason = 1; reason < OBS_LOST_REASONS && n < OBS_TBUF_TAIL_RECORDS; reason++) {
         struct obs_rec_lost *l;
@@ -351,9 +413,7 @@ static bool window_switch(struct obs_tbuf *b)
     OBS_DEBUG_LOG(RECORD, 3, "thread %u: window of %u records full, the next: %u records at %llu (%llu ns)",
                   b->tid, used, b->capacity, (unsigned long long)b->window_at,
                   (unsigned long long)(obs_now_ns() - t0));
-    atomic_store_explicit(&b->flush_ns,
-                          atomic_load_explicit(&b->flush_ns, memory_order_relaxed) + (obs_now_ns() - t0),
-                          memory_order_relaxed);
+    obs_slow_add(obs_now_ns() - t0, false);
     return got;
 }
 
@@ -416,6 +476,9 @@ static struct obs_tbuf *thread_attach(struct obs_tls *t)
     }
     if (thread_key_ready)
         pthread_setspecific(thread_key, b);
+    atomic_store_explicit(&b->slow_ns, t->slow_pending, memory_order_relaxed); /* timed before it had a buffer */
+    atomic_store_explicit(&b->once_ns, t->once_pending, memory_order_relaxed);
+    t->slow_pending = t->once_pending = 0;
     t->buf = b;
     OBS_DEBUG_LOG(RECORD, 2, "thread %u: a window of %u records (largest %u) at %llu, first index %llu", b->tid,
                   b->capacity, window_slots(max_pages), (unsigned long long)b->window_at,
@@ -603,8 +666,12 @@ static uint64_t store_record(struct obs_tls *t, const union obs_record *r, bool 
     struct obs_tbuf *b = t->buf;
     uint32_t used;
 
-    if (b == NULL)
+    if (b == NULL) {
+        uint64_t t0 = obs_now_ns();
         b = thread_attach(t);
+        /* the thread's set-up (the process's first: the trace file, and the names registered so far) */
+        obs_slow_add(obs_now_ns() - t0, true);
+    }
     if (b == NULL) {
         if (atomic_load_explicit(&obs_state, memory_order_acquire) == OBS_STATE_RECORDING)
             count_unbuffered(r);
@@ -660,10 +727,7 @@ void obs_recorder_append(const union obs_record *r)
 
 void obs_recorder_add_shim_ns(uint64_t ns)
 {
-    struct obs_tbuf *b = obs_tls.buf;
-    if (b != NULL)
-        atomic_store_explicit(&b->flush_ns, atomic_load_explicit(&b->flush_ns, memory_order_relaxed) + ns,
-                              memory_order_relaxed);
+    obs_slow_add(ns, false);
 }
 
 /* ---- process exit and fatal signals ------------------------------------------ */

@@ -28,6 +28,8 @@
  *     obs_call_started(&call, OBS_API_x);
  *     status = real(args);
  *     obs_call_finish(&call, status);
+ *     ...                                      // the phase engine's part after the call
+ *     obs_call_done(&call);                    // a sampled call's cost
  *     return status;
  */
 #ifndef OBS_RECORDER_H
@@ -86,8 +88,12 @@ struct obs_tbuf {
     _Atomic uint64_t others;
     /* Written by the owner with relaxed stores, read by whoever closes its window. */
     _Atomic uint64_t sampled_calls; /* calls whose cost was measured */
-    _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim */
-    _Atomic uint64_t flush_ns;      /* time this thread spent getting windows (flushes, once) */
+    _Atomic uint64_t sampled_ns;    /* their summed cost inside the shim, slow paths taken out */
+    _Atomic uint64_t slow_ns;       /* time in slow paths, each measured whole: windows, GPU events
+                                     * resolved, and the one-time work below */
+    _Atomic uint64_t once_ns;       /* of it, one-time work: the thread's set-up (the process's first: the
+                                     * trace file and the kernel names registered so far), first uses
+                                     * (obs_call_note_slow: a name's class, a step's range name) */
     /* The store gate closed: the calls not stored (each took its index),
      * and the last of them, for obs_call_index; where the run of indexes
      * with no call stored began (skipping: since a call was left out with
@@ -122,6 +128,9 @@ struct obs_tls {
     uint32_t device;       /* current device (cudaSetDevice), for records */
     uint64_t next_index;   /* per-thread index to continue from after a detach */
     uint64_t t_slow;       /* when a one-time slow path began before the real call, else 0 */
+    uint64_t slow_in_call; /* sampled calls: slow-path time measured whole inside its sampled parts */
+    uint64_t slow_pending; /* slow-path time measured before the thread had a buffer */
+    uint64_t once_pending; /* of it, one-time work */
 };
 extern __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec")));
 
@@ -186,14 +195,22 @@ struct obs_hooked_call {
 /* Slow paths (recorder.c). */
 bool obs_call_begin_slow(struct obs_hooked_call *c);
 void obs_call_store_slow(struct obs_hooked_call *c);
-void obs_call_sample(struct obs_hooked_call *c, uint64_t t_end);
+void obs_call_sample_begin(struct obs_hooked_call *c);
+void obs_call_sample(const struct obs_hooked_call *c);
+void obs_call_slow_began(struct obs_hooked_call *c);
+void obs_call_slow_forgotten(void);
 
+/* Self cost (docs/shim.md, "Self cost"): the 2nd call of a thread and every
+ * OBS_SAMPLE_PERIOD-th after it are timed from the wrapper's entry to its
+ * exit (obs_call_done), the real call taken out, and so are the slow paths
+ * met inside them (each slow path is timed whole, on every call that takes
+ * it, and counted once: obs_slow_add). */
 static inline void obs_call_setup(struct obs_hooked_call *c, struct obs_tls *t)
 {
     obs_guard_enter(&c->guard);
     c->sampled = (++t->call_counter % OBS_SAMPLE_PERIOD) == 2; /* the 2nd call, then every period */
-    if (c->sampled)
-        c->t_entry = obs_now_ns();
+    if (obs_unlikely(c->sampled))
+        obs_call_sample_begin(c); /* out of line: the wrapper's path stays as small as it was */
 }
 
 /* True: this call is to be recorded (describe it in c->rec, then
@@ -217,12 +234,10 @@ static inline void obs_call_started(struct obs_hooked_call *c, uint16_t api)
     c->rec.type = OBS_REC_CALL;
     c->rec.api = api;
     obs_guard_restore_errno(&c->guard);
-    if (obs_unlikely(obs_tls.t_slow != 0)) {
-        c->rec.t_begin = obs_tls.t_slow;
-        obs_tls.t_slow = 0;
-    } else {
+    if (obs_unlikely(obs_tls.t_slow != 0))
+        obs_call_slow_began(c); /* the call begins where the slow path began */
+    else
         c->rec.t_begin = obs_now_ns();
-    }
 }
 
 /* A one-time slow path (a thread's first call, a kernel name seen for the
@@ -235,10 +250,12 @@ static inline void obs_call_note_slow(void)
         obs_tls.t_slow = obs_now_ns();
 }
 
-/* Forget a slow path noted after the real call (it belongs to no call). */
+/* Forget a slow path noted after the real call (it belongs to no call's
+ * time; its time counts in the self cost). */
 static inline void obs_call_forget_slow(void)
 {
-    obs_tls.t_slow = 0;
+    if (obs_unlikely(obs_tls.t_slow != 0))
+        obs_call_slow_forgotten();
 }
 
 /* Store rec in the thread's window when there is room. */
@@ -272,8 +289,6 @@ static inline void obs_call_finish_at(struct obs_hooked_call *c, int32_t status,
     c->rec.t_dur = (uint32_t)dur;
     if (obs_unlikely(!obs_tbuf_append(t->buf, &c->rec)))
         obs_call_store_slow(c);
-    if (obs_unlikely(c->sampled))
-        obs_call_sample(c, t_end);
     obs_guard_leave(&c->guard);
 }
 
@@ -282,6 +297,14 @@ static inline void obs_call_finish_at(struct obs_hooked_call *c, int32_t status,
 static inline void obs_call_finish(struct obs_hooked_call *c, int32_t status)
 {
     obs_call_finish_at(c, status, obs_now_ns());
+}
+
+/* The wrapper's last act, after the phase engine's part after the call: a
+ * sampled call's cost is taken here. */
+static inline void obs_call_done(const struct obs_hooked_call *c)
+{
+    if (obs_unlikely(c->sampled))
+        obs_call_sample(c);
 }
 
 /* The per-thread index the calling thread's next record will have
@@ -331,6 +354,13 @@ void obs_recorder_append(const union obs_record *r);
 /* Time the shim spent on this thread outside any recorded call (resolving
  * GPU events): counted in its SELF_COST like its window switches. */
 void obs_recorder_add_shim_ns(uint64_t ns);
+
+/* A slow path timed whole (a window switch): counted in the thread's
+ * SELF_COST once, and taken out of the sampled call it happened in, if any.
+ * Not inside a slow path noted with obs_call_note_slow (that one is timed
+ * whole from its start). once: one-time work (a thread's set-up), which the
+ * summary gives apart from the per-call figure. */
+void obs_slow_add(uint64_t ns, bool once);
 
 /* The calling thread's id (cached). */
 uint32_t obs_thread_id(void);

@@ -427,7 +427,8 @@ struct obs_rec_self_cost { /* 48 bytes */
     uint32_t tid;
     uint64_t calls;    /* calls recorded by this thread */
     uint64_t shim_ns;  /* time spent inside the shim (excluding the real call) */
-    uint64_t reserved[3];
+    uint64_t once_ns;  /* of shim_ns, one-time work: set-up, first uses (0: not told apart, before issue 36) */
+    uint64_t reserved[2];
 };
 
 union obs_record {

@@ -847,6 +847,7 @@ static int scan_record(struct loader *L, const uint8_t *p)
         s->tid = r.self_cost.tid;
         s->calls = r.self_cost.calls;
         s->shim_ns = r.self_cost.shim_ns;
+        s->once_ns = r.self_cost.once_ns <= r.self_cost.shim_ns ? r.self_cost.once_ns : r.self_cost.shim_ns;
         break;
     }
     case OBS_REC_INVALID: /* a window's slot never written: not a record */
@@ -1953,6 +1954,7 @@ static int finish_tables(struct loader *L)
         for (i = 0; i < n; i++) {
             t->self_calls += sc[i].calls;
             t->self_ns += sc[i].shim_ns;
+            t->self_once_ns += sc[i].once_ns;
         }
         t->self_cost = sc;
         t->nself_cost = n;

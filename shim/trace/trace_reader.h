@@ -202,7 +202,7 @@ struct obs_coll {
 /* The shim's own cost, per thread (the SELF_COST snapshot with most calls). */
 struct obs_self_cost {
     uint32_t tid;
-    uint64_t calls, shim_ns;
+    uint64_t calls, shim_ns, once_ns; /* once_ns: of shim_ns, one-time work (set-up, first uses) */
 };
 
 struct obs_meta {
@@ -249,7 +249,7 @@ struct obs_trace {
     size_t ncoll_calls;
 
     uint64_t records_lost;        /* sum of LOST counts */
-    uint64_t self_calls, self_ns; /* sums over self_cost */
+    uint64_t self_calls, self_ns, self_once_ns; /* sums over self_cost */
     uint64_t t_first, t_last;     /* earliest and latest timestamp of anything (0, 0 if empty) */
 
     /* What could not be used. */

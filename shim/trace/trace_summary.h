@@ -16,7 +16,7 @@
  *                                            trace has phases (trace_phases.h)
  *   Serving loop                             when it has ITERATION ranges
  *                                            (trace_serving.h)
- *   Shim cost: X ns per recorded call        (or "not measured")
+ *   Shim cost: X ns per recorded call        (or "not measured"; with the slow paths' part)
  */
 #ifndef OBS_TRACE_SUMMARY_H
 #define OBS_TRACE_SUMMARY_H
