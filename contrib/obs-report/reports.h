@@ -30,6 +30,11 @@ int report_compare(const struct obs_trace *a, const struct obs_trace *b, struct 
  * opt may be NULL). */
 int report_serving(const struct obs_trace *t, const struct obs_serving_options *opt, struct report_doc *d);
 
+/* ranks: ranks, rank_skew (the top collectives by skew), collective_ops,
+ * steps and, with all_colls, collectives: the ranks of a run side by side
+ * (trace_ranks.h; report_ranks.c, docs/ranks.md). */
+int report_ranks(const struct obs_ranks *r, size_t top, int all_colls, struct report_doc *d);
+
 /* The "trace" section the csv/json documents start with: file, pid,
  * duration, calls, the selection and the time bases. */
 void report_trace_table(struct rtable *tb, const struct obs_trace *t, const struct obs_call_filter *f);
