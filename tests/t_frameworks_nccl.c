@@ -28,7 +28,8 @@
  *   - obs-report ranks' model of the same traces (trace_ranks.h): as many
  *     collectives matched on every rank as the truth has, none incomplete,
  *     each with the skew the records' begins give and a straggler the
- *     truth allows to be last;
+ *     truth allows to be last; its Perfetto trace against its CSV
+ *     (tests/ranks_perfetto_check.py);
  *   - live: a COMM/<op> range per NCCL call, each inside the prefill or a
  *     decode step, each all-reduce of a step after the first inside a
  *     LAYER/k range (tp-decode); in the trace, each collective in a phase
@@ -473,6 +474,21 @@ static void check_across(const struct nccl_case *c, struct rank_run *runs)
         free(by);
     }
     obs_ranks_free(&model);
+    {
+        const char *paths[MAX_RANKS];
+        char prefix[4300], line[256];
+        int rc;
+        for (int r = 0; r < c->ranks; r++)
+            paths[r] = runs[r].t->path;
+        snprintf(prefix, sizeof prefix, "%s/%s-ranks", test_tmpdir(), c->label);
+        rc = shim_ranks_perfetto_check(paths, (size_t)c->ranks, prefix, line, sizeof line);
+        if (rc < 0)
+            skip("%s: %s", c->label, line);
+        else
+            ok(rc == 1, "%s: obs-report ranks --perfetto: a process track per rank, each collective's flow through its "
+                        "ranks from the first arrival to the straggler's (%s)",
+               c->label, line);
+    }
     diag("FIGURES collectives %s: %zu matched across %d ranks, skew mean %.1f us max %.1f us, stragglers by rank "
          "%zu %zu %zu %zu",
          c->label, matched, c->ranks, matched ? skew_sum / (double)matched / 1e3 : 0.0, skew_max / 1e3, stragglers[0],

@@ -9,7 +9,8 @@
  *     compute kernel and one collective with its NCCL kernel inside it.
  * Then the same with rank 3 on another host whose clock pair is 1000 ns
  * apart (its times move), the tables of `obs-report ranks --format json`,
- * and the Perfetto trace decoded by protoc (process tracks, flows). */
+ * and the Perfetto trace decoded by protoc (process tracks, flows;
+ * tests/ranks_perfetto_check.py against the CSV). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "tap/basic.h"
+#include "shim_test.h"
 #include "tap/process.h"
 #include "trace/trace.h"
 
@@ -330,6 +332,19 @@ static void test_cli(void)
            flows);
         run_result_free(&r);
     }
+    {
+        const char *t[NR] = {paths[0], paths[1], paths[2], paths[3]};
+        char line[256], prefix[600];
+        int rc;
+        snprintf(prefix, sizeof prefix, "%s/checked", test_tmpdir());
+        rc = shim_ranks_perfetto_check(t, NR, prefix, line, sizeof line);
+        if (rc < 0)
+            skip("%s", line);
+        else
+            ok(rc == 1, "ranks_perfetto_check.py: a process track per rank, slices at the arrivals, each collective's "
+                        "flow through its ranks ending on the straggler's (%s)",
+               line);
+    }
     snprintf(out, sizeof out, "%s/ranks.html", test_tmpdir());
     run_report(html, 3, &r);
     {
@@ -359,7 +374,7 @@ static void test_cli(void)
 int main(void)
 {
     snprintf(report, sizeof report, "%s/obs-report", test_builddir());
-    plan(26 + 7);
+    plan(26 + 8);
     test_model();
     test_cli();
     return 0;
