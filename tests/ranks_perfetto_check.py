@@ -2,7 +2,8 @@
 """Check the .pftrace of `obs-report ranks --perfetto` against `obs-report
 ranks --format csv --collectives` of the same traces, reading the .pftrace
 only through protoc --decode with Perfetto's own messages
-(tests/perfetto/perfetto_trace.proto).
+(tests/perfetto/perfetto_trace.proto), decoded as tests/perfetto_check.py
+decodes (its functions).
 
 usage: ranks_perfetto_check.py PROTOC PROTO_DIR FILE.pftrace FILE.csv
 
@@ -23,8 +24,12 @@ stderr and exit 1.
 """
 import csv
 import io
-import subprocess
+import os
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perfetto_check import one, packets_of, unquote  # noqa: E402  (the same protoc reading)
 
 errors = []
 
@@ -34,35 +39,14 @@ def error(msg):
         errors.append(msg)
 
 
-def parse_text(text):
-    """protoc's text format into nested dicts: {field: [values]}."""
-    stack = [{}]
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if line.endswith("{"):
-            node = {}
-            stack[-1].setdefault(line[:-1].strip(), []).append(node)
-            stack.append(node)
-        elif line == "}":
-            stack.pop()
-        else:
-            key, _, value = line.partition(": ")
-            if value.startswith('"'):
-                value = value[1:-1].encode("latin-1").decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
-            else:
-                try:
-                    value = int(value)
-                except ValueError:  # an enum's name
-                    pass
-            stack[-1].setdefault(key, []).append(value)
-    return stack[0]
+def num(node, key, default=None):
+    v = one(node, key)
+    return int(v) if v is not None else default
 
 
-def one(node, key, default=None):
-    v = node.get(key)
-    return v[0] if v else default
+def text(node, key, default=""):
+    v = one(node, key)
+    return unquote(v).decode("utf-8", "replace") if v is not None else default
 
 
 def csv_sections(path):
@@ -83,35 +67,33 @@ def main():
         return 2
     protoc, proto_dir, pftrace, csv_path = sys.argv[1:]
     with open(pftrace, "rb") as f:
-        decoded = subprocess.run([protoc, "--decode=perfetto.protos.Trace", "-I", proto_dir, "perfetto_trace.proto"],
-                                 stdin=f, capture_output=True, check=True).stdout.decode("utf-8", "replace")
-    trace = parse_text(decoded)
+        packets = packets_of(protoc, proto_dir, f.read(), {"compressed_runs": 0})
     sec = csv_sections(csv_path)
     ranks, colls = sec.get("ranks", []), sec.get("collectives", [])
 
     axis0 = None
     procs, children = {}, {}  # uuid -> (rank, pid); child uuid -> (parent uuid, name)
     events = []
-    for p in trace.get("packet", []):
+    for p in packets:
         cs = one(p, "clock_snapshot")
         if cs is not None:
             for c in cs.get("clocks", []):
-                if one(c, "clock_id") == 3:
-                    axis0 = one(c, "timestamp")
+                if num(c, "clock_id") == 3:
+                    axis0 = num(c, "timestamp")
         td = one(p, "track_descriptor")
         if td is not None:
             pr = one(td, "process")
             if pr is not None:
-                name = one(pr, "process_name", "")
+                name = text(pr, "process_name")
                 if not name.startswith("rank "):
                     error("process track named %r" % name)
                     continue
-                procs[one(td, "uuid")] = (int(name[5:name.index(":")]), one(pr, "pid"))
+                procs[num(td, "uuid")] = (int(name[5:name.index(":")]), num(pr, "pid"))
             else:
-                children[one(td, "uuid")] = (one(td, "parent_uuid"), one(td, "name"))
+                children[num(td, "uuid")] = (num(td, "parent_uuid"), text(td, "name"))
         te = one(p, "track_event")
         if te is not None:
-            events.append((one(p, "timestamp"), te))
+            events.append((num(p, "timestamp"), te))
 
     if axis0 is None:
         error("no CLOCK_MONOTONIC clock snapshot")
@@ -139,15 +121,15 @@ def main():
     # slices per track: BEGIN/END alternate, time never goes back
     open_at, last_ts, slices = {}, {}, []
     for ts, te in events:
-        track, typ = one(te, "track_uuid"), one(te, "type")
+        track, typ = num(te, "track_uuid"), one(te, "type")
         if ts < last_ts.get(track, 0):
             error("track %d: time goes back at %d" % (track, ts))
         last_ts[track] = ts
-        if typ in (1, "TYPE_SLICE_BEGIN"):
+        if typ == "TYPE_SLICE_BEGIN":
             if track in open_at:
                 error("track %d: a slice begins at %d inside another" % (track, ts))
             open_at[track] = (ts, te)
-        elif typ in (2, "TYPE_SLICE_END"):
+        elif typ == "TYPE_SLICE_END":
             if track not in open_at:
                 error("track %d: END at %d with nothing open" % (track, ts))
                 continue
@@ -159,9 +141,9 @@ def main():
     flows = {}
     for track, b, e, te in slices:
         for f in te.get("flow_ids_old", []):
-            flows.setdefault(f, []).append((b, track, te, False))
+            flows.setdefault(int(f), []).append((b, track, te, False))
         for f in te.get("terminating_flow_ids_old", []):
-            flows.setdefault(f, []).append((b, track, te, True))
+            flows.setdefault(int(f), []).append((b, track, te, True))
     checked = 0
     for k, row in enumerate(colls):
         parts, first, skew = int(row["parts"]), int(row["first_arrival_ns"]), int(row["skew_ns"])
@@ -176,7 +158,7 @@ def main():
             error("collective %d (%s seq %s): %d slices (%d ending) on %d tracks, %d parts" %
                   (k, row["op"], row["seq"], len(got), len(ends), len(tracks), parts))
             continue
-        if any(g[1] not in coll_track_rank for g in got) or any(one(g[2], "name") != row["op"] for g in got):
+        if any(g[1] not in coll_track_rank for g in got) or any(text(g[2], "name") != row["op"] for g in got):
             error("collective %d: a slice not on a collectives track, or not named %s" % (k, row["op"]))
             continue
         if min(g[0] for g in got) - axis0 != first:

@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The "rank" meta value as a number >= 0, or -1. */
-static long meta_rank(const struct obs_trace *t)
+long obs_trace_rank(const struct obs_trace *t)
 {
     const char *v = obs_trace_meta(t, "rank");
     char *end;
@@ -49,13 +48,13 @@ static void set_inputs(struct obs_ranks *r, const struct obs_trace *const *t, si
     int all_ranked = 1;
     size_t i;
     for (i = 0; i < n; i++)
-        all_ranked &= meta_rank(t[i]) >= 0;
+        all_ranked &= obs_trace_rank(t[i]) >= 0;
     r->shared_clock = one_clock(t, n);
     r->gpu_time = n > 0;
     for (i = 0; i < n; i++) {
         struct obs_rank_input *in = &r->inputs[i];
         in->t = t[i];
-        in->rank = all_ranked ? meta_rank(t[i]) : (long)i;
+        in->rank = all_ranked ? obs_trace_rank(t[i]) : (long)i;
         if (!r->shared_clock && t[i]->start_real_ns != 0 && t[0]->start_real_ns != 0)
             in->offset = (int64_t)((t[i]->start_real_ns - t[i]->start_mono_ns) -
                                    (t[0]->start_real_ns - t[0]->start_mono_ns));

@@ -102,6 +102,10 @@ struct obs_ranks {
     uint64_t axis0;        /* the earliest time of any input on the common axis */
 };
 
+/* The trace's "rank" meta value (the shim's RANK, OMPI_COMM_WORLD_RANK ...)
+ * as a number >= 0, or -1 (none, not a number). */
+long obs_trace_rank(const struct obs_trace *t);
+
 /* Build the model of n traces (in rank order or not: ranks come from the
  * "rank" meta values). Returns 0, or -1 when out of memory. */
 int obs_ranks_build(const struct obs_trace *const *t, size_t n, struct obs_ranks *out);

@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "protobuf_wire.h"
+#include "trace_perfetto.h"
 
 /* Field numbers (Perfetto's protos/perfetto/trace/...; tests/perfetto/). */
 enum {
     F_TRACE_PACKET = 1,
-    F_PKT_CLOCK_SNAPSHOT = 6,
     F_PKT_TIMESTAMP = 8,
     F_PKT_SEQ_ID = 10,
     F_PKT_TRACK_EVENT = 11,
@@ -34,13 +34,9 @@ enum {
     F_TD_PARENT = 5,
     F_PD_PID = 1,
     F_PD_NAME = 6,
-    F_CS_CLOCKS = 1,
-    F_CS_PRIMARY = 2,
-    F_CL_ID = 1,
-    F_CL_TIMESTAMP = 2,
 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2 };
-enum { CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+enum { CLOCK_MONOTONIC_ID = 3 };
 
 #define UUID_PROCESS(i) ((7ull << 32) + (i))
 #define UUID_COLLS(i) ((8ull << 32) + (i))
@@ -107,17 +103,8 @@ static const char *base_name(const char *path)
 static void put_tracks(struct writer *w, const char *const *paths)
 {
     const struct obs_ranks *r = w->r;
-    uint8_t *p = pb_uint(w->pkt, F_PKT_SEQ_ID, 1), *m, *q;
     size_t i, k;
-    q = pb_uint(w->sub, F_CL_ID, CLOCK_MONOTONIC_ID);
-    q = pb_uint(q, F_CL_TIMESTAMP, r->axis0);
-    m = pb_bytes(w->msg, F_CS_CLOCKS, w->sub, (size_t)(q - w->sub));
-    q = pb_uint(w->sub, F_CL_ID, CLOCK_BOOTTIME_ID);
-    q = pb_uint(q, F_CL_TIMESTAMP, r->axis0);
-    m = pb_bytes(m, F_CS_CLOCKS, w->sub, (size_t)(q - w->sub));
-    m = pb_uint(m, F_CS_PRIMARY, CLOCK_MONOTONIC_ID);
-    p = pb_bytes(p, F_PKT_CLOCK_SNAPSHOT, w->msg, (size_t)(m - w->msg));
-    emit(w, p);
+    emit(w, obs_perfetto_clock_snapshot(pb_uint(w->pkt, F_PKT_SEQ_ID, 1), w->msg, w->sub, r->axis0));
     for (i = 0; i < r->ninputs; i++) {
         const struct obs_trace *t = r->inputs[i].t;
         const char *path = paths && paths[i] ? paths[i] : t->path ? t->path : "";
