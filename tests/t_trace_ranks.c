@@ -357,6 +357,23 @@ static void test_cli(void)
     }
     run_result_free(&r);
     {
+        const char *argv[] = {report, "summary", paths[0], paths[1], paths[2], paths[3], NULL};
+        struct run_result ranks;
+        run_report(NULL, 0, &ranks);
+        run_program(argv, NULL, 60, &r);
+        ok(run_exited_with(&r, 0) && run_exited_with(&ranks, 0) && r.out && ranks.out &&
+               strstr(r.out, "Top 3 collectives by arrival skew") && strcmp(r.out, ranks.out) == 0,
+           "summary of the four traces: the ranks report, the rank-skew table in it");
+        run_result_free(&r);
+        run_result_free(&ranks);
+    }
+    {
+        const char *argv[] = {report, "summary", "--step", "1", paths[0], paths[1], NULL};
+        run_program(argv, NULL, 60, &r);
+        ok(run_exited_with(&r, 2), "summary of several traces with a filter: usage error");
+        run_result_free(&r);
+    }
+    {
         const char *argv[] = {report, "ranks", "/nonexistent/r0.obs", NULL};
         run_program(argv, NULL, 60, &r);
         ok(run_exited_with(&r, 1) && r.err && strstr(r.err, "obs-report: /nonexistent/r0.obs"),
@@ -374,7 +391,7 @@ static void test_cli(void)
 int main(void)
 {
     snprintf(report, sizeof report, "%s/obs-report", test_builddir());
-    plan(26 + 8);
+    plan(26 + 10);
     test_model();
     test_cli();
     return 0;

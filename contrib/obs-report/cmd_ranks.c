@@ -13,51 +13,37 @@
 #include "report_opts.h"
 #include "reports.h"
 
-#define RANKS_TOP 10 /* rows of rank_skew */
 
-static int run_ranks(const struct report_command *cmd, int argc, char **argv)
+int report_ranks_run(char *const *paths, int n, const char *output, enum report_format format,
+                     enum ranks_output what, int all_colls)
 {
-    int perfetto = cli_take_flag(&argc, argv, "--perfetto", NULL);
-    int html = cli_take_flag(&argc, argv, "--html", NULL);
-    int all_colls = cli_take_flag(&argc, argv, "--collectives", NULL);
-    struct report_opts o;
-    struct obs_trace **t = NULL;
+    struct obs_trace **t = calloc((size_t)(n > 0 ? n : 1), sizeof *t);
     struct obs_ranks r;
     struct cli_output out;
-    int rc = report_opts_parse(cmd, 0, argc, argv, &o), ok, i, n;
+    int rc = EXIT_TRACE_ERROR, ok, i;
 
-    if (rc >= 0)
-        return rc;
-    if (perfetto + html > 1 || ((perfetto || html) && o.format != REPORT_TABLE)) {
-        report_opts_free(&o);
-        return cli_usage_error(cmd, "%s: one of --format, --perfetto and --html", cmd->name);
-    }
-    n = o.nargs;
-    t = calloc((size_t)n, sizeof *t);
     if (t == NULL) {
-        report_opts_free(&o);
         fprintf(stderr, "obs-report: ranks: out of memory\n");
         return EXIT_TRACE_ERROR;
     }
     for (i = 0; i < n; i++)
-        if ((t[i] = cli_open_trace(o.args[i])) == NULL)
+        if ((t[i] = cli_open_trace(paths[i])) == NULL)
             break;
-    rc = EXIT_TRACE_ERROR;
     if (i < n)
         goto done;
     if (obs_ranks_build((const struct obs_trace *const *)t, (size_t)n, &r) != 0) {
         fprintf(stderr, "obs-report: ranks: out of memory\n");
         goto done;
     }
-    if (cli_open_output(&out, o.output) == 0) {
+    if (cli_open_output(&out, output) == 0) {
         errno = 0;
-        if (perfetto) {
+        if (what == RANKS_PERFETTO) {
             ok = obs_ranks_perfetto(&r, NULL, out.f, NULL) == 0;
-        } else if (html) {
+        } else if (what == RANKS_HTML) {
             ok = report_ranks_html(out.f, &r, RANKS_TOP) == 0;
         } else {
             struct report_doc d;
-            rdoc_begin(&d, out.f, o.format);
+            rdoc_begin(&d, out.f, format);
             ok = report_ranks(&r, RANKS_TOP, all_colls, &d) == 0;
             ok = rdoc_end(&d) == 0 && ok;
         }
@@ -68,6 +54,24 @@ done:
     for (i = 0; i < n; i++)
         obs_trace_free(t[i]);
     free(t);
+    return rc;
+}
+
+static int run_ranks(const struct report_command *cmd, int argc, char **argv)
+{
+    int perfetto = cli_take_flag(&argc, argv, "--perfetto", NULL);
+    int html = cli_take_flag(&argc, argv, "--html", NULL);
+    int all_colls = cli_take_flag(&argc, argv, "--collectives", NULL);
+    struct report_opts o;
+    int rc = report_opts_parse(cmd, 0, argc, argv, &o);
+
+    if (rc >= 0)
+        return rc;
+    if (perfetto + html > 1 || ((perfetto || html) && o.format != REPORT_TABLE))
+        rc = cli_usage_error(cmd, "%s: one of --format, --perfetto and --html", cmd->name);
+    else
+        rc = report_ranks_run(o.args, o.nargs, o.output, o.format,
+                              perfetto ? RANKS_PERFETTO : html ? RANKS_HTML : RANKS_TABLES, all_colls);
     report_opts_free(&o);
     return rc;
 }
