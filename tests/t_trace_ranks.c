@@ -8,7 +8,7 @@
  *   per rank two decode steps (DECODE/STEP_0, _1 of generation 0), each a
  *     compute kernel and one collective with its NCCL kernel inside it.
  * Then the same with rank 3 on another host whose clock pair is 1000 ns
- * apart (its times move), the tables of `obs-report ranks --format json`,
+ * apart (its times move), with GPU spans (durations and steps in GPU time), the tables of `obs-report ranks --format json`,
  * and the Perfetto trace decoded by protoc (process tracks, flows;
  * tests/ranks_perfetto_check.py against the CSV). */
 #include <fcntl.h>
@@ -39,7 +39,12 @@ static const uint64_t ag_at[NR] = {5400, 5000, 5100, 5200};
 struct recs {
     union obs_record r[64];
     uint32_t n;
+    int gpu;                  /* give each kernel a GPU span: GPU_OFFSET after its call, gpu_dur long */
+    union obs_record spans[32]; /* written by another thread, as the shim's GPU thread does */
+    uint32_t nspans;
+    uint32_t gpu_dur;         /* the next kernel's GPU duration */
 };
+#define GPU_OFFSET 1000
 
 static union obs_record *add(struct recs *rs)
 {
@@ -72,13 +77,26 @@ static void kernel(struct recs *rs, uint32_t name, uint64_t at, uint32_t dur)
     c->u.grid.x = 1;
     c->u.grid.y = c->u.grid.z = 1;
     c->block_x = c->block_y = c->block_z = 1;
+    if (rs->gpu) {
+        struct obs_rec_gpu_span *g = &rs->spans[rs->nspans++].gpu_span;
+        memset(g, 0, sizeof *g);
+        c->flags = OBS_CALL_GPU_TIMED;
+        g->type = OBS_REC_GPU_SPAN;
+        g->tid = 10;
+        g->call_index = rs->n - 1;
+        g->gpu_begin = T0 + at + GPU_OFFSET;
+        g->gpu_end = g->gpu_begin + rs->gpu_dur;
+    }
 }
+
+static int comm_id_rank; /* the rank being written: its all-reduce kernel's GPU time is 500 + 100 x rank */
 
 /* A collective with its NCCL kernel launched inside it. */
 static void coll(struct recs *rs, unsigned op, unsigned type, uint64_t count, uint32_t comm_id, uint32_t seq, int peer,
                  uint64_t at, uint32_t dur)
 {
     struct obs_rec_coll *c;
+    rs->gpu_dur = op == OBS_COLL_ALL_REDUCE ? 500 + 100 * (uint32_t)comm_id_rank : op == OBS_COLL_ALL_GATHER ? 200 : 100;
     kernel(rs, 2, at + 5, 5);
     c = &add(rs)->coll;
     c->type = OBS_REC_COLL;
@@ -106,9 +124,9 @@ static void phase(struct recs *rs, unsigned event, uint32_t step, uint64_t at)
 }
 
 /* Rank r's trace; host and the gap of its clock pair from the others'. */
-static void write_rank(const char *path, int r, const char *meta_extra, uint64_t real_gap)
+static void write_rank(const char *path, int r, const char *meta_extra, uint64_t real_gap, int gpu)
 {
-    struct recs rs = {.n = 0};
+    struct recs rs = {.n = 0, .gpu = gpu, .nspans = 0, .gpu_dur = 300};
     struct obs_file_header h;
     char meta[256];
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), n;
@@ -125,11 +143,14 @@ static void write_rank(const char *path, int r, const char *meta_extra, uint64_t
     comm(&rs, 1, HASH_A, r, NR);
     if (r < 2)
         comm(&rs, 2, HASH_B, r, 2);
+    comm_id_rank = r;
     phase(&rs, OBS_PHASE_BEGIN, 0, 1000);
+    rs.gpu_dur = 300;
     kernel(&rs, 1, 1100, 200);
     coll(&rs, OBS_COLL_ALL_REDUCE, 7, 1024, 1, 0, -1, ar_at[r], (uint32_t)ar_dur[r]);
     phase(&rs, OBS_PHASE_END, 0, 3000);
     phase(&rs, OBS_PHASE_BEGIN, 1, 4000);
+    rs.gpu_dur = 300;
     kernel(&rs, 1, 4100, 200);
     coll(&rs, OBS_COLL_ALL_GATHER, 6, 256, 1, 1, -1, ag_at[r], AG_DUR);
     phase(&rs, OBS_PHASE_END, 1, 5900);
@@ -139,29 +160,32 @@ static void write_rank(const char *path, int r, const char *meta_extra, uint64_t
         coll(&rs, OBS_COLL_SEND, 7, 100, 2, 0, 1, P2P_AT_0, 20);
     if (r == 1)
         coll(&rs, OBS_COLL_RECV, 7, 100, 2, 0, 0, P2P_AT_1, 20);
-    obs_trace_init_header(&h, 1000 + (uint32_t)r, 0, T0, REAL0 + real_gap);
+    obs_trace_init_header(&h, 1000 + (uint32_t)r, gpu ? OBS_FILE_GPU_TIME : 0, T0, REAL0 + real_gap);
     n = snprintf(meta, sizeof meta, "exe=/opt/tp\nrank=%d\n%s", r, meta_extra);
     if (obs_trace_write_header(fd, &h) != 0 || obs_trace_write_meta(fd, meta, (size_t)n) != 0)
         bail("cannot write %s", path);
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         if (obs_trace_write_string(fd, strs[i].id, strs[i].kind, strs[i].text, (uint32_t)strlen(strs[i].text)) != 0)
             bail("cannot write %s", path);
-    if (obs_trace_write_records(fd, 10, 0, rs.r, rs.n) != 0 || close(fd) != 0)
+    if (obs_trace_write_records(fd, 10, 0, rs.r, rs.n) != 0 ||
+        (rs.nspans > 0 && obs_trace_write_records(fd, 11, 0, rs.spans, rs.nspans) != 0) || close(fd) != 0)
         bail("cannot write %s", path);
 }
 
 static char paths[NR][512];
 static struct obs_trace *traces[NR];
 
-static void write_all(int other_host)
+enum { ONE_HOST, OTHER_HOST, GPU_TIME };
+
+static void write_all(int how)
 {
     for (int r = 0; r < NR; r++) {
         char err[256];
-        snprintf(paths[r], sizeof paths[r], "%s/rank%d%s.obs", test_tmpdir(), r, other_host ? "h" : "");
-        if (other_host)
-            write_rank(paths[r], r, r == 3 ? "host=h2\n" : "host=h1\n", r == 3 ? 1000 : 0);
-        else
-            write_rank(paths[r], r, "host=h1\nboot_id=b0\n", r == 3 ? 5000000000ull : 0); /* one boot: pairs ignored */
+        snprintf(paths[r], sizeof paths[r], "%s/rank%d-%d.obs", test_tmpdir(), r, how);
+        if (how == OTHER_HOST)
+            write_rank(paths[r], r, r == 3 ? "host=h2\n" : "host=h1\n", r == 3 ? 1000 : 0, 0);
+        else /* one boot: the start pairs are not used */
+            write_rank(paths[r], r, "host=h1\nboot_id=b0\n", r == 3 ? 5000000000ull : 0, how == GPU_TIME);
         if (obs_trace_open(paths[r], &traces[r], err, sizeof err) != 0)
             bail("%s: %s", paths[r], err);
     }
@@ -186,7 +210,7 @@ static void test_model(void)
     struct obs_ranks m;
     const struct obs_rank_coll *c;
     const struct obs_rank_step *s;
-    write_all(0);
+    write_all(ONE_HOST);
     if (obs_ranks_build((const struct obs_trace *const *)traces, NR, &m) != 0)
         bail("obs_ranks_build: out of memory");
     ok(m.shared_clock && m.ninputs == NR && m.inputs[2].rank == 2, "one boot id: one clock; ranks from the meta");
@@ -249,13 +273,31 @@ static void test_model(void)
     obs_ranks_free(&m);
     free_all();
 
-    write_all(1);
+    write_all(OTHER_HOST);
     if (obs_ranks_build((const struct obs_trace *const *)traces, NR, &m) != 0)
         bail("obs_ranks_build: out of memory");
     c = find_op(&m, HASH_A, 0);
     ok(!m.shared_clock && m.inputs[3].offset == 1000 && c->skew_ns == 3050 - 2000 && c->straggler == 3,
        "rank 3 on another host, its clock pair 1000 ns on: its times move, it is the AllReduce's straggler (skew "
        "1050)");
+    obs_ranks_free(&m);
+    free_all();
+
+    write_all(GPU_TIME);
+    if (obs_ranks_build((const struct obs_trace *const *)traces, NR, &m) != 0)
+        bail("obs_ranks_build: out of memory");
+    c = find_op(&m, HASH_A, 0);
+    ok(m.gpu_time && c->gpu && c->duration_ns == 800 && c->skew_ns == 300 && c->busbw_gbs == 4096.0 / 800 * 1.5,
+       "GPU time: the AllReduce's duration the slowest rank's NCCL kernel (800 ns), busbw 7.68 GB/s, skew still "
+       "from the calls");
+    s = &m.steps[0];
+    ok(s->gpu && s->slowest == 1 && s->cells[1].step_ns == 3905 - 2100 && s->cells[1].comm_ns == 600 &&
+           s->cells[1].compute_ns == 300,
+       "GPU time: step 0's slowest rank 1, 1805 ns from the gemm's GPU begin to the NCCL kernel's end, comm 600, "
+       "compute 300 (the gemm)");
+    s = &m.steps[1];
+    ok(s->slowest == 0 && s->cells[0].step_ns == 1505 && s->cells[0].comm_ns == 200 && s->cells[0].compute_ns == 300,
+       "GPU time: step 1's slowest rank 0, 1505 ns, comm 200, compute 300");
     obs_ranks_free(&m);
     free_all();
 }
@@ -284,7 +326,7 @@ static void test_cli(void)
     struct run_result r;
     const char *pf[] = {"--perfetto", "-o", out};
     const char *html[] = {"--html", "-o", out};
-    write_all(0);
+    write_all(ONE_HOST);
     free_all();
     run_report(json, 3, &r);
     ok(run_exited_with(&r, 0) && r.out && strstr(r.out, "\"rank_skew\": [") &&
@@ -391,7 +433,7 @@ static void test_cli(void)
 int main(void)
 {
     snprintf(report, sizeof report, "%s/obs-report", test_builddir());
-    plan(26 + 10);
+    plan(29 + 10);
     test_model();
     test_cli();
     return 0;
