@@ -271,6 +271,15 @@ static void test_model(void)
         free(order);
     }
     obs_ranks_free(&m);
+    {
+        const struct obs_trace *twice[NR] = {traces[0], traces[0], traces[1], traces[2]};
+        if (obs_ranks_build(twice, NR, &m) != 0)
+            bail("obs_ranks_build: out of memory");
+        c = find_op(&m, HASH_A, 0);
+        ok(c->nparts == 4 && !c->complete && m.complete == 0,
+           "rank 0's trace given twice for rank 3's: 4 parts from 3 ranks, nothing complete");
+        obs_ranks_free(&m);
+    }
     free_all();
 
     write_all(OTHER_HOST);
@@ -433,7 +442,7 @@ static void test_cli(void)
 int main(void)
 {
     snprintf(report, sizeof report, "%s/obs-report", test_builddir());
-    plan(29 + 10);
+    plan(30 + 10);
     test_model();
     test_cli();
     return 0;

@@ -128,14 +128,17 @@ static int is_p2p(unsigned op)
     return op == OBS_COLL_SEND || op == OBS_COLL_RECV;
 }
 
-/* Fill c from its parts (sorted by arrival). */
-static void finish_coll(struct obs_ranks *r, struct obs_rank_coll *c)
+/* Fill c from its parts (sorted by arrival). slot[input]: the first input
+ * of its rank; seen[slot]: the last collective (index + 1) a part of that
+ * rank was in, to count distinct ranks in one pass (one trace given twice
+ * is one rank twice). */
+static void finish_coll(struct obs_ranks *r, struct obs_rank_coll *c, const uint32_t *slot, uint32_t *seen)
 {
     const struct obs_rank_part *p = &r->parts[c->parts_first];
     const struct obs_rank_input *in0 = &r->inputs[p[0].input];
     const struct obs_coll *first = &in0->t->colls[p[0].coll];
     const struct obs_comm *comm = obs_coll_comm(in0->t, first);
-    uint32_t i, j, distinct = 0;
+    uint32_t i, distinct = 0, mark = (uint32_t)(c - r->colls) + 1;
     c->op = first->op;
     c->p2p = (uint8_t)is_p2p(first->op);
     c->nranks = comm ? comm->nranks : -1;
@@ -147,9 +150,8 @@ static void finish_coll(struct obs_ranks *r, struct obs_rank_coll *c)
     c->straggler = r->inputs[c->straggler_input].rank;
     c->gpu = 1;
     for (i = 0; i < c->nparts; i++) {
-        for (j = 0; j < i && p[j].input != p[i].input; j++)
-            ;
-        distinct += j == i;
+        distinct += seen[slot[p[i].input]] != mark;
+        seen[slot[p[i].input]] = mark;
         c->gpu &= p[i].gpu;
         if (p[i].dur_ns > c->duration_ns)
             c->duration_ns = p[i].dur_ns;
@@ -168,17 +170,49 @@ static void finish_coll(struct obs_ranks *r, struct obs_rank_coll *c)
     }
 }
 
+struct rank_at {
+    long rank;
+    uint32_t input;
+};
+
+static int cmp_rank_at(const void *x, const void *y)
+{
+    const struct rank_at *p = x, *q = y;
+    if (p->rank != q->rank)
+        return p->rank < q->rank ? -1 : 1;
+    return p->input < q->input ? -1 : p->input > q->input;
+}
+
+/* slot[input] = the first input with its rank. 0, or -1 (out of memory). */
+static int rank_slots(const struct obs_ranks *r, uint32_t *slot)
+{
+    struct rank_at *at = malloc((r->ninputs ? r->ninputs : 1) * sizeof *at);
+    size_t i;
+    if (at == NULL)
+        return -1;
+    for (i = 0; i < r->ninputs; i++)
+        at[i] = (struct rank_at){r->inputs[i].rank, (uint32_t)i};
+    qsort(at, r->ninputs, sizeof *at, cmp_rank_at);
+    for (i = 0; i < r->ninputs; i++)
+        slot[at[i].input] = i > 0 && at[i - 1].rank == at[i].rank ? slot[at[i - 1].input] : at[i].input;
+    free(at);
+    return 0;
+}
+
 static int match_colls(struct obs_ranks *r)
 {
     struct coll_key *keys;
+    uint32_t *seen;
     size_t i, k, n = 0, s, e;
     for (i = 0; i < r->ninputs; i++)
         n += r->inputs[i].t->ncolls;
     keys = malloc((n ? n : 1) * sizeof *keys);
+    seen = calloc(2 * r->ninputs, sizeof *seen); /* then the slots */
     r->parts = malloc((n ? n : 1) * sizeof *r->parts);
     r->colls = calloc(n ? n : 1, sizeof *r->colls);
-    if (keys == NULL || r->parts == NULL || r->colls == NULL) {
+    if (keys == NULL || seen == NULL || r->parts == NULL || r->colls == NULL || rank_slots(r, seen + r->ninputs) != 0) {
         free(keys);
+        free(seen);
         return -1;
     }
     n = 0;
@@ -216,10 +250,11 @@ static int match_colls(struct obs_ranks *r)
         c->seq = keys[s].seq;
         c->parts_first = s;
         c->nparts = (uint32_t)(e - s);
-        finish_coll(r, c);
+        finish_coll(r, c, seen + r->ninputs, seen);
     }
     r->nparts = n;
     free(keys);
+    free(seen);
     for (i = 0; i < r->ncolls; i++) {
         const struct obs_rank_coll *c = &r->colls[i];
         const struct obs_rank_part *p = obs_rank_coll_parts(r, c);
