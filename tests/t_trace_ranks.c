@@ -402,8 +402,9 @@ static void test_cli(void)
         char *page = run_exited_with(&r, 0) ? test_read_file(out, NULL) : NULL;
         ok(page && strstr(page, "class=\"chart-stragglers\"") && strstr(page, "class=\"chart-skew\"") &&
                strstr(page, "data-report=\"ranks\"") && strstr(page, "data-straggler_count=\"2\"") &&
-               strstr(page, "data-skew_ns=\"400\""),
-           "ranks --html: the stragglers and skew charts, bars with their rows' data- attributes");
+               strstr(page, "data-skew_ns=\"400\"") && strstr(page, "class=\"chart-steps\"") &&
+               strstr(page, "data-step_ns=\"1260\""),
+           "ranks --html: the stragglers, skew and steps charts, bars with their rows' data- attributes");
         free(page);
     }
     run_result_free(&r);

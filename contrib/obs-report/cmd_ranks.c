@@ -101,8 +101,9 @@ const struct report_command report_cmd_ranks = {
     "  --perfetto         write a Perfetto trace instead: a process track per rank\n"
     "                     (collectives, steps) and a flow through each collective's\n"
     "                     ranks in arrival order, ending on the straggler\n"
-    "  --html             write an HTML page instead: stragglers per rank and the\n"
-    "                     collectives with the largest skew as charts\n",
+    "  --html             write an HTML page instead: stragglers per rank, the\n"
+    "                     collectives with the largest skew, the steps' slowest\n"
+    "                     ranks as charts\n",
     CLI_OPT_OUTPUT,
     1,
     INT_MAX,

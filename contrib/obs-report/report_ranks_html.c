@@ -69,10 +69,23 @@ static void coll_label(const struct rtable *tb, size_t row, char *buf, size_t le
     snprintf(buf, len, "%s seq %.0f: straggler rank %.0f", op ? op : "", seq, straggler);
 }
 
+static void step_label(const struct rtable *tb, size_t row, char *buf, size_t len)
+{
+    double gen = 0, step = 0, slowest = 0, pct = 0;
+    html_cell_num(tb, row, "generation", &gen);
+    html_cell_num(tb, row, "step", &step);
+    html_cell_num(tb, row, "slowest_rank", &slowest);
+    if (html_cell_num(tb, row, "comm_pct", &pct))
+        snprintf(buf, len, "generation %.0f step %.0f: slowest rank %.0f, %.1f%% communication", gen, step, slowest,
+                 pct);
+    else
+        snprintf(buf, len, "generation %.0f step %.0f: slowest rank %.0f", gen, step, slowest);
+}
+
 int report_ranks_html(FILE *f, const struct obs_ranks *r, size_t top)
 {
     struct report_doc d;
-    const struct rtable *ranks, *skew;
+    const struct rtable *ranks, *skew, *steps;
     size_t i;
     int rc = -1;
 
@@ -81,7 +94,8 @@ int report_ranks_html(FILE *f, const struct obs_ranks *r, size_t top)
         goto done;
     ranks = rdoc_kept(&d, "ranks");
     skew = rdoc_kept(&d, "rank_skew");
-    if (ranks == NULL || skew == NULL) {
+    steps = rdoc_kept(&d, "steps");
+    if (ranks == NULL || skew == NULL || steps == NULL) {
         errno = ENOMEM;
         goto done;
     }
@@ -103,6 +117,13 @@ int report_ranks_html(FILE *f, const struct obs_ranks *r, size_t top)
     if (skew->nrows == 0)
         fputs("<p class=\"note\">No collective matched on every rank.</p>\n", f);
     else if (bars_of(f, skew, "skew_ns", "chart-skew", 1, coll_label) != 0)
+        goto done;
+    fputs("</section>\n<section id=\"steps\">\n<h2>Decode steps: the slowest rank</h2>\n"
+          "<p class=\"note\">Per decode step, the slowest rank's step time and its share of communication.</p>\n",
+          f);
+    if (steps->nrows == 0)
+        fputs("<p class=\"note\">No decode steps (no PHASE records with steps).</p>\n", f);
+    else if (bars_of(f, steps, "step_ns", "chart-steps", 1, step_label) != 0)
         goto done;
     fprintf(f, "</section>\n<footer>Written by obs-report %s (obsshim). The numbers are those of "
                "<code>obs-report ranks --format json</code> of the same traces.</footer>\n",
