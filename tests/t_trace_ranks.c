@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tap/basic.h"
+#include "html_check.h"
 #include "shim_test.h"
 #include "tap/process.h"
 #include "trace/trace.h"
@@ -405,6 +406,12 @@ static void test_cli(void)
                strstr(page, "data-skew_ns=\"400\"") && strstr(page, "class=\"chart-steps\"") &&
                strstr(page, "data-step_ns=\"1260\""),
            "ranks --html: the stragglers, skew and steps charts, bars with their rows' data- attributes");
+        {
+            struct html_doc doc;
+            html_parse(page ? page : "", &doc);
+            ok(page && doc.problem[0] == '\0', "the page is well formed (%s)", doc.problem);
+            html_doc_free(&doc);
+        }
         free(page);
     }
     run_result_free(&r);
@@ -443,7 +450,7 @@ static void test_cli(void)
 int main(void)
 {
     snprintf(report, sizeof report, "%s/obs-report", test_builddir());
-    plan(30 + 10);
+    plan(30 + 11);
     test_model();
     test_cli();
     return 0;
