@@ -265,6 +265,62 @@ int trace_json_check_counts(const char *json, struct run_result *pr, unsigned lo
     return 0;
 }
 
+/* `obs-report ranks ARGS... TRACES...`: its result (r freed by the caller). */
+static void ranks_run(const char *const *args, const char *const *traces, size_t n, struct run_result *r)
+{
+    const char **argv = calloc(n + 12, sizeof *argv);
+    size_t a = 0, i;
+    if (argv == NULL)
+        bail("out of memory");
+    argv[a++] = shim_build_path("obs-report");
+    argv[a++] = "ranks";
+    for (i = 0; args[i] && a < 10; i++)
+        argv[a++] = args[i];
+    for (i = 0; i < n; i++)
+        argv[a++] = traces[i];
+    argv[a] = NULL;
+    if (run_program(argv, NULL, 300, r) != 0)
+        bail("cannot run %s", argv[0]);
+    free(argv);
+}
+
+int shim_ranks_perfetto_check(const char *const *traces, size_t n, const char *prefix, char *line, size_t linelen)
+{
+    const char *python = getenv("OBS_PYTHON3"), *protoc = getenv("OBS_PROTOC");
+    char pf[4300], csv[4300], checker[4300], protodir[4300];
+    const char *pf_args[] = {"--perfetto", "-o", pf, NULL}, *csv_args[] = {"--format", "csv", "--collectives", "-o", csv,
+                                                                           NULL};
+    struct run_result r;
+    int good;
+    if (python == NULL || *python == '\0' || protoc == NULL || *protoc == '\0') {
+        snprintf(line, linelen, "python3 or protoc not found by configure");
+        return -1;
+    }
+    snprintf(pf, sizeof pf, "%s.pftrace", prefix);
+    snprintf(csv, sizeof csv, "%s.csv", prefix);
+    ranks_run(pf_args, traces, n, &r);
+    good = run_exited_with(&r, 0);
+    if (!good)
+        diag_text("obs-report ranks --perfetto", r.err ? r.err : "");
+    run_result_free(&r);
+    ranks_run(csv_args, traces, n, &r);
+    good = good && run_exited_with(&r, 0);
+    run_result_free(&r);
+    snprintf(checker, sizeof checker, "%s/tests/ranks_perfetto_check.py", test_srcdir());
+    snprintf(protodir, sizeof protodir, "%s/tests/perfetto", test_srcdir());
+    {
+        const char *argv[] = {python, checker, protoc, protodir, pf, csv, NULL};
+        if (run_program(argv, NULL, 300, &r) != 0)
+            bail("cannot run %s", python);
+    }
+    snprintf(line, linelen, "%.*s", (int)strcspn(r.out ? r.out : "", "\n"), r.out ? r.out : "");
+    good = good && run_exited_with(&r, 0);
+    if (!run_exited_with(&r, 0))
+        diag_text("ranks_perfetto_check.py", r.err ? r.err : "");
+    run_result_free(&r);
+    return good;
+}
+
 int shim_obs_report(const char *command, const char *trace, const char *out, char **err)
 {
     static char report[4200];

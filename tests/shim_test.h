@@ -77,6 +77,14 @@ unsigned long trace_api_count(const struct obs_trace *t, int api);
  * (malloc'ed) when err is not NULL. */
 int shim_obs_report(const char *command, const char *trace, const char *out, char **err);
 
+/* `obs-report ranks --perfetto` and `--format csv --collectives` of the n
+ * traces (PREFIX.pftrace, PREFIX.csv), then tests/ranks_perfetto_check.py
+ * on them (process tracks per rank, slices at the arrivals, each
+ * collective's flow ending on its straggler's): 1 when all held, 0 when
+ * not (diag lines say why), -1 without python3 or protoc; line gets the
+ * checker's counts (or why it did not run). */
+int shim_ranks_perfetto_check(const char *const *traces, size_t n, const char *prefix, char *line, size_t linelen);
+
 /* Number of directory entries of dir whose name ends with suffix; the last
  * one found is copied into found (full path) when found is not NULL. */
 size_t dir_count_suffix(const char *dir, const char *suffix, char *found, size_t foundlen);

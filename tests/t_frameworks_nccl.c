@@ -25,6 +25,11 @@
  *     the same number); the skew of its arrivals (latest begin - earliest)
  *     within what the truth's marks allow, the straggler (the latest) a
  *     rank the truth allows to be last;
+ *   - obs-report ranks' model of the same traces (trace_ranks.h): as many
+ *     collectives matched on every rank as the truth has, none incomplete,
+ *     each with the skew the records' begins give and a straggler the
+ *     truth allows to be last; its Perfetto trace against its CSV
+ *     (tests/ranks_perfetto_check.py);
  *   - live: a COMM/<op> range per NCCL call, each inside the prefill or a
  *     decode step, each all-reduce of a step after the first inside a
  *     LAYER/k range (tp-decode); in the trace, each collective in a phase
@@ -355,11 +360,36 @@ static int arrivals_agree(const struct obs_coll *const *c, const struct truth_co
            (double)(tmax - tmin) <= (double)(max_t1 - min_t0) && tc[last]->t1 >= max_t0;
 }
 
+/* obs-report ranks' model (trace_ranks.h) of the same collective: found by
+ * its communicator identity and sequence number, complete with n parts, the
+ * same skew as the records' begins give, its straggler a rank the truth
+ * allows to be last. */
+static int ranks_agree(const struct obs_ranks *m, const struct obs_coll *const *c, const struct truth_coll *const *tc,
+                       int n, double skew, const struct obs_trace *t0)
+{
+    const struct obs_comm *comm = obs_coll_comm(t0, c[0]);
+    const struct obs_rank_coll *rc = comm ? obs_ranks_find(m, comm->hash, c[0]->seq) : NULL;
+    unsigned long long max_t0 = 0;
+    if (rc == NULL || !rc->complete || rc->nparts != (uint32_t)n || (double)rc->skew_ns != skew || rc->straggler < 0 ||
+        rc->straggler >= n)
+        return 0;
+    for (int r = 0; r < n; r++)
+        max_t0 = tc[r]->t0 > max_t0 ? tc[r]->t0 : max_t0;
+    return tc[rc->straggler]->t1 >= max_t0;
+}
+
 static void check_across(const struct nccl_case *c, struct rank_run *runs)
 {
-    size_t k, matched = 0, bad_match = 0, bad_arrivals = 0, stragglers[MAX_RANKS] = {0};
+    size_t k, matched = 0, bad_match = 0, bad_arrivals = 0, bad_ranks = 0, stragglers[MAX_RANKS] = {0},
+              lib_stragglers[MAX_RANKS] = {0};
     double skew_sum = 0, skew_max = 0;
     int pipeline = strncmp(c->arg, "tp-", 3) != 0;
+    const struct obs_trace *traces[MAX_RANKS];
+    struct obs_ranks model;
+    for (int r = 0; r < c->ranks; r++)
+        traces[r] = runs[r].t;
+    if (obs_ranks_build(traces, (size_t)c->ranks, &model) != 0)
+        bail("obs_ranks_build: out of memory");
     for (k = 0; k < runs[0].ntruth; k++) {
         const struct obs_coll *cs[MAX_RANKS];
         const struct truth_coll *ts[MAX_RANKS];
@@ -406,6 +436,10 @@ static void check_across(const struct nccl_case *c, struct rank_run *runs)
         matched++;
         if (!arrivals_agree(cs, ts, n, &skew, &last))
             bad_arrivals++;
+        if (!ranks_agree(&model, cs, ts, n, skew, runs[0].t)) {
+            if (bad_ranks++ < 3)
+                diag("%s: collective %zu: obs-report ranks does not agree", c->label, k);
+        }
         skew_sum += skew;
         skew_max = skew > skew_max ? skew : skew_max;
         stragglers[last]++;
@@ -415,6 +449,46 @@ static void check_across(const struct nccl_case *c, struct rank_run *runs)
            c->label, matched);
     is_int(0, (long long)bad_arrivals,
            "%s: its skew within the truth's marks, its straggler a rank the truth allows to be last", c->label);
+    is_int((long long)runs[0].ntruth, (long long)model.complete,
+           "%s: obs-report ranks matches as many collectives on every rank as the truth has (%zu), none incomplete "
+           "(%zu)",
+           c->label, runs[0].ntruth, model.ncolls - model.complete);
+    is_int(0, (long long)bad_ranks,
+           "%s: each with the records' skew and a straggler the truth allows to be last (obs-report ranks)", c->label);
+    for (int r = 0; r < c->ranks && r < MAX_RANKS; r++)
+        if (model.inputs[r].rank >= 0 && model.inputs[r].rank < MAX_RANKS)
+            lib_stragglers[model.inputs[r].rank] = model.inputs[r].straggled;
+    diag("FIGURES ranks %s: %zu matched (truth %zu), %zu incomplete, stragglers by rank %zu %zu %zu %zu, steps %zu",
+         c->label, model.complete, runs[0].ntruth, model.ncolls - model.complete, lib_stragglers[0],
+         lib_stragglers[1], lib_stragglers[2], lib_stragglers[3], model.nsteps);
+    {
+        size_t nby;
+        uint32_t *by = obs_ranks_by_skew(&model, 1, &nby);
+        for (size_t i = 0; by && i < nby && i < 3; i++) {
+            const struct obs_rank_coll *rc = &model.colls[by[i]];
+            diag("FIGURES ranks %s: skew #%zu %s seq %u: %.1f us, straggler rank %ld, duration %.1f us (%s), busbw "
+                 "%.3f GB/s",
+                 c->label, i + 1, obs_rank_coll_name(rc), rc->seq, (double)rc->skew_ns / 1e3, rc->straggler,
+                 (double)rc->duration_ns / 1e3, rc->gpu ? "gpu" : "host", rc->busbw_gbs);
+        }
+        free(by);
+    }
+    obs_ranks_free(&model);
+    {
+        const char *paths[MAX_RANKS];
+        char prefix[4300], line[256];
+        int rc;
+        for (int r = 0; r < c->ranks; r++)
+            paths[r] = runs[r].t->path;
+        snprintf(prefix, sizeof prefix, "%s/%s-ranks", test_tmpdir(), c->label);
+        rc = shim_ranks_perfetto_check(paths, (size_t)c->ranks, prefix, line, sizeof line);
+        if (rc < 0)
+            skip("%s: %s", c->label, line);
+        else
+            ok(rc == 1, "%s: obs-report ranks --perfetto: a process track per rank, each collective's flow through its "
+                        "ranks from the first arrival to the straggler's (%s)",
+               c->label, line);
+    }
     diag("FIGURES collectives %s: %zu matched across %d ranks, skew mean %.1f us max %.1f us, stragglers by rank "
          "%zu %zu %zu %zu",
          c->label, matched, c->ranks, matched ? skew_sum / (double)matched / 1e3 : 0.0, skew_max / 1e3, stragglers[0],

@@ -2,6 +2,7 @@
  * summary's reports as csv/json: reports.h), rows or a timeline (Chrome
  * JSON, or Perfetto's own protobuf format). */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,14 @@ static int run_summary(const struct report_command *cmd, int argc, char **argv)
 
     if (rc >= 0)
         return rc;
+    if (o.nargs > 1) { /* the ranks of a run: their summary is the ranks report (docs/ranks.md) */
+        if (obs_call_filter_active(&o.filter))
+            rc = cli_usage_error(cmd, "%s: the filters select calls of one trace: not with several", cmd->name);
+        else
+            rc = report_ranks_run(o.args, o.nargs, o.output, o.format, RANKS_TABLES, 0);
+        report_opts_free(&o);
+        return rc;
+    }
     t = cli_open_trace(o.args[0]);
     if (t == NULL) {
         report_opts_free(&o);
@@ -118,7 +127,7 @@ static int run_perfetto(const struct report_command *cmd, int argc, char **argv)
 const struct report_command report_cmd_summary = {
     "summary",
     "Print the kernel, copy, memset, API, phase and per-phase kernel tables, TTFT and tokens/s.",
-    "summary [--format table|csv|json] [filters] [-o OUT] FILE.obs",
+    "summary [--format table|csv|json] [filters] [-o OUT] FILE.obs...",
     "The kernel table has nsys cuda_gpu_kern_sum's columns, sorted by total time;\n"
     "copies and memsets by operation as cuda_gpu_mem_time_sum (time) and\n"
     "cuda_gpu_mem_size_sum (MB); kernels per phase as nvtx_kern_sum; TTFT and\n"
@@ -127,10 +136,14 @@ const struct report_command report_cmd_summary = {
     "The filters select the calls the kernel, copy, memset, API, graph and\n"
     "per-phase tables count; the phase tables, TTFT and tokens/s are those of the\n"
     "whole trace. docs/reports.md defines every column.\n"
+    "Several traces (the ranks of a run, no filters): their summary is that of\n"
+    "`obs-report ranks`: the ranks with their straggler counts, the rank-skew\n"
+    "table (the collectives with the largest arrival skew), collectives by\n"
+    "operation, decode steps with the slowest rank (docs/ranks.md).\n"
     "\n" REPORT_FORMAT_HELP REPORT_FILTER_HELP,
     CLI_OPT_OUTPUT,
     1,
-    1,
+    INT_MAX,
     run_summary,
 };
 

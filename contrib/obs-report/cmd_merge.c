@@ -49,19 +49,6 @@ static char *dup_meta(const struct obs_trace *t, const char *key)
     return v && v[0] ? strdup(v) : NULL;
 }
 
-/* The "rank" meta value as a number >= 0, or -1. */
-static long meta_rank(const struct obs_trace *t)
-{
-    const char *v = obs_trace_meta(t, "rank");
-    char *end;
-    long r;
-    if (v == NULL || v[0] < '0' || v[0] > '9')
-        return -1;
-    errno = 0;
-    r = strtol(v, &end, 10);
-    return errno == 0 && *end == '\0' && r <= INT_MAX ? r : -1;
-}
-
 /* The program's name: the base name of meta exe, else of the first word of cmdline. */
 static char *program_name(const struct obs_trace *t)
 {
@@ -89,7 +76,7 @@ static void take_facts(struct merge_input *in, const struct obs_trace *t)
     in->host = dup_meta(t, "host");
     in->boot_id = dup_meta(t, "boot_id");
     in->exe = program_name(t);
-    in->meta_rank = meta_rank(t);
+    in->meta_rank = obs_trace_rank(t);
 }
 
 /* The trace's earliest time on its own clock: its start, or its first event

@@ -14,7 +14,7 @@
 
 extern const struct report_command report_cmd_summary, report_cmd_csv, report_cmd_json, report_cmd_perfetto,
     report_cmd_phases, report_cmd_suggest_phases, report_cmd_serving;
-extern const struct report_command report_cmd_merge;
+extern const struct report_command report_cmd_merge, report_cmd_ranks;
 extern const struct report_command report_cmd_sqlite;
 extern const struct report_command report_cmd_gaps, report_cmd_top, report_cmd_compare;
 extern const struct report_command report_cmd_html;
@@ -28,6 +28,7 @@ const struct report_command *const report_commands[] = {
     &report_cmd_suggest_phases,
     &report_cmd_serving,
     &report_cmd_merge,
+    &report_cmd_ranks,
     &report_cmd_sqlite,
     &report_cmd_gaps,
     &report_cmd_top,

@@ -31,4 +31,11 @@ int report_html(FILE *f, struct obs_trace *const *t, size_t nruns, const struct 
  * is renamed into place when all went well. Returns the exit status. */
 int report_html_run(const char *const *paths, size_t npaths, const char *output, const struct html_options *o);
 
+/* `obs-report ranks --html`: the ranks of a run on one page (report_ranks_html.c):
+ * stragglers per rank, the collectives with the largest skew and the
+ * decode steps' slowest ranks as bar charts, each bar carrying its row of
+ * `ranks --format json` (the ranks, rank_skew and steps reports) as data-
+ * attributes. Returns 0, or -1 with errno set. */
+int report_ranks_html(FILE *f, const struct obs_ranks *r, size_t top);
+
 #endif

@@ -30,6 +30,21 @@ int report_compare(const struct obs_trace *a, const struct obs_trace *b, struct 
  * opt may be NULL). */
 int report_serving(const struct obs_trace *t, const struct obs_serving_options *opt, struct report_doc *d);
 
+/* ranks: ranks, rank_skew (the top collectives by skew), collective_ops,
+ * steps and, with all_colls, collectives: the ranks of a run side by side
+ * (trace_ranks.h; report_ranks.c, docs/ranks.md). */
+int report_ranks(const struct obs_ranks *r, size_t top, int all_colls, struct report_doc *d);
+#define RANKS_TOP 10 /* rows of rank_skew */
+
+/* The command's work (`ranks`, `summary` of several traces; cmd_ranks.c):
+ * read every trace (a damaged one: its line, exit status 1, no output),
+ * build the model, write what to output (NULL or "-": standard output)
+ * through a temporary file renamed into place when all went well. Returns
+ * the exit status. */
+enum ranks_output { RANKS_TABLES, RANKS_PERFETTO, RANKS_HTML };
+int report_ranks_run(char *const *paths, int n, const char *output, enum report_format format,
+                     enum ranks_output what, int all_colls);
+
 /* The "trace" section the csv/json documents start with: file, pid,
  * duration, calls, the selection and the time bases. */
 void report_trace_table(struct rtable *tb, const struct obs_trace *t, const struct obs_call_filter *f);

@@ -9,7 +9,8 @@
  * suggested phase rules: trace_summary.h, trace_phases.h, trace_serving.h,
  * trace_layers.h, trace_layer_parts.h,
  * trace_query.h, trace_stats.h,
- * trace_suggest.h); what the shim does with a finished trace
+ * trace_suggest.h; the ranks of a run side by side and their Perfetto
+ * trace: trace_ranks.h, trace_ranks_perfetto.h); what the shim does with a finished trace
  * (trace_postprocess.h) and how it creates files without following links
  * planted at their names (file_create.h); kernel base names
  * (kernel_base_name.h). It depends on nothing else of shim/. */
@@ -33,6 +34,8 @@
 #include "trace_postprocess.h"
 #include "trace_progress.h"
 #include "trace_query.h"
+#include "trace_ranks.h"
+#include "trace_ranks_perfetto.h"
 #include "trace_reader.h"
 #include "trace_serving.h"
 #include "trace_stats.h"

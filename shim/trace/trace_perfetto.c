@@ -350,6 +350,18 @@ static const char *thread_label(const struct obs_thread *th, char *buf, size_t l
     return buf;
 }
 
+uint8_t *obs_perfetto_clock_snapshot(uint8_t *p, uint8_t *msg, uint8_t *sub, uint64_t ts)
+{
+    uint8_t *m, *q = pb_uint(sub, F_CL_ID, CLOCK_MONOTONIC_ID);
+    q = pb_uint(q, F_CL_TIMESTAMP, ts);
+    m = pb_bytes(msg, F_CS_CLOCKS, sub, (size_t)(q - sub));
+    q = pb_uint(sub, F_CL_ID, CLOCK_BOOTTIME_ID);
+    q = pb_uint(q, F_CL_TIMESTAMP, ts);
+    m = pb_bytes(m, F_CS_CLOCKS, sub, (size_t)(q - sub));
+    m = pb_uint(m, F_CS_PRIMARY, CLOCK_MONOTONIC_ID);
+    return pb_bytes(p, F_PKT_CLOCK_SNAPSHOT, msg, (size_t)(m - msg));
+}
+
 /* The trace clock (CLOCK_MONOTONIC, BOOTTIME read as the same) and the
  * descriptors of the process, threads, streams, phase tracks and counter. */
 static void put_tracks(struct pf *w, const uint32_t *streams, size_t nstreams, const uint8_t *has_phases,
@@ -361,18 +373,7 @@ static void put_tracks(struct pf *w, const uint32_t *streams, size_t nstreams, c
     char name[4200], buf[32];
     size_t i;
 
-    {
-        uint8_t *p = pb_uint(w->pkt, F_PKT_SEQ_ID, 1), *m;
-        q = pb_uint(w->sub, F_CL_ID, CLOCK_MONOTONIC_ID);
-        q = pb_uint(q, F_CL_TIMESTAMP, t->t_first);
-        m = pb_bytes(w->msg, F_CS_CLOCKS, w->sub, (size_t)(q - w->sub));
-        q = pb_uint(w->sub, F_CL_ID, CLOCK_BOOTTIME_ID);
-        q = pb_uint(q, F_CL_TIMESTAMP, t->t_first);
-        m = pb_bytes(m, F_CS_CLOCKS, w->sub, (size_t)(q - w->sub));
-        m = pb_uint(m, F_CS_PRIMARY, CLOCK_MONOTONIC_ID);
-        p = pb_bytes(p, F_PKT_CLOCK_SNAPSHOT, w->msg, (size_t)(m - w->msg));
-        emit_packet(w, p);
-    }
+    emit_packet(w, obs_perfetto_clock_snapshot(pb_uint(w->pkt, F_PKT_SEQ_ID, 1), w->msg, w->sub, t->t_first));
     if (exe == NULL || exe[0] == '\0')
         exe = cmdline && cmdline[0] ? cmdline : "unknown";
     snprintf(name, sizeof name, "obsshim pid %u: %.4000s", t->pid, exe);

@@ -64,4 +64,11 @@ struct obs_perfetto_options {
 int obs_report_perfetto(const struct obs_trace *t, FILE *out, const struct obs_perfetto_options *opt,
                         struct obs_perfetto_counts *counts);
 
+/* The trace's clock for a writer of packets (this one, trace_ranks_perfetto.c):
+ * a TracePacket.clock_snapshot field appended at p, CLOCK_MONOTONIC and
+ * CLOCK_BOOTTIME (read as the same) both at ts, monotonic the primary
+ * clock. msg and sub: scratch room for the nested messages (64 bytes do).
+ * Returns the end. */
+uint8_t *obs_perfetto_clock_snapshot(uint8_t *p, uint8_t *msg, uint8_t *sub, uint64_t ts);
+
 #endif

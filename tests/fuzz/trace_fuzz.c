@@ -289,6 +289,39 @@ static void fuzz_sqlite(const struct obs_trace *t)
 #endif
 }
 
+/* The ranks side by side (trace_ranks.h) of A with A (every collective
+ * matched twice: an incomplete pair of one rank given twice) and of A with
+ * B; the model's invariants, then its tables, Perfetto trace and page. */
+static void fuzz_ranks(struct obs_trace *a, struct obs_trace *b, unsigned sel)
+{
+    const struct obs_trace *t[3] = {a, b ? b : a, a};
+    struct obs_ranks r;
+    size_t i, k, n = 2 + (sel & 1);
+    if (obs_ranks_build(t, n, &r) != 0)
+        return;
+    for (i = 0; i < r.ncolls; i++) {
+        const struct obs_rank_coll *c = &r.colls[i];
+        const struct obs_rank_part *p = obs_rank_coll_parts(&r, c);
+        CHECK(c->nparts >= 1 && c->parts_first + c->nparts <= r.nparts);
+        CHECK(c->straggler_input < r.ninputs && c->skew_ns == c->last_arrival - c->first_arrival);
+        for (k = 0; k < c->nparts; k++) {
+            CHECK(p[k].input < r.ninputs && p[k].coll < r.inputs[p[k].input].t->ncolls);
+            CHECK(k == 0 || p[k - 1].arrive <= p[k].arrive);
+        }
+    }
+    for (i = 0; i < r.nsteps; i++)
+        CHECK(r.steps[i].slowest_input < r.ninputs && r.steps[i].ranks <= r.ninputs);
+    {
+        struct report_doc d;
+        rdoc_begin(&d, sink(), (sel & 2) ? REPORT_JSON : REPORT_TABLE);
+        (void)report_ranks(&r, 10, 1, &d);
+        (void)rdoc_end(&d);
+    }
+    (void)obs_ranks_perfetto(&r, NULL, sink(), NULL);
+    (void)report_ranks_html(sink(), &r, 10);
+    obs_ranks_free(&r);
+}
+
 int obs_fuzz_trace(const uint8_t *data, size_t size, unsigned mask)
 {
     struct obs_trace *a = NULL, *b = NULL;
@@ -304,7 +337,7 @@ int obs_fuzz_trace(const uint8_t *data, size_t size, unsigned mask)
         return 0;
     }
     check_model(a);
-    if (mask & ((1u << OBS_FUZZ_compare) | (1u << OBS_FUZZ_html))) {
+    if (mask & ((1u << OBS_FUZZ_compare) | (1u << OBS_FUZZ_html) | (1u << OBS_FUZZ_merge))) {
         if (obs_trace_load(data, bsize, "fuzz-b.obs", &b, err, sizeof err) == 0)
             check_model(b);
         else
@@ -355,6 +388,8 @@ int obs_fuzz_trace(const uint8_t *data, size_t size, unsigned mask)
         fuzz_sqlite(a);
     if (mask & (1u << OBS_FUZZ_html))
         fuzz_html(a, b, sel);
+    if (mask & (1u << OBS_FUZZ_merge)) /* the other command of several traces */
+        fuzz_ranks(a, b, sel);
     obs_trace_free(b);
     obs_trace_free(a);
     if (mask & (1u << OBS_FUZZ_merge))

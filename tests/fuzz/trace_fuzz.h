@@ -20,7 +20,7 @@
     X(gaps, "gaps")                     /* report_gaps in 3 formats, with a filter */                  \
     X(top, "top")                       /* report_top */                                               \
     X(compare, "compare")               /* report_compare A B and B A */                               \
-    X(merge, "merge")                   /* the merge command on A and B (memfd paths) */               \
+    X(merge, "merge")                   /* the merge command on A and B (memfd paths); ranks of A, B */ \
     X(sqlite, "sqlite")                 /* obs_sqlite_export into :memory: (with libsqlite3) */        \
     X(html, "html")                     /* report_html, one run and two */
 
