@@ -195,6 +195,7 @@ struct fw_todo {
     const char *embed_head, *graph_layers;  /* EMBED/HEAD; a graph's kernel nodes' layers */
     const char *ttft;                       /* TTFT, tokens/s and steps of the phase tables against the named calls */
     const char *round_trip;                 /* suggest-phases' rules against the automatic labels */
+    const char *serving_kinds;              /* the serving view's kind, tokens, sequences per iteration */
 };
 
 struct fw_case {
@@ -231,6 +232,10 @@ struct fw_case {
 #define SERVING_TTFT                                                                                                   \
     "the phase tables do not know ITERATION ranges yet: a serving loop's TTFT is undefined there (first token "    \
     "step0) and each of its iterations counts as a step (13, the truth's 12 after the first token's)"
+#define ONE_TOKEN_PROMPT_KIND                                                                                          \
+    "a request whose prompt is one token, joining sequences that decode while another leaves, feeds one token as " \
+    "each of them does: as many tokens as sequences sampled, as many as the iteration before, so the stream's "    \
+    "sizes read it as decode only where the scheduler packed a prompt (docs/serving.md, \"Limits\")"
 #define ROUND_TRIP_FORWARDS                                                                                            \
     "suggest-phases writes its rules from token reads (a step after each, OBS_STEP at the kernel steps open "   \
     "with); steps the engine opens at forwards with no token read between them, a decode graph's replays and a " \
@@ -596,6 +601,35 @@ static void captured_cudnn(const char *label, const struct pc_run *run)
     ok(cudnn > 0, "%s: cuDNN's SDPA kernels captured into the CUDA graph (%zu)", label, cudnn);
 }
 
+/* A serving loop (the truth's ITERATION marks: fw_truth.py's Serving) in
+ * the serving view (docs/serving.md; tests/phase_compare.h,
+ * pc_serving_score): every iteration of the truth exact, one row holding
+ * its launches and no other, none split or merged; each row's kind
+ * (decode only, mixed, prompt only), tokens and sequences those the
+ * scheduler packed (the forward's pre-hook on the host). Printed: those
+ * figures, the host gaps' share of the view's wall time. */
+static void serving_checks(const char *label, const struct pc_run *run, const struct obs_trace *t, const char *todo)
+{
+    struct pc_serving_score s;
+    if (pc_serving_score(t, run, &s, label, 5) != 0)
+        bail("out of memory");
+    diag("FIGURES serving %s: iterations %zu (prompt %zu, mixed %zu, decode %zu), rows %zu; exact %zu (%.2f%%), split "
+         "%zu, merged %zu; kinds right %zu (%.2f%%), tokens right %zu, sequences right %zu; host gaps %zu, p50 %.3f "
+         "ms, p99 %.3f ms, %.2f%% of the wall time",
+         label, s.truth, s.by_kind[0], s.by_kind[1], s.by_kind[2], s.rows, s.exact, percent(s.exact, s.truth), s.split,
+         s.merged, s.kinds_right, percent(s.kinds_right, s.truth), s.tokens_right, s.sequences_right, s.gaps,
+         s.gap_p50_ms, s.gap_p99_ms, 100.0 * s.gap_share);
+    ok(s.truth > 0 && s.exact == s.truth && s.rows == s.truth,
+       "%s: serving view: every iteration of the truth is one row, exact: none split, none merged (%zu of %zu; %zu "
+       "rows)", label, s.exact, s.truth, s.rows);
+    check_todo(s.truth > 0 && s.kinds_right == s.truth, todo, label,
+               "serving view: every iteration's kind (decode only, mixed, prompt only) is the scheduler's (%zu of %zu)",
+               s.kinds_right, s.truth);
+    ok(s.truth > 0 && s.tokens_right == s.truth && s.sequences_right == s.truth,
+       "%s: serving view: every iteration's tokens and sequences are those its forward fed and sampled (%zu and %zu "
+       "of %zu)", label, s.tokens_right, s.sequences_right, s.truth);
+}
+
 /* One line per process checked, and the table at the end ("n/a": live
  * from the second forward where the truth marks no forward, layers where
  * it marks no layer). */
@@ -636,6 +670,8 @@ static void phase_checks(const struct fw_case *c, const char *label, const char 
             break;
         }
     phase_timing(label, &run, t, c->todo.ttft, &fig);
+    if (run.niters > 0)
+        serving_checks(label, &run, t, c->todo.serving_kinds);
     figures_line(&fig);
     if (ntable < sizeof table / sizeof table[0])
         table[ntable++] = fig;
@@ -1140,7 +1176,8 @@ int main(void)
         {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
          {.phases_live = WARMUP_LIVE_GENERATION, .round_trip = ROUND_TRIP_FORWARDS}},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,
-         {.phases_live = SERVING_LIVE_GENERATION, .ttft = SERVING_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
+         {.phases_live = SERVING_LIVE_GENERATION, .ttft = SERVING_TTFT, .round_trip = ROUND_TRIP_FORWARDS,
+          .serving_kinds = ONE_TOKEN_PROMPT_KIND}},
         /* torch.compile: Inductor's Triton kernels from cubins (cuModuleLoad), its CUDA graph trees */
         {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NO_TODO},
         {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, COMPILED_TODOS},
