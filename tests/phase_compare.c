@@ -7,6 +7,7 @@
 
 #include "tap/basic.h"
 #include "trace/trace_layer_parts.h"
+#include "trace/trace_serving.h"
 
 #define MAX_DEPTH 32
 #define MAX_THREADS 64
@@ -135,6 +136,23 @@ static int split_fields(char *line, char **f, int max)
     return n;
 }
 
+/* fw_truth.py's mark after an ITERATION/k push: what the iteration carries. */
+static void iteration_mark(struct pc_run *run, const char *text, uint32_t ti, const struct thread_state *st)
+{
+    struct pc_iteration it;
+    struct pc_label l = label_of(&st->truth, st->truth_gen, NULL);
+    memset(&it, 0, sizeof it);
+    if (strcmp(l.phase, "ITERATION") != 0 ||
+        sscanf(text, "ITERATION kind=%7s tokens=%ld requests=%ld prompts=%ld decodes=%ld sampled=%ld", it.kind,
+               &it.tokens, &it.requests, &it.prompts, &it.decodes, &it.sampled) != 6)
+        bail("a bad ITERATION mark in the truth: %s", text);
+    it.thread = ti;
+    it.gen = l.gen;
+    it.k = l.step;
+    run->iters = xrealloc(run->iters, (run->niters + 1) * sizeof *run->iters);
+    run->iters[run->niters++] = it;
+}
+
 static void timing_line(struct pc_run *run, const char *text, long tid)
 {
     struct pc_timing t = {tid, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -198,6 +216,8 @@ size_t pc_read_log(const char *log_path, struct pc_run *run)
                     st->truth_part = OBS_LAYER_PART_HEAD;
                 else if (strcmp(fl[2], "FORWARD") == 0)
                     st->forwards++;
+                else if (strncmp(fl[2], "ITERATION ", 10) == 0)
+                    iteration_mark(run, fl[2], ti, st);
                 continue;
             }
             if (truth && (strstr(fl[0], "RangePush") != NULL || strstr(fl[0], "RangePop") != NULL)) {
@@ -370,6 +390,7 @@ size_t pc_trace_labels(const struct obs_trace *t, struct pc_run *run, size_t *na
         l->trace_layer = c->layer == OBS_NO_LAYER ? -1 : (int)c->layer;
         l->trace_part = part[i];
         l->in_trace = 1;
+        l->trace_call = i;
         if (name_differs(t, c, run->names[l->name]))
             (*name_mismatch)++;
     }
@@ -457,6 +478,98 @@ void pc_embed_head(const struct pc_run *run, struct pc_part_score *s, const char
     free(list);
 }
 
+/* The row of the view whose calls hold call i (its thread's, between its
+ * first and last call: seq is the index in obs_trace.calls), or SIZE_MAX. */
+static size_t row_of_call(const struct obs_trace *t, const struct obs_serving_stats *v, size_t i)
+{
+    size_t r;
+    for (r = 0; r < v->nrows; r++)
+        if (v->rows[r].thread_index == t->calls[i].thread && i >= v->rows[r].first_seq && i <= v->rows[r].last_seq)
+            return r;
+    return SIZE_MAX;
+}
+
+static int kind_index(const char *kind)
+{
+    return strcmp(kind, "prompt") == 0 ? 0 : strcmp(kind, "mixed") == 0 ? 1 : 2;
+}
+
+int pc_serving_score(const struct obs_trace *t, const struct pc_run *run, struct pc_serving_score *s, const char *what,
+                     size_t show)
+{
+    struct obs_serving_stats v;
+    size_t i, k, *row_launches, shown = 0;
+    memset(s, 0, sizeof *s);
+    if (obs_serving_compute(t, NULL, &v) != 0)
+        return -1;
+    s->rows = v.nrows;
+    s->gap_share = v.gap_share;
+    s->gaps = v.gaps.n;
+    s->gap_p50_ms = v.gaps.p50_ns / 1e6;
+    s->gap_p99_ms = v.gaps.p99_ns / 1e6;
+    row_launches = calloc(v.nrows + 1, sizeof *row_launches);
+    if (row_launches == NULL)
+        bail("out of memory");
+    for (i = 0; i < t->ncalls; i++)
+        if (t->calls[i].kind == OBS_KIND_KERNEL || t->calls[i].kind == OBS_KIND_GRAPH) {
+            size_t r = row_of_call(t, &v, i);
+            if (r != SIZE_MAX)
+                row_launches[r]++;
+        }
+    for (k = 0; k < run->niters; k++) {
+        const struct pc_iteration *it = &run->iters[k];
+        size_t n = 0, row = SIZE_MAX, rows_hit = 0;
+        int outside = 0;
+        for (i = 0; i < run->n; i++) {
+            const struct pc_launch *l = &run->l[i];
+            size_t r;
+            if (l->thread != it->thread || l->captured || strcmp(l->truth.phase, "ITERATION") != 0 ||
+                l->truth.gen != it->gen || l->truth.step != it->k)
+                continue;
+            n++;
+            r = l->in_trace ? row_of_call(t, &v, l->trace_call) : SIZE_MAX;
+            if (r == SIZE_MAX) {
+                outside = 1;
+            } else if (r != row) { /* a row other than the last launch's */
+                rows_hit++;
+                row = r;
+            }
+        }
+        if (n == 0)
+            continue;
+        s->truth++;
+        s->by_kind[kind_index(it->kind)]++;
+        if (outside || rows_hit != 1) {
+            s->split++;
+        } else if (row_launches[row] != n) {
+            s->merged++;
+        } else {
+            const struct obs_iteration_row *w = &v.rows[row];
+            int kind = strcmp(obs_iteration_kind_name(w->kind), it->kind) == 0;
+            int tokens = w->has_tokens && (long)w->tokens == it->tokens;
+            int seqs = w->has_sequences && (long)w->sequences == it->sampled;
+            s->exact++;
+            s->kinds_right += kind;
+            s->tokens_right += tokens;
+            s->sequences_right += seqs;
+            if ((!kind || !tokens || !seqs) && shown++ < show)
+                diag("%s: iteration %ld/%ld (thread %ld): truth %s, %ld tokens, %ld requests (%ld in their prompt, "
+                     "%ld decoding), %ld sampled; the view %s, %s%llu tokens, %s%llu sequences",
+                     what, it->gen, it->k, run->tids[it->thread], it->kind, it->tokens, it->requests, it->prompts,
+                     it->decodes, it->sampled, obs_iteration_kind_name(w->kind), w->has_tokens ? "" : "no ",
+                     (unsigned long long)w->tokens, w->has_sequences ? "" : "no ", (unsigned long long)w->sequences);
+            continue;
+        }
+        if (shown++ < show)
+            diag("%s: iteration %ld/%ld (thread %ld, %zu launches): %s", what, it->gen, it->k, run->tids[it->thread], n,
+                 outside || rows_hit != 1 ? "split over rows of the view (or outside every row)"
+                                          : "shares its row with other launches");
+    }
+    free(row_launches);
+    obs_serving_free(&v);
+    return 0;
+}
+
 void pc_run_free(struct pc_run *run)
 {
     size_t i;
@@ -466,5 +579,6 @@ void pc_run_free(struct pc_run *run)
     free(run->l);
     free(run->tids);
     free(run->timing);
+    free(run->iters);
     memset(run, 0, sizeof *run);
 }

@@ -48,6 +48,7 @@ struct pc_launch {
     uint8_t relabelled; /* the trace labels it with a RELABEL record */
     uint8_t captured;   /* inside the truth's GRAPH_CAPTURE */
     uint8_t in_trace;   /* a trace call was matched with it */
+    size_t trace_call;  /* in_trace: that call's index in obs_trace.calls */
     uint32_t forward;   /* FORWARD marks of its thread before it (truth) */
 };
 
@@ -66,6 +67,17 @@ struct pc_timing {
     int ttft_forward;                   /* 1: "ttft=forward" */
 };
 
+/* A serving loop's iteration as the truth's pre-hook saw it (fw_truth.py's
+ * "ITERATION kind=K tokens=T requests=R prompts=P decodes=D sampled=S"
+ * mark, right after its ITERATION/k push): its thread, generation (as a
+ * launch's truth gen) and k, what the scheduler packed. */
+struct pc_iteration {
+    uint32_t thread; /* index into pc_run.tids */
+    long gen, k;
+    char kind[8];    /* "prompt", "mixed", "decode" */
+    long tokens, requests, prompts, decodes, sampled;
+};
+
 struct pc_run {
     struct pc_launch *l;
     size_t n;
@@ -77,6 +89,8 @@ struct pc_run {
     size_t live_prefill_uncounted; /* live PREFILL ranges with no launch outside a capture */
     struct pc_timing *timing;
     size_t ntiming;
+    struct pc_iteration *iters; /* in log order */
+    size_t niters;
 };
 
 /* Read a log's launches with their truth and live labels (and the timing
@@ -131,6 +145,27 @@ struct pc_part_score {
     size_t other_label, by_capture;
 };
 void pc_embed_head(const struct pc_run *run, struct pc_part_score *s, const char *what, size_t show);
+
+/* The serving view (shim/trace/trace_serving.h, automatic: ITERATION
+ * ranges, 4-byte ids) against the truth's iterations (pc_run.iters): each
+ * truth iteration's launches (the log's, matched with the trace's calls by
+ * pc_trace_labels) are *exact* when they are all of one row's launches and
+ * that row has no other: none split over rows (or outside every row),
+ * none merged with another's. Of the exact ones: the row's kind, tokens
+ * and sequences against the truth's kind, tokens and sampled. The first
+ * `show` that differ are printed with diag, `what` before each. Returns 0,
+ * or -1 (the view could not be computed). */
+struct pc_serving_score {
+    size_t truth, rows;             /* truth iterations (with launches); rows of the view */
+    size_t exact, split, merged;    /* truth iterations exact; over several rows or none; sharing a row */
+    size_t kinds_right, tokens_right, sequences_right; /* of the exact */
+    size_t by_kind[3];              /* truth iterations: prompt, mixed, decode */
+    double gap_share;               /* the view's host gaps over its wall time, 0-1 */
+    size_t gaps;
+    double gap_p50_ms, gap_p99_ms;
+};
+int pc_serving_score(const struct obs_trace *t, const struct pc_run *run, struct pc_serving_score *s, const char *what,
+                     size_t show);
 
 void pc_run_free(struct pc_run *run);
 

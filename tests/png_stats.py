@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Print what a screenshot holds: "WIDTH HEIGHT COLOURS NONWHITE_PERMILLE".
+"""Print what a screenshot holds: "WIDTH HEIGHT COLOURS NONWHITE_PERMILLE",
+then, for each #rrggbb given after the file, the pixels of exactly that
+colour (usage: png_stats.py FILE.png [#rrggbb ...]).
 
 COLOURS: distinct pixel colours; NONWHITE_PERMILLE: pixels that are not
 near-white (any channel below 240), per thousand. Reads 8-bit, non-interlaced
@@ -69,14 +71,23 @@ def main():
     except (OSError, ValueError, zlib.error, struct.error) as e:
         print('png_stats: %s: %s' % (sys.argv[1] if len(sys.argv) > 1 else '?', e), file=sys.stderr)
         return 2
-    colours, nonwhite = set(), 0
+    try:
+        want = [bytes.fromhex(c.lstrip('#')) for c in sys.argv[2:]]
+    except ValueError:
+        print('png_stats: a colour is not #rrggbb: %s' % ' '.join(sys.argv[2:]), file=sys.stderr)
+        return 2
+    colours, nonwhite, exact = set(), 0, [0] * len(want)
     for line in lines:
         for x in range(0, len(line), bpp):
             px = line[x:x + 3]
             colours.add(px)
             if min(px) < 240:
                 nonwhite += 1
-    print('%d %d %d %d' % (width, height, len(colours), nonwhite * 1000 // max(1, width * height)))
+            for i, c in enumerate(want):
+                if px == c:
+                    exact[i] += 1
+    print(' '.join(['%d %d %d %d' % (width, height, len(colours), nonwhite * 1000 // max(1, width * height))] +
+                   ['%d' % n for n in exact]))
     return 0
 
 

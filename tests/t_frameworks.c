@@ -42,9 +42,14 @@
  *     steps of the phase tables equal the spans of the calls the truth's
  *     marks name in the same trace (to the first token's read, or, where
  *     the generation reads none, to the first delimiter after its prompt's
- *     forward; the program's own TTFT printed beside);
+ *     forward; the program's own TTFT printed beside; a serving loop's
+ *     generation: none, first token "serving", docs/serving.md);
  *     obs-report suggest-phases' rules fed back reproduce the automatic
  *     labels (docs/phases.md, docs/phases-report.md);
+ *   - a serving loop (fw_serving.py): the serving view against the truth's
+ *     iterations (what the scheduler packed, from the forward's
+ *     pre-hook): each one row exactly, none split or merged; its kind,
+ *     tokens and sequences (docs/serving.md, "Tests");
  *   - layers: every launch's layer in the trace and live against the
  *     decoder layers' hooks, graph nodes' layers, and every launch outside
  *     layers in the trace's EMBED or HEAD as the truth's marks say
@@ -195,6 +200,7 @@ struct fw_todo {
     const char *embed_head, *graph_layers;  /* EMBED/HEAD; a graph's kernel nodes' layers */
     const char *ttft;                       /* TTFT, tokens/s and steps of the phase tables against the named calls */
     const char *round_trip;                 /* suggest-phases' rules against the automatic labels */
+    const char *serving_kinds;              /* the serving view's kind, tokens, sequences per iteration */
 };
 
 struct fw_case {
@@ -228,9 +234,10 @@ struct fw_case {
     "live, the loop's first iterations open generations of their own, which the trace takes back into the "       \
     "serving generation's ITERATION ranges (relabelled): the later live ranges are generations ahead (their "      \
     "ITERATION/k right)"
-#define SERVING_TTFT                                                                                                   \
-    "the phase tables do not know ITERATION ranges yet: a serving loop's TTFT is undefined there (first token "    \
-    "step0) and each of its iterations counts as a step (13, the truth's 12 after the first token's)"
+#define ONE_TOKEN_PROMPT_KIND                                                                                          \
+    "a request whose prompt is one token, joining sequences that decode while another leaves, feeds one token as " \
+    "each of them does: as many tokens as sequences sampled, as many as the iteration before, so the stream's "    \
+    "sizes read it as decode only where the scheduler packed a prompt (docs/serving.md, \"Limits\")"
 #define ROUND_TRIP_FORWARDS                                                                                            \
     "suggest-phases writes its rules from token reads (a step after each, OBS_STEP at the kernel steps open "   \
     "with); steps the engine opens at forwards with no token read between them, a decode graph's replays and a " \
@@ -271,7 +278,7 @@ struct fw_figures {
     size_t later, later_live_ok;     /* launches from the thread's second forward on, and those right live */
     size_t layer_trace_ok, layer_live_ok;
     int no_layers;                   /* the truth marks no layer (a compiled forward): no layer figures */
-    size_t timing, ttft_equal, ttft_read, ttft_forward;
+    size_t timing, ttft_equal, ttft_read, ttft_forward, ttft_serving;
     double ttft_worst;               /* the largest |difference| against the program's clock (reads), % */
     int ttft_compared;
 };
@@ -480,7 +487,20 @@ static uint64_t end_at(const struct obs_call *const *c, size_t n, unsigned long 
  * run here); tokens/s = steps / (end of the last read - end of the first),
  * or (forward) / (end of the first delimiter after Z - that after E).
  * Structural: no clock read elsewhere is compared; the program's own TTFT
- * (R - F, its clock) is printed beside. */
+ * (R - F, its clock) is printed beside. A serving loop's generation (the
+ * truth's ITERATION marks on that thread and generation) has no TTFT, steps
+ * or rates in the phase tables (docs/serving.md: no per-request TTFT, the
+ * program marks no request to the shim): its row must say first token
+ * "serving", TTFT and tokens/s undefined, 0 decode steps. */
+static int serving_generation(const struct pc_run *run, long tid, long gen)
+{
+    size_t k;
+    for (k = 0; k < run->niters; k++)
+        if (run->tids[run->iters[k].thread] == tid && run->iters[k].gen == gen)
+            return 1;
+    return 0;
+}
+
 static void phase_timing(const char *label, const struct pc_run *run, const struct obs_trace *t, const char *todo,
                          struct fw_figures *fig)
 {
@@ -499,8 +519,9 @@ static void phase_timing(const char *label, const struct pc_run *run, const stru
         uint64_t ttft_end = end_at(c, n, fwd ? g->mark_prompt_end : g->mark_prefill_read, fwd);
         uint64_t rate_end = end_at(c, n, fwd ? g->mark_last_forward_end : g->mark_last_read, fwd);
         double want_ttft = NAN, want_tps = NAN, program = g->ttft_ns >= 0 ? (double)g->ttft_ns / 1e6 : NAN;
-        fig->ttft_forward += fwd;
-        fig->ttft_read += !fwd;
+        int serving = serving_generation(run, g->tid, g->gen);
+        fig->ttft_forward += fwd && !serving;
+        fig->ttft_read += !fwd && !serving;
         for (k = 0; k < n && first == NULL; k++) {
             int launch = c[k]->kind == OBS_KIND_KERNEL || c[k]->kind == OBS_KIND_GRAPH;
             if (c[k]->host_begin >= (g->gen == 0 ? g->mark_prefill : g->mark_prompt) && (g->gen != 0 || launch))
@@ -513,6 +534,24 @@ static void phase_timing(const char *label, const struct pc_run *run, const stru
         for (k = 0; k < s.ngens; k++)
             if ((long)s.gens[k].thread == g->tid && (long)s.gens[k].generation == g->gen)
                 row = &s.gens[k];
+        if (serving) {
+            int none = row != NULL && row->serving && strcmp(row->first_token, OBS_FIRST_TOKEN_SERVING) == 0 &&
+                       !row->ttft_defined && !row->tokens_defined && row->decode_steps == 0;
+            fig->ttft_serving++;
+            fig->ttft_equal += none;
+            if (!none)
+                diag("%s: thread %ld generation %ld, a serving loop's: the phase tables say first token %s, TTFT %s, "
+                     "tokens/s %s, %ld steps (want serving, none, none, 0)",
+                     label, g->tid, g->gen, row ? row->first_token : "(no row)",
+                     row && row->ttft_defined ? "defined" : "none", row && row->tokens_defined ? "defined" : "none",
+                     row ? (long)row->decode_steps : -1L);
+            else
+                diag("FIGURES ttft %s thread %ld generation %ld: a serving loop's, no TTFT in the phase tables (first "
+                     "token serving); the program's clock to the first iteration's sampled-ids read: %.3f ms",
+                     label, g->tid, g->gen, program);
+            free(c);
+            continue;
+        }
         if (row != NULL && (isnan(want_ttft) ? !row->ttft_defined
                                               : row->ttft_defined && fabs(row->ttft_ms - want_ttft) <= 1e-9 * want_ttft) &&
             (fwd || strcmp(row->first_token, "prefill") == 0) && (long)row->decode_steps == g->steps &&
@@ -554,8 +593,9 @@ static void phase_timing(const char *label, const struct pc_run *run, const stru
          label, run->ntiming, fig->ttft_read, fig->ttft_forward, fig->ttft_compared, fig->ttft_worst);
     check_todo(run->ntiming > 0 && fig->ttft_equal == run->ntiming, todo, label,
                "each generation's TTFT (to the first token's read, or to the delimiter after the prompt's forward "
-               "where none is read), tokens/s and steps = the spans of the calls the truth names (%zu of %zu)",
-               fig->ttft_equal, run->ntiming);
+               "where none is read), tokens/s and steps = the spans of the calls the truth names; a serving loop's: "
+               "none, first token serving (%zu of %zu; %zu serving)",
+               fig->ttft_equal, run->ntiming, fig->ttft_serving);
     obs_phase_stats_free(&s);
 }
 
@@ -596,6 +636,47 @@ static void captured_cudnn(const char *label, const struct pc_run *run)
     ok(cudnn > 0, "%s: cuDNN's SDPA kernels captured into the CUDA graph (%zu)", label, cudnn);
 }
 
+/* A serving loop (the truth's ITERATION marks: fw_truth.py's Serving) in
+ * the serving view (docs/serving.md; tests/phase_compare.h,
+ * pc_serving_score): every iteration of the truth exact, one row holding
+ * its launches and no other, none split or merged; each row's kind
+ * (decode only, mixed, prompt only), tokens and sequences those the
+ * scheduler packed (the forward's pre-hook on the host). Printed: those
+ * figures, the host gaps' share of the view's wall time. */
+static void serving_checks(const char *label, const struct pc_run *run, const struct obs_trace *t, const char *todo)
+{
+    struct pc_serving_score s;
+    if (pc_serving_score(t, run, &s, label, 5) != 0)
+        bail("out of memory");
+    diag("FIGURES serving %s: iterations %zu (prompt %zu, mixed %zu, decode %zu), rows %zu; exact %zu (%.2f%%), split "
+         "%zu, merged %zu; kinds right %zu (%.2f%%), tokens right %zu, sequences right %zu; host gaps %zu, p50 %.3f "
+         "ms, p99 %.3f ms, %.2f%% of the wall time",
+         label, s.truth, s.by_kind[0], s.by_kind[1], s.by_kind[2], s.rows, s.exact, percent(s.exact, s.truth), s.split,
+         s.merged, s.kinds_right, percent(s.kinds_right, s.truth), s.tokens_right, s.sequences_right, s.gaps,
+         s.gap_p50_ms, s.gap_p99_ms, 100.0 * s.gap_share);
+    ok(s.truth > 0 && s.exact == s.truth && s.rows == s.truth,
+       "%s: serving view: every iteration of the truth is one row, exact: none split, none merged (%zu of %zu; %zu "
+       "rows)", label, s.exact, s.truth, s.rows);
+    check_todo(s.truth > 0 && s.kinds_right == s.truth, todo, label,
+               "serving view: every iteration's kind (decode only, mixed, prompt only) is the scheduler's (%zu of %zu)",
+               s.kinds_right, s.truth);
+    ok(s.truth > 0 && s.tokens_right == s.truth && s.sequences_right == s.truth,
+       "%s: serving view: every iteration's tokens and sequences are those its forward fed and sampled (%zu and %zu "
+       "of %zu)", label, s.tokens_right, s.sequences_right, s.truth);
+}
+
+/* Which TTFT the case's generations have (long: "to the ..."). */
+static const char *ttft_to_text(const struct fw_figures *f, int long_form)
+{
+    if (f->ttft_read == 0 && f->ttft_forward == 0 && f->ttft_serving > 0)
+        return long_form ? "none (a serving loop)" : "none (serving)";
+    if (f->ttft_forward == 0)
+        return long_form ? "to the token read" : "token read";
+    if (f->ttft_read == 0)
+        return long_form ? "to the prompt forward's end" : "prompt forward's end";
+    return "both";
+}
+
 /* One line per process checked, and the table at the end ("n/a": live
  * from the second forward where the truth marks no forward, layers where
  * it marks no layer). */
@@ -609,8 +690,7 @@ static void figures_line(const struct fw_figures *f)
          percent_text(later, sizeof later, f->later_live_ok, f->later, 1, ""),
          percent_text(lt, sizeof lt, f->layer_trace_ok, f->launches, !f->no_layers, ""),
          percent_text(ll, sizeof ll, f->layer_live_ok, f->launches, !f->no_layers, ""),
-         f->ttft_forward == 0 ? "to the token read" : f->ttft_read == 0 ? "to the prompt forward's end" : "both",
-         f->ttft_equal, f->timing, f->ttft_worst);
+         ttft_to_text(f, 1), f->ttft_equal, f->timing, f->ttft_worst);
 }
 
 static void phase_checks(const struct fw_case *c, const char *label, const char *log_path, const struct obs_trace *t)
@@ -636,6 +716,8 @@ static void phase_checks(const struct fw_case *c, const char *label, const char 
             break;
         }
     phase_timing(label, &run, t, c->todo.ttft, &fig);
+    if (run.niters > 0)
+        serving_checks(label, &run, t, c->todo.serving_kinds);
     figures_line(&fig);
     if (ntable < sizeof table / sizeof table[0])
         table[ntable++] = fig;
@@ -662,7 +744,7 @@ static void figures_table(void)
              percent_text(later, sizeof later, f->later_live_ok, f->later, 1, " "),
              percent_text(lt, sizeof lt, f->layer_trace_ok, f->launches, !f->no_layers, " "),
              percent_text(ll, sizeof ll, f->layer_live_ok, f->launches, !f->no_layers, " "),
-             f->ttft_forward == 0 ? "token read" : f->ttft_read == 0 ? "prompt forward's end" : "both",
+             ttft_to_text(f, 0),
              f->ttft_equal, f->timing, worst);
     }
 }
@@ -1140,7 +1222,8 @@ int main(void)
         {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
          {.phases_live = WARMUP_LIVE_GENERATION, .round_trip = ROUND_TRIP_FORWARDS}},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,
-         {.phases_live = SERVING_LIVE_GENERATION, .ttft = SERVING_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
+         {.phases_live = SERVING_LIVE_GENERATION, .round_trip = ROUND_TRIP_FORWARDS,
+          .serving_kinds = ONE_TOKEN_PROMPT_KIND}},
         /* torch.compile: Inductor's Triton kernels from cubins (cuModuleLoad), its CUDA graph trees */
         {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NO_TODO},
         {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, COMPILED_TODOS},

@@ -82,6 +82,7 @@
 #include <unistd.h>
 
 #include "engine_stub.h"
+#include "gz_text.h"
 #include "phase_log_words.h"
 #include "common/config.h"
 #include "phases/phase_engine.h"
@@ -92,9 +93,6 @@
 #include "tap/process.h"
 #include "trace/kernel_base_name.h"
 
-#ifdef HAVE_ZLIB
-#include <zlib.h>
-#endif
 
 /* ---- the table ---------------------------------------------------------------------------------- */
 
@@ -1450,35 +1448,6 @@ struct file_case {
     size_t nnames;
 };
 
-#ifdef HAVE_ZLIB
-/* The whole (gzip'ed) file as text, or NULL. */
-static char *read_gz(const char *path)
-{
-    gzFile f = gzopen(path, "rb");
-    size_t used = 0, cap = 1 << 20;
-    char *text = malloc(cap);
-    int n;
-    if (f == NULL || text == NULL) {
-        if (f != NULL)
-            gzclose(f);
-        free(text);
-        return NULL;
-    }
-    while ((n = gzread(f, text + used, (unsigned)(cap - used - 1))) > 0) {
-        used += (size_t)n;
-        if (cap - used < 2) {
-            char *more = realloc(text, cap * 2);
-            if (more == NULL)
-                bail("out of memory");
-            text = more;
-            cap *= 2;
-        }
-    }
-    gzclose(f);
-    text[used] = '\0';
-    return text;
-}
-#endif
 
 /* "# what", "name N", optionally "todo WHY" (the engine is known to get
  * it wrong: a TODO check) and "layers-todo WHY" (its layers only: a TODO
@@ -1487,7 +1456,7 @@ static char *read_gz(const char *path)
 static int load_file_case(const char *path, struct file_case *fc)
 {
 #ifdef HAVE_ZLIB
-    char *text = read_gz(path), *line, *next, *what = NULL;
+    char *text = gz_text_read(path), *line, *next, *what = NULL;
     memset(fc, 0, sizeof *fc);
     if (text == NULL)
         return -1;

@@ -9,6 +9,10 @@
  *     change them);
  *   - paints something: the screenshot (1280 x 2000) has many colours and
  *     a share of pixels that are not white (tests/png_stats.py).
+ * Then the serving view's charts (check_serving): a serving loop's page
+ * (tests/scenarios/serving.scn), whole and its serving section alone, with
+ * the same checks, a bar per iteration in Chromium's DOM, the gaps' chart,
+ * and the bars coloured by kind in the screenshot.
  * Two pages that must fail show that the checks can: one with a script
  * error (a console message), one blank (a screenshot of one colour).
  * Skips, saying why, without chromium or python3. */
@@ -22,6 +26,7 @@
 #include "shim_test.h"
 #include "tap/basic.h"
 #include "tap/process.h"
+#include "trace/trace.h"
 #include "workload_bins.h"
 
 #define SHOT_W 1280
@@ -185,6 +190,154 @@ static int workload_trace(const char *workload, char *path, size_t len)
     return 0;
 }
 
+/* ---- the serving view's charts ------------------------------------------------------------- */
+
+/* The page's serving section alone, in a page of its own (the report's
+ * head, its styles; then only that section): what the screenshot shows.
+ * Returns 0, or -1 when the page has no serving section. */
+static int serving_section_page(const char *page, const char *out)
+{
+    char *text = test_read_file(page, NULL), *body, *sec, *end;
+    FILE *f;
+    if (text == NULL)
+        bail("cannot read %s", page);
+    body = strstr(text, "<body");
+    body = body ? strchr(body, '>') : NULL;
+    sec = strstr(text, "<section id=\"serving\">");
+    end = sec ? strstr(sec, "</section>") : NULL;
+    if (body == NULL || sec == NULL || end == NULL) {
+        free(text);
+        return -1;
+    }
+    if ((f = fopen(out, "w")) == NULL)
+        bail("cannot write %s", out);
+    fprintf(f, "%.*s%.*s</body></html>\n", (int)(body + 1 - text), text, (int)(end + 10 - sec), sec);
+    fclose(f);
+    free(text);
+    return 0;
+}
+
+/* Pixels of exactly colour #rrggbb in png (png_stats.py), -1 on failure. */
+static long colour_pixels(const char *png, const char *colour)
+{
+    const char *argv[] = {python, test_path(test_srcdir(), "tests/png_stats.py"), png, colour, NULL};
+    struct run_result r;
+    long w, h, c, nw, n = -1;
+    run_checked(argv, 120, &r);
+    if (!run_exited_with(&r, 0) || sscanf(r.out, "%ld %ld %ld %ld %ld", &w, &h, &c, &nw, &n) != 5)
+        n = -1;
+    run_result_free(&r);
+    return n;
+}
+
+/* The serving view's charts (docs/serving.md, "Outputs"): tests/apps/
+ * llm_replay on tests/scenarios/serving.scn under the shim (18 iterations
+ * in two sessions, OBS_GPU_TIME=events), its page checked whole like the
+ * others, then its serving section alone: Chromium's DOM has the
+ * iterations chart with a bar per iteration of the view (its rows,
+ * obs_serving_compute) and the host gaps' chart; the screenshot is drawn,
+ * and coloured by kind: the colour of a kind with no iteration (unknown)
+ * paints its legend swatch only, the kind with the most host time paints
+ * more than that (its bars). */
+static void check_serving(const char *dir)
+{
+    char prefix[4200], obs[4300], page[4300], section[4300], png[4400], out_env[4300], url[4400], profile[4300];
+    char replay[4300], scn[4300];
+    const char *argv[] = {replay, scn, NULL};
+    const char *env[8];
+    char colours[4][8];
+    double host_ms[OBS_ITER_KINDS] = {0};
+    struct run_result r;
+    struct obs_trace *t;
+    struct obs_serving_stats v;
+    size_t i, e = 0, bars_file = 0, bars_dom = 0;
+    char *text, *p;
+    long swatch = -1, most = -1;
+    unsigned top = OBS_ITER_DECODE;
+    int legend = 0;
+
+    snprintf(replay, sizeof replay, "%s", shim_build_path("tests/apps/llm_replay"));
+    snprintf(scn, sizeof scn, "%s", test_path(test_srcdir(), "tests/scenarios/serving.scn"));
+    snprintf(prefix, sizeof prefix, "%s/serving", dir);
+    snprintf(obs, sizeof obs, "%s.obs", prefix);
+    snprintf(out_env, sizeof out_env, "OBS_OUTPUT=%s", prefix);
+    env[e++] = out_env;
+    env[e++] = sim_library_path_env();
+    env[e++] = "OBS_SUMMARY=0";
+    env[e++] = "OBS_JSON=0";
+    env[e++] = "OBS_GPU_TIME=events";
+    env[e++] = "OBS_GEN_GAP_MS=150";
+    env[e] = NULL;
+    shim_run(argv, env, 1, 120, &r);
+    t = run_exited_with(&r, 0) ? shim_trace_open(obs) : NULL;
+    run_result_free(&r);
+    if (t == NULL || obs_serving_compute(t, NULL, &v) != 0) {
+        ok(0, "serving: llm_replay serving.scn under the shim writes a trace");
+        if (t != NULL)
+            obs_trace_free(t);
+        return;
+    }
+    for (i = 0; i < v.nrows; i++)
+        if (v.rows[i].kind < OBS_ITER_KINDS)
+            host_ms[v.rows[i].kind] += (double)(v.rows[i].host_end - v.rows[i].host_begin) / 1e6;
+    for (i = 0; i < OBS_ITER_KINDS; i++)
+        if (host_ms[i] > host_ms[top])
+            top = (unsigned)i;
+    snprintf(page, sizeof page, "%s/serving.html", dir);
+    snprintf(section, sizeof section, "%s/serving-section.html", dir);
+    if (html_page(page, obs, NULL) != 0 || serving_section_page(page, section) != 0) {
+        ok(0, "serving: obs-report html writes a page with a serving section");
+        obs_serving_free(&v);
+        obs_trace_free(t);
+        return;
+    }
+    check_page("serving loop", page);
+    check_page("the serving section alone", section);
+
+    text = test_read_file(section, NULL);
+    bars_file = count_str(text, "<rect class=\"iter\"");
+    snprintf(url, sizeof url, "file://%s", section);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/profile", test_tmpdir());
+    {
+        const char *dump[] = {chromium, "--headless", "--disable-gpu", "--no-sandbox", profile, "--dump-dom", url, NULL};
+        run_checked(dump, 120, &r);
+    }
+    bars_dom = run_exited_with(&r, 0) ? count_str(r.out, "<rect class=\"iter\"") : 0;
+    ok(bars_dom == v.nrows && bars_file == v.nrows && v.nrows > 0 && strstr(r.out, "chart-iterations") &&
+           strstr(r.out, "chart-gaps-serving"),
+       "serving: Chromium's DOM has the iterations chart, a bar per iteration of the view (%zu of %zu; the file %zu), "
+       "and the host gaps' chart", bars_dom, v.nrows, bars_file);
+    run_result_free(&r);
+
+    /* the legend's colours (<i style="background:#rrggbb"></i>KIND) */
+    memset(colours, 0, sizeof colours);
+    for (p = text; (p = strstr(p, "<i style=\"background:#")) != NULL; p++) {
+        const char *c = p + 21, *name = strstr(c, "</i>");
+        for (i = 0; name != NULL && i < OBS_ITER_KINDS; i++) {
+            const char *kind = obs_iteration_kind_name((unsigned)i);
+            if (strncmp(name + 4, kind, strlen(kind)) == 0 && name[4 + strlen(kind)] == '<') {
+                snprintf(colours[i], sizeof colours[i], "%.7s", c);
+                legend++;
+            }
+        }
+    }
+    free(text);
+    snprintf(png, sizeof png, "%s.png", section);
+    if (legend == OBS_ITER_KINDS && v.by_kind[OBS_ITER_UNKNOWN] == 0) {
+        swatch = colour_pixels(png, colours[OBS_ITER_UNKNOWN]);
+        most = colour_pixels(png, colours[top]);
+    }
+    diag("FIGURES html serving: %zu iterations (decode %zu, mixed %zu, prompt %zu); pixels of %s's colour %s: %ld "
+         "(the kind with the most host time, %.3f ms), of unknown's %s: %ld (no iteration: its legend swatch)",
+         v.nrows, v.by_kind[OBS_ITER_DECODE], v.by_kind[OBS_ITER_MIXED], v.by_kind[OBS_ITER_PROMPT],
+         obs_iteration_kind_name(top), colours[top], most, host_ms[top], colours[OBS_ITER_UNKNOWN], swatch);
+    ok(legend == OBS_ITER_KINDS && swatch > 0 && most > swatch,
+       "serving: the screenshot is coloured by kind: %s's bars paint %ld pixels of its colour, a kind with no "
+       "iteration only its legend swatch (%ld)", obs_iteration_kind_name(top), most, swatch);
+    obs_serving_free(&v);
+    obs_trace_free(t);
+}
+
 int main(void)
 {
     static const char *const names[] = {"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", NULL};
@@ -266,5 +419,6 @@ int main(void)
         check_page("two runs side by side", page);
     else
         ok(0, "compare: obs-report html A B");
+    check_serving(dir);
     return 0;
 }

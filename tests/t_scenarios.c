@@ -39,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gz_text.h"
 #include "phase_compare.h"
 #include "scenario.h"
 #include "scenario_fuzz.h"
@@ -47,9 +48,6 @@
 #include "tap/process.h"
 #include "trace/trace_reader.h"
 
-#ifdef HAVE_ZLIB
-#include <zlib.h>
-#endif
 
 #define MIN_OK_PERCENT 100.0 /* every launch (percent() of n out of n is exactly 100) */
 
@@ -885,22 +883,14 @@ static void scenario_steps(const struct obs_trace *t, struct step_list *l)
  * its first thread; generations and steps counted from the marks. */
 static int real_steps(const char *path, struct step_list *l)
 {
-#ifdef HAVE_ZLIB
-    gzFile f = gzopen(path, "rb");
-    size_t used = 0, cap = 1 << 20;
-    char *text = malloc(cap), *tok, *save = NULL, *calls;
+    char *text, *tok, *save = NULL, *calls;
     struct step_text cur;
     long gen = -1, step = -2;
-    int n, on_first = 1;
-    if (f == NULL || text == NULL)
+    int on_first = 1;
+    if (!gz_text_available())
+        return -1;
+    if ((text = gz_text_read(path)) == NULL)
         bail("cannot read %s", path);
-    while ((n = gzread(f, text + used, (unsigned)(cap - used - 1))) > 0) {
-        used += (size_t)n;
-        if (cap - used < 2 && (text = realloc(text, cap *= 2)) == NULL)
-            bail("out of memory");
-    }
-    gzclose(f);
-    text[used] = '\0';
     calls = strstr(text, "\ncalls\n");
     if (calls == NULL)
         bail("%s: no calls", path);
@@ -942,11 +932,6 @@ static int real_steps(const char *path, struct step_list *l)
     sl_finish(l, &cur);
     free(text);
     return 0;
-#else
-    (void)path;
-    (void)l;
-    return -1;
-#endif
 }
 
 /* The scenario against the real program's call stream it imitates, step

@@ -39,8 +39,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include "gz_text.h"
 #include "html_check.h"
 #include "shim_test.h"
 #include "tap/basic.h"
@@ -203,6 +205,106 @@ static size_t count_of(const char *text, const char *needle)
 static size_t lines_of(const char *text)
 {
     return count_of(text, "\n");
+}
+
+/* ---- against the real serving loop ------------------------------------------------------ */
+
+#define REAL_CASE "hf-serving"
+#define REAL_MAX 64
+
+/* The real loop's iterations as the view measures them, from its call
+ * stream (tests/engine_cases/hf-serving.calls.gz: transformers'
+ * generate_batch under the shim, its truth's @iter at each forward): the
+ * first host-to-device copy after its thread's last launch or sampled-ids
+ * read and before the iteration's first launch (the batch's ids), and its
+ * last copy from the device of at least 4 bytes after one of its launches
+ * (the sampled ids). Returns the count (at most REAL_MAX), -1 without zlib. */
+struct real_iter {
+    unsigned long long ids, read;
+};
+
+static long real_iterations(const char *path, struct real_iter *it)
+{
+    char *text, *tok, *save = NULL, *calls;
+    long n = 0, cur[4] = {-1, -1, -1, -1};
+    unsigned long long pending[4] = {0};
+    int th = 0, waiting[4] = {0}, launched[4] = {0};
+    if (!gz_text_available())
+        return -1;
+    if ((text = gz_text_read(path)) == NULL || (calls = strstr(text, "\ncalls\n")) == NULL)
+        bail("cannot read the calls of %s", path);
+    for (tok = strtok_r(calls + 7, " \n", &save); tok != NULL; tok = strtok_r(NULL, " \n", &save)) {
+        unsigned long long bytes = strchr(tok, ':') ? strtoull(strchr(tok, ':') + 1, NULL, 10) : 0;
+        if (tok[0] == 'T' && tok[1] >= '0' && tok[1] <= '3' && tok[2] == '\0') {
+            th = tok[1] - '0';
+        } else if (strcmp(tok, "@iter") == 0) {
+            if (n == REAL_MAX)
+                bail("%s: more than %d iterations", path, REAL_MAX);
+            it[n].ids = it[n].read = 0;
+            cur[th] = n++;
+            waiting[th] = 1;
+            launched[th] = 0;
+        } else if (strcmp(tok, "@gen") == 0 || strcmp(tok, "@step") == 0 || strcmp(tok, "@none") == 0) {
+            cur[th] = -1;
+        } else if ((tok[0] == 'k' && tok[1] >= '0' && tok[1] <= '9') || strncmp(tok, "graph", 5) == 0) {
+            if (waiting[th] && cur[th] >= 0)
+                it[cur[th]].ids = pending[th];
+            waiting[th] = 0;
+            launched[th] = 1;
+            pending[th] = 0;
+        } else if (strncasecmp(tok, "h2d:", 4) == 0) {
+            if (pending[th] == 0)
+                pending[th] = bytes;
+        } else if (strncasecmp(tok, "d2h:", 4) == 0 && bytes >= 4 && launched[th]) {
+            if (cur[th] >= 0)
+                it[cur[th]].read = bytes;
+            pending[th] = 0;
+        }
+    }
+    free(text);
+    return n;
+}
+
+/* The scenario's first session (hf-serving's batches) against the real
+ * loop's call stream, where their shapes meet (the scenario's forward is a
+ * smaller model's, its other inputs fewer copies): as many iterations, each
+ * with the real one's ids copy (its tokens) and sampled-ids read (its
+ * sequences), byte for byte, as the view reads them from either stream. */
+static void check_real(const struct obs_serving_stats *s)
+{
+    char path[4300], line[2048];
+    struct real_iter real[REAL_MAX];
+    long n;
+    size_t i, rows = 0, same = 0, len = 0;
+    snprintf(path, sizeof path, "%s/tests/engine_cases/" REAL_CASE ".calls.gz", test_srcdir());
+    if ((n = real_iterations(path, real)) < 0) {
+        skip("serving.scn against " REAL_CASE ": no zlib to read %s (configure found none)", path);
+        return;
+    }
+    line[0] = '\0';
+    for (i = 0; i < s->nrows; i++) {
+        const struct obs_iteration_row *r = &s->rows[i];
+        int eq;
+        if (r->generation != 0)
+            continue;
+        eq = (long)rows < n && r->first_input_bytes == real[rows].ids && r->read_bytes == real[rows].read;
+        same += eq;
+        if (!eq)
+            diag("serving.scn against " REAL_CASE ": iteration %zu: the scenario's ids %llu B, read %llu B; the real "
+                 "loop's %llu B, %llu B", rows, (unsigned long long)r->first_input_bytes,
+                 (unsigned long long)r->read_bytes, (long)rows < n ? real[rows].ids : 0ULL,
+                 (long)rows < n ? real[rows].read : 0ULL);
+        if (len < sizeof line - 32)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%sh2d:%llu d2h:%llu", rows ? " | " : "",
+                                    (unsigned long long)r->first_input_bytes, (unsigned long long)r->read_bytes);
+        rows++;
+    }
+    diag("FIGURES serving.scn against " REAL_CASE ": session 0's ids copy and sampled-ids read: %s", line);
+    diag("FIGURES serving.scn against " REAL_CASE ": %zu of %ld iterations with the real loop's ids copy and "
+         "sampled-ids read (%zu in the scenario's first session)", same, n, rows);
+    ok(n > 0 && (long)rows == n && (long)same == n,
+       "serving.scn's first session against " REAL_CASE " (the real generate_batch): as many iterations (%zu, %ld), "
+       "each with its ids copy and sampled-ids read, byte for byte (%zu)", rows, n, same);
 }
 
 /* ---- the rows ---------------------------------------------------------------------------- */
@@ -512,8 +614,6 @@ static void check_perfetto(const char *label, const char *obs, enum clock_mode m
     run_result_free(&r);
     if (run_program(argv, NULL, 300, &r) != 0)
         bail("cannot run %s", python);
-    /* the phase track's own check (a range held open past its delimiter ends there, the calls after it in no
-     * slice of their phase: docs/phases.md) is not this test's */
     if (!ok(value_of(r.out, "iteration_slices") == (long long)nf &&
                 value_of(r.out, "gpu_iteration_slices") == (mode == HOST ? 0 : (long long)nf) &&
                 strstr(r.err, "error: iterations") == NULL,
@@ -521,6 +621,14 @@ static void check_perfetto(const char *label, const char *obs, enum clock_mode m
             "%s on the GPU track (%lld)",
             label, value_of(r.out, "iteration_slices"), mode == HOST ? "none" : "one per iteration",
             value_of(r.out, "gpu_iteration_slices")))
+        diag_text("perfetto_check", r.err);
+    /* the phase track too: each ITERATION/k slice holds the calls its range labels, the next batch's input
+     * copies after the delimiter its END carries the time of included, and none sits in a DECODE/STEP_k slice
+     * (trace_phase_slices.c); and every other check of the checker */
+    if (!ok(run_exited_with(&r, 0) && value_of(r.out, "phase_slices") > 0,
+            "%s: perfetto: the whole checker passes: every call labelled ITERATION lies in a phase slice of its phase "
+            "(%lld phase slices)",
+            label, value_of(r.out, "phase_slices")))
         diag_text("perfetto_check", r.err);
     run_result_free(&r);
 }
@@ -590,6 +698,8 @@ static void check_mode(enum clock_mode mode)
     if (obs_serving_compute(run.t, NULL, &s) != 0)
         bail("out of memory");
     check_rows(label, mode, &s, f, nf);
+    if (mode == HOST)
+        check_real(&s);
     check_summaries(label, mode, &s, f, nf);
     check_csv(label, run.obs, f, nf);
     check_json(label, run.obs, &s, f, nf);

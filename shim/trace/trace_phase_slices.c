@@ -8,6 +8,7 @@
 
 #include "trace_colls.h"
 #include "trace_layers.h"
+#include "trace_serving.h"
 
 /* Whether a phase range gets a slice: RELABEL ranges that label calls;
  * BEGIN/END ranges unless a RELABEL took every call they held. */
@@ -128,13 +129,46 @@ static size_t merge_overlaps(const struct obs_trace *t, struct obs_phase_slice *
     return out;
 }
 
+/* Each range's end on its track: its END (or RELABEL) time, or the end of
+ * the last call it labels (its inner ranges' included) where that is later.
+ * A range the engine held open past a delimiter (docs/phases.md, "Limits":
+ * a serving loop's ITERATION/k runs to the next forward, over the next
+ * batch's input copies) ends with the delimiter's time, while the calls
+ * after it up to the next launch are still its own: its slice holds them.
+ * NULL when out of memory. */
+static uint64_t *range_ends(const struct obs_trace *t)
+{
+    uint64_t *end = malloc((t->nphases ? t->nphases : 1) * sizeof *end);
+    size_t i;
+    if (end == NULL)
+        return NULL;
+    for (i = 0; i < t->nphases; i++)
+        end[i] = t->phases[i].end;
+    for (i = 0; i < t->ncalls; i++) {
+        uint32_t p = t->calls[i].phase, hops;
+        for (hops = 0; p != OBS_NONE && p < t->nphases && hops <= t->nphases; p = t->phases[p].parent, hops++)
+            if (t->calls[i].host_end > end[p])
+                end[p] = t->calls[i].host_end;
+    }
+    return end;
+}
+
+/* Whether a RELABEL range may be part of a step that a derived
+ * DECODE/STEP_k slice goes around: not a serving loop's ITERATION/k,
+ * whose k counts forwards, not decode steps (each its own slice). */
+static int in_decode_step(const struct obs_phase *r)
+{
+    return strcmp(r->phase, OBS_SERVING_PHASE) != 0;
+}
+
 /* The slices of the phase tracks. A phase engine may label calls after the
  * fact with one RELABEL per run of calls (KV_GATHER of step 3, then
  * DECODE/STEP_3, ...), not nested: consecutive outermost RELABEL ranges of
  * one generation and step get a DECODE/STEP_k slice around them (a member
  * that is that step's own range becomes it), and consecutive steps from 1
  * on a DECODE/STEADY slice around those, so that the tracks nest like the
- * live ranges: DECODE/STEADY > DECODE/STEP_k > KV_GATHER. */
+ * live ranges: DECODE/STEADY > DECODE/STEP_k > KV_GATHER. Relabelled
+ * ITERATION/k ranges are slices of their own (no DECODE/STEP_k around). */
 struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *count)
 {
     size_t n = 0, i, k, cap;
@@ -142,23 +176,27 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
     struct obs_phase_slice *sl;
     size_t nsl = 0, group = SIZE_MAX, steady = SIZE_MAX, nlayers = 0;
     struct obs_layer_span *layers;
+    uint64_t *ends;
 
     if (order == NULL)
         return NULL;
     layers = obs_layer_spans(t, &nlayers);
+    ends = range_ends(t);
     cap = 3 * n + nlayers + t->ncolls + 1;
-    sl = layers != NULL ? calloc(cap, sizeof *sl) : NULL;
+    sl = layers != NULL && ends != NULL ? calloc(cap, sizeof *sl) : NULL;
     if (sl == NULL) {
         free(order);
         free(layers);
+        free(ends);
         return NULL;
     }
     for (k = 0; k < n; k++) {
         const struct obs_phase *r = &t->phases[order[k]];
+        uint64_t r_end = ends[order[k]];
         uint32_t step = obs_phase_step(t, order[k]);
         struct obs_phase_slice *g = group != SIZE_MAX ? &sl[group] : NULL;
         struct obs_phase_slice *st = steady != SIZE_MAX ? &sl[steady] : NULL;
-        int top_relabel = r->relabel && r->parent == OBS_NONE;
+        int top_relabel = r->relabel && r->parent == OBS_NONE && in_decode_step(r);
         if (g && (!top_relabel || r->thread != g->thread || r->generation != g->generation || step != g->step))
             g = NULL, group = SIZE_MAX;
         if (st && (!top_relabel || r->thread != st->thread || r->generation != st->generation || step == UINT32_MAX ||
@@ -168,18 +206,18 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
             if (step >= 1 && st == NULL) {
                 steady = nsl++;
                 st = &sl[steady];
-                *st = (struct obs_phase_slice){r->begin, r->end, r->thread, OBS_NONE, UINT32_MAX, r->generation, 0,
+                *st = (struct obs_phase_slice){r->begin, r_end, r->thread, OBS_NONE, UINT32_MAX, r->generation, 0,
                                            OBS_PHASE_SLICE_STEADY};
             }
             if (g == NULL) {
                 group = nsl++;
                 g = &sl[group];
-                *g = (struct obs_phase_slice){r->begin, r->end, r->thread, OBS_NONE, step, r->generation, 1, OBS_PHASE_SLICE_STEP};
+                *g = (struct obs_phase_slice){r->begin, r_end, r->thread, OBS_NONE, step, r->generation, 1, OBS_PHASE_SLICE_STEP};
             }
             if (r->begin < g->b)
                 g->b = r->begin;
-            if (r->end > g->e)
-                g->e = r->end;
+            if (r_end > g->e)
+                g->e = r_end;
             if (st) {
                 if (g->b < st->b)
                     st->b = g->b;
@@ -189,13 +227,14 @@ struct obs_phase_slice *obs_phase_slices(const struct obs_trace *t, size_t *coun
             if (is_step_range(r, step))
                 continue; /* the step's own range: the slice around the group shows it */
         }
-        sl[nsl++] = (struct obs_phase_slice){r->begin, r->end, r->thread, order[k], step, r->generation,
+        sl[nsl++] = (struct obs_phase_slice){r->begin, r_end, r->thread, order[k], step, r->generation,
                                          2 + r->depth, OBS_PHASE_SLICE_RANGE};
     }
     for (i = 0; i < nlayers; i++) /* inside their phase or step, around a KV_GATHER */
         sl[nsl++] = (struct obs_phase_slice){layers[i].b, layers[i].e, layers[i].thread, layers[i].layer,
                                              layers[i].step, layers[i].generation, 3, OBS_PHASE_SLICE_LAYER};
     free(layers);
+    free(ends);
     for (i = 0; i < t->ncolls; i++) { /* innermost: inside the step and layer the call was made in */
         const struct obs_coll *c = &t->colls[i];
         if (c->op == OBS_COLL_GROUP_START)
