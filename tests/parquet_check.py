@@ -44,7 +44,8 @@ def run_ranks(tag, nranks, gpu_time, extra):
     if os.path.exists(barrier):
         os.unlink(barrier)
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(build, "tests/apps/.libs") + ":" +
-               os.path.join(build, "sim/.libs"), LD_PRELOAD=os.path.join(build, "shim/.libs/libobsshim.so"),
+               os.path.join(build, "sim/.libs"), LD_PRELOAD=":".join(filter(None, [os.environ.get("OBS_PRELOAD_FIRST"),
+                                                 os.path.join(build, "shim/.libs/libobsshim.so")])),
                OBS_GPU_TIME=gpu_time, OBS_SUMMARY="0", OBS_PERFETTO="0")
     procs = []
     for r in range(nranks):

@@ -279,8 +279,8 @@ static void test_frameworks(void)
     free(venv);
 }
 
-/* --duckdb --dry-run: python3-venv too, and where and which DuckDB it
- * would install (the pin, in the script once). */
+/* --duckdb, --spark --dry-run: python3-venv (and Java) too, and where and
+ * which DuckDB or pyspark they would install (the pins). */
 static void test_duckdb(void)
 {
     struct run_result r;
@@ -300,6 +300,14 @@ static void test_duckdb(void)
     ok(strcmp(log, "") == 0 && stat(venv, &st) != 0, "--duckdb --dry-run: nothing run, nothing made");
     free(log);
     run_result_free(&r);
+
+    snprintf(env, sizeof env, "OBS_SPARK_ENV=%s", venv);
+    run_deps(debian, "--dry-run", "--spark", 0, env, &r);
+    is_string(DEBIAN_ALL " python3-venv openjdk-17-jre-headless hipcc libamdhip64-dev", after(r.out, "would install: "),
+              "--spark: python3-venv and Java 17 too");
+    snprintf(want, sizeof want, "%s (python3 -m venv) and install pyspark==4.3.0", venv);
+    is_string(want, after(r.out, "spark: would create "), "--spark --dry-run: says where and which version");
+    run_result_free(&r);
     free(venv);
 }
 
@@ -318,13 +326,15 @@ static void test_callers(void)
        ".ci/run makes the frameworks' environment and hands it to make check");
     ok(ci != NULL && strstr(ci, "contrib/install-deps --duckdb") != NULL && strstr(ci, "OBS_DUCKDB_ENV") != NULL,
        ".ci/run makes DuckDB's environment and hands it to make check");
+    ok(ci != NULL && strstr(ci, "contrib/install-deps --spark") != NULL && strstr(ci, "OBS_SPARK_ENV") != NULL,
+       ".ci/run makes Spark's environment and hands it to make check");
     free(readme);
     free(ci);
 }
 
 int main(void)
 {
-    plan(38);
+    plan(41);
     dir = test_tmpdir();
     make_stand_ins();
     test_dry_runs();
