@@ -31,6 +31,7 @@
 
 #include "abi/cuda_abi.h"
 #include "abi/nccl_abi.h"
+#include "nccl_seed_id.h"
 
 static volatile int stub_marker;
 #define STUB(name)                \
@@ -154,16 +155,6 @@ static int map_barrier(const char *path)
     return 0;
 }
 
-static obs_ncclUniqueId unique_id(unsigned seed)
-{
-    obs_ncclUniqueId id;
-    for (size_t i = 0; i < sizeof id.internal; i++) {
-        seed = seed * 1103515245u + 12345u;
-        id.internal[i] = (char)(seed >> 16);
-    }
-    return id;
-}
-
 int main(int argc, char **argv)
 {
     int steps = 8, prompts = 1, p, t, i, host_token = 0;
@@ -203,7 +194,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (cudaStreamCreate(&stream) != obs_cudaSuccess || cudaMalloc(&buf, 1 << 20) != obs_cudaSuccess ||
-        ncclCommInitRank(&comm, nranks, unique_id((unsigned)atoi(argv[3])), rank) != obs_ncclSuccess) {
+        ncclCommInitRank(&comm, nranks, nccl_seed_id((unsigned)atoi(argv[3])), rank) != obs_ncclSuccess) {
         fprintf(stderr, "tp_decode: no runtime\n");
         return 1;
     }
