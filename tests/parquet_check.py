@@ -253,12 +253,49 @@ def check_set(tag, traces, gpu, slow_rank):
     ok(calls, f"{tag}: --query takes any path to an SQL file")
 
 
+def check_edges():
+    """No communicator: a pid-P directory; a damaged input: exit 1, its name
+    said, nothing left; exporting again replaces a rank's files."""
+    out = os.path.join(work, "edges-parquet")
+    solo = os.path.join(work, "solo.obs")
+    subprocess.run([os.path.join(build, "tests/apps/mktrace"), "phased", "2000", solo, "--gpu"], check=True,
+                   stdout=subprocess.DEVNULL)
+    pid = sections(report(["summary", "--format", "csv", solo]))["trace"][0]["pid"]
+    r = subprocess.run([sys.executable, tool, "-o", out, solo], stderr=subprocess.PIPE)
+    parts = sorted(p for p in os.listdir(out) if not p.startswith(".")) if r.returncode == 0 else []
+    ok(parts == [f"pid-{pid}"], f"a trace with no NCCL communicator: pid-{pid} ({parts})")
+    rows = query(out, "top_kernels.sql")
+    want = sections(report(["summary", "--format", "csv", solo]))["cuda_gpu_kern_sum"]
+    import duckdb
+    ranks = duckdb.sql(f"SELECT DISTINCT rank FROM read_parquet('{out}/*/calls.parquet')").fetchall()
+    ok(ranks == [(-1,)] and sorted((k["name"], k["total_ns"], k["instances"]) for k in rows) ==
+       sorted((k["name"], k["total_ns"], k["instances"]) for k in want) and rows,
+       "... its rank column -1, and the queries run on it (top_kernels.sql = its summary's)")
+    bad = os.path.join(work, "damaged.obs")
+    with open(bad, "wb") as f:
+        f.write(b"not a trace at all, not one byte of it")
+    r = subprocess.run([sys.executable, tool, "-o", os.path.join(work, "bad-parquet"), bad], stderr=subprocess.PIPE)
+    left = [p for p in os.listdir(os.path.join(work, "bad-parquet"))] if os.path.isdir(
+        os.path.join(work, "bad-parquet")) else []
+    ok(r.returncode == 1 and bad.encode() in r.stderr and r.stderr.startswith(b"obs-parquet: ") and not left,
+       f"a damaged trace: exit 1, one line naming it, nothing left behind ({left})")
+    diag(r.stderr.decode(errors="replace").strip())
+    before = {f: os.path.getsize(os.path.join(out, parts[0], f)) for f in os.listdir(os.path.join(out, parts[0]))} \
+        if parts else {}
+    r = subprocess.run([sys.executable, tool, "-o", out, solo], stderr=subprocess.PIPE)
+    after = {f: os.path.getsize(os.path.join(out, parts[0], f)) for f in os.listdir(os.path.join(out, parts[0]))} \
+        if parts else {}
+    ok(r.returncode == 0 and before == after and len(after) == 6 and
+       sorted(os.listdir(out)) == parts, "exported again: the rank's six files replaced, nothing else left")
+
+
 def main():
-    print("1..32", flush=True)
+    print("1..36", flush=True)
     gpu_traces = run_ranks("gpu", 4, "events", ["--slow-rank", str(SLOW_RANK), "--slow-us", str(SLOW_US)])
     check_set("gpu", gpu_traces, True, SLOW_RANK)
     host_traces = run_ranks("host", 2, "off", ["--slow-rank", "1", "--slow-us", str(SLOW_US)])
     check_set("host", host_traces, False, 1)
+    check_edges()
     return 0 if all(r[0] for r in results) else 1
 
 
