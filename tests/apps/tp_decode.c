@@ -16,10 +16,13 @@
  *
  * --barrier FILE: every rank waits for all NRANKS at each collective (a
  * counter in FILE, mapped shared; the file must start empty or zero), as
- * NCCL's ranks wait for each other, so that arrivals line up; then rank
- * --slow-rank sleeps --slow-us microseconds before each collective of layer 0
- * (the known straggler). Prints "rank R collectives C launches L"; exits 0,
- * 1 when a call failed, 2 on a usage error. */
+ * NCCL's ranks wait for each other, so that arrivals line up. Then at each
+ * collective of layer 0 rank --slow-rank (the known straggler) waits until
+ * every other rank's call of it has returned (a second counter: so it is
+ * the last to call, however the machine schedules the ranks) and sleeps
+ * --slow-us microseconds more (the skew is at least that). Prints "rank R
+ * collectives C launches L"; exits 0, 1 when a call failed, 2 on a usage
+ * error. */
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -77,8 +80,10 @@ __attribute__((constructor)) static void register_module(void)
 
 static int rank, nranks, layers = 4, slow_rank = -1, slow_us;
 static int failures;
-static unsigned long launches, collectives, arrivals;
-static volatile unsigned long *barrier_count; /* shared by the ranks: arrivals so far */
+static unsigned long launches, collectives, arrivals, late_waits;
+/* Shared by the ranks: [0] arrivals at collectives so far, [1] calls of
+ * layer 0's collectives returned on the ranks that are not slow. */
+static volatile unsigned long *barrier_count;
 static obs_ncclComm_t comm;
 static obs_cudaStream_t stream;
 static void *buf;
@@ -93,30 +98,51 @@ static void launch(int k, unsigned grid)
 
 /* Wait until every rank has come to this collective: the counter only
  * grows, so the n-th barrier is passed at n * NRANKS arrivals. */
+static void wait_for(int which, unsigned long count)
+{
+    while (__atomic_load_n(&barrier_count[which], __ATOMIC_SEQ_CST) < count)
+        sched_yield();
+}
+
 static void barrier(void)
 {
     if (barrier_count == NULL)
         return;
     arrivals++;
-    __atomic_add_fetch(barrier_count, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(barrier_count, __ATOMIC_SEQ_CST) < arrivals * (unsigned long)nranks)
-        sched_yield();
+    __atomic_add_fetch(&barrier_count[0], 1, __ATOMIC_SEQ_CST);
+    wait_for(0, arrivals * (unsigned long)nranks);
+}
+
+static int is_late(int layer)
+{
+    return rank == slow_rank && layer == 0 && slow_us > 0;
 }
 
 static void before_collective(int layer)
 {
     barrier();
-    if (rank == slow_rank && layer == 0 && slow_us > 0) {
+    if (is_late(layer)) {
         struct timespec ts = {slow_us / 1000000, (long)(slow_us % 1000000) * 1000L};
+        if (barrier_count != NULL)
+            wait_for(1, ++late_waits * (unsigned long)(nranks - 1));
         nanosleep(&ts, NULL);
     }
     collectives++;
+}
+
+/* A rank that is not late has called layer 0's collective: count it. */
+static void after_collective(int layer)
+{
+    if (barrier_count != NULL && layer == 0 && slow_rank >= 0 && slow_rank < nranks && rank != slow_rank &&
+        slow_us > 0)
+        __atomic_add_fetch(&barrier_count[1], 1, __ATOMIC_SEQ_CST);
 }
 
 static void all_reduce(int layer, size_t count)
 {
     before_collective(layer);
     failures += ncclAllReduce(buf, buf, count, obs_ncclBfloat16, obs_ncclSum, comm, stream) != obs_ncclSuccess;
+    after_collective(layer);
 }
 
 /* One forward pass over `tokens` tokens, ending in the token read back. */
