@@ -3,9 +3,10 @@ SQL of contrib/sql over it, against obs-report's own figures.
 
 Traces: tests/apps/tp_decode, 4 ranks in separate processes under the shim
 on the simulated runtime with GPU time (OBS_GPU_TIME=events), 2 prompts,
-waiting for each other at every collective (--barrier), rank 2 sleeping
-20 ms before each collective of layer 0 (the known straggler); and 2 ranks
-with host times only. Per query, the figures over all ranks equal those of
+waiting for each other at every collective (--barrier), rank 2 calling
+each collective of layer 0 only after the other ranks' calls of it have
+returned, and 20 ms later (the known straggler, and a skew of at least
+20 ms); and 2 ranks with host times only (rank 1 late). Per query, the figures over all ranks equal those of
 obs-report on each rank's trace, added up (kernels, copies, phases:
 exactly), or worked out here from obs-report's CSVs (collectives matched by
 communicator and sequence number, skew, straggler, bus bandwidth, the
