@@ -101,7 +101,7 @@ def num(v):
 
 def check_set(tag, traces, gpu, slow_rank):
     out = os.path.join(work, tag + "-parquet")
-    r = subprocess.run([sys.executable, tool, "-v", "-j", "2", "-o", out] + traces,
+    r = subprocess.run([sys.executable, tool, "--obs-report", obs_report, "-v", "-j", "2", "-o", out] + traces,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     diag(r.stderr.decode(errors="replace"))
     nr = len(traces)
@@ -262,7 +262,7 @@ def check_edges():
     subprocess.run([os.path.join(build, "tests/apps/mktrace"), "phased", "2000", solo, "--gpu"], check=True,
                    stdout=subprocess.DEVNULL)
     pid = sections(report(["summary", "--format", "csv", solo]))["trace"][0]["pid"]
-    r = subprocess.run([sys.executable, tool, "-o", out, solo], stderr=subprocess.PIPE)
+    r = subprocess.run([sys.executable, tool, "--obs-report", obs_report, "-o", out, solo], stderr=subprocess.PIPE)
     parts = sorted(p for p in os.listdir(out) if not p.startswith(".")) if r.returncode == 0 else []
     ok(parts == [f"pid-{pid}"], f"a trace with no NCCL communicator: pid-{pid} ({parts})")
     rows = query(out, "top_kernels.sql")
@@ -275,7 +275,7 @@ def check_edges():
     bad = os.path.join(work, "damaged.obs")
     with open(bad, "wb") as f:
         f.write(b"not a trace at all, not one byte of it")
-    r = subprocess.run([sys.executable, tool, "-o", os.path.join(work, "bad-parquet"), bad], stderr=subprocess.PIPE)
+    r = subprocess.run([sys.executable, tool, "--obs-report", obs_report, "-o", os.path.join(work, "bad-parquet"), bad], stderr=subprocess.PIPE)
     left = [p for p in os.listdir(os.path.join(work, "bad-parquet"))] if os.path.isdir(
         os.path.join(work, "bad-parquet")) else []
     ok(r.returncode == 1 and bad.encode() in r.stderr and r.stderr.startswith(b"obs-parquet: ") and not left,
@@ -283,7 +283,7 @@ def check_edges():
     diag(r.stderr.decode(errors="replace").strip())
     before = {f: os.path.getsize(os.path.join(out, parts[0], f)) for f in os.listdir(os.path.join(out, parts[0]))} \
         if parts else {}
-    r = subprocess.run([sys.executable, tool, "-o", out, solo], stderr=subprocess.PIPE)
+    r = subprocess.run([sys.executable, tool, "--obs-report", obs_report, "-o", out, solo], stderr=subprocess.PIPE)
     after = {f: os.path.getsize(os.path.join(out, parts[0], f)) for f in os.listdir(os.path.join(out, parts[0]))} \
         if parts else {}
     ok(r.returncode == 0 and before == after and len(after) == 6 and

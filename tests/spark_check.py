@@ -37,7 +37,7 @@ def main():
     print(f"1..{3 + len(queries)}", flush=True)
     traces = pc.run_ranks("spark", 4, "events", ["--slow-rank", "2", "--slow-us", "20000"])
     out = os.path.join(pc.work, "spark-parquet")
-    r = subprocess.run([duck_python, pc.tool, "-o", out] + traces, stderr=subprocess.PIPE)
+    r = subprocess.run([duck_python, pc.tool, "--obs-report", pc.obs_report, "-o", out] + traces, stderr=subprocess.PIPE)
     pc.ok(r.returncode == 0, "exported with DuckDB (obs-parquet)") or pc.diag(r.stderr.decode(errors="replace"))
 
     from pyspark.sql import SparkSession
