@@ -279,6 +279,38 @@ static void test_frameworks(void)
     free(venv);
 }
 
+/* --duckdb, --spark --dry-run: python3-venv (and Java) too, and where and
+ * which DuckDB or pyspark they would install (the pins). */
+static void test_duckdb(void)
+{
+    struct run_result r;
+    char *log, env[4300], want[8600];
+    const char *debian = test_path(dir, "debian");
+    char *venv = strdup(test_path(dir, "duck/env"));
+    struct stat st;
+
+    snprintf(env, sizeof env, "OBS_DUCKDB_ENV=%s", venv);
+    run_deps(debian, "--dry-run", "--duckdb", 0, env, &r);
+    ok(run_exited_with(&r, 0), "--duckdb --dry-run: exit 0");
+    is_string(DEBIAN_ALL " python3-venv hipcc libamdhip64-dev", after(r.out, "would install: "),
+              "--duckdb: python3-venv too");
+    snprintf(want, sizeof want, "%s (python3 -m venv) and install duckdb==2.0.1", venv);
+    is_string(want, after(r.out, "duckdb: would create "), "--duckdb --dry-run: says where and which version");
+    log = calls();
+    ok(strcmp(log, "") == 0 && stat(venv, &st) != 0, "--duckdb --dry-run: nothing run, nothing made");
+    free(log);
+    run_result_free(&r);
+
+    snprintf(env, sizeof env, "OBS_SPARK_ENV=%s", venv);
+    run_deps(debian, "--dry-run", "--spark", 0, env, &r);
+    is_string(DEBIAN_ALL " python3-venv openjdk-17-jre-headless hipcc libamdhip64-dev", after(r.out, "would install: "),
+              "--spark: python3-venv and Java 17 too");
+    snprintf(want, sizeof want, "%s (python3 -m venv) and install pyspark==4.3.0", venv);
+    is_string(want, after(r.out, "spark: would create "), "--spark --dry-run: says where and which version");
+    run_result_free(&r);
+    free(venv);
+}
+
 /* The README's quick start and .ci/run run the script (so they install the
  * same packages). */
 static void test_callers(void)
@@ -292,18 +324,23 @@ static void test_callers(void)
     ok(ci != NULL && strstr(ci, "\ncontrib/install-deps") != NULL, ".ci/run runs contrib/install-deps");
     ok(ci != NULL && strstr(ci, "contrib/install-deps --frameworks") != NULL && strstr(ci, "OBS_FRAMEWORKS_ENV") != NULL,
        ".ci/run makes the frameworks' environment and hands it to make check");
+    ok(ci != NULL && strstr(ci, "contrib/install-deps --duckdb") != NULL && strstr(ci, "OBS_DUCKDB_ENV") != NULL,
+       ".ci/run makes DuckDB's environment and hands it to make check");
+    ok(ci != NULL && strstr(ci, "contrib/install-deps --spark") != NULL && strstr(ci, "OBS_SPARK_ENV") != NULL,
+       ".ci/run makes Spark's environment and hands it to make check");
     free(readme);
     free(ci);
 }
 
 int main(void)
 {
-    plan(33);
+    plan(41);
     dir = test_tmpdir();
     make_stand_ins();
     test_dry_runs();
     test_installs();
     test_frameworks();
+    test_duckdb();
     test_callers();
     return 0;
 }

@@ -1,5 +1,5 @@
 /* The man pages (man/obs-run.1, man/obs-report.1, man/libobsshim.7,
- * man/obs-sim.7): each renders with groff -man -ww and man -l without a
+ * man/obs-sim.7, man/obs-parquet.1): each renders with groff -man -ww and man -l without a
  * warning (skipped, saying why, when neither tool is installed), and they
  * stay true to the code: every OBS_* variable shim/common/config.c reads
  * (grepped from the source now) and NVTX_INJECTION64_PATH are described
@@ -7,7 +7,8 @@
  * files of sim/ (the simulator) read, under ENVIRONMENT in obs-sim.7;
  * every command that `obs-report --help` lists, and every long option of
  * each command's --help, is in obs-report.1; every long option of
- * `obs-run --help` is in obs-run.1. */
+ * `obs-run --help` is in obs-run.1, and of `obs-parquet --help` in
+ * obs-parquet.1 (man/obs-parquet.1). */
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@
 #include "tap/basic.h"
 #include "tap/process.h"
 
-static const char *const pages[] = {"obs-run.1", "obs-report.1", "libobsshim.7", "obs-sim.7"};
+static const char *const pages[] = {"obs-run.1", "obs-report.1", "libobsshim.7", "obs-sim.7", "obs-parquet.1"};
 #define PAGE_COUNT (sizeof pages / sizeof pages[0])
 
 /* The text between ".SH <name>" and the next ".SH" (malloc'ed, "" if none). */
@@ -85,7 +86,8 @@ static void check_rendering(const char *mandir)
     size_t i;
     static const char *const shown[] = {"obs-run - run a program", "obs-report - report on a trace",
                                         "libobsshim - make CUDA and HIP programs",
-                                        "obs-sim - run real CUDA programs with no GPU"};
+                                        "obs-sim - run real CUDA programs with no GPU",
+                                        "obs-parquet - traces as Parquet"};
 
     for (i = 0; i < PAGE_COUNT; i++) {
         const char *path = test_path(mandir, pages[i]);
@@ -307,6 +309,25 @@ static void check_obs_run(const char *builddir, const char *page)
     free(help);
 }
 
+/* obs-parquet's --help (Python's argparse: any python3 prints it, DuckDB
+ * is imported only to export or query). */
+static void check_obs_parquet(const char *srcdir, const char *page)
+{
+    const char *python = getenv("OBS_PYTHON3");
+    const char *tool = test_path(srcdir, "contrib/parquet/obs-parquet");
+    const char *argv[] = {python, tool, "--help", NULL};
+    char *help;
+    if (python == NULL || *python == '\0') {
+        skip("python3 not found by configure");
+        return;
+    }
+    help = help_of(argv, "obs-parquet");
+    check_long_options(help, page, "obs-parquet.1", "obs-parquet");
+    ok(strstr(help, "--query") != NULL && strstr(help, "--output") != NULL,
+       "obs-parquet --help shows --query and --output (the parse works)");
+    free(help);
+}
+
 int main(void)
 {
     const char *srcdir = test_srcdir();
@@ -327,6 +348,7 @@ int main(void)
     check_sim_environment(srcdir, text[3]);
     check_obs_report(builddir, text[1]);
     check_obs_run(builddir, text[0]);
+    check_obs_parquet(srcdir, text[4]);
     for (i = 0; i < PAGE_COUNT; i++)
         free(text[i]);
     return 0;

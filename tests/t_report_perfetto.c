@@ -146,7 +146,7 @@ static void check_layer_table(const char *obs, const char *csv_path)
         bail("cannot read %s", csv_path);
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *f[32];
-        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 23 || f[20][0] == '\0')
+        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 25 || f[20][0] == '\0')
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 1024;
@@ -312,7 +312,7 @@ static void check_graph_layer_csv(const char *obs, const char *csv_path, char **
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *f[32];
         long long seq;
-        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 23 || strcmp(f[3], "graph") != 0)
+        if (strncmp(line, "seq,", 4) == 0 || test_csv_split(line, f, 32) != 25 || strcmp(f[3], "graph") != 0)
             continue;
         seq = atoll(f[0]);
         for (i = 0; i < n && seqs[i] != seq; i++)

@@ -92,7 +92,7 @@ static long long query_int(const char *db, const char *sql)
 
 /* ---- the CSV's figures -------------------------------------------------------------- */
 
-enum { F_SEQ, F_TID, F_API, F_KIND, F_NAME, F_BYTES = 13, F_DIR, F_HB, F_HE, F_GB, F_GE, F_STATUS, F_PHASE, F_STEP, F_LAYER, F_N };
+enum { F_SEQ, F_TID, F_API, F_KIND, F_NAME, F_BYTES = 13, F_DIR, F_HB, F_HE, F_GB, F_GE, F_STATUS, F_PHASE, F_STEP, F_LAYER, F_GENERATION, F_RANGE, F_N };
 
 /* A group of rows and its sums. */
 struct group {

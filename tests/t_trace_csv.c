@@ -115,6 +115,9 @@ static const char *num(char *buf, long long v)
 }
 
 /* The expected field j of the fixture's call i; buf is scratch. */
+/* The trace being checked: the generation and range columns are its reader's. */
+static const struct obs_trace *csv_trace;
+
 static const char *expected_field(size_t i, int j, char *buf)
 {
     const struct fix_call *f = &fixture_calls[i];
@@ -146,6 +149,11 @@ static const char *expected_field(size_t i, int j, char *buf)
     case 20: return f->phase;
     case 21: return f->step >= 0 ? num(buf, f->step) : "";
     case 22: return ""; /* the fixture has no LAYER records */
+    case 23: /* generation and range: the reader's own for the call's phase range */
+        return f->phase[0] && csv_trace->calls[i].phase != OBS_NONE
+                   ? num(buf, csv_trace->phases[csv_trace->calls[i].phase].generation)
+                   : "";
+    case 24: return f->phase[0] && csv_trace->calls[i].phase != OBS_NONE ? num(buf, csv_trace->calls[i].phase) : "";
     }
     return "?";
 }
@@ -164,16 +172,18 @@ static void test_fixture_csv(const char *dir)
     text = csv_of(t, test_path(dir, "fixture.csv"));
     ok(strncmp(text, OBS_CSV_HEADER "\n", strlen(OBS_CSV_HEADER) + 1) == 0, "header line");
     is_string("seq,tid,api,kind,name,stream,grid_x,grid_y,grid_z,block_x,block_y,block_z,shmem,bytes,"
-              "direction,host_begin_ns,host_end_ns,gpu_begin_ns,gpu_end_ns,status,phase,step,layer",
+              "direction,host_begin_ns,host_end_ns,gpu_begin_ns,gpu_end_ns,status,phase,step,layer,generation,"
+              "range",
               OBS_CSV_HEADER, "the header is the documented one");
     n = parse_csv(text, rows, 64);
     is_int(1 + (long long)fixture_ncalls, n, "one row per call after the header");
     for (i = 0; i < n; i++)
-        if (rows[i].n != 23)
+        if (rows[i].n != 25)
             widths = 0;
-    ok(widths, "every row has 23 fields");
+    ok(widths, "every row has 25 fields");
+    csv_trace = t;
     for (i = 1; i < n && widths; i++)
-        for (j = 0; j < 23; j++) {
+        for (j = 0; j < 25; j++) {
             const char *want = expected_field((size_t)i - 1, j, buf);
             if (strcmp(want, rows[i].f[j]) != 0) {
                 if (bad < 5)
@@ -184,7 +194,7 @@ static void test_fixture_csv(const char *dir)
     is_int(0, bad, "every field of every row is what the fixture holds");
     ok(strstr(text, ",\"prefill_kernel(float const*, float*, int)\",") != NULL,
        "a name with commas is quoted");
-    ok(strstr(text, "\n14,102,cudaDeviceSynchronize,sync,,0,,,,,,,,,,1000210000,6000210000,,,0,,,\n") != NULL,
+    ok(strstr(text, "\n14,102,cudaDeviceSynchronize,sync,,0,,,,,,,,,,1000210000,6000210000,,,0,,,,,\n") != NULL,
        "a call of 5 s (stored in microseconds) ends 5e9 ns after it began");
     free_rows(rows, n);
     free(text);

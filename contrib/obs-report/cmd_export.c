@@ -26,6 +26,7 @@ static int run_export(const struct report_command *cmd, int argc, char **argv, e
     struct cli_output out;
     struct obs_trace *t;
     int collectives = kind == EXPORT_CSV && cli_take_flag(&argc, argv, "--collectives", NULL);
+    int phases = kind == EXPORT_CSV && cli_take_flag(&argc, argv, "--phases", NULL);
     int rc = cli_parse(cmd, argc, argv, &a), ok;
 
     if (rc >= 0)
@@ -59,7 +60,9 @@ static int run_export(const struct report_command *cmd, int argc, char **argv, e
     }
     errno = 0;
     if (kind == EXPORT_CSV) {
-        ok = (collectives ? obs_report_csv_collectives(t, out.f) : obs_report_csv(t, out.f)) == 0;
+        ok = (collectives ? obs_report_csv_collectives(t, out.f)
+              : phases    ? obs_report_csv_phases(t, out.f)
+                          : obs_report_csv(t, out.f)) == 0;
     } else if (kind == EXPORT_JSON) {
         ok = obs_report_json(t, out.f, NULL) == 0;
     } else {
@@ -150,17 +153,20 @@ const struct report_command report_cmd_summary = {
 const struct report_command report_cmd_csv = {
     "csv",
     "Write one CSV row per recorded call, in sequence order.",
-    "csv [--collectives] [-o OUT] [-q] FILE.obs",
+    "csv [--collectives | --phases] [-o OUT] [-q] FILE.obs",
     "Columns: seq,tid,api,kind,name,stream,grid_x,grid_y,grid_z,block_x,block_y,\n"
     "block_z,shmem,bytes,direction,host_begin_ns,host_end_ns,gpu_begin_ns,gpu_end_ns,\n"
-    "status,phase,step,layer. Fields that do not apply to a call are empty; name is\n"
-    "the demangled kernel name; layer is k of the call's LAYER/k; times are CLOCK_MONOTONIC nanoseconds. On a terminal,\n"
+    "status,phase,step,layer,generation,range. Fields that do not apply to a call are\n"
+    "empty; name is the demangled kernel name; layer is k of the call's LAYER/k;\n"
+    "range the index of the phase range that labels it; times are CLOCK_MONOTONIC nanoseconds. On a terminal,\n"
     "a progress line on stderr (-q, --quiet: none).\n"
     "--collectives: one row per NCCL call instead, in time order: tid,api,kind\n"
     "(coll or comm),comm (the communicator's identity, the same on every rank),rank,\n"
     "nranks,seq (the call's number on its communicator),count,datatype,bytes,redop,\n"
     "peer (root or peer),stream,group,calls,kernels (the records and kernel launches\n"
-    "it caused),host_begin_ns,host_end_ns,status,phase,step,layer.\n",
+    "it caused),host_begin_ns,host_end_ns,status,phase,step,layer.\n"
+    "--phases: one row per phase range instead: range,tid,name,phase,step,\n"
+    "generation,depth,parent,relabel,ended,begin_ns,end_ns,calls.\n",
     CLI_OPT_OUTPUT | CLI_OPT_PROGRESS,
     1,
     1,

@@ -171,6 +171,14 @@ int obs_report_csv(const struct obs_trace *t, FILE *out)
         *p++ = ',';
         if (c->layer != OBS_NO_LAYER)
             p = obs_fmt_u64(p, c->layer);
+        *p++ = ',';
+        if (phase) {
+            p = obs_fmt_u64(p, t->phases[c->phase].generation);
+            *p++ = ',';
+            p = obs_fmt_u64(p, c->phase);
+        } else {
+            *p++ = ',';
+        }
         *p++ = '\n';
         obs_outbuf_commit(&ob, p);
     }
@@ -253,6 +261,49 @@ int obs_report_csv_collectives(const struct obs_trace *t, FILE *out)
                     (int)c->status);
             put_label(out, t, OBS_NONE, OBS_NO_LAYER);
         }
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the phase ranges ----------------------------------------------------------------------- */
+
+static int put_csv_text(FILE *out, const char *s)
+{
+    struct csv_text f = {NULL, 0};
+    if (csv_field(&f, s) != 0)
+        return -1;
+    fwrite(f.s, 1, f.len, out);
+    free(f.s);
+    return 0;
+}
+
+int obs_report_csv_phases(const struct obs_trace *t, FILE *out)
+{
+    size_t i;
+    errno = 0;
+    fputs(OBS_CSV_PHASE_HEADER "\n", out);
+    for (i = 0; i < t->nphases; i++) {
+        const struct obs_phase *p = &t->phases[i];
+        uint32_t step = obs_phase_step(t, (uint32_t)i);
+        fprintf(out, "%zu,%u,", i, t->threads[p->thread].tid);
+        if (put_csv_text(out, p->name) != 0)
+            return -1;
+        fputc(',', out);
+        if (put_csv_text(out, p->phase) != 0)
+            return -1;
+        fputc(',', out);
+        if (step != UINT32_MAX)
+            fprintf(out, "%u", step);
+        fprintf(out, ",%u,%u,", p->generation, p->depth);
+        if (p->parent != OBS_NONE)
+            fprintf(out, "%u", p->parent);
+        fprintf(out, ",%d,%d,%llu,%llu,%llu\n", p->relabel, p->relabel ? 1 : p->ended,
+                (unsigned long long)p->begin, (unsigned long long)p->end, (unsigned long long)p->calls);
     }
     if (fflush(out) != 0 || ferror(out)) {
         if (errno == 0)

@@ -21,6 +21,7 @@
 
 #include "abi/cuda_abi.h"
 #include "abi/nccl_abi.h"
+#include "nccl_seed_id.h"
 
 static void report(const char *what, int status)
 {
@@ -28,21 +29,11 @@ static void report(const char *what, int status)
     fflush(stdout);
 }
 
-static obs_ncclUniqueId unique_id(unsigned seed)
-{
-    obs_ncclUniqueId id;
-    for (size_t i = 0; i < sizeof id.internal; i++) {
-        seed = seed * 1103515245u + 12345u;
-        id.internal[i] = (char)(seed >> 16);
-    }
-    return id;
-}
-
 static int standin_script(int rank, int nranks, unsigned seed)
 {
     obs_ncclComm_t comm = NULL, sub = NULL, none = (obs_ncclComm_t)1, scalable = NULL, all[2] = {NULL, NULL},
                    aborted = NULL;
-    obs_ncclUniqueId id = unique_id(seed), ids[2] = {unique_id(seed + 1), unique_id(seed + 2)};
+    obs_ncclUniqueId id = nccl_seed_id(seed), ids[2] = {nccl_seed_id(seed + 1), nccl_seed_id(seed + 2)};
     obs_cudaStream_t s = NULL;
     void *buf = NULL;
     int dev[2] = {0, 0};
@@ -81,7 +72,7 @@ static int standin_script(int rank, int nranks, unsigned seed)
     report("dlsym ncclAllReduce", fetched ? fetched(buf, buf, 3, obs_ncclUint32, obs_ncclSum, comm, s) : -1);
     report("ncclCommInitRankScalable", ncclCommInitRankScalable(&scalable, nranks, rank, 2, ids, NULL));
     report("ncclCommInitAll", ncclCommInitAll(all, 2, dev));
-    report("ncclCommInitRankConfig", ncclCommInitRankConfig(&aborted, nranks, unique_id(seed + 3), rank, NULL));
+    report("ncclCommInitRankConfig", ncclCommInitRankConfig(&aborted, nranks, nccl_seed_id(seed + 3), rank, NULL));
     report("ncclCommFinalize", ncclCommFinalize(sub));
     report("ncclCommDestroy", ncclCommDestroy(sub));
     report("ncclCommAbort", ncclCommAbort(aborted));
@@ -108,7 +99,7 @@ static void *worker_main(void *arg)
     obs_cudaStream_t s = NULL;
     void *buf = NULL;
     if (cudaStreamCreate(&s) != obs_cudaSuccess || cudaMalloc(&buf, 4096) != obs_cudaSuccess ||
-        ncclCommInitRank(&comm, w->nranks, unique_id(w->seed + 100 + (unsigned)w->index), w->rank) != obs_ncclSuccess) {
+        ncclCommInitRank(&comm, w->nranks, nccl_seed_id(w->seed + 100 + (unsigned)w->index), w->rank) != obs_ncclSuccess) {
         w->failed = 1;
         return NULL;
     }

@@ -348,6 +348,7 @@ int obs_fuzz_trace(const uint8_t *data, size_t size, unsigned mask)
     if (mask & (1u << OBS_FUZZ_csv)) {
         (void)obs_report_csv(a, sink());
         (void)obs_report_csv_collectives(a, sink());
+        (void)obs_report_csv_phases(a, sink());
     }
     if (mask & (1u << OBS_FUZZ_json)) {
         (void)obs_report_json(a, sink(), NULL);

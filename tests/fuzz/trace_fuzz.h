@@ -12,7 +12,7 @@
 #define OBS_FUZZ_TRACE_TARGETS(X)                                                                        \
     X(load, "load")                     /* obs_trace_load and the model's invariants only */           \
     X(summary, "summary")               /* obs_report_summary(_filtered), report_summary in 3 formats */ \
-    X(csv, "csv")                       /* obs_report_csv */                                            \
+    X(csv, "csv")                       /* obs_report_csv, _collectives, _phases */                    \
     X(json, "json")                     /* obs_report_json, with and without args */                   \
     X(perfetto, "perfetto")             /* obs_report_perfetto, deflated runs */                       \
     X(phases, "phases")                 /* obs_report_phase_tables, _phases_csv, _steps, _serving */    \
