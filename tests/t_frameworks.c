@@ -213,14 +213,11 @@ struct fw_case {
 
 /* The reasons of the corpus' TODOs (issue 34): what today's engine and phase tables do with each loop (its
  * decision log, docs/phases.md "Limits"; 2026-12-02). */
-#define NO_READ_TTFT                                                                                                   \
-    "the phase tables end the TTFT of a generation that reads no token at step 0's first token read (first token " \
-    "step0), not at the first delimiter after its prompt's forward"
 #define FIRST_STEP_AS_CHUNK                                                                                            \
     "in the thread's first generation the first decode forward follows a sync with nothing read since the "        \
     "prompt's forward (the tokens stay on the device) and reads as the prompt's next chunk: that generation's "    \
     "steps are each one behind, its step 0 in the PREFILL"
-#define DEVICE_TOKENS_TTFT NO_READ_TTFT "; and the first generation's steps one behind (" FIRST_STEP_AS_CHUNK ")"
+#define DEVICE_TOKENS_TTFT "the first generation's steps are one behind (" FIRST_STEP_AS_CHUNK "): its row counts 4 steps and no TTFT"
 #define WARMUP_LIVE_GENERATION                                                                                         \
     "live, the warm-up forwards and the capture before the first prompt open a generation of their own, which "   \
     "the trace takes back (relabelled): the later live ranges' generations run ahead (their phase and step right)"
@@ -477,8 +474,10 @@ static uint64_t end_at(const struct obs_call *const *c, size_t n, unsigned long 
  * generation reads one ("read", first token "prefill"), else ("forward")
  * to the end of the first delimiter after E (the next time the host knows
  * the prompt's forward done; with OBS_GPU_TIME=steps its device end, not
- * run here); tokens/s = steps / (end of the last read - end of the first),
- * or (forward) / (end of the first delimiter after Z - that after E).
+ * run here), none when a launch of the first decode forward (at or after
+ * D) comes before it; tokens/s = steps / (end of the last read - end of
+ * the first), or (forward) / (end of the first delimiter after Z - that
+ * after E).
  * Structural: no clock read elsewhere is compared; the program's own TTFT
  * (R - F, its clock) is printed beside. */
 static void phase_timing(const char *label, const struct pc_run *run, const struct obs_trace *t, const char *todo,
@@ -506,6 +505,12 @@ static void phase_timing(const char *label, const struct pc_run *run, const stru
             if (c[k]->host_begin >= (g->gen == 0 ? g->mark_prefill : g->mark_prompt) && (g->gen != 0 || launch))
                 first = c[k];
         }
+        /* a launch of the first decode forward before the delimiter after the prompt's: none ends the
+         * prompt's forward alone, host time cannot tell when it ended (no TTFT, no rate from it) */
+        for (k = 0; fwd && ttft_end != 0 && g->mark_first_step != 0 && k < n; k++)
+            if ((c[k]->kind == OBS_KIND_KERNEL || c[k]->kind == OBS_KIND_GRAPH) &&
+                c[k]->host_begin >= g->mark_first_step && c[k]->host_end <= ttft_end)
+                ttft_end = 0;
         if (first != NULL && ttft_end > first->host_begin)
             want_ttft = (double)(ttft_end - first->host_begin) / 1e6;
         if (g->steps >= 1 && ttft_end != 0 && rate_end > ttft_end)
@@ -1130,9 +1135,9 @@ int main(void)
         {"moe-alt-eager", "fw_generate.py", "moe-alt-eager", NULL, 1, 0, 7, 0, NO_TODO},
         /* issue 34's corpus: loops of other shapes than generate() with a streamer (docs/frameworks.md); their
          * TODOs: today's engine (docs/phases.md, "Limits") */
-        {"hf-plain", "fw_generate.py", "hf-plain", NULL, 1, 0, 6, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
-        {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
-        {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
+        {"hf-plain", "fw_generate.py", "hf-plain", NULL, 1, 0, 6, 0, {.round_trip = ROUND_TRIP_FORWARDS}},
+        {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, {.round_trip = ROUND_TRIP_FORWARDS}},
+        {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, {.round_trip = ROUND_TRIP_FORWARDS}},
         {"loop-item", "fw_loops.py", "loop-item", NULL, 1, 0, 6, 0, NO_TODO},
         {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0,
          {.phases_trace = FIRST_STEP_AS_CHUNK, .phases_live = FIRST_STEP_AS_CHUNK, .ttft = DEVICE_TOKENS_TTFT,
