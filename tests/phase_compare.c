@@ -155,9 +155,9 @@ static void iteration_mark(struct pc_run *run, const char *text, uint32_t ti, co
 
 static void timing_line(struct pc_run *run, const char *text, long tid)
 {
-    struct pc_timing t = {tid, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct pc_timing t = {tid, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const char *marks = strstr(text, " marks="), *end = strstr(text, " prompt_end_ns="),
-               *last = strstr(text, " last_forward_end_ns=");
+               *last = strstr(text, " last_forward_end_ns="), *first_step = strstr(text, " first_step_ns=");
     if (sscanf(text, "gen=%ld steps=%ld ttft_ns=%lld steady_ns=%lld", &t.gen, &t.steps, &t.ttft_ns,
                &t.steady_ns) != 4)
         return;
@@ -168,6 +168,8 @@ static void timing_line(struct pc_run *run, const char *text, long tid)
         t.mark_prompt_end = strtoull(end + 15, NULL, 10);
     if (last != NULL)
         t.mark_last_forward_end = strtoull(last + 21, NULL, 10);
+    if (first_step != NULL)
+        t.mark_first_step = strtoull(first_step + 15, NULL, 10);
     t.ttft_forward = strstr(text, " ttft=forward") != NULL;
     run->timing = xrealloc(run->timing, (run->ntiming + 1) * sizeof *run->timing);
     run->timing[run->ntiming++] = t;

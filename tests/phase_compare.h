@@ -58,12 +58,13 @@ struct pc_launch {
  * header comment says which call each mark names). fw_truth.py adds which
  * TTFT applies ("ttft=read": the first token's read, R; "ttft=forward":
  * the generation reads none, TTFT ends at the end of the prompt's forward,
- * mark_prompt_end) and that mark, and the end of its last forward. */
+ * mark_prompt_end) and that mark, the end of its last forward and the
+ * begin of its first decode forward (mark_first_step). */
 struct pc_timing {
     long tid, gen, steps;
     long long ttft_ns, steady_ns; /* -1: undefined */
     unsigned long long mark_prompt, mark_prefill, mark_prefill_read, mark_step0_read, mark_last_read;
-    unsigned long long mark_prompt_end, mark_last_forward_end; /* 0: none */
+    unsigned long long mark_prompt_end, mark_last_forward_end, mark_first_step; /* 0: none */
     int ttft_forward;                   /* 1: "ttft=forward" */
 };
 

@@ -219,14 +219,11 @@ struct fw_case {
 
 /* The reasons of the corpus' TODOs (issue 34): what today's engine and phase tables do with each loop (its
  * decision log, docs/phases.md "Limits"; 2026-12-02). */
-#define NO_READ_TTFT                                                                                                   \
-    "the phase tables end the TTFT of a generation that reads no token at step 0's first token read (first token " \
-    "step0), not at the first delimiter after its prompt's forward"
 #define FIRST_STEP_AS_CHUNK                                                                                            \
     "in the thread's first generation the first decode forward follows a sync with nothing read since the "        \
     "prompt's forward (the tokens stay on the device) and reads as the prompt's next chunk: that generation's "    \
     "steps are each one behind, its step 0 in the PREFILL"
-#define DEVICE_TOKENS_TTFT NO_READ_TTFT "; and the first generation's steps one behind (" FIRST_STEP_AS_CHUNK ")"
+#define DEVICE_TOKENS_TTFT "the first generation's steps are one behind (" FIRST_STEP_AS_CHUNK "): its row counts 4 steps and no TTFT"
 #define WARMUP_LIVE_GENERATION                                                                                         \
     "live, the warm-up forwards and the capture before the first prompt open a generation of their own, which "   \
     "the trace takes back (relabelled): the later live ranges' generations run ahead (their phase and step right)"
@@ -239,9 +236,12 @@ struct fw_case {
     "each of them does: as many tokens as sequences sampled, as many as the iteration before, so the stream's "    \
     "sizes read it as decode only where the scheduler packed a prompt (docs/serving.md, \"Limits\")"
 #define ROUND_TRIP_FORWARDS                                                                                            \
-    "suggest-phases writes its rules from token reads (a step after each, OBS_STEP at the kernel steps open "   \
-    "with); steps the engine opens at forwards with no token read between them, a decode graph's replays and a " \
+    "suggest-phases' rules say a prompt and its steps by token reads (iter:until:token) or, where none is read, "  \
+    "by the kernel each forward begins with (iter:until:forward, OBS_STEP); a decode graph's replays and a "      \
     "serving loop's iterations are not said by those rules yet (issue 34)"
+#define ROUND_TRIP_FIRST_CHUNK                                                                                         \
+    "the automatic trace's first generation holds two forwards in its PREFILL (" FIRST_STEP_AS_CHUNK "): no "     \
+    "forward loop, so suggest-phases' rules go by names"
 #define GRAPH_FILL                                                                                                     \
     "the step opened at the forward captured into the graph goes on to its first replay: the fill of the "        \
     "graph's inputs between the capture and that replay (1 launch) is in step 0, where the program's truth "      \
@@ -484,8 +484,10 @@ static uint64_t end_at(const struct obs_call *const *c, size_t n, unsigned long 
  * generation reads one ("read", first token "prefill"), else ("forward")
  * to the end of the first delimiter after E (the next time the host knows
  * the prompt's forward done; with OBS_GPU_TIME=steps its device end, not
- * run here); tokens/s = steps / (end of the last read - end of the first),
- * or (forward) / (end of the first delimiter after Z - that after E).
+ * run here), none when a launch of the first decode forward (at or after
+ * D) comes before it; tokens/s = steps / (end of the last read - end of
+ * the first), or (forward) / (end of the first delimiter after Z - that
+ * after E).
  * Structural: no clock read elsewhere is compared; the program's own TTFT
  * (R - F, its clock) is printed beside. A serving loop's generation (the
  * truth's ITERATION marks on that thread and generation) has no TTFT, steps
@@ -527,6 +529,12 @@ static void phase_timing(const char *label, const struct pc_run *run, const stru
             if (c[k]->host_begin >= (g->gen == 0 ? g->mark_prefill : g->mark_prompt) && (g->gen != 0 || launch))
                 first = c[k];
         }
+        /* a launch of the first decode forward before the delimiter after the prompt's: none ends the
+         * prompt's forward alone, host time cannot tell when it ended (no TTFT, no rate from it) */
+        for (k = 0; fwd && ttft_end != 0 && g->mark_first_step != 0 && k < n; k++)
+            if ((c[k]->kind == OBS_KIND_KERNEL || c[k]->kind == OBS_KIND_GRAPH) &&
+                c[k]->host_begin >= g->mark_first_step && c[k]->host_end <= ttft_end)
+                ttft_end = 0;
         if (first != NULL && ttft_end > first->host_begin)
             want_ttft = (double)(ttft_end - first->host_begin) / 1e6;
         if (g->steps >= 1 && ttft_end != 0 && rate_end > ttft_end)
@@ -1212,13 +1220,13 @@ int main(void)
         {"moe-alt-eager", "fw_generate.py", "moe-alt-eager", NULL, 1, 0, 7, 0, NO_TODO},
         /* issue 34's corpus: loops of other shapes than generate() with a streamer (docs/frameworks.md); their
          * TODOs: today's engine (docs/phases.md, "Limits") */
-        {"hf-plain", "fw_generate.py", "hf-plain", NULL, 1, 0, 6, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
-        {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
-        {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, {.ttft = NO_READ_TTFT, .round_trip = ROUND_TRIP_FORWARDS}},
+        {"hf-plain", "fw_generate.py", "hf-plain", NULL, 1, 0, 6, 0, NO_TODO},
+        {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, NO_TODO},
+        {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, NO_TODO},
         {"loop-item", "fw_loops.py", "loop-item", NULL, 1, 0, 6, 0, NO_TODO},
         {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0,
          {.phases_trace = FIRST_STEP_AS_CHUNK, .phases_live = FIRST_STEP_AS_CHUNK, .ttft = DEVICE_TOKENS_TTFT,
-          .round_trip = ROUND_TRIP_FORWARDS}},
+          .round_trip = ROUND_TRIP_FIRST_CHUNK}},
         {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
          {.phases_live = WARMUP_LIVE_GENERATION, .round_trip = ROUND_TRIP_FORWARDS}},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,

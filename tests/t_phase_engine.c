@@ -282,7 +282,27 @@ static const struct engine_case cases[] = {
      "@gen h2d:64 sync h2d:64 sync prep:128 D2H:1 embed_sel:2k mask:128 d2h:1 sync " HF_FORWARD("8")
      "d2h:32 sync stop:4 d2h:1 sync act:128=P "
      "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "d2h:32 sync stop:4 d2h:1 sync act:128)*3",
-     NULL, 0, {"iteration-selected phase=PREFILL because=selector after=0x40", "step gen=1 step=2 because=OBS_STEP"}},
+     NULL, 0, {"iteration-selected phase=PREFILL because=selector after=0x6004", "step gen=1 step=2 because=OBS_STEP"}},
+    {"rules: iter:until:forward keeps a prompt that reads no token in PREFILL through its forward, until the "
+     "next OBS_STEP launch (Hugging Face generate() with no streamer: a 1-byte stop flag read, no token)",
+     "Rules: iter:until:forward",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:forward;KV_GATHER=kv_*;DECODE=*", "OBS_STEP=embed_sel", NULL},
+     "@gen h2d:24 sync h2d:24 sync prep:128 D2H:1 embed_sel:768 mask:128 d2h:1 sync " HF_FORWARD("3")
+     "stop:1 d2h:1 sync "
+     "(@step d2d:8 embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("1") "stop:1 d2h:1 sync)*4 "
+     "@gen h2d:64 sync h2d:64 sync prep:128 D2H:1 embed_sel:2k mask:128 d2h:1 sync " HF_FORWARD("8")
+     "stop:4 d2h:1 sync "
+     "(@step embed_sel:256 mask:128 d2h:1 sync " HF_FORWARD("4") "stop:4 d2h:1 sync)*3",
+     NULL, 0, {"decode-starts gen=0 step=0 because=second-forward",
+               "new-generation gen=1 because=rule-PREFILL", "step gen=1 step=2 because=OBS_STEP"}},
+    {"rules: iter:until:forward ends mid-iteration at the second forward: tokens kept on the device, no sync "
+     "between forwards, read once after the generation",
+     "Rules: iter:until:forward",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:forward;KV_GATHER=kv_*;DECODE=*", "OBS_STEP=embed_sel", NULL},
+     "@gen h2d:24 sync embed_sel:768 " HF_FORWARD("3") "(fill:1 @step embed_sel:256 " HF_FORWARD("1") ")*4 cat:8 D2H:40 "
+     "@gen h2d:64 sync embed_sel:2k " HF_FORWARD("8") "(fill:1 @step embed_sel:256 " HF_FORWARD("1") ")*4 cat:8 D2H:40",
+     NULL, 0, {"decode-starts gen=0 step=0 because=second-forward",
+               "step gen=1 step=3 because=OBS_STEP"}},
     {"rules: launches before the first copy in that read nothing are a warm-up", "Rules: a warm-up",
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;KV_GATHER=kv_*;DECODE=*", NULL},
      "@none (embed:64 mlp:64)*3 " HF_PROMPT("16") "(" HF_STEP ")*3", NULL, 0,

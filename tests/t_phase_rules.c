@@ -148,6 +148,14 @@ static void test_conditions(void)
     is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_iteration(&r, 0, NULL, OBS_AFTER_NO_TOKEN),
            "until:token holds before the generation's token read (a graph launch first too)");
     is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, 0, &small, 0), "and not after it");
+
+    is_int(0, obs_phase_rules_parse("PREFILL=iter:after:memcpy:HtoD, iter:UNTIL:forward;DECODE=*", false, &r, &err),
+           "iter:until:forward parses (any case)");
+    is_int(OBS_PATTERN_UNTIL_FORWARD, r.patterns[1].kind, "iter:until:forward is its own kind of selector");
+    is_int(OBS_PHASE_PREFILL, obs_phase_rules_match_iteration(&r, 0, NULL, OBS_AFTER_FIRST_FORWARD),
+           "until:forward holds while the generation has begun at most one forward");
+    is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, 0, &small, OBS_AFTER_NO_TOKEN),
+           "and not after its second, token read or not");
 }
 
 /* One bad text: the parse fails at column col with a message containing what. */
@@ -204,6 +212,8 @@ static void test_bad_rules(void)
     bad("PREFILL=iter:memcpy:HtoD", false, 14, "iter:after:memcpy:HtoD");
     bad("PREFILL=iter:until:token[threads>1]", false, 25, "kernel globs only");
     bad("PREFILL=iter:", false, 14, "until:token");
+    bad("PREFILL=iter:", false, 14, "until:forward");
+    bad("iter:until:forward", true, 1, "not a kernel glob");
     bad("k*,iter:a*", true, 4, "not a kernel glob");
     bad("k*[grid<1]", true, 3, "no conditions");
 

@@ -127,6 +127,9 @@ static const struct scenario_case cases[] = {
     {"ggml_chunks_32_2", 0, 2, 1, NULL},
     {"ggml_parallel", 0, 1, 0, NULL},
     {"ggml_parallel", 0, 3, 0, NULL},
+    /* prompts that read no token (issue 34): generate() with no streamer */
+    {"hf_generate_no_streamer", 0, 1, 0, NULL},
+    {"hf_generate_no_streamer", 0, 2, 0, NULL},
 };
 
 static int full_sizes;

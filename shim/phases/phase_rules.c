@@ -128,6 +128,8 @@ uint8_t obs_phase_rules_match_iteration_kind(const struct obs_phase_rules *r, ui
             holds = (after & OBS_AFTER_MEMSET) != 0;
         else if (p->kind == OBS_PATTERN_UNTIL_TOKEN)
             holds = (after & OBS_AFTER_NO_TOKEN) != 0;
+        else if (p->kind == OBS_PATTERN_UNTIL_FORWARD)
+            holds = (after & OBS_AFTER_FIRST_FORWARD) != 0;
         else
             holds = size != NULL && ((mask >> i) & 1u) && obs_phase_pattern_holds(p, size);
         if (holds) {
@@ -359,7 +361,7 @@ static int parse_pattern(struct parser *p, uint8_t phase)
     if (n == 0) {
         if (body > begin)
             return fail(p, p->pos, "empty selector after 'iter:' (expected a kernel glob, after:memcpy[:KIND], "
-                                   "after:memset or until:token)%s", NULL);
+                                   "after:memset, until:token or until:forward)%s", NULL);
         if (t[p->pos] == '[')
             return fail(p, p->pos, "a condition needs a kernel glob before it%s", NULL);
         if (t[p->pos] == '\0' || t[p->pos] == ',' || t[p->pos] == ';')
@@ -379,6 +381,9 @@ static int parse_pattern(struct parser *p, uint8_t phase)
                     quote(t, begin, p->pos - begin, shown, sizeof shown));
     if (pat->iteration && n == 11 && strncasecmp(t + body, "until:token", 11) == 0) {
         pat->kind = OBS_PATTERN_UNTIL_TOKEN;
+        rc = 0;
+    } else if (pat->iteration && n == 13 && strncasecmp(t + body, "until:forward", 13) == 0) {
+        pat->kind = OBS_PATTERN_UNTIL_FORWARD;
         rc = 0;
     } else if (pat->iteration && n >= 6 && strncasecmp(t + body, "after:", 6) == 0) {
         rc = parse_transfer(p, body + 6, n - 6, pat);

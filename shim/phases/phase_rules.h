@@ -4,7 +4,7 @@
  *   OBS_STEP   = glob { "," glob }        PHASE   = PREFILL | DECODE | KV_GATHER (any case)
  *   pattern    = glob { cond } | "memcpy" [ ":" KIND ] | "memset" | selector
  *   selector   = "iter:after:memcpy" [ ":" KIND ] | "iter:after:memset" | "iter:until:token"
- *              | "iter:" glob { cond }
+ *              | "iter:until:forward" | "iter:" glob { cond }
  *   cond       = "[" SIZE OP NUMBER "]"   SIZE = threads | grid | block   OP = < | <= | > | >= | =
  *   NUMBER     = decimal digits [ "k" | "M" ]   (k = 1024, M = 1048576)
  *   KIND       = HtoD | DtoH | DtoD | HtoH | peer | default | *   (any case; so are memcpy,
@@ -32,7 +32,10 @@
  * iteration after it), `iter:after:memset` likewise for a memset,
  * `iter:until:token` while the thread's generation has read no token yet
  * (a copy from the device of at least 4 bytes after a launch of its
- * iteration) or none has begun, `iter:glob[conds]` when the first launch
+ * iteration) or none has begun, `iter:until:forward` while the thread's
+ * generation has not begun its second forward (a forward begins at an
+ * OBS_STEP launch: the first is the prompt's; at the second the selection
+ * ends, mid-iteration), `iter:glob[conds]` when the first launch
  * is a kernel whose base name and size match. The first that holds gives
  * its phase to every launch of the iteration, in place of the per-launch
  * patterns.
@@ -67,7 +70,13 @@ enum obs_phase_id {
     OBS_PHASE_ID_COUNT
 };
 
-enum obs_pattern_kind { OBS_PATTERN_KERNEL = 0, OBS_PATTERN_MEMCPY = 1, OBS_PATTERN_MEMSET = 2, OBS_PATTERN_UNTIL_TOKEN = 3 };
+enum obs_pattern_kind {
+    OBS_PATTERN_KERNEL = 0,
+    OBS_PATTERN_MEMCPY = 1,
+    OBS_PATTERN_MEMSET = 2,
+    OBS_PATTERN_UNTIL_TOKEN = 3,
+    OBS_PATTERN_UNTIL_FORWARD = 4
+};
 
 #define OBS_PATTERN_ANY_DIRECTION 0xffu
 
@@ -109,9 +118,11 @@ struct obs_launch_size {
 /* What came since the last launch, for `iter:after:`: bit (1 << direction)
  * per copy direction, OBS_AFTER_MEMSET for a memset; and, for
  * `iter:until:token`, OBS_AFTER_NO_TOKEN while the thread's generation has
- * read no token yet (or none has begun). */
+ * read no token yet (or none has begun); for `iter:until:forward`,
+ * OBS_AFTER_FIRST_FORWARD while it has begun at most one forward. */
 #define OBS_AFTER_MEMSET 0x8000u
 #define OBS_AFTER_NO_TOKEN 0x4000u
+#define OBS_AFTER_FIRST_FORWARD 0x2000u
 
 struct obs_phase_rule_error {
     size_t column;    /* 1-based, in bytes of the text */

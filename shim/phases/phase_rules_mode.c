@@ -6,7 +6,17 @@
 #include "layer_track.h"
 
 
-/* OBS_PHASES rules. Returns true for a graph launch inside the decode. */
+/* Whether the rules hold an `iter:until:forward` selector of PREFILL (asked
+ * once a forward, at an OBS_STEP launch in a selected PREFILL iteration). */
+static bool rules_bound_prompts_by_forward(void)
+{
+    const struct obs_phase_rules *rules = &obs_engine.set.rules;
+    for (unsigned i = 0; i < rules->count; i++)
+        if (rules->patterns[i].kind == OBS_PATTERN_UNTIL_FORWARD && rules->patterns[i].phase == OBS_PHASE_PREFILL)
+            return true;
+    return false;
+}
+
 /* OBS_PHASES rules. Returns true for a graph launch inside the decode.
  * With OBS_STEP, only a launch it matches opens the decode (and each step);
  * without it, a step opens at the first launch after a token read, or, in
@@ -29,6 +39,20 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
     }
     if (graph) /* in a token loop, a graph launch inside a step is one of the step's */
         return l->top == OBS_PHASE_DECODE && !r->ever_token_read;
+    bool second_forward = false;
+    if (phase == OBS_PHASE_PREFILL && l->top == OBS_PHASE_PREFILL && (cls & CLASS_STEP) &&
+        r->iter_phase == OBS_PHASE_PREFILL && r->gen_forwards >= 1 &&
+        !(new_segment && r->gen_token_read && (r->iter_kind == OBS_PATTERN_MEMCPY || r->iter_kind == OBS_PATTERN_MEMSET)) &&
+        rules_bound_prompts_by_forward()) {
+        /* iter:until:forward: the prompt's generation begins its second
+         * forward (the first, the prompt's, began at the last OBS_STEP
+         * launch): the PREFILL selection ends, whichever selector made it;
+         * this launch and the rest of the iteration go by their patterns */
+        r->iter_phase = OBS_PHASE_NONE;
+        cls = r->unselected_cls;
+        phase = cls & CLASS_PHASE_MASK;
+        second_forward = true;
+    }
     if (phase == OBS_PHASE_PREFILL) {
         /* an iteration iter:after: selects after the generation's token read is the next prompt (its
          * inputs came in); a size selector's, a chunk of this one */
@@ -38,6 +62,7 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
             const char *why = l->top == OBS_PHASE_PREFILL ? "selected-iteration-after-token-read" : "rule-PREFILL";
             logic_move(l, MOVE_PROMPT, 0, 0);
             r->gen_token_read = false;
+            r->gen_forwards = 0;
             LOG_LAUNCH_DECISION(l, "new-generation", why, name);
         }
     } else if (phase == OBS_PHASE_DECODE || phase == OBS_PHASE_KV_GATHER || (cls & CLASS_STEP)) {
@@ -46,9 +71,11 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
                 return false; /* OBS_STEP opens the decode: this stays where it is */
             logic_move(l, MOVE_DECODE, name, 0);
             r->step_armed = false;
-            LOG_LAUNCH_DECISION(l, "decode-starts", phase == OBS_PHASE_KV_GATHER ? "rule-KV_GATHER"
-                                                    : phase == OBS_PHASE_DECODE  ? "rule-DECODE"
-                                                                                 : "OBS_STEP",
+            r->iter_stepped = (cls & CLASS_STEP) != 0;
+            LOG_LAUNCH_DECISION(l, "decode-starts", second_forward                ? "second-forward"
+                                                    : phase == OBS_PHASE_KV_GATHER ? "rule-KV_GATHER"
+                                                    : phase == OBS_PHASE_DECODE    ? "rule-DECODE"
+                                                                                   : "OBS_STEP",
                                 name);
         } else if (obs_engine.set.have_step_rule) {
             /* in a generation that reads tokens, one step per token read:
@@ -59,6 +86,7 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
                 logic_move(l, MOVE_STEP, 0, 0);
                 l->opener = name;
                 r->step_armed = false;
+                r->iter_stepped = true;
                 LOG_LAUNCH_DECISION(l, "step", "OBS_STEP", name);
             }
         } else if (r->ever_token_read ? r->after_token : new_segment || name == l->opener) {
@@ -70,11 +98,15 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
                                 name);
         }
     }
+    if ((cls & CLASS_STEP) && r->gen_forwards < 2)
+        r->gen_forwards++; /* a forward begins (iter:until:forward) */
     if (!had_started && l->started)
         r->marks |= RULES_MARK_FIRST;
     /* a decode iteration that begins with no step opened since the token
-     * read: if it reads a token still with none, it was no step (below) */
-    if (new_segment && r->step_armed && obs_engine.set.have_step_rule && l->top == OBS_PHASE_DECODE)
+     * read (or, in a generation that reads none, any): if it reads a token
+     * still with none opened in it, it was no step (rules_delimiter) */
+    if (new_segment && (r->step_armed || !r->gen_token_read) && obs_engine.set.have_step_rule &&
+        l->top == OBS_PHASE_DECODE && !r->iter_stepped)
         r->marks |= RULES_MARK_ITER;
     return false;
 }
@@ -111,7 +143,13 @@ uint8_t rules_class(struct rules_state *r, bool started, uint8_t cls, const stru
     }
     if (!r->iter_open) {
         r->iter_open = true;
-        unsigned after = r->iter_after | (!started || !r->gen_token_read ? OBS_AFTER_NO_TOKEN : 0u);
+        /* with iter:until:forward, no prompt goes on past its generation's
+         * second forward: iter:until:token neither (a generation that
+         * reads no token) */
+        bool first_forward = !started || r->gen_forwards < 2;
+        bool no_token = (!started || !r->gen_token_read) && (first_forward || !rules_bound_prompts_by_forward());
+        unsigned after = r->iter_after | (no_token ? OBS_AFTER_NO_TOKEN : 0u) |
+                         (first_forward ? OBS_AFTER_FIRST_FORWARD : 0u);
         r->iter_phase = rules->iter_mask == 0 ? OBS_PHASE_NONE
                         : obs_phase_rules_match_iteration_kind(rules, cls & CLASS_ITER ? mask : 0,
                                                                graph ? NULL : &size, after, &r->iter_kind);
@@ -120,8 +158,13 @@ uint8_t rules_class(struct rules_state *r, bool started, uint8_t cls, const stru
                           obs_thread_id(), obs_tls.call_counter, phase_names[r->iter_phase & 3],
                           after);
     }
-    if (r->iter_phase != OBS_PHASE_NONE)
+    if (r->iter_phase != OBS_PHASE_NONE) {
+        if (r->iter_phase == OBS_PHASE_PREFILL && (cls & CLASS_STEP) && !graph) /* for iter:until:forward */
+            r->unselected_cls = (cls & CLASS_SIZED)
+                                    ? (uint8_t)((cls & ~CLASS_PHASE_MASK) | obs_phase_rules_match_launch(rules, mask, &size))
+                                    : cls;
         return (uint8_t)((cls & ~CLASS_PHASE_MASK) | r->iter_phase);
+    }
     if (cls & CLASS_SIZED)
         return (uint8_t)((cls & ~CLASS_PHASE_MASK) | obs_phase_rules_match_launch(rules, mask, &size));
     return cls;
@@ -142,6 +185,7 @@ __attribute__((noinline)) void on_classified_transfer(struct phase_thread *p, ui
         phase = r->iter_phase;
     if (phase == OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_PREFILL) {
         logic_move(&p->logic, MOVE_PROMPT, 0, 0);
+        r->gen_forwards = 0;
         LOG_DECISION(&p->logic, "new-generation", "rule-names-this-copy-or-memset", " phase=PREFILL");
     } else if (phase != OBS_PHASE_PREFILL && p->logic.top != OBS_PHASE_DECODE) {
         if (obs_engine.set.have_step_rule)
@@ -210,7 +254,8 @@ void rules_delimiter(struct phase_thread *p, uint64_t now)
         layer_read_seen(p->layers, now); /* OBS_STEP says where a forward ends: its step's last read */
     else if (r->iter_token && p->layers != NULL && p->layers->n > p->layers->seg)
         layer_analyse(p->layers, "token-read");
-    if (r->iter_token && r->step_armed && r->iter_index != UINT64_MAX && p->logic.top == OBS_PHASE_DECODE) {
+    if (r->iter_token && (r->step_armed || (!r->gen_token_read && !r->iter_stepped)) && r->iter_index != UINT64_MAX &&
+        p->logic.top == OBS_PHASE_DECODE) {
         r->missed_first = r->iter_index; /* no step, if no step follows (rules_not_a_step) */
         r->missed_end = obs_thread_next_index();
     }
@@ -222,6 +267,7 @@ void rules_delimiter(struct phase_thread *p, uint64_t now)
         r->iter_token = false;
     }
     r->iter_launched = false;
+    r->iter_stepped = false;
 }
 
 /* After a launch is stored: its record index where a mark asked for it

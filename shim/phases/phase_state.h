@@ -280,9 +280,12 @@ struct rules_state {
     bool iter_read;       /* this iteration read from the device */
     bool iter_token;      /* this iteration read a token */
     bool gen_token_read;  /* the current generation has read its token */
+    uint8_t gen_forwards; /* OBS_STEP launches of the current generation, up to 2 (iter:until:forward) */
+    uint8_t unselected_cls; /* an OBS_STEP launch in a selected PREFILL iteration: its class by its patterns */
     bool ever_token_read; /* the thread has: steps then open after token reads */
     bool after_token;     /* a token read completed and no launch since */
     bool step_armed;      /* a token read completed since the current step opened: OBS_STEP may open the next */
+    bool iter_stepped;    /* an OBS_STEP launch opened a step in this iteration */
     bool copied_in;       /* the thread has copied host to device */
     uint8_t marks;        /* RULES_MARK_*: what the next stored launch begins, for its record index */
     uint64_t first_index; /* the thread's first labelled launch (a warm-up's labels come off from there) */

@@ -194,6 +194,10 @@ struct gen_acc {
     int has_forward;
     size_t fwd_first, fwd_last, fwd_end;
     uint64_t fwd_max_kernels;
+    /* Its decode steps' forwards the same way: the delimiter after the
+     * last of them (NO_CALL: none), and the kernels of the largest. */
+    size_t last_step_fwd_end;
+    uint64_t step_fwd_max_kernels;
     int serving; /* it holds a serving loop's ITERATION ranges */
 };
 
@@ -284,6 +288,7 @@ static int alloc_accumulators(struct phase_work *w, struct obs_phase_stats *s)
         struct gen_acc *g = &w->gen[i];
         memset(g, 0, sizeof *g);
         g->prefill = g->first_decode = g->steady = span_empty;
+        g->last_step_fwd_end = NO_CALL;
     }
     return 0;
 }
@@ -511,16 +516,47 @@ static void forward_offer(struct phase_work *w, struct prefill_iteration *it, si
     it->gen = UINT32_MAX;
 }
 
-/* Per thread in call order: the PREFILL iterations of each generation, and
- * whether a generation copies anything from the device (reads_back). */
+/* A decode iteration ends (at the delimiter after it, NO_CALL: another
+ * generation's launch came first): the generation's last step forward so
+ * far if it holds the share of the kernels of its largest. */
+static void step_forward_offer(struct phase_work *w, struct prefill_iteration *it, size_t end)
+{
+    struct gen_acc *g = &w->gen[it->gen];
+    if (it->kernels > g->step_fwd_max_kernels)
+        g->step_fwd_max_kernels = it->kernels;
+    if (it->kernels * FORWARD_SHARE_DEN >= g->step_fwd_max_kernels * FORWARD_SHARE_NUM)
+        g->last_step_fwd_end = end;
+    it->gen = UINT32_MAX;
+}
+
+/* The launches of a generation's decode steps between two delimiters of a
+ * thread: one iteration (the delimiter after them ends it, whatever ran
+ * between). */
+static void step_iteration_add(struct phase_work *w, struct prefill_iteration *it, const struct range_acc *r,
+                               const struct obs_call *c)
+{
+    if (r == NULL || r->step == PREFILL_MARK || r->step == UINT32_MAX)
+        return;
+    if (it->gen != UINT32_MAX && it->gen != r->gen)
+        step_forward_offer(w, it, NO_CALL);
+    if (it->gen == UINT32_MAX) {
+        it->gen = r->gen;
+        it->kernels = 0;
+    }
+    it->kernels += launch_kernels(c);
+}
+
+/* Per thread in call order: the PREFILL iterations of each generation, its
+ * decode steps' iterations, and whether a generation copies anything from
+ * the device (reads_back). */
 static int find_prompt_forwards(struct phase_work *w)
 {
     const struct obs_trace *t = w->t;
     size_t nth = t->nthreads ? t->nthreads : 1, i;
-    struct prefill_iteration *open = malloc(nth * sizeof *open);
+    struct prefill_iteration *open = malloc(2 * nth * sizeof *open), *steps = open + nth;
     if (open == NULL)
         return -1;
-    for (i = 0; i < nth; i++)
+    for (i = 0; i < 2 * nth; i++)
         open[i].gen = UINT32_MAX;
     for (i = 0; i < t->ncalls; i++) {
         const struct obs_call *c = &t->calls[i];
@@ -530,8 +566,11 @@ static int find_prompt_forwards(struct phase_work *w)
         it = &open[c->thread];
         if (c->kind == OBS_KIND_MEMCPY && (c->flags & OBS_CALL_DIR_MASK) == OBS_DIR_DTOH && c->phase != OBS_NONE)
             w->gen[w->ranges[c->phase].gen].reads_back = 1;
+        if (host_delimiter(c) && steps[c->thread].gen != UINT32_MAX)
+            step_forward_offer(w, &steps[c->thread], i);
         if (is_launch(c->kind)) {
             const struct range_acc *r = c->phase != OBS_NONE ? &w->ranges[c->phase] : NULL;
+            step_iteration_add(w, &steps[c->thread], r, c);
             if (r != NULL && r->step == PREFILL_MARK) {
                 if (it->gen != UINT32_MAX && it->gen != r->gen)
                     forward_offer(w, it, NO_CALL);
@@ -550,9 +589,12 @@ static int find_prompt_forwards(struct phase_work *w)
         if (host_delimiter(c) && it->gen != UINT32_MAX)
             forward_offer(w, it, it->foreign ? NO_CALL : i);
     }
-    for (i = 0; i < t->nthreads; i++)
+    for (i = 0; i < t->nthreads; i++) {
         if (open[i].gen != UINT32_MAX)
             forward_offer(w, &open[i], NO_CALL);
+        if (steps[i].gen != UINT32_MAX)
+            step_forward_offer(w, &steps[i], NO_CALL);
+    }
     free(open);
     return 0;
 }
@@ -583,12 +625,12 @@ static uint64_t forward_gpu_end(const struct phase_work *w, const struct gen_acc
 
 /* The PREFILL reads no token, step 0 none either, and the generation reads
  * something back: TTFT from the first PREFILL call to the end of the
- * prompt's forward. Returns 1 on host time when no delimiter bounds the
+ * prompt's forward, tokens/s the decode steps' tokens after it. Returns 1 on host time when no delimiter bounds the
  * forward alone (unbounded_forwards). */
 static int generation_ttft_forward(struct obs_generation_row *gr, const struct phase_work *w,
                                    const struct gen_acc *g, int gpu)
 {
-    uint64_t begin = gpu ? g->prefill.b : g->prefill_begin, end = 0;
+    uint64_t begin = gpu ? g->prefill.b : g->prefill_begin, end = 0, last;
     gr->ttft_to = gpu ? OBS_TTFT_TO_FORWARD_DEVICE : OBS_TTFT_TO_FORWARD_DELIMITER;
     if (g->has_forward && gpu)
         end = forward_gpu_end(w, g);
@@ -596,6 +638,14 @@ static int generation_ttft_forward(struct obs_generation_row *gr, const struct p
         end = w->t->calls[g->fwd_end].host_end;
     gr->ttft_defined = gr->has_prefill && end > begin;
     gr->ttft_ms = gr->ttft_defined ? (double)(end - begin) / 1e6 : 0.0;
+    /* Each decode step makes one more token after the prompt's: tokens/s
+     * from the prompt forward's end to the end of the last step's forward
+     * (the delimiter after it; on GPU time the steps' span's device end). */
+    last = gpu ? (span_set(&g->steady) ? g->steady.e : span_set(&g->first_decode) ? g->first_decode.e : 0)
+           : g->last_step_fwd_end != NO_CALL ? w->t->calls[g->last_step_fwd_end].host_end
+                                             : 0;
+    gr->tokens_defined = gr->ttft_defined && gr->decode_steps >= 1 && last > end;
+    gr->tokens_per_s = gr->tokens_defined ? (double)gr->decode_steps * 1e9 / (double)(last - end) : 0.0;
     return !gpu && g->has_forward && g->fwd_end == NO_CALL;
 }
 

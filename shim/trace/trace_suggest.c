@@ -83,6 +83,7 @@ struct iteration {
     int reads_token;  /* it ends with a token read */
     int need;         /* a PREFILL iteration a selector other than iter:until:token must pick out */
     int selected;     /* a selector gives it PREFILL */
+    int mixed;        /* it holds launches of PREFILL and of a decode phase */
 };
 
 #define TOKEN_READ_MIN 4u /* the engine's: a token read is a copy from the device of at least 4 bytes */
@@ -267,6 +268,7 @@ enum selector_choice {
     SEL_HTOD_THREADS, /* both: the prompt's first iteration, then its later chunks */
     SEL_NONE_FOUND,   /* none separates them (why says why) */
     SEL_TOKEN,        /* a token loop: iter:until:token, with what the later prompts need */
+    SEL_FORWARD,      /* a forward loop: iter:after:memcpy:HtoD,iter:until:forward */
 };
 
 /* When PREFILL and DECODE share kernels: choose the selectors (into sel)
@@ -357,6 +359,36 @@ static enum selector_choice choose_token_selectors(struct iteration *its, size_t
     return SEL_TOKEN;
 }
 
+/* A forward loop (its prompts read no token, each forward begins with
+ * OBS_STEP's kernel: generate() with no streamer, tokens kept on the
+ * device): iter:until:forward holds a prompt through its forward, to the
+ * next forward's OBS_STEP launch, mid-iteration where no sync comes
+ * between (an iteration of PREFILL and decode launches: mixed); a later
+ * prompt begins with iter:after:memcpy:HtoD, which needs exactly the
+ * prompts' first iterations to follow a copy in. */
+static enum selector_choice choose_forward_selectors(struct iteration *its, size_t n, char *sel, size_t len,
+                                                     int *htod_ok_out, char *why, size_t whylen)
+{
+    size_t i;
+    int htod_ok = 1;
+    for (i = 0; i < n; i++) {
+        if (its[i].phase == 0 && its[i].prompt_first)
+            htod_ok &= its[i].after_htod;
+        else if (its[i].phase != 0)
+            htod_ok &= !its[i].after_htod;
+    }
+    *htod_ok_out = htod_ok;
+    if (!htod_ok) {
+        snprintf(why, whylen, "a prompt that reads no token needs iter:after:memcpy:HtoD to begin it");
+        sel[0] = '\0';
+        return SEL_NONE_FOUND;
+    }
+    snprintf(sel, len, "iter:after:memcpy:HtoD,iter:until:forward");
+    for (i = 0; i < n; i++)
+        its[i].selected = its[i].phase == 0 && !its[i].mixed;
+    return SEL_FORWARD;
+}
+
 /* ---- the analysis: items, their phases and globs, the step rule ---------------- */
 
 /* What suggest-phases found, printed by the print_* functions below. */
@@ -384,10 +416,13 @@ struct suggestion {
     char (*globs)[ITEM_MAX + 2]; /* per item with a phase: its pattern in OBS_PHASES */
     unsigned char *covered;      /* per item: an earlier item of its phase prints the same glob */
     size_t nsteps;               /* decode steps: distinct (generation, step) */
+    size_t nprompts;             /* generations with a PREFILL: distinct (thread, generation) */
     long step_item;              /* the item OBS_STEP names, -1 none */
     long step_rejected;          /* a token loop's best opener that runs more than once per step, -1 none */
-    char step_glob[ITEM_MAX + 2];
+    char step_glob[2 * ITEM_MAX + 4]; /* a glob, or two names (forward_step_glob) */
     int token_loop;              /* its prompts read their token: steps open after token reads */
+    int forward_loop;            /* none does, and OBS_STEP's kernel begins each forward: iter:until:forward */
+    size_t unread_prompts;       /* prompts none of whose iterations reads a token */
     int step_once;               /* step_item runs once per decode step */
     uint64_t step_runs;          /* its launches in the decode */
 };
@@ -520,24 +555,151 @@ static int shared_kernel(const struct item *it)
     return it->is_kernel && it->count[0] && (it->count[1] || it->count[2]);
 }
 
-/* Iterations of every thread (find_iterations); a token loop when some
- * PREFILL iteration reads its token. */
+/* The prompts (a generation's PREFILL iterations) none of whose
+ * iterations reads a token (unread_prompts). 0, or -1 out of memory. */
+static int count_unread_prompts(struct suggestion *sg)
+{
+    struct step_key *keys = malloc((sg->nits + 1) * sizeof *keys);
+    size_t i, n = 0;
+    if (keys == NULL)
+        return -1;
+    for (i = 0; i < sg->nits; i++) {
+        if (sg->its[i].phase != 0)
+            continue;
+        keys[n].thread = sg->its[i].thread;
+        keys[n].key = sg->its[i].gen;
+        keys[n++].first = sg->its[i].reads_token && !sg->its[i].mixed; /* sorted last */
+    }
+    qsort(keys, n, sizeof *keys, cmp_step_key);
+    for (i = 0; i < n; i++)
+        if ((i + 1 == n || keys[i + 1].thread != keys[i].thread || keys[i + 1].key != keys[i].key) && !keys[i].first)
+            sg->unread_prompts++; /* the prompt's last key reads nothing: none of its iterations does */
+    free(keys);
+    return 0;
+}
+
+/* Iterations of every thread (find_iterations), those that hold PREFILL
+ * and decode launches (mixed: a loop with no sync between its forwards);
+ * a token loop when some PREFILL iteration reads its token (a mixed one's
+ * read comes after decode steps: the tokens kept on the device, read at
+ * the end). */
 static int find_all_iterations(struct suggestion *sg)
 {
+    const struct obs_trace *t = sg->t;
     size_t i;
-    sg->iter_of = malloc((sg->t->ncalls + 1) * sizeof *sg->iter_of);
+    sg->iter_of = malloc((t->ncalls + 1) * sizeof *sg->iter_of);
     if (sg->iter_of == NULL ||
-        find_iterations(sg->t, sg->kernel_item, sg->range_phase, &sg->its, &sg->nits, sg->iter_of) != 0)
+        find_iterations(t, sg->kernel_item, sg->range_phase, &sg->its, &sg->nits, sg->iter_of) != 0)
         return -1;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        uint32_t it = sg->iter_of[i];
+        if (it != OBS_NONE && c->phase != OBS_NONE && (c->kind == OBS_KIND_KERNEL || c->kind == OBS_KIND_GRAPH) &&
+            sg->range_phase[c->phase] > 0 && sg->its[it].phase == 0)
+            sg->its[it].mixed = 1;
+    }
     for (i = 0; i < sg->nits; i++)
-        if (sg->its[i].phase == 0 && sg->its[i].reads_token)
+        if (sg->its[i].phase == 0 && sg->its[i].reads_token && !sg->its[i].mixed)
             sg->token_loop = 1;
-    return 0;
+    return count_unread_prompts(sg);
+}
+
+static void prefix_run(struct item *const *byname, size_t n, const char *prefix, size_t cut, size_t *lo, size_t *hi);
+
+/* Whether the marked kernel items run exactly once in every prompt (a
+ * generation's PREFILL) and in every decode step of the trace. */
+static int once_per_forward(struct suggestion *sg, const unsigned char *marked)
+{
+    const struct obs_trace *t = sg->t;
+    struct step_key *keys = malloc((t->ncalls + 1) * sizeof *keys);
+    size_t i, n = 0, prompts = 0, steps = 0;
+    int ok = 1;
+    if (keys == NULL)
+        return 0;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        long it = c->kind == OBS_KIND_KERNEL ? item_of(sg, c) : -1;
+        if (it < 0 || !marked[it] || c->phase == OBS_NONE || sg->range_phase[c->phase] < 0)
+            continue;
+        keys[n].thread = t->phases[c->phase].thread;
+        keys[n].key = (uint64_t)t->phases[c->phase].generation << 32 |
+                      (sg->range_phase[c->phase] == 0 ? UINT32_MAX : obs_phase_step(t, c->phase));
+        keys[n++].first = 0;
+    }
+    qsort(keys, n, sizeof *keys, cmp_step_key);
+    for (i = 0; i < n && ok; i++) {
+        if (i > 0 && keys[i].thread == keys[i - 1].thread && keys[i].key == keys[i - 1].key)
+            ok = 0; /* twice in one prompt or step */
+        else if ((uint32_t)keys[i].key == UINT32_MAX)
+            prompts++;
+        else
+            steps++;
+    }
+    free(keys);
+    return ok && steps == sg->nsteps && prompts == sg->nprompts; /* each of them */
+}
+
+/* A forward loop's OBS_STEP: kernels that run once in every prompt (its
+ * forward's first, or one the forward alone runs) and once in every step,
+ * opening it. The step kernel when that is all it takes; else the longest
+ * prefix of its name, at a word's end, with a star, that does it
+ * (PyTorch's embedding lookup is indexSelectLargeIndex over a long prompt,
+ * indexSelectSmallIndex over a few tokens); else the step kernel and one
+ * kernel that runs in the prompts without it and nowhere else (its
+ * vectorized_gather_kernel over a longer one). 0: none. */
+static int forward_step_glob(struct suggestion *sg)
+{
+    const struct item *step = &sg->items[sg->step_item];
+    const char *name = step->name;
+    size_t len = strlen(name), cut, lo, hi, i;
+    unsigned char *marked = calloc(sg->nitems + 1, 1);
+    int found = 0;
+    if (marked == NULL)
+        return 0;
+    for (cut = len; cut >= 4 && !found; cut--) {
+        int word_end = cut == len || name[cut - 1] == '_' ||
+                       (name[cut] >= 'A' && name[cut] <= 'Z' && !(name[cut - 1] >= 'A' && name[cut - 1] <= 'Z'));
+        if (!word_end)
+            continue;
+        memset(marked, 0, sg->nitems);
+        prefix_run(sg->byname, sg->nkernel_items, name, cut, &lo, &hi);
+        for (i = lo; i < hi; i++)
+            marked[sg->byname[i] - sg->items] = 1;
+        if (!once_per_forward(sg, marked))
+            continue;
+        found = 1;
+        if (cut < len) /* else the glob choose_step_rule wrote */
+            snprintf(sg->step_glob, sizeof sg->step_glob, "%.*s*", (int)cut, name);
+    }
+    for (i = 0; i < sg->nitems && !found; i++) {
+        const struct item *x = &sg->items[i];
+        if (!x->is_kernel || !x->usable || x == step || !x->count[0] || x->count[1] || x->count[2] || x->other)
+            continue;
+        memset(marked, 0, sg->nitems);
+        marked[sg->step_item] = marked[i] = 1;
+        if (once_per_forward(sg, marked)) {
+            size_t used = strlen(sg->step_glob);
+            snprintf(sg->step_glob + used, sizeof sg->step_glob - used, ",%s", x->name);
+            found = 1;
+        }
+    }
+    free(marked);
+    return found;
+}
+
+/* No prompt reads its token, and the OBS_STEP glob matches one launch in
+ * each prompt (its forward's first) and in each step, opening each: a
+ * forward loop. */
+static int find_forward_loop(struct suggestion *sg)
+{
+    return !sg->token_loop && sg->step_item >= 0 && sg->step_once && sg->nsteps > 0 && sg->nprompts > 0 &&
+           forward_step_glob(sg);
 }
 
 /* Kernels in both PREFILL and decode: names cannot tell them apart, an
  * iteration selector may; the per-name rules then cover the calls of the
- * iterations it does not select. A token loop always gets its selectors. */
+ * iterations it does not select. A token loop always gets its selectors,
+ * and so does a forward loop. */
 static int split_shared_kernels(struct suggestion *sg)
 {
     size_t i;
@@ -545,10 +707,21 @@ static int split_shared_kernels(struct suggestion *sg)
         sg->items[i].shared = shared_kernel(&sg->items[i]);
         sg->shared += (size_t)sg->items[i].shared;
     }
-    if (sg->token_loop)
+    sg->forward_loop = find_forward_loop(sg);
+    if (sg->forward_loop)
+        sg->selector = choose_forward_selectors(sg->its, sg->nits, sg->selectors, sizeof sg->selectors, &sg->htod_ok,
+                                                sg->selector_why, sizeof sg->selector_why);
+    else if (sg->token_loop) {
         sg->selector = choose_token_selectors(sg->its, sg->nits, sg->items, sg->step_item, sg->selectors,
                                               sizeof sg->selectors, &sg->htod_ok, sg->selector_why,
                                               sizeof sg->selector_why);
+        /* some prompts read no token (generate() with a streamer and without): they end at their forward */
+        if (sg->selector == SEL_TOKEN && sg->unread_prompts > 0 && sg->step_item >= 0 && sg->step_once &&
+            forward_step_glob(sg)) {
+            size_t used = strlen(sg->selectors);
+            snprintf(sg->selectors + used, sizeof sg->selectors - used, ",iter:until:forward");
+        }
+    }
     else if (sg->shared == 0)
         return 0;
     else
@@ -587,6 +760,17 @@ static int count_step_openers(struct suggestion *sg)
         if (it >= 0)
             sg->items[it].openers++;
     }
+    /* the prompts: generations with a PREFILL range that labels calls */
+    for (i = 0, n = 0; i < t->nphases; i++) {
+        if (sg->range_first[i] == UINT64_MAX || sg->range_phase[i] != 0)
+            continue;
+        steps[n].thread = t->phases[i].thread;
+        steps[n].key = (uint64_t)t->phases[i].generation << 32;
+        steps[n++].first = 0;
+    }
+    qsort(steps, n, sizeof *steps, cmp_step_key);
+    for (i = 0; i < n; i++)
+        sg->nprompts += !(i > 0 && steps[i].key == steps[i - 1].key && steps[i].thread == steps[i - 1].thread);
     free(steps);
     return 0;
 }
@@ -600,7 +784,7 @@ static int count_step_openers(struct suggestion *sg)
 static void assign_phases(struct suggestion *sg)
 {
     size_t i;
-    int step_rule = sg->token_loop && sg->step_item >= 0;
+    int step_rule = (sg->token_loop || sg->forward_loop) && sg->step_item >= 0;
     for (i = 0; i < sg->nitems; i++) {
         const struct item *it = &sg->items[i];
         int best = -1, p;
@@ -819,7 +1003,7 @@ static int analyse(struct suggestion *sg)
     if (split_shared_kernels(sg) != 0)
         return -1;
     assign_phases(sg);
-    if (sg->token_loop)
+    if (sg->token_loop || sg->forward_loop)
         drop_transfers(sg);
     if (find_unruled_phases(sg) != 0 || make_globs(sg) != 0)
         return -1;
@@ -858,7 +1042,7 @@ static void print_selector(const struct suggestion *sg, FILE *out)
               out);
         break;
     case SEL_TOKEN:
-        fprintf(out, "# iteration selectors: a prompt's iterations up to its token read (iter:until:token)%s%s\n",
+        fprintf(out, "# iteration selectors: a prompt's iterations up to its token read (iter:until:token)%s%s%s\n",
                 strncmp(sg->selectors, "iter:after:", 11) == 0 ? "; a later prompt's first iteration follows a "
                                                                  "host-to-device copy, no other iteration does"
                 : strncmp(sg->selectors, "iter:until:", 11) != 0 ? "; later prompts and chunks read after a token "
@@ -866,7 +1050,17 @@ static void print_selector(const struct suggestion *sg, FILE *out)
                                                                  : "",
                 sg->step_item >= 0 ? "; only OBS_STEP's kernel opens the decode, so the work after a token read "
                                      "stays where it is"
-                                   : "");
+                                   : "",
+                strstr(sg->selectors, "iter:until:forward") != NULL
+                    ? "; a prompt that reads no token goes on until the next forward's OBS_STEP kernel "
+                      "(iter:until:forward)"
+                    : "");
+        break;
+    case SEL_FORWARD:
+        fputs("# iteration selectors: no prompt reads its token; each prompt's first iteration follows a "
+              "host-to-device copy, no other iteration does, and a prompt goes on through its forward until the "
+              "next forward's OBS_STEP kernel (iter:until:forward); only OBS_STEP's kernel opens the decode\n",
+              out);
         break;
     case SEL_NONE_FOUND:
         fprintf(out,
@@ -882,7 +1076,7 @@ static void print_shared(const struct suggestion *sg, FILE *out)
 {
     size_t listed = 0, i;
     if (sg->shared == 0) {
-        if (sg->token_loop)
+        if (sg->token_loop || sg->forward_loop)
             print_selector(sg, out);
         return;
     }

@@ -8,7 +8,7 @@ format tests/apps/llm_replay writes and tests/phase_compare.c reads
     fwtruthRangePush<TAB>range<TAB>NAME<TAB>-<TAB>-<TAB>depth[<TAB>tid]
     fwtruthRangePop<TAB>range<TAB>-<TAB>-<TAB>-<TAB>depth[<TAB>tid]
     fwtruthMark<TAB>range<TAB>NAME<TAB>-<TAB>-<TAB>depth[<TAB>tid]
-    fwtruthGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A marks=P,F,R,S,L ttft=read|forward prompt_end_ns=E last_forward_end_ns=Z tokens_ns=...<TAB>-<TAB>-<TAB>0[<TAB>tid]
+    fwtruthGeneration<TAB>timing<TAB>gen=G steps=S ttft_ns=T steady_ns=D t0_ns=A marks=P,F,R,S,L ttft=read|forward prompt_end_ns=E last_forward_end_ns=Z first_step_ns=D tokens_ns=...<TAB>-<TAB>-<TAB>0[<TAB>tid]
     fwtruthRequest<TAB>request<TAB>req=ID prompt=N tokens=M first_ns=R last_ns=L first_iteration=K last_iteration=J<TAB>-<TAB>-<TAB>0[<TAB>tid]
 
 Each line is one write(2) on an O_APPEND descriptor, so it sits exactly
@@ -101,12 +101,15 @@ Timing, host CLOCK_MONOTONIC (time.monotonic_ns):
   E      prompt_end_ns: the PROMPT_END mark's time
   Z      last_forward_end_ns: the end of the generation's last forward (its
          forward hook; 0: none)
+  D      first_step_ns: the begin of its first decode forward (step 0's
+         pre-hook, or the loop's mark before an unhooked forward; 0: none)
   ttft   "read" where the generation reads its first token before it ends
          (ttft_ns = R - F), "forward" where it reads none (no streamer, or
          tokens kept on the device: ttft_ns = E - F, the end of the
          prompt's forward on the host; the test then ends TTFT at the next
-         delimiter after it, and tokens/s at the one after Z,
-         docs/frameworks.md)
+         delimiter after it, and tokens/s at the one after Z; no TTFT when
+         a launch at or after D comes before that delimiter: no delimiter
+         bounds the prompt's forward alone, docs/frameworks.md)
   steps = decode forwards, steady_ns = L - S (steps 1 .. S-1: tokens/s =
   (S - 1) / steady_ns, as llm_replay's; -1 without reads), tokens_ns the
   times between successive token reads (the first: R - F), comma
@@ -192,7 +195,7 @@ class Truth:
         return st.active is not None or st.iteration is not None
 
 
-def _timing_line(gen, steps, ttft_kind, f, p, reads, e, z):
+def _timing_line(gen, steps, ttft_kind, f, p, reads, e, z, d=0):
     R = reads[0] if reads else 0
     S = reads[1] if len(reads) > 1 else 0
     L = reads[-1] if len(reads) > 1 else 0
@@ -203,8 +206,9 @@ def _timing_line(gen, steps, ttft_kind, f, p, reads, e, z):
     steady = L - S if len(reads) > 2 else -1
     deltas = [R - f] + [b - a for a, b in zip(reads, reads[1:])] if reads else []
     return ("gen=%d steps=%d ttft_ns=%d steady_ns=%d t0_ns=%d marks=%d,%d,%d,%d,%d ttft=%s prompt_end_ns=%d "
-            "last_forward_end_ns=%d tokens_ns=%s" % (gen, steps, ttft, steady, f, p, f, R, S, L, ttft_kind, e, z,
-                                                     ",".join(str(d) for d in deltas) or "-"))
+            "last_forward_end_ns=%d first_step_ns=%d tokens_ns=%s"
+            % (gen, steps, ttft, steady, f, p, f, R, S, L, ttft_kind, e, z, d,
+               ",".join(str(x) for x in deltas) or "-"))
 
 
 class Generation:
@@ -217,7 +221,7 @@ class Generation:
     def __init__(self, truth, prompt_tokens=None):
         self.truth = truth
         self.prompt_tokens = prompt_tokens
-        self.p = self.f = self.e = self.z = 0
+        self.p = self.f = self.e = self.z = self.d = 0
         self.fed = 0             # tokens the generation's forwards fed the cache so far, per sequence
         self.decode_forwards = 0
         self.in_prompt = False   # the forward under way is the prompt's
@@ -254,6 +258,8 @@ class Generation:
             return
         k = self.decode_forwards
         self.decode_forwards += 1
+        if k == 0:
+            self.d = time.monotonic_ns()
         self.truth.pop()                 # PREFILL or the previous step
         self.open -= 1
         if k == 1:
@@ -305,7 +311,7 @@ class Generation:
         gen = st.generations
         st.generations += 1
         self.truth.timing(_timing_line(gen, self.decode_forwards, "read" if self.reads else "forward", self.f,
-                                       self.p, self.reads, self.e, self.z))
+                                       self.p, self.reads, self.e, self.z, self.d))
         return gen
 
 
