@@ -707,11 +707,24 @@ static int split_shared_kernels(struct suggestion *sg)
         sg->items[i].shared = shared_kernel(&sg->items[i]);
         sg->shared += (size_t)sg->items[i].shared;
     }
-    sg->forward_loop = find_forward_loop(sg);
-    if (sg->forward_loop)
-        sg->selector = choose_forward_selectors(sg->its, sg->nits, sg->selectors, sizeof sg->selectors, &sg->htod_ok,
-                                                sg->selector_why, sizeof sg->selector_why);
-    else if (sg->token_loop) {
+    /* a forward loop's prompts share the steps' kernels (else their names
+     * tell them apart); its OBS_STEP stays as it was where no selector is
+     * found for it */
+    if (sg->shared > 0 && !sg->token_loop) {
+        char step_glob[sizeof sg->step_glob];
+        memcpy(step_glob, sg->step_glob, sizeof step_glob);
+        sg->forward_loop = find_forward_loop(sg) &&
+                           choose_forward_selectors(sg->its, sg->nits, sg->selectors, sizeof sg->selectors,
+                                                    &sg->htod_ok, sg->selector_why,
+                                                    sizeof sg->selector_why) == SEL_FORWARD;
+        if (sg->forward_loop)
+            sg->selector = SEL_FORWARD;
+        else
+            memcpy(sg->step_glob, step_glob, sizeof step_glob);
+    }
+    if (sg->forward_loop) {
+        /* chosen above */
+    } else if (sg->token_loop) {
         sg->selector = choose_token_selectors(sg->its, sg->nits, sg->items, sg->step_item, sg->selectors,
                                               sizeof sg->selectors, &sg->htod_ok, sg->selector_why,
                                               sizeof sg->selector_why);
@@ -721,12 +734,12 @@ static int split_shared_kernels(struct suggestion *sg)
             size_t used = strlen(sg->selectors);
             snprintf(sg->selectors + used, sizeof sg->selectors - used, ",iter:until:forward");
         }
-    }
-    else if (sg->shared == 0)
+    } else if (sg->shared == 0) {
         return 0;
-    else
+    } else {
         sg->selector = choose_selectors(sg->its, sg->nits, sg->items, sg->selectors, sizeof sg->selectors,
                                         &sg->htod_ok, sg->selector_why, sizeof sg->selector_why);
+    }
     if (sg->selectors[0])
         count_items(sg, 1);
     return 0;
