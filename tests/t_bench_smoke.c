@@ -222,7 +222,11 @@ int main(void)
     /* make bench's cache pressure (docs/performance.md): two levels, 200 launches each */
     snprintf(cache_results, sizeof cache_results, "%s/cache-results", test_tmpdir());
     snprintf(cache_results_env, sizeof cache_results_env, "BENCH_RESULTS=%s", cache_results);
-    {
+    if (getenv("OBS_SANITIZE") != NULL && *getenv("OBS_SANITIZE") != '\0') {
+        /* the script preloads the shim into bench_loop in a clean environment, where the sanitizer's
+         * runtime does not come first; a timing under ASan says nothing anyway */
+        skip_block(4, "bench cache: not under a sanitizer (the shim preloaded without the sanitizer's runtime first)");
+    } else {
         const char *argv[] = {"/bin/bash", cache, NULL};
         const char *env[] = {builddir_env, cache_results_env, "CACHE_ROUNDS=1", "CACHE_LEVELS=hot 4MiB",
                              "CACHE_LAUNCHES=200", NULL};

@@ -192,7 +192,8 @@ static int rank_slots(const struct obs_ranks *r, uint32_t *slot)
         return -1;
     for (i = 0; i < r->ninputs; i++)
         at[i] = (struct rank_at){r->inputs[i].rank, (uint32_t)i};
-    qsort(at, r->ninputs, sizeof *at, cmp_rank_at);
+    if (r->ninputs > 1) /* qsort takes no NULL, even with nothing to sort */
+        qsort(at, r->ninputs, sizeof *at, cmp_rank_at);
     for (i = 0; i < r->ninputs; i++)
         slot[at[i].input] = i > 0 && at[i - 1].rank == at[i].rank ? slot[at[i - 1].input] : at[i].input;
     free(at);
@@ -233,7 +234,8 @@ static int match_colls(struct obs_ranks *r)
             n++;
         }
     }
-    qsort(keys, n, sizeof *keys, cmp_coll_key);
+    if (n > 1) /* qsort takes no NULL, even with nothing to sort */
+        qsort(keys, n, sizeof *keys, cmp_coll_key);
     for (s = 0; s < n; s = e) {
         struct obs_rank_coll *c = &r->colls[r->ncolls++];
         for (e = s; e < n && keys[e].hash == keys[s].hash && keys[e].seq == keys[s].seq; e++) {
@@ -273,7 +275,8 @@ static int match_colls(struct obs_ranks *r)
         }
     }
     /* the parts stay where they are: only the collectives move */
-    qsort(r->colls, r->ncolls, sizeof *r->colls, cmp_rank_coll);
+    if (r->ncolls > 1) /* qsort takes no NULL, even with nothing to sort */
+        qsort(r->colls, r->ncolls, sizeof *r->colls, cmp_rank_coll);
     return 0;
 }
 
@@ -366,7 +369,8 @@ static int rank_steps(const struct obs_rank_input *in, uint32_t input, struct st
     }
     free(in_coll);
     /* the key first in each item: sort by it */
-    qsort(it, n, sizeof *it, cmp_u64_key);
+    if (n > 1) /* qsort takes no NULL, even with nothing to sort */
+        qsort(it, n, sizeof *it, cmp_u64_key);
     for (s = 0; s < n; s = e) {
         struct obs_rank_step_cell cell = {1, 0, 0, 0, 0, 0};
         uint64_t b = UINT64_MAX, en = 0;
@@ -411,7 +415,8 @@ static int build_steps(struct obs_ranks *r)
             free(sums);
             return -1;
         }
-    qsort(sums, nsums, sizeof *sums, cmp_step_sum);
+    if (nsums > 1) /* qsort takes no NULL, even with nothing to sort */
+        qsort(sums, nsums, sizeof *sums, cmp_step_sum);
     for (s = 0; s < nsums; s = e) {
         for (e = s; e < nsums && sums[e].key == sums[s].key; e++)
             ;

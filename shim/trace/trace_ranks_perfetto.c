@@ -240,7 +240,8 @@ int obs_ranks_perfetto(const struct obs_ranks *r, const char *const *paths, FILE
             w->n.step_slices++;
         }
     /* a track shows one slice at a time: each begins where the one before it ended, at the earliest */
-    qsort(sl, nsl, sizeof *sl, cmp_slice);
+    if (nsl > 1) /* qsort takes no NULL, even with nothing to sort */
+        qsort(sl, nsl, sizeof *sl, cmp_slice);
     for (i = 1; i < nsl; i++)
         if (sl[i].track == sl[i - 1].track && sl[i].b < sl[i - 1].e) {
             sl[i].b = sl[i - 1].e;
@@ -251,7 +252,8 @@ int obs_ranks_perfetto(const struct obs_ranks *r, const char *const *paths, FILE
         ev[2 * i] = (struct event){sl[i].b, (uint32_t)i, 0};
         ev[2 * i + 1] = (struct event){sl[i].e, (uint32_t)i, 1};
     }
-    qsort(ev, 2 * nsl, sizeof *ev, cmp_event);
+    if (2 * nsl > 1) /* qsort takes no NULL, even with nothing to sort */
+        qsort(ev, 2 * nsl, sizeof *ev, cmp_event);
     put_tracks(w, paths);
     for (i = 0; i < 2 * nsl; i++)
         put_event(w, &sl[ev[i].slice], ev[i].ts, (int)ev[i].end);
