@@ -91,6 +91,10 @@ static void check_library_path_form(const struct program *p)
         bail("cannot run %s", p->path);
     ok(res.exited && res.status == 0 && res.out && strstr(res.out, p->expect) != NULL,
        "LD_LIBRARY_PATH=sim/driver %s: runs, prints what it prints on a GPU", p->label);
+    if (!res.exited || res.status != 0) {
+        diag("exited %d, status %d", res.exited, res.status);
+        diag_text("stderr", res.err);
+    }
     is_int(1, (long long)count_lines_with(res.err ? res.err : "", NOT_EXECUTED),
            "LD_LIBRARY_PATH=sim/driver %s: the driver's banner says once that kernels are not executed",
            p->label);
