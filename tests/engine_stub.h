@@ -23,6 +23,8 @@
 
 /* The virtual clock (ns) that obs_now_ns() reads; starts at 1 s. */
 void engine_stub_advance_ns(uint64_t ns);
+/* A gap the thread spends busy (compiling): the host clock and its CPU time advance together. */
+void engine_stub_busy_ns(uint64_t ns);
 uint64_t engine_stub_now_ns(void);
 
 /* The name id of a kernel name (interned on first use). */

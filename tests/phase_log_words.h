@@ -16,7 +16,7 @@ static const char *const phase_log_words[] = {
     /* notes */
     "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration", "forward", "copy-in", "token-read",
     "flag-read", "memset", "delimiter", "launch", "lookup", "thread-state", "fallback", "unit-noted", "layers",
-    "capture"};
+    "capture", "busy-gap", "prep-relabelled"};
 #define PHASE_LOG_DECISIONS 16u /* the first 16 words */
 #define PHASE_LOG_WORDS (sizeof phase_log_words / sizeof phase_log_words[0])
 

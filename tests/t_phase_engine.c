@@ -32,7 +32,8 @@
  *   memset:N        cudaMemsetAsync
  *   sync devsync evsync   cudaStreamSynchronize / DeviceSynchronize / EventSynchronize
  *   wait            cudaStreamWaitEvent (not a host delimiter)
- *   +N              N ms with no call (an idle gap)
+ *   +N              N ms with no call (an idle gap: the thread blocked)
+ *   +Nb             N ms with no call, the thread busy all of it (compiling)
  *   T0 .. T3        the calls that follow run on host thread 0 .. 3
  *   ( ... )*N       the group N times
  * and the truth, which applies to the launches that follow on the current
@@ -69,7 +70,9 @@
  * (the signal that made a decision, named).
  *
  * OBS_ENGINE_DUMP=NAME prints every call of that case with its labels
- * (OBS_ENGINE_DUMP=all: of every case). */
+ * and its decision log (OBS_ENGINE_DUMP=all: of every case); OBS_ENGINE_ENV=NAME=VALUE gives
+ * every case one more setting (a development aid: what a threshold does
+ * to the real cases), after the case's own. */
 #include <ctype.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -186,6 +189,10 @@ static const struct engine_case cases[] = {
      {NULL}, HF_PROMPT("16") "(" HF_STEP ")*5", NULL, 0, {"new-generation gen=0 because=no-generation-open", "decode-starts gen=0 step=0 because=forward", "step gen=0 step=1 because=forward", "gave-up because=copy-in"}},
     {"idle gap over OBS_GEN_GAP_MS starts a generation", "Automatic (b): idle gap", {NULL},
      HF_PROMPT("16") "(" HF_STEP ")*3 +1500 @gen " HF_FORWARD("1") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"new-generation gen=1 because=idle-gap gap_ms=1500"}},
+    {"a busy gap over OBS_GEN_GAP_MS does not (torch.compile compiling the step it was called for)",
+     "Automatic (b): idle gap (busy)", {NULL},
+     HF_PROMPT("16") "(" HF_STEP ")*3 +1500b " HF_STEP "(" HF_STEP ")*2", NULL, 0,
+     {"busy-gap gen=0 step=2 because=thread-ran-through-it gap_ms=1500 cpu_ms=1500"}},
     {"idle gap under OBS_GEN_GAP_MS does not", "Automatic (b): idle gap (OBS_GEN_GAP_MS)",
      {"OBS_GEN_GAP_MS=5000", NULL}, HF_PROMPT("16") "(" HF_STEP ")*3 +1500 " HF_STEP "(" HF_STEP ")*2", NULL, 0, {NULL}},
     {"graph replay stopped: a new prompt", "Automatic (b): graph replay stopped", {NULL},
@@ -516,6 +523,7 @@ struct call {
     unsigned thread; /* K_THREAD */
     uint32_t grid, block;
     uint64_t bytes, idle_ms;
+    int busy;        /* K_IDLE: the thread busy through it (+Nb) */
     char kernel[96];
     char truth[24];  /* filled by the truth pass: the label, "" = not checked */
     int layer;       /* K_MARK 'L': the layer (-1: none); a launch: its true layer, -1 none, -2 not checked */
@@ -617,6 +625,10 @@ static void parse_token(const char *tok, size_t len, struct call_list *out, cons
     }
     if (tok[0] == '+') {
         c.kind = K_IDLE;
+        if (len > 2 && tok[len - 1] == 'b') { /* +Nb: the thread busy for it (compiling), not blocked */
+            c.busy = 1;
+            len--;
+        }
         if (parse_number(tok + 1, len - 1, &c.idle_ms) != 0)
             bail("%s: bad idle time '%.*s'", case_name, (int)len, tok);
         push_call(out, &c);
@@ -845,9 +857,12 @@ static struct {
 static const char *case_lookup(const char *name)
 {
     size_t n = strlen(name), i;
+    const char *extra = getenv("OBS_ENGINE_ENV");
     for (i = 0; run.env[i] != NULL; i++)
         if (strncmp(run.env[i], name, n) == 0 && run.env[i][n] == '=')
             return run.env[i] + n + 1;
+    if (extra != NULL && strncmp(extra, name, n) == 0 && extra[n] == '=')
+        return extra + n + 1;
     return NULL;
 }
 
@@ -1113,6 +1128,8 @@ static void child_run(void)
         const struct call *c = &run.calls->v[i];
         if (c->kind == K_THREAD)
             t = c->thread;
+        else if (c->kind == K_IDLE && c->busy)
+            engine_stub_busy_ns(c->idle_ms * 1000000u);
         else if (c->kind == K_IDLE)
             engine_stub_advance_ns(c->idle_ms * 1000000u);
         else if (c->kind != K_MARK)
@@ -1418,6 +1435,14 @@ static void check_case(const struct engine_case *c, int layers_test, const char 
          "step equal the truth's), relabelled in the trace %zu%s",
          c->name, checked, launches, trace_ok, live_truth_ok, relabelled, later_text);
     log_ok = check_log(c, run.log_path, log_problem, sizeof log_problem);
+    if (dump != NULL && (strcmp(dump, c->name) == 0 || strcmp(dump, "all") == 0)) {
+        FILE *f = fopen(run.log_path, "r"); /* and its decision log */
+        char line[1024];
+        while (f != NULL && fgets(line, sizeof line, f) != NULL)
+            diag("log %s", line);
+        if (f != NULL)
+            fclose(f);
+    }
     live_all = live_ok == live_checked && summary->structure[0] == '\0' &&
                (!c->launch_ranges || (live_launches > 0 && launch_range_ok == live_launches));
     if (c->todo != NULL && trace_all) {

@@ -80,7 +80,7 @@ __attribute__((noinline, cold)) struct phase_thread *thread_state_slow(void)
     if (obs_engine.set.mode == OBS_PHASES_AUTO) {
         p->automatic.history = map_zeroed(HISTORY_CAP * sizeof *p->automatic.history);
         p->automatic.learn = p->automatic.history != NULL ? LEARNING : GAVE_UP;
-        p->automatic.loop.window_first_index = UINT64_MAX;
+        p->automatic.loop.window_first_index = p->automatic.loop.prep_launch_index = UINT64_MAX;
         p->automatic.gen_first_index = p->automatic.step0_index = p->automatic.thread_first_index =
             p->automatic.excess_index = p->automatic.iter_window_index = p->automatic.step_first_index = UINT64_MAX;
         p->automatic.iter_first_index = 0;
@@ -233,6 +233,11 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
 static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8_t ev)
 {
     uint64_t now = obs_now_ns();
+    if (!p->after_delimiter && obs_engine.set.mode == OBS_PHASES_AUTO) {
+        /* the iteration's first delimiter: a system call once an iteration, never per launch */
+        p->quiet_from_t = now;
+        p->quiet_from_cpu = obs_thread_cpu_ns();
+    }
     if (obs_engine.set.mode == OBS_PHASES_AUTO)
         auto_delimiter(p, now, ev == EV_HOST_SYNC);
     else

@@ -277,7 +277,7 @@ static enum chunk_signal chunks_not_steps(const struct token_loop *t, const stru
         return CHUNK_NO;
     if (t->steps_like_prompt && smaller_look(&t->prompt, s))
         return CHUNK_STEPS_LIKE_PROMPT;
-    if (t->gen_steps == 1 && !t->steps_like_prompt && smaller_look(&t->step0, s))
+    if (t->gen_steps == 1 && !t->steps_like_prompt && smaller_look(&t->step0, s) && s->threads < t->step0.threads)
         return CHUNK_STEP0_LARGER;
     return CHUNK_NO;
 }
@@ -436,17 +436,46 @@ static void rejoin_previous_generation(struct logic *l, struct phase_thread *p, 
  * a forward with no token read since the last one is the prompt's next
  * chunk. A thread in which no forward was seen yet opens its steps at the
  * first launch after a token read (as before issue 34). */
-/* Whether the current forward has run as many launches as its kind's
- * shortest whole forward, less a quarter: inside a forward (Gemma 2's
- * sliding-window layers copy 8 bytes in), what comes in is the forward's
- * own, not the next prompt's. */
+/* Whether the current forward has run: as many launches as its kind's
+ * shortest whole forward, less a quarter, and, in a thread whose steps
+ * follow token reads, something read back since it began (its token, or
+ * a stop flag where a generation reads no token). Inside a forward, what comes in is
+ * the forward's own, not the next prompt's: Gemma 2's sliding-window
+ * layers copy 8 bytes in; Triton's autotuning in the first call of a
+ * torch.compile'd step clears the L2 with a memset before each timed
+ * launch, hundreds of launches before the step's token is read. */
 static bool forward_ran(const struct token_loop *t, const struct logic *l)
 {
     uint32_t least = t->fwd_min[l->top == OBS_PHASE_DECODE ? 1 : 0];
-    return t->graph_first || least == 0 || t->fwd_launches >= least - least / FORWARD_RAN_SHARE;
+    if (t->graph_first)
+        return true;
+    if (t->reads_tokens && !t->fwd_read)
+        return false;
+    return least == 0 || t->fwd_launches >= least - least / FORWARD_RAN_SHARE;
 }
 
 static void steps_were_chunks(struct logic *l, struct phase_thread *p);
+
+/* Whether the time since the last delimiter is an idle gap: longer than
+ * OBS_GEN_GAP_MS, and spent blocked (a server waiting for its next
+ * request), not busy (torch.compile compiling the step it was called for,
+ * Triton autotuning: the program's own work, inside its generation). The
+ * thread's CPU time is read only here, past the gap, and at an iteration's
+ * first delimiter (on_delimiter). */
+static bool idle_gap(const struct logic *l, const struct phase_thread *p, const struct iteration_start *s)
+{
+    uint64_t wall, cpu;
+    if (s->now - p->delimiter_t <= obs_engine.set.gen_gap_ns)
+        return false;
+    wall = s->now > p->quiet_from_t ? s->now - p->quiet_from_t : 0;
+    cpu = obs_thread_cpu_ns() - p->quiet_from_cpu;
+    if (cpu * IDLE_GAP_CPU_SHARE < wall)
+        return true;
+    if (l->started && l->top != OBS_PHASE_NONE)
+        LOG_DECISION(l, "busy-gap", "thread-ran-through-it", " gap_ms=%llu cpu_ms=%llu",
+                     (unsigned long long)(wall / 1000000u), (unsigned long long)(cpu / 1000000u));
+    return false;
+}
 
 static void iteration_begins(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
@@ -456,15 +485,16 @@ static void iteration_begins(struct logic *l, struct phase_thread *p, const stru
     enum rejoin_signal rejoin;
     if (obs_debug_on(OBS_DBG_PHASES, 3))
         log_iteration(p, s, false);
+    bool idle = p->after_delimiter && idle_gap(l, p, s);
     if (t->serving) {
         /* a serving loop's iterations begin at their forwards; an idle gap begins a generation there */
-        if (p->after_delimiter && s->now - p->delimiter_t > obs_engine.set.gen_gap_ns)
+        if (idle)
             t->serving_new_gen = true;
     } else if (!l->started || l->top == OBS_PHASE_NONE) {
         start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "no-generation-open", " threads=%llu htod=%llu",
                      (unsigned long long)s->threads, (unsigned long long)s->htod);
-    } else if (p->after_delimiter && s->now - p->delimiter_t > obs_engine.set.gen_gap_ns) {
+    } else if (idle) {
         start_generation(l, p, s, ORIGIN_OTHER, false);
         LOG_DECISION(l, "new-generation", "idle-gap", " gap_ms=%llu gen_gap_ms=%llu",
                      (unsigned long long)((s->now - p->delimiter_t) / 1000000u),
@@ -569,13 +599,20 @@ static void serving_forward(struct logic *l, struct phase_thread *p, const struc
  * whose steps follow token reads: nothing was read back after its stack
  * (no token, no stop check). In a thread whose steps are not known yet: it
  * ended in a sync that read nothing (vLLM's and SGLang's chunked prefill;
- * a step reads its token or a flag, or has no sync at all). */
+ * a step reads its token or a flag, or has no sync at all), after its
+ * stack where the stack's end is known: a sync inside the stack is the
+ * forward's own (a static KV cache made layer by layer in a thread's first
+ * forward), not its end. */
 static bool last_forward_unread(struct phase_thread *p)
 {
     const struct token_loop *t = &p->automatic.loop;
+    uint32_t end;
     if (t->reads_tokens)
         return !t->fwd_token_read && !read_after_stack(p);
-    return !t->steps_unread && t->fwd_delimited && !t->fwd_read;
+    if (t->steps_unread || !t->fwd_delimited || t->fwd_read)
+        return false;
+    end = t->graph_first ? 1 : layer_stack_end(p->layers, t->fwd_launches);
+    return end == 0 || t->fwd_delim_at >= end; /* 0: no end known (fewer layers than 3), any sync */
 }
 
 /* A forward begins at this launch (an embedding lookup, a forward's graph). */
@@ -708,6 +745,32 @@ static bool read_after_stack(struct phase_thread *p)
     return end != 0 && t->fwd_read_at >= end;
 }
 
+/* A decode step's forward just began, with launches between the last
+ * forward's output read and it, and that stretch was longer than
+ * OBS_GEN_GAP_MS with the thread busy through it (not an idle gap): the
+ * host compiled this forward there (torch.compile's first call of a step,
+ * and each recompilation: compile-time launches, each reading 2 bytes
+ * back, in seconds of the thread's own CPU time), inside the call that runs
+ * it. Those launches are the step's, in the trace (a RELABEL; live they kept
+ * the phase they were in). */
+static void prep_joins_step(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
+{
+    struct token_loop *t = &p->automatic.loop;
+    if (t->prep_launch_index != UINT64_MAX && t->step_opened_here && l->top == OBS_PHASE_DECODE &&
+        t->prep_from_t != 0 && s->now - t->prep_from_t > obs_engine.set.gen_gap_ns) {
+        uint64_t wall = s->now - t->prep_from_t, cpu = obs_thread_cpu_ns() - t->prep_from_cpu;
+        if (cpu * IDLE_GAP_CPU_SHARE >= wall) {
+            struct range step = {OBS_PHASE_DECODE, l->step, OBS_PHASE_STEP_NAME_BASE + l->step, l->gen, 0};
+            relabel_since(t->prep_launch_index, &step);
+            LOG_DECISION(l, "prep-relabelled", "busy-since-the-last-forward-read",
+                         " relabelled_from_record=%llu wall_ms=%llu cpu_ms=%llu",
+                         (unsigned long long)t->prep_launch_index, (unsigned long long)(wall / 1000000u),
+                         (unsigned long long)(cpu / 1000000u));
+        }
+    }
+    t->prep_launch_index = UINT64_MAX;
+}
+
 /* A launch that begins an iteration or may begin a forward (auto_launch,
  * phase_forwards.h, tests the cheap part first): the iteration's and the
  * forward's decisions. */
@@ -726,8 +789,16 @@ __attribute__((noinline)) void auto_boundary(struct phase_thread *p, uint32_t na
     if (new_segment)
         iteration_begins(&p->logic, p, &s);
     forward = forward_starts(p, cls, name, graph);
-    if (forward)
+    if (forward) {
+        /* a forward is fed by all the bytes that came in since the last forward's output read or its
+         * beginning, launches on the way or not (a memset still counts only right before: a KV cache cleared) */
+        s.htod = t->prep_htod;
+        t->prep_htod = 0;
         forward_begins(&p->logic, p, &s);
+        prep_joins_step(&p->logic, p, &s);
+    } else if (new_segment && t->fwd_read && t->prep_launch_index == UINT64_MAX) {
+        t->prep_launch_index = obs_thread_next_index(); /* the first launch since the forward's output was read */
+    }
     else if (!new_segment)
         return;
     if (new_segment) {
@@ -767,6 +838,7 @@ __attribute__((noinline)) void on_auto_copy(struct phase_thread *p, unsigned dir
         if (t->window_first_index == UINT64_MAX)
             t->window_first_index = obs_thread_next_index();
         t->window_htod += bytes;
+        t->prep_htod += bytes;
         t->window_dirty = true;
         OBS_DEBUG_LOG(PHASES, 3, "tid=%u call=%u copy-in bytes=%llu window_htod=%llu", obs_thread_id(),
                       obs_tls.call_counter, (unsigned long long)bytes, (unsigned long long)t->window_htod);
@@ -893,11 +965,19 @@ void auto_delimiter(struct phase_thread *p, uint64_t now, bool sync)
                   close ? "closed" : "held-open");
     if (token || !t->copied) /* a loop that never copied: each iteration may be the next step */
         t->token_pending = true;
+    if (token || (t->iter_read && !t->fwd_read && !t->reads_tokens)) {
+        /* the forward's output read (its token; its stop flag in a loop that reads none: a flag read inside a
+         * forward, a mask check, is not it): what comes in from here feeds the next forward */
+        t->prep_htod = 0;
+        t->prep_from_t = p->quiet_from_t; /* this iteration's first delimiter (on_delimiter) */
+        t->prep_from_cpu = p->quiet_from_cpu;
+    }
     if (t->iter_read) {
         t->fwd_read = true;
         t->fwd_read_at = t->fwd_launches;
     }
     t->fwd_delimited = true;
+    t->fwd_delim_at = t->fwd_launches;
     t->unread_launches = (t->iter_launched || t->unread_launches) && !t->iter_read;
     t->step_read = t->step_read || t->iter_read;
     t->iter_read = false;

@@ -21,6 +21,15 @@
  * one-forward iterations of 64 and 39 tokens, then one of 4. */
 #define PROMPT_RATIO 4u
 
+/* An idle gap (over OBS_GEN_GAP_MS from the last delimiter to the next
+ * launch) is one the thread spent blocked: it ran for less than a
+ * 1/IDLE_GAP_CPU_SHARE of it. A server waiting for its next request runs
+ * for none of it; torch.compile's first call of a decode step is a gap of
+ * 6 to 85 s in which the thread compiles, 93 % of it on its own CPU
+ * (tests/frameworks fw_compiled.py compiled-decode, 2026-12-02: 79.4 s of
+ * 85.0 s), and Triton's autotuning after it: the step's own work. */
+#define IDLE_GAP_CPU_SHARE 10u
+
 /* Generations of one forward each in a row, fed from the host and read
  * back, before one a PROMPT_RATIO-th of the largest of them reads as a
  * serving loop (hf-serving: 64 tokens, 39, then 4). */

@@ -226,7 +226,8 @@ struct token_loop {
     uint32_t fwd_min[2];     /* the fewest launches a whole forward had, by kind (0 prompt, 1 decode step): 0 none yet */
     bool fwd_read;           /* a read from the device since the current forward began */
     bool fwd_delimited;      /* a host delimiter since it began */
-    uint32_t fwd_read_at;    /* the last one's position: launches of the forward before it */
+    uint32_t fwd_read_at;    /* the last read's position: launches of the forward before it */
+    uint32_t fwd_delim_at;   /* the last delimiter's position, the same way */
     /* the current iteration */
     bool iter_launched;        /* it has had a launch */
     bool unread_launches;      /* the iteration before had launches and read nothing: a read may still be theirs */
@@ -237,6 +238,16 @@ struct token_loop {
     uint64_t window_htod;
     uint64_t window_first_index; /* record index of its first copy in, UINT64_MAX: none */
     bool window_memset;
+    /* the bytes copied in since the current forward's output read (its token; its stop flag in a thread that reads
+     * no token) or its beginning: what the host fed the next forward, whatever it launched on the way
+     * (torch.compile's first call compiles between its input copy and the forward: compile-time launches end the
+     * window above, not this) */
+    uint64_t prep_htod;
+    /* the same stretch: its first launch (its record index, UINT64_MAX: none yet), and the time and the thread's
+     * CPU time at the read that began it (a long stretch the thread was busy through: the host compiled the
+     * forward that ends it, prep_joins_step) */
+    uint64_t prep_launch_index;
+    uint64_t prep_from_t, prep_from_cpu;
     /* the forward running (until the next one begins: then the one that just ended) began with a graph
      * launch; prev_graph_first: the one before it (graph-replay-stopped compares it) */
     bool prev_graph_first, graph_first;
@@ -338,6 +349,9 @@ struct phase_thread {
     bool after_delimiter;  /* no launch since the last host delimiter */
     bool launch_range_open;
     uint64_t delimiter_t;
+    /* the first delimiter after the thread's last launch: its time and the thread's CPU time then (an idle gap
+     * is one the thread spent blocked, not busy: idle_gap() in phase_forwards.c) */
+    uint64_t quiet_from_t, quiet_from_cpu;
     uint64_t held_end_t;   /* a PREFILL kept open past a delimiter: its end, if it ends there */
     union {
         struct rules_state rules;         /* OBS_PHASES_RULES */

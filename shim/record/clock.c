@@ -81,6 +81,11 @@ const char *obs_clock_source_name(enum obs_clock_source s)
     return s == OBS_CLOCK_TSC ? "tsc" : "monotonic";
 }
 
+uint64_t obs_thread_cpu_ns(void)
+{
+    return obs_clock_gettime_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 uint64_t obs_now_ns_slow(void)
 {
 #if OBS_CLOCK_HAVE_TSC

@@ -3,7 +3,7 @@
 tests/t_phase_engine (tests/engine_cases/README.md):
 
     trace_to_case.py NAME CALLS.csv SIM.log "what it is" [--no-reads-in-layers] [--todo "why"]
-                     [--layers-todo "why"] > NAME.calls
+                     [--layers-todo "why"] [--busy-gaps] > NAME.calls
 
 CALLS.csv is `obs-report csv` of the program's trace under the shim, SIM.log
 the simulated driver's log of the same run (OBS_SIM_LOG, OBS_SIM_LOG_TID=1)
@@ -27,7 +27,10 @@ syncs stay): an expert loop's count reads, which the phase engine takes
 for token reads (README.md). --todo WHY marks the case as one the engine
 is known to get wrong (a TODO check in t_phase_engine: a "todo WHY" line);
 --layers-todo WHY, one whose layers only it gets wrong (a "layers-todo WHY"
-line: a TODO test of the layers, the phases checked as ever)."""
+line: a TODO test of the layers, the phases checked as ever). --busy-gaps
+writes each gap as +Nb, the thread busy through it (a program that never
+waits: torch.compile's gaps are its compiling, docs/phases.md "Idle gaps");
+without it a gap is +N, the thread blocked."""
 import csv
 import collections
 import sys
@@ -109,6 +112,7 @@ def main():
     no_reads_in_layers = "--no-reads-in-layers" in sys.argv[5:]
     todo = sys.argv[sys.argv.index("--todo") + 1] if "--todo" in sys.argv[5:-1] else None
     layers_todo = sys.argv[sys.argv.index("--layers-todo") + 1] if "--layers-todo" in sys.argv[5:-1] else None
+    busy = "b" if "--busy-gaps" in sys.argv[5:] else ""
     truth, ttft_ends = truth_labels(log_path)
     used = collections.Counter()
     kernels, out = {}, []
@@ -135,7 +139,7 @@ def main():
         last_label, last_t = state.get(tid, (None, None))
         t = int(row["host_begin_ns"])
         if last_t is not None and t - last_t >= 100_000_000:
-            words.append("+%d" % ((t - last_t) // 1_000_000))
+            words.append("+%d%s" % ((t - last_t) // 1_000_000, busy))
         ends = ttft_ends.get(tid, [])
         while ends and t > ends[0]:  # the first call of the thread after where a TTFT ended
             ends.pop(0)
