@@ -224,18 +224,11 @@ struct fw_case {
     "the tokens, stays in that step: the steps read nothing and their forwards end in as many launches (a "      \
     "position fill where the cat is), so nothing but the read after it tells it from the step's own tail "      \
     "(docs/phases.md, \"Limits\")"
-#define WARMUP_LIVE_GENERATION                                                                                         \
-    "live, the warm-up forwards and the capture before the first prompt open a generation of their own, which "   \
-    "the trace takes back (relabelled): the later live ranges' generations run ahead (their phase and step right)"
 #define WARMUP_LIVE_LAYERS                                                                                             \
     "live, the warm-up forwards before the first prompt are that generation's steps (nothing before the capture "  \
     "tells a warm-up): from its second decode forward on, the decode template pushes their LAYER ranges (their "   \
     "layers do run; the program's hooks mark none outside a generation, and the trace takes them back with the "   \
     "warm-up's labels): one warm-up forward's launches in its layers"
-#define SERVING_LIVE_GENERATION                                                                                        \
-    "live, the loop's first iterations open generations of their own, which the trace takes back into the "       \
-    "serving generation's ITERATION ranges (relabelled): the later live ranges are generations ahead (their "      \
-    "ITERATION/k right)"
 #define ONE_TOKEN_PROMPT_KIND                                                                                          \
     "a request whose prompt is one token, joining sequences that decode while another leaves, feeds one token as " \
     "each of them does: as many tokens as sequences sampled, as many as the iteration before, so the stream's "    \
@@ -314,17 +307,67 @@ static const char *percent_text(char *buf, size_t len, size_t part, size_t whole
 
 /* Each launch's generation, phase and step in the trace equal the truth's
  * (fw_truth.py: the model's forward hooks); live, every launch the trace
- * did not relabel after the fact. Captured launches (inside the truth's
+ * did not relabel after the fact, live generations numbered over those the
+ * trace kept (kept_live_generations). Captured launches (inside the truth's
  * GRAPH_CAPTURE) are not executions: left out and counted. Also counted,
  * not checked: live from the thread's second forward on (the truth's
  * FORWARD marks: its first forward teaches the engine the template). */
+/* Relabelled after the fact: a RELABEL record, or the trace took the label off (a RELABEL of no phase: the
+ * launch is in no range in the trace, in one live). */
+static int relabelled_after(const struct pc_launch *l)
+{
+    return l->relabelled || (l->trace.phase[0] == '\0' && l->live.phase[0] != '\0');
+}
+
+/* Live, a generation is a PREFILL range pushed (phase_compare.h). One the trace took back whole (every launch
+ * of it relabelled: a warm-up before the first prompt, a serving loop's first iterations pushed as prompts
+ * before the loop was known) was pushed all the same, so every later live generation's number runs one
+ * ahead of the truth's, though its ranges are right. Returns each launch's live generation counted over
+ * the live generations the trace kept (PC_NO_GEN where its own was taken back), in a new array. */
+static long *kept_live_generations(const struct pc_run *run)
+{
+    long max = -1, *gen = calloc(run->n ? run->n : 1, sizeof *gen);
+    size_t i, g, width;
+    uint8_t *kept;
+    for (i = 0; i < run->n; i++)
+        if (run->l[i].live.gen > max)
+            max = run->l[i].live.gen;
+    width = (size_t)(max + 1);
+    kept = calloc(run->ntids * width + 1, 1);
+    if (gen == NULL || kept == NULL)
+        bail("out of memory");
+    for (i = 0; i < run->n; i++) {
+        const struct pc_launch *l = &run->l[i];
+        if (!l->captured && l->live.gen >= 0 && !relabelled_after(l))
+            kept[l->thread * width + (size_t)l->live.gen] = 1;
+    }
+    for (i = 0; i < run->n; i++) {
+        const struct pc_launch *l = &run->l[i];
+        long n = 0;
+        gen[i] = l->live.gen;
+        if (l->live.gen < 0)
+            continue;
+        if (!kept[l->thread * width + (size_t)l->live.gen]) {
+            gen[i] = PC_NO_GEN;
+            continue;
+        }
+        for (g = 0; g < (size_t)l->live.gen; g++)
+            n += kept[l->thread * width + g];
+        gen[i] = n;
+    }
+    free(kept);
+    return gen;
+}
+
 static void phase_attribution(const char *label, struct pc_run *run, const struct fw_todo *todo,
                               struct fw_figures *fig)
 {
-    size_t i, captured = 0, shown = 0;
+    size_t i, captured = 0, shown = 0, kept_raw_ok = 0;
     char a[64], b[64], d[64];
+    long *kept_gen = kept_live_generations(run);
     for (i = 0; i < run->n; i++) {
         const struct pc_launch *l = &run->l[i];
+        struct pc_label live = l->live;
         int tr, lv, relabelled;
         if (l->captured) {
             captured++;
@@ -332,19 +375,19 @@ static void phase_attribution(const char *label, struct pc_run *run, const struc
         }
         fig->launches++;
         tr = pc_same(&l->truth, &l->trace, 1);
-        lv = pc_same(&l->truth, &l->live, 1);
+        live.gen = kept_gen[i];
+        lv = pc_same(&l->truth, &live, 1);
         fig->trace_ok += tr;
         fig->live_ok += lv;
         if (l->forward >= 2) {
             fig->later++;
             fig->later_live_ok += lv;
         }
-        /* relabelled after the fact: a RELABEL record, or the trace took the label off (a RELABEL of no
-         * phase: the launch is in no range in the trace, in one live) */
-        relabelled = l->relabelled || (l->trace.phase[0] == '\0' && l->live.phase[0] != '\0');
+        relabelled = relabelled_after(l);
         if (!relabelled) {
             fig->kept++;
             fig->kept_live_ok += lv;
+            kept_raw_ok += pc_same(&l->truth, &l->live, 1);
         }
         if ((!tr || (!lv && !relabelled)) && shown++ < 3)
             diag("%s: launch %zu %.60s: truth %s live %s trace %s%s", label, i, run->names[l->name],
@@ -352,16 +395,18 @@ static void phase_attribution(const char *label, struct pc_run *run, const struc
                  pc_label_text(&l->trace, d, sizeof d), relabelled ? " (relabelled)" : "");
     }
     diag("FIGURES phases %s launches=%zu trace_ok=%zu (%.2f%%) live_ok=%zu (%.2f%%) live_from_2nd_forward=%zu of %zu "
-         "(%.2f%%) relabelled=%zu captured=%zu generations=%zu",
+         "(%.2f%%) relabelled=%zu captured=%zu generations=%zu kept_live_ok=%zu of %zu (%zu with the live generations "
+         "counted as pushed)",
          label, fig->launches, fig->trace_ok, percent(fig->trace_ok, fig->launches), fig->live_ok,
          percent(fig->live_ok, fig->launches), fig->later_live_ok, fig->later, percent(fig->later_live_ok, fig->later),
-         fig->launches - fig->kept, captured, run->ntiming);
+         fig->launches - fig->kept, captured, run->ntiming, fig->kept_live_ok, fig->kept, kept_raw_ok);
+    free(kept_gen);
     check_todo(fig->launches > 0 && fig->trace_ok == fig->launches, todo->phases_trace, label,
                "trace: every launch has the truth's generation, phase and step (%zu of %zu)", fig->trace_ok,
                fig->launches);
     check_todo(fig->kept > 0 && fig->kept_live_ok == fig->kept, todo->phases_live, label,
                "live: every launch the trace did not relabel has the truth's generation, phase and step (%zu of %zu; "
-               "%zu relabelled after the fact)",
+               "%zu relabelled after the fact; live generations the trace took back whole not counted)",
                fig->kept_live_ok, fig->kept, fig->launches - fig->kept);
 }
 
@@ -1239,9 +1284,9 @@ int main(void)
         {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0,
          {.phases_trace = DETOKENISER_CAT, .phases_live = DETOKENISER_CAT}},
         {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
-         {.phases_live = WARMUP_LIVE_GENERATION, .layers_live = WARMUP_LIVE_LAYERS, .round_trip = ROUND_TRIP_FORWARDS}},
+         {.layers_live = WARMUP_LIVE_LAYERS, .round_trip = ROUND_TRIP_FORWARDS}},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,
-         {.phases_live = SERVING_LIVE_GENERATION, .round_trip = ROUND_TRIP_FORWARDS,
+         {.round_trip = ROUND_TRIP_FORWARDS,
           .serving_kinds = ONE_TOKEN_PROMPT_KIND}},
         /* torch.compile: Inductor's Triton kernels from cubins (cuModuleLoad), its CUDA graph trees */
         {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NO_TODO},
