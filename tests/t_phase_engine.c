@@ -362,6 +362,16 @@ static const struct engine_case cases[] = {
      {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD;DECODE=*", NULL},
      "@gen h2d:64 graph D2H:8 @step embed:1 D2H:8 @step graph D2H:8 @step graph D2H:8", NULL, 0,
      {"step gen=0 step=1 because=graph-launch-after-token-read"}},
+    {"rules with OBS_STEP: a graph launch after a token read opens the next step (a decode step captured once, "
+     "replayed; the fill of its inputs before the replay stays where it is)",
+     "Rules: graph launches (OBS_STEP)",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;DECODE=*", "OBS_STEP=embed_sel", NULL},
+     "@gen h2d:24 sync embed_sel:768 mlp:768 D2H:8 fill:1 @step graph argmax:1 D2H:8 "
+     "(fill:1 @step graph argmax:1 D2H:8)*3 "
+     "@gen h2d:64 sync embed_sel:2k mlp:2k D2H:8 fill:1 @step graph argmax:1 D2H:8 "
+     "(fill:1 @step graph argmax:1 D2H:8)*2",
+     NULL, 0, {"decode-starts gen=0 step=0 because=graph-launch-after-token-read",
+               "step gen=1 step=2 because=graph-launch-after-token-read"}},
     {"a graph launch in the decode of a loop that reads no token: STEADY", "Rules: graph launches (no token read)",
      {"OBS_PHASES=PREFILL=prefill*;DECODE=decode*", NULL},
      "@gen prefill:1k sync @step decode:1 sync @steady graph sync graph sync", NULL, 0, {NULL}},

@@ -37,6 +37,20 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
         LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "graph-launch-after-token-read", name);
         return false;
     }
+    if (graph && obs_engine.set.have_step_rule && r->gen_token_read && r->step_armed &&
+        (l->top == OBS_PHASE_DECODE || l->top == OBS_PHASE_PREFILL)) {
+        /* OBS_STEP names the kernel a forward begins with; a graph that replays a forward launches none: its
+         * launch after the token read of the prompt or the step opens the next step (a decode step captured
+         * once, replayed) */
+        if (l->top == OBS_PHASE_DECODE)
+            logic_move(l, MOVE_STEP, 0, 0);
+        else
+            logic_move(l, MOVE_DECODE, name, 0);
+        r->step_armed = false;
+        r->iter_stepped = true;
+        LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "graph-launch-after-token-read", name);
+        return false;
+    }
     if (graph) /* in a token loop, a graph launch inside a step is one of the step's */
         return l->top == OBS_PHASE_DECODE && !r->ever_token_read;
     bool second_forward = false;

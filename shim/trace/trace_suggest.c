@@ -416,6 +416,7 @@ struct suggestion {
     char (*globs)[ITEM_MAX + 2]; /* per item with a phase: its pattern in OBS_PHASES */
     unsigned char *covered;      /* per item: an earlier item of its phase prints the same glob */
     size_t nsteps;               /* decode steps: distinct (generation, step) */
+    size_t graph_openers;        /* those whose first call is a graph launch (a forward replayed) */
     size_t nprompts;             /* generations with a PREFILL: distinct (thread, generation) */
     long step_item;              /* the item OBS_STEP names, -1 none */
     long step_rejected;          /* a token loop's best opener that runs more than once per step, -1 none */
@@ -769,6 +770,7 @@ static int count_step_openers(struct suggestion *sg)
         if (i > 0 && steps[i].key == steps[i - 1].key && steps[i].thread == steps[i - 1].thread)
             continue;
         sg->nsteps++;
+        sg->graph_openers += t->calls[steps[i].first].kind == OBS_KIND_GRAPH;
         it = item_of(sg, &t->calls[steps[i].first]);
         if (it >= 0)
             sg->items[it].openers++;
@@ -983,7 +985,9 @@ static void choose_step_rule(struct suggestion *sg)
     if (sg->step_item < 0)
         return;
     sg->step_runs = sg->items[sg->step_item].count[1] + sg->items[sg->step_item].count[2];
-    sg->step_once = sg->items[sg->step_item].openers == sg->nsteps &&
+    /* in a token loop a graph launch after a token read opens the next step too, with OBS_STEP (a decode
+     * step captured once, its graph replayed: the kernel begins the forward the graph replays) */
+    sg->step_once = sg->items[sg->step_item].openers + (sg->token_loop ? sg->graph_openers : 0) == sg->nsteps &&
                     (sg->token_loop || sg->step_runs == sg->nsteps);
     if (sg->token_loop && !sg->step_once) {
         sg->step_rejected = sg->step_item;
@@ -1174,7 +1178,11 @@ static void print_step_rule(const struct suggestion *sg, FILE *out)
     } else if (best == NULL) {
         fputs("# no step rule: the calls that open decode steps have no usable name\n", out);
     } else {
-        if (best->openers < sg->nsteps)
+        if (best->openers < sg->nsteps && sg->token_loop && best->openers + sg->graph_openers == sg->nsteps)
+            fprintf(out, "# %s opens %llu of the %zu decode steps, graph launches the other %zu (each replays a "
+                         "forward: a graph launch after a token read opens the next step)\n",
+                    best->name, (unsigned long long)best->openers, sg->nsteps, sg->graph_openers);
+        else if (best->openers < sg->nsteps)
             fprintf(out, "# %s opens %llu of the %zu decode steps\n", best->name, (unsigned long long)best->openers,
                     sg->nsteps);
         fprintf(out, "export OBS_STEP='%s'\n", sg->step_glob);
