@@ -456,6 +456,15 @@ static bool forward_ran(const struct token_loop *t, const struct logic *l)
 
 static void steps_were_chunks(struct logic *l, struct phase_thread *p);
 
+/* Whether the thread ran for at least a 1/IDLE_GAP_CPU_SHARE of the time
+ * since from_t, when its CPU time was from_cpu (wall, cpu: the two spans). */
+static bool thread_busy_since(uint64_t now, uint64_t from_t, uint64_t from_cpu, uint64_t *wall, uint64_t *cpu)
+{
+    *wall = now > from_t ? now - from_t : 0;
+    *cpu = obs_thread_cpu_ns() - from_cpu;
+    return *cpu * IDLE_GAP_CPU_SHARE >= *wall;
+}
+
 /* Whether the time since the last delimiter is an idle gap: longer than
  * OBS_GEN_GAP_MS, and spent blocked (a server waiting for its next
  * request), not busy (torch.compile compiling the step it was called for,
@@ -467,9 +476,7 @@ static bool idle_gap(const struct logic *l, const struct phase_thread *p, const 
     uint64_t wall, cpu;
     if (s->now - p->delimiter_t <= obs_engine.set.gen_gap_ns)
         return false;
-    wall = s->now > p->quiet_from_t ? s->now - p->quiet_from_t : 0;
-    cpu = obs_thread_cpu_ns() - p->quiet_from_cpu;
-    if (cpu * IDLE_GAP_CPU_SHARE < wall)
+    if (!thread_busy_since(s->now, p->quiet_from_t, p->quiet_from_cpu, &wall, &cpu))
         return true;
     if (l->started && l->top != OBS_PHASE_NONE)
         LOG_DECISION(l, "busy-gap", "thread-ran-through-it", " gap_ms=%llu cpu_ms=%llu",
@@ -758,8 +765,8 @@ static void prep_joins_step(struct logic *l, struct phase_thread *p, const struc
     struct token_loop *t = &p->automatic.loop;
     if (t->prep_launch_index != UINT64_MAX && t->step_opened_here && l->top == OBS_PHASE_DECODE &&
         t->prep_from_t != 0 && s->now - t->prep_from_t > obs_engine.set.gen_gap_ns) {
-        uint64_t wall = s->now - t->prep_from_t, cpu = obs_thread_cpu_ns() - t->prep_from_cpu;
-        if (cpu * IDLE_GAP_CPU_SHARE >= wall) {
+        uint64_t wall, cpu;
+        if (thread_busy_since(s->now, t->prep_from_t, t->prep_from_cpu, &wall, &cpu)) {
             struct range step = {OBS_PHASE_DECODE, l->step, OBS_PHASE_STEP_NAME_BASE + l->step, l->gen, 0};
             relabel_since(t->prep_launch_index, &step);
             LOG_DECISION(l, "prep-relabelled", "busy-since-the-last-forward-read",
@@ -796,11 +803,11 @@ __attribute__((noinline)) void auto_boundary(struct phase_thread *p, uint32_t na
         t->prep_htod = 0;
         forward_begins(&p->logic, p, &s);
         prep_joins_step(&p->logic, p, &s);
-    } else if (new_segment && t->fwd_read && t->prep_launch_index == UINT64_MAX) {
+    } else if (!new_segment) {
+        return;
+    } else if (t->fwd_read && t->prep_launch_index == UINT64_MAX) {
         t->prep_launch_index = obs_thread_next_index(); /* the first launch since the forward's output was read */
     }
-    else if (!new_segment)
-        return;
     if (new_segment) {
         a->marks |= MARK_ITER;
         a->iter_window_index = t->window_first_index;

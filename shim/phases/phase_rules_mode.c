@@ -27,21 +27,12 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
 {
     uint8_t phase = cls & CLASS_PHASE_MASK;
     bool had_started = l->started;
-    if (graph && r->ever_token_read && r->after_token && !obs_engine.set.have_step_rule &&
-        (l->top == OBS_PHASE_DECODE || l->top == OBS_PHASE_PREFILL)) {
-        /* a token loop replaying its step as a graph: the graph launch opens the next step */
-        if (l->top == OBS_PHASE_DECODE)
-            logic_move(l, MOVE_STEP, 0, 0);
-        else
-            logic_move(l, MOVE_DECODE, name, 0);
-        LOG_LAUNCH_DECISION(l, l->step == 0 ? "decode-starts" : "step", "graph-launch-after-token-read", name);
-        return false;
-    }
-    if (graph && obs_engine.set.have_step_rule && r->gen_token_read && r->step_armed &&
-        (l->top == OBS_PHASE_DECODE || l->top == OBS_PHASE_PREFILL)) {
-        /* OBS_STEP names the kernel a forward begins with; a graph that replays a forward launches none: its
-         * launch after the token read of the prompt or the step opens the next step (a decode step captured
-         * once, replayed) */
+    /* a token loop replaying its step as a graph: the graph launch opens the next step. Without OBS_STEP,
+     * the launch right after the token read; with it (naming the kernel a forward begins with, which a
+     * replayed forward launches none of), the first graph launch after the token read of the prompt or
+     * the step, a fill of the graph's inputs before it staying where it is */
+    if (graph && r->ever_token_read && (l->top == OBS_PHASE_DECODE || l->top == OBS_PHASE_PREFILL) &&
+        (obs_engine.set.have_step_rule ? r->gen_token_read && r->step_armed : r->after_token)) {
         if (l->top == OBS_PHASE_DECODE)
             logic_move(l, MOVE_STEP, 0, 0);
         else
