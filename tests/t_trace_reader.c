@@ -635,6 +635,53 @@ static void test_graph_nodes(const char *dir)
     obs_trace_free(t);
 }
 
+/* A trace cut as the shim opened it (SIGKILL between its first two writes:
+ * the header, then META): a header alone, or a header and a META chunk cut
+ * short, is unclosed, and its note says where it stopped; a file of records
+ * and no META (a tool's, not the shim's) is not. */
+static void test_opening_cut(const char *dir)
+{
+    static const char meta[] = "host\0h\0pid\0\061\0buffer_records\0\061024\0";
+    const char *paths[3] = {test_path(dir, "cut-header.obs"), test_path(dir, "cut-meta.obs"),
+                            test_path(dir, "no-meta.obs")};
+    struct obs_file_header h;
+    union obs_record call;
+    char err[256], note[512];
+    int k;
+
+    memset(&call, 0, sizeof call);
+    call.call.type = OBS_REC_CALL;
+    call.call.api = OBS_API_cudaLaunchKernel;
+    call.call.t_begin = FIX_T0 + 10;
+    for (k = 0; k < 3; k++) {
+        int fd = open(paths[k], O_WRONLY | O_CREAT | O_TRUNC, 0644), rc;
+        struct obs_trace *t = NULL;
+        obs_trace_init_header(&h, FIX_PID, 0, FIX_T0, FIX_REAL0);
+        if (fd < 0 || obs_trace_write_header(fd, &h) != 0 ||
+            (k == 1 && obs_trace_write_meta(fd, meta, sizeof meta - 1) != 0) ||
+            (k == 2 && obs_trace_write_records(fd, 7, 0, &call, 1) != 0))
+            bail("cannot write %s", paths[k]);
+        close(fd);
+        if (k == 1 && truncate(paths[k], 64 + 24 + 5) != 0) /* the META chunk's header and 5 bytes of it */
+            bail("cannot cut %s", paths[k]);
+        rc = obs_trace_open(paths[k], &t, err, sizeof err);
+        if (rc != 0) {
+            ok(0, "opening cut %d: the trace opens (%s)", k, err);
+            continue;
+        }
+        if (k < 2)
+            ok(obs_trace_opening_cut(t) && obs_trace_unclosed(t) && t->ncalls == 0 &&
+                   strstr(obs_trace_unclosed_note(t, note, sizeof note),
+                          "died while the shim was opening the trace") != NULL,
+               "opening cut: %s is unclosed, its note says where it stopped (%s)",
+               k == 0 ? "a header alone" : "a header and a cut META", note);
+        else
+            ok(!obs_trace_opening_cut(t) && !obs_trace_unclosed(t) && t->ncalls == 1,
+               "opening cut: records with no META (not the shim's) are not unclosed");
+        obs_trace_free(t);
+    }
+}
+
 static void test_names(void)
 {
     is_string("cudaLaunchKernel", obs_api_name(OBS_API_cudaLaunchKernel), "api name");
@@ -649,7 +696,7 @@ static void test_names(void)
 int main(void)
 {
     const char *dir;
-    plan(92);
+    plan(95);
     dir = test_tmpdir();
     test_names();
     test_fixture(dir);
@@ -659,5 +706,6 @@ int main(void)
     test_merge(dir);
     test_cupti_spans(dir);
     test_graph_nodes(dir);
+    test_opening_cut(dir);
     return 0;
 }

@@ -2225,15 +2225,30 @@ const char *obs_trace_meta(const struct obs_trace *t, const char *key)
     return v;
 }
 
+int obs_trace_opening_cut(const struct obs_trace *t)
+{
+    /* nothing usable after the header: the file ends there, or what follows
+     * it (the shim's META, written next) was cut */
+    uint64_t usable = t->ignored_bytes ? t->ignored_offset : t->file_bytes;
+    return t->nmeta == 0 && usable <= sizeof(struct obs_file_header);
+}
+
 int obs_trace_unclosed(const struct obs_trace *t)
 {
-    return obs_trace_meta(t, "buffer_records") != NULL && obs_trace_meta(t, "end") == NULL;
+    if (obs_trace_meta(t, "end") != NULL)
+        return 0;
+    return obs_trace_meta(t, "buffer_records") != NULL || obs_trace_opening_cut(t);
 }
 
 const char *obs_trace_unclosed_note(const struct obs_trace *t, char *buf, size_t len)
 {
     int n;
-    if (obs_trace_meta(t, "record_windows") != NULL)
+    if (obs_trace_opening_cut(t))
+        n = snprintf(buf, len,
+                     "no end mark: the process died while the shim was opening the trace (SIGKILL?), before "
+                     "its metadata; %llu calls read",
+                     (unsigned long long)t->ncalls);
+    else if (obs_trace_meta(t, "record_windows") != NULL)
         n = snprintf(buf, len,
                      "no end mark: the process was killed (SIGKILL?) or is still running; %llu calls read from %llu "
                      "thread%s; each thread misses at most the call it was in",

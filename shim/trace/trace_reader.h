@@ -286,8 +286,13 @@ void obs_trace_free(struct obs_trace *t);
 /* Meta value for key, or NULL. */
 const char *obs_trace_meta(const struct obs_trace *t, const char *key);
 
-/* A trace the shim began and never closed: its META has the shim's
- * buffer_records and no end mark. The process was killed (SIGKILL, the OOM
+/* A header and nothing usable after it: the process died between the
+ * shim's first two writes (the header, then its META). */
+int obs_trace_opening_cut(const struct obs_trace *t);
+
+/* A trace the shim began and never closed: no end mark, and its META has
+ * the shim's buffer_records, or the file was cut as the shim opened it
+ * (obs_trace_opening_cut). The process was killed (SIGKILL, the OOM
  * killer, a crash it could not catch), or it is still running. */
 int obs_trace_unclosed(const struct obs_trace *t);
 
