@@ -219,11 +219,6 @@ struct fw_case {
 
 /* The reasons of the corpus' TODOs (issue 34): what today's engine and phase tables do with each loop (its
  * decision log, docs/phases.md "Limits"; 2026-12-02). */
-#define DETOKENISER_CAT                                                                                                \
-    "the detokeniser's torch.cat after each generation's last step, launched before the .tolist() that reads "    \
-    "the tokens, stays in that step: the steps read nothing and their forwards end in as many launches (a "      \
-    "position fill where the cat is), so nothing but the read after it tells it from the step's own tail "      \
-    "(docs/phases.md, \"Limits\")"
 #define WARMUP_LIVE_LAYERS                                                                                             \
     "live, the warm-up forwards before the first prompt are that generation's steps (nothing before the capture "  \
     "tells a warm-up): from its second decode forward on, the decode template pushes their LAYER ranges (their "   \
@@ -1295,8 +1290,7 @@ int main(void)
         {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, NO_TODO},
         {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, NO_TODO},
         {"loop-item", "fw_loops.py", "loop-item", NULL, 1, 0, 6, 0, NO_TODO},
-        {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0,
-         {.phases_trace = DETOKENISER_CAT, .phases_live = DETOKENISER_CAT}},
+        {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0, NO_TODO},
         {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
          {.layers_live = WARMUP_LIVE_LAYERS, .round_trip = ROUND_TRIP_WARMUP}},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,

@@ -262,9 +262,57 @@ void layer_graph_nodes(struct phase_thread *p, struct obs_graph_walk *w)
 
 /* A launch in another phase instance than the last: the last one's layers
  * (unless found already), then the new one's live template. */
+/* Whether the current instance (the one ending, when a new one is due) is a
+ * decode step whose stack the live template closed, its launches all kept. */
+static bool step_tail_seen(const struct layer_track *lt)
+{
+    return lt->top == OBS_PHASE_DECODE && lt->closed_at != 0 && lt->closed_at <= lt->n &&
+           lt->n < LAYER_SPAN_CAP;
+}
+
+static bool tail_has(const struct layer_track *lt, uint32_t family)
+{
+    uint32_t i;
+    for (i = 0; i < lt->tail_nnames; i++)
+        if (lt->tail_names[i] == family)
+            return true;
+    return false;
+}
+
+/* A decode step ends and the next step of its generation begins: the
+ * kernel families it launched after its stack. */
+static void keep_step_tail(struct layer_track *lt)
+{
+    uint32_t j;
+    if (!step_tail_seen(lt))
+        return;
+    for (j = lt->closed_at; j < lt->n && !lt->tail_full; j++) {
+        uint32_t f = name_family(lt->names[j]);
+        if (tail_has(lt, f))
+            continue;
+        if (lt->tail_nnames < STEP_TAIL_NAMES)
+            lt->tail_names[lt->tail_nnames++] = f;
+        else
+            lt->tail_full = true;
+    }
+}
+
+uint64_t layer_last_step_departs(const struct layer_track *lt)
+{
+    uint32_t j;
+    if (lt == NULL || lt->tail_nnames == 0 || lt->tail_full || !step_tail_seen(lt))
+        return UINT64_MAX;
+    for (j = lt->closed_at; j < lt->n; j++)
+        if (!tail_has(lt, name_family(lt->names[j])))
+            return lt->index[j];
+    return UINT64_MAX;
+}
+
 __attribute__((noinline)) void layer_instance_changed(struct layer_track *lt, const struct logic *l)
 {
     unsigned kind = l->top == OBS_PHASE_PREFILL ? 0u : 1u;
+    if (lt->top == OBS_PHASE_DECODE && l->top == OBS_PHASE_DECODE && l->gen == lt->gen)
+        keep_step_tail(lt); /* the next step of the generation */
     layer_due_run(lt);
     if (lt->n > lt->seg)
         layer_analyse(lt, "instance-ended");

@@ -37,6 +37,10 @@ struct layer_template {
     uint32_t anchor; /* the finder's anchor, tried first next time */
 };
 
+/* The kernel families a thread's decode steps launch after their stack (the
+ * head, the sampling, the next step's input preparation), at most this many. */
+#define STEP_TAIL_NAMES 64u
+
 struct layer_track {
     bool emit; /* LAYER records and live LAYER/k ranges (OBS_LAYER=off: none; the structure still asks it) */
     /* the current instance */
@@ -62,6 +66,12 @@ struct layer_track {
     uint32_t closed_at;   /* the position of the launch that closed the template's last layer, 0: none */
     uint64_t void_first, void_end; /* records whose labels came off [first, end): they get no layer either */
     uint32_t pass_layers; /* the layers of one pass the finder last found (a forward's), 0: none yet */
+    /* the kernel families (name_family) the thread's decode steps that a step of their generation followed
+     * launched after their stack, as the live template closed it; tail_full: more than STEP_TAIL_NAMES (then
+     * none is said new) */
+    uint32_t tail_names[STEP_TAIL_NAMES];
+    uint32_t tail_nnames;
+    bool tail_full;
     /* learned, by top phase: [0] PREFILL, [1] DECODE */
     struct layer_template tpl[2];
     bool tpl_known[2];
@@ -130,6 +140,15 @@ static inline void layer_launch_moved(struct layer_track *lt)
     if (lt->n > 0 && lt->top != OBS_PHASE_NONE)
         lt->index[lt->n - 1] = obs_thread_next_index();
 }
+
+/* A generation's last decode step, as the next generation begins (before
+ * the launch that begins it is counted): the record index of the step's
+ * first launch after its stack of a kernel family (its base name) no
+ * decode step of the thread launched after its own where a step followed
+ * (decode steps repeat one another: a kernel new there is the program's
+ * own work after its loop, a detokeniser's torch.cat), or UINT64_MAX:
+ * none, or not known. */
+uint64_t layer_last_step_departs(const struct layer_track *lt);
 
 int name_is_norm(uint32_t id);
 void write_layer(const struct layer_track *lt, uint32_t layer, uint32_t pass, uint32_t layers, uint64_t first,

@@ -131,6 +131,8 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         cls = rules_class(&p->rules, p->logic.started, cls, rec, graph);
         graph = graph && p->rules.iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
         steady_graph = step_rules_mode(&p->logic, &p->rules, cls, name, graph, new_segment);
+        if (obs_unlikely(p->logic.gen != gen_before && started_before))
+            rules_last_step_ends(p); /* before the launch that begins the next generation is counted */
         if (obs_unlikely(p->rules.missed_first != UINT64_MAX)) {
             if (p->logic.gen != gen_before || !started_before)
                 rules_not_a_step(p); /* a new generation: that iteration was none of the last step */
@@ -302,6 +304,8 @@ static void settle_waiting(struct phase_thread *p)
         layer_analyse(p->layers, "exit"); /* the thread's last instance: nothing ends it */
     if (obs_engine.set.mode == OBS_PHASES_RULES && p->rules.missed_first != UINT64_MAX)
         rules_not_a_step(p); /* the thread's last iteration: nothing followed it */
+    if (obs_engine.set.mode == OBS_PHASES_RULES)
+        rules_last_step_ends(p);
     if (obs_engine.set.mode == OBS_PHASES_AUTO)
         last_step_ends(&p->logic, p, obs_thread_next_index(), false);
 }

@@ -91,7 +91,11 @@ static bool smaller_look(const struct iteration_look *a, const struct iteration_
  * forward would have begun in (numbered as in the step before it) when no
  * forward began there: Hugging Face's output sliced after generate()
  * returned, a detokeniser's torch.cat and .tolist() after the loop, are
- * the program's own work, not the step's. Where a new prompt's forward
+ * the program's own work, not the step's. Where no iteration tells (a loop
+ * that syncs nothing between its steps), the step ends at its first launch
+ * after its stack of a kernel the thread's steps never launched there
+ * (decode steps repeat one another: layer_last_step_departs). Where a new
+ * prompt's forward
  * begins in that iteration, the iteration was the prompt's input
  * preparation: it becomes the new generation's (start_generation). Called
  * where the generation ends (the next one begins, the thread ends) with
@@ -100,8 +104,13 @@ static bool smaller_look(const struct iteration_look *a, const struct iteration_
 uint64_t last_step_ends(struct logic *l, struct phase_thread *p, uint64_t end, bool at_forward)
 {
     struct auto_state *a = &p->automatic;
-    uint64_t from = a->excess_index, prep = UINT64_MAX;
+    uint64_t from = a->excess_index, prep = UINT64_MAX, departs = layer_last_step_departs(p->layers);
+    const char *because = "no-forward-where-the-next-step-begins";
     a->excess_index = UINT64_MAX;
+    if (departs < from) {
+        from = departs;
+        because = "a-kernel-new-after-the-steps-stacks";
+    }
     a->loop.step_iters = 0;
     a->loop.step_output_read = false;
     if (!a->loop.forwards && a->loop.copied && l->top == OBS_PHASE_DECODE && !a->loop.step_read &&
@@ -129,8 +138,8 @@ uint64_t last_step_ends(struct logic *l, struct phase_thread *p, uint64_t end, b
     }
     if (from < end) {
         unlabel_span(from, end);
-        LOG_DECISION(l, "not-a-step", "no-forward-where-the-next-step-begins",
-                     " iteration=%u unlabelled_from_record=%llu", a->loop.step_iters_usual, (unsigned long long)from);
+        LOG_DECISION(l, "not-a-step", because, " iteration=%u unlabelled_from_record=%llu",
+                     a->loop.step_iters_usual, (unsigned long long)from);
     }
     return prep;
 }

@@ -244,6 +244,22 @@ __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p)
     p->rules.missed_first = UINT64_MAX;
 }
 
+/* Rules, as in automatic mode: a generation's last decode step ends at its
+ * first launch after its stack of a kernel the thread's steps never
+ * launched there (layer_last_step_departs: a detokeniser's torch.cat after a loop that
+ * reads nothing between its steps) when a new generation or the thread's
+ * end follows it. Its labels come off from there in the trace; live they
+ * carried the step. */
+__attribute__((noinline, cold)) void rules_last_step_ends(struct phase_thread *p)
+{
+    uint64_t from = layer_last_step_departs(p->layers), end = obs_thread_next_index();
+    if (from >= end)
+        return;
+    unlabel_span(from, end);
+    LOG_DECISION(&p->logic, "not-a-step", "a-kernel-new-after-the-steps-stacks",
+                 " unlabelled_from_record=%llu", (unsigned long long)from);
+}
+
 /* A host delimiter ends the rules' iteration: its token read may end a
  * forward (its layers found; with OBS_STEP once the launches after it show
  * it did), and a decode iteration that read a token with no OBS_STEP launch

@@ -69,6 +69,7 @@ struct engine_settings {
  * (relaxed atomics: any thread computes the same value). */
 struct name_caches {
     _Atomic uint8_t class_of[CLASS_CACHE]; /* CLASS_* bits, 0 = not yet */
+    _Atomic uint32_t family_of[CLASS_CACHE]; /* a hash of the base name (name_family), 0 = not yet */
     _Atomic uint32_t *rules_masks;         /* rules with conditions or selectors: mmap'ed at set-up */
     _Atomic uint32_t *launch_handles;      /* OBS_NVTX_LAUNCH=1: mmap'ed at set-up */
     _Atomic(cxa_demangle_fn) demangle;     /* the C++ runtime's, looked up once */
@@ -117,6 +118,16 @@ static const char *const phase_names[] = {"none", "PREFILL", "DECODE", "KV_GATHE
 
 /* The class of a name id the first time (phase_signals.c), once per id. */
 uint8_t classify_slow(uint32_t id);
+
+/* A kernel's family: its base name (the same op built for another vector
+ * width or alignment, vectorized_elementwise_kernel<8, F> and <2, F>, is
+ * one), as a hash computed with its class; the id itself where none is
+ * cached. Off the launch path. */
+static inline uint32_t name_family(uint32_t id)
+{
+    uint32_t f = id < CLASS_CACHE ? atomic_load_explicit(&obs_engine.names.family_of[id], memory_order_relaxed) : 0;
+    return f != 0 ? f : id;
+}
 
 static inline uint8_t class_of(uint32_t id)
 {
@@ -447,6 +458,7 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
 __attribute__((noinline)) void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit);
 __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, uint64_t bytes);
 __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p);
+__attribute__((noinline, cold)) void rules_last_step_ends(struct phase_thread *p);
 void rules_delimiter(struct phase_thread *p, uint64_t now);
 void rules_launch_stored(struct rules_state *r, const struct obs_hooked_call *c);
 
