@@ -16,8 +16,10 @@ SIGKILL. Each child records its own trace under the shim (obs-run -o
 DIR/k-%p: named by its pid), and the simulated driver logs its calls with
 their thread ids (OBS_SIM_LOG_TID=1) into the one OBS_SIM_LOG all the
 children share, one child after the other: before each fork this process
-writes a line there, "fwkillChild<TAB>mark<TAB>K<TAB>-<TAB>-<TAB>0", so
-that the log's calls between two such lines are one child's.
+writes a line there, "fwkillChild<TAB>mark<TAB>K<TAB>-<TAB>-<TAB>0"
+(after an empty line: the child before may have died inside a write of
+its last line, cut where the kernel stopped it), so that the log's calls
+between two such lines are one child's.
 
 Prints, per kill, "kill K pid PID after M delay_ms D status S" (M: the
 mark waited for; S: the signal that ended it, 9 for SIGKILL, 0 when it
@@ -62,7 +64,9 @@ def main():
     rng = random.Random(seed)
     log = os.open(os.environ["OBS_SIM_LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     for k in range(kills):
-        os.write(log, b"fwkillChild\tmark\t%d\t-\t-\t0\n" % k)
+        # after a newline of its own: the child before, killed inside a write of its last line (the kernel stops a
+        # write to a file at a page boundary once SIGKILL is pending), may have left that line cut, with no newline
+        os.write(log, b"\nfwkillChild\tmark\t%d\t-\t-\t0\n" % k)
         mark = b"i" if k < kills // 4 else b"g"
         delay = rng.uniform(0.0, START_S if mark == b"i" else GENERATE_S)
         r, w = os.pipe()
