@@ -120,14 +120,20 @@ static inline void obs_record_commit(union obs_record *slot, const void *r)
     __atomic_store_n(&slot->words[0], head, __ATOMIC_RELEASE);
 }
 
+/* What every recorded call reads first, in the first of its two cache
+ * lines; the rest is for slow paths. */
 struct obs_tls {
     struct obs_tbuf *buf;  /* NULL until the thread's first record */
     uint32_t depth;        /* hooked calls in progress on this thread */
     uint32_t call_counter; /* for sampling */
     uint32_t tid;          /* cached gettid(), 0 = not yet */
     uint32_t device;       /* current device (cudaSetDevice), for records */
-    uint64_t next_index;   /* per-thread index to continue from after a detach */
     uint64_t t_slow;       /* when a one-time slow path began before the real call, else 0 */
+    /* the thread's last stream and its id (obs_stream_id): a framework launches on one stream mostly, and
+     * the stream map's lines are then not touched */
+    uintptr_t stream_handle;
+    uint32_t stream_id;
+    uint64_t next_index;   /* per-thread index to continue from after a detach */
     uint64_t slow_in_call; /* sampled calls: slow-path time measured whole inside its sampled parts */
     uint64_t slow_pending; /* slow-path time measured before the thread had a buffer */
     uint64_t once_pending; /* of it, one-time work */

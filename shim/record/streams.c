@@ -73,6 +73,8 @@ void obs_streams_fork_parent(void)
 void obs_streams_fork_child(void)
 {
     obs_ptrmap_clear(&obs_stream_ids);
+    obs_tls.stream_handle = 0; /* the forking thread, the child's only one: its ids start again */
+    obs_tls.stream_id = 0;
     memset(handles, 0, sizeof handles);
     last_id = 0;
     atomic_store(&saturated, false);
