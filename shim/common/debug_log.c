@@ -10,7 +10,7 @@
 
 #include "output_path.h"
 
-OBS_HIDDEN _Atomic uint8_t obs_debug_levels[OBS_DEBUG_DOMAINS];
+OBS_HIDDEN OBS_HOT_DATA _Atomic uint8_t obs_debug_levels[OBS_DEBUG_DOMAINS];
 
 #define DEBUG_LINE_MAX 1024u
 #define DEBUG_UNIQUE_TRIES 1000ul

@@ -32,7 +32,7 @@
 #include "ranges.h"
 #include "phase_forwards.h"
 
-OBS_HIDDEN _Atomic int obs_phase_on;
+OBS_HIDDEN OBS_HOT_DATA _Atomic int obs_phase_on;
 
 _Atomic uint32_t obs_phase_bad_moves;
 

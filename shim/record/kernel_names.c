@@ -15,8 +15,8 @@
 #include "runtimes/real_symbols.h"
 #include "trace/trace.h"
 
-OBS_HIDDEN struct obs_ptrmap obs_names_by_host_fun;
-OBS_HIDDEN struct obs_ptrmap obs_names_by_handle;
+OBS_HIDDEN OBS_HOT_DATA struct obs_ptrmap obs_names_by_host_fun;
+OBS_HIDDEN OBS_HOT_DATA struct obs_ptrmap obs_names_by_handle;
 
 #define NAMES_PER_BLOCK 1024u
 #define NAME_BLOCKS 4096u /* up to 4M distinct names */

@@ -23,7 +23,7 @@
 #include "kernel_names.h"
 #include "output.h"
 
-OBS_HIDDEN _Atomic int obs_state;
+OBS_HIDDEN OBS_HOT_DATA _Atomic int obs_state;
 OBS_HIDDEN __thread struct obs_tls obs_tls __attribute__((tls_model("initial-exec")));
 
 static struct obs_tbuf *registry; /* every attached buffer (under obs_out.lock) */

@@ -7,7 +7,7 @@
 #include "recorder.h"
 #include "trace/trace.h"
 
-OBS_HIDDEN struct obs_ptrmap obs_stream_ids;
+OBS_HIDDEN OBS_HOT_DATA struct obs_ptrmap obs_stream_ids;
 
 /* id -> handle, for the few users that need the way back. */
 #define OBS_STREAMS_MAX 65536u
