@@ -233,7 +233,6 @@ struct fw_case {
     "and the capture) comes after the weights' copies, where the automatic mode takes it back because generation " \
     "0 read nothing back, and every step opens at a graph launch, so no kernel is found for OBS_STEP: "           \
     "suggest-phases' rules go by names"
-#define ROUND_TRIP_SERVING "suggest-phases' rules do not say a serving loop's iterations yet (issue 34)"
 #define ROUND_TRIP_GRAPH_TREES                                                                                         \
     "suggest-phases finds no iteration selector and no OBS_STEP for the graph trees' steps (each opened inside "  \
     "the compiled call, by the launch that copies its token in or by the replay): its rules go by names, which "   \
@@ -866,6 +865,7 @@ static void run_case(const struct fw_case *c, int shim, const char *log, const c
     if (rules != NULL) {
         env[e++] = rules[0];
         env[e++] = rules[1];
+        env[e++] = rules[2];
     }
     env[e] = NULL;
     if (run_program(argv, env, RUN_TIMEOUT_S, res) != 0)
@@ -1079,8 +1079,8 @@ static char **launch_labels(const struct obs_trace *t)
  * a token with no OBS_STEP launch since the last). */
 static void round_trip(const struct fw_case *c, const char *prefix)
 {
-    static char phases[4200], step[1200];
-    const char *rules[2] = {phases, step};
+    static char phases[4200], step[1200], iteration[1200];
+    const char *rules[3] = {phases, step, iteration};
     char rules_prefix[4400], trace_path[4500], rules_trace[4500], log[4500], *text = NULL, *line, *save = NULL;
     size_t len = 0, i, k, nproc = c->procs ? 2 : 1, total = 0, other = 0, unlabelled = 0, nthreads = 0, compared = 0;
     struct obs_trace *a, *b;
@@ -1095,6 +1095,7 @@ static void round_trip(const struct fw_case *c, const char *prefix)
     a = shim_trace_open(trace_path);
     snprintf(phases, sizeof phases, "OBS_PHASES=");
     snprintf(step, sizeof step, "OBS_STEP=");
+    snprintf(iteration, sizeof iteration, "OBS_ITERATION=");
     f = open_memstream(&text, &len);
     if (f == NULL)
         bail("open_memstream");
@@ -1112,6 +1113,8 @@ static void round_trip(const struct fw_case *c, const char *prefix)
             snprintf(phases, sizeof phases, "OBS_PHASES=%s", q + 1);
         else if (strncmp(line, "export OBS_STEP=", 16) == 0)
             snprintf(step, sizeof step, "OBS_STEP=%s", q + 1);
+        else if (strncmp(line, "export OBS_ITERATION=", 21) == 0)
+            snprintf(iteration, sizeof iteration, "OBS_ITERATION=%s", q + 1);
     }
     free(text);
     if (getenv("OBS_FRAMEWORKS_RULES") != NULL) { /* a development aid: these rules instead, "PHASES|STEP" */
@@ -1172,9 +1175,10 @@ static void round_trip(const struct fw_case *c, const char *prefix)
             remove(child_log);
         }
     }
-    diag("FIGURES round trip %s: %s %s: %zu launches, %zu labelled otherwise (%zu of them no phase in the automatic "
-         "trace)",
-         c->label, phases, step, total, other + unlabelled, unlabelled);
+    diag("FIGURES round trip %s: %s %s%s%s: %zu launches, %zu labelled otherwise (%zu of them no phase in the "
+         "automatic trace)",
+         c->label, phases, step, iteration[14] ? " " : "", iteration[14] ? iteration : "", total, other + unlabelled,
+         unlabelled);
     check_todo(compared == nproc && total > 0 && other == 0 && unlabelled == 0, c->todo.round_trip, c->label,
                "suggest-phases' rules fed back label every launch as the automatic mode did (%zu launches, %zu "
                "processes, %zu threads; %zu otherwise)",
@@ -1294,8 +1298,7 @@ int main(void)
         {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
          {.layers_live = WARMUP_LIVE_LAYERS, .round_trip = ROUND_TRIP_WARMUP}},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,
-         {.round_trip = ROUND_TRIP_SERVING,
-          .serving_kinds = ONE_TOKEN_PROMPT_KIND}},
+         {.serving_kinds = ONE_TOKEN_PROMPT_KIND}},
         /* torch.compile: Inductor's Triton kernels from cubins (cuModuleLoad), its CUDA graph trees */
         {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NO_TODO},
         {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, NO_TODO},

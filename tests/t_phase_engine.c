@@ -113,6 +113,10 @@ struct engine_case {
  * an embedding, 2 layers, the LM head over the last token and a sampler. */
 #define HF_LAYER(T) "rms:" T "*64 qkv:" T "*192 rope:" T "*64 kv_write:" T "*64 attn:" T "*64 o_proj:" T "*64 up:" T "*256 act:" T "*256 down:" T "*64 "
 #define HF_FORWARD(T) "embed:" T "*64 (" HF_LAYER(T) ")*2 lm_head:512 argmax:1 "
+/* A serving loop's forward over a packed batch of T tokens: the embedding,
+ * 2 layers, the LM head, the gather of the rows to sample (the embedding's
+ * kernel again) and the sampler. */
+#define SV_FORWARD(T) "embed:" T "*64 (" HF_LAYER(T) ")*2 lm_head:512 embed:4 argmax:1 "
 /* The same with 4 layers: the layers repeat 3 times and more in one pass. */
 #define HF_FORWARD4(T) "embed:" T "*64 (" HF_LAYER(T) ")*4 lm_head:512 argmax:1 "
 /* The prompt's ids copied in (8 bytes a token), its pass, the token read
@@ -269,6 +273,18 @@ static const struct engine_case cases[] = {
      0, {NULL}},
 
     /* ---- rules ------------------------------------------------------------------------------------ */
+    {"rules, OBS_ITERATION: each forward of a serving loop an iteration, opened by its embedding's first launch "
+     "after the sampled ids' read (the logits' gather after the head, the same kernel, opens none); the set-up's "
+     "launches before the first none",
+     "Rules: OBS_ITERATION", {"OBS_ITERATION=embed", NULL},
+     "@none init:4096 init:4096 (@iter h2d:512 " SV_FORWARD("64") "D2H:32)*3 (@iter h2d:64 " SV_FORWARD("4")
+     "D2H:32)*4", NULL, 0, {"iteration-begins gen=0 because=OBS_ITERATION"}},
+    {"rules, OBS_ITERATION: an idle gap over OBS_GEN_GAP_MS, and the next iteration is ITERATION/0 of the next "
+     "generation (a busy one is not)",
+     "Rules: OBS_ITERATION (idle gap)", {"OBS_ITERATION=embed", NULL},
+     "(@iter h2d:512 " SV_FORWARD("64") "D2H:32)*2 +1500b (@iter h2d:64 " SV_FORWARD("4") "D2H:32)*2 +1500 @none "
+     "(@iter h2d:512 " SV_FORWARD("64") "D2H:32)*2",
+     NULL, 0, {"iteration-begins gen=1 because=OBS_ITERATION-after-an-idle-gap"}},
     {"reference rules with OBS_STEP", "Rules: OBS_STEP opens the next step",
      {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*", "OBS_STEP=kv_gather*", NULL},
      WL_GEN("5") WL_GEN("3"), NULL, 0, {"new-generation gen=1 because=rule-PREFILL", "step gen=0 step=1 because=OBS_STEP", "name id=2 base=kv_gather_kernel mangled=kv_gather_kernel rule=KV_GATHER OBS_STEP=yes"}},
@@ -1734,14 +1750,37 @@ static void check_graph_case(const struct graph_case *gc)
     munmap(r, sizeof *r);
 }
 
+/* Real cases again with rules (docs/phases.md, "Rules"): those that
+ * obs-report suggest-phases writes for the program's automatic trace
+ * (tests/t_frameworks' round trip), which must give the truth's labels as
+ * well, live from the first launch (rules decide at the launch). */
+static const struct {
+    const char *file; /* the case file's name holds this */
+    const char *env[3];
+} rules_twins[] = {
+    /* transformers' continuous batching: each forward an ITERATION/k, opened by its embedding (a gather over the
+     * first, larger batches, indexSelectSmallIndex later) at its first launch after the sampled ids' read */
+    {"hf-serving", {"OBS_ITERATION=indexSelectSmallIndex,vectorized_gather_kernel", NULL}},
+};
+#define RULES_TWIN_COUNT (sizeof rules_twins / sizeof rules_twins[0])
+
+static size_t twins_of(char **paths, size_t nfiles)
+{
+    size_t n = 0, i, k;
+    for (i = 0; i < nfiles; i++)
+        for (k = 0; k < RULES_TWIN_COUNT; k++)
+            n += strstr(paths[i], rules_twins[k].file) != NULL;
+    return n;
+}
+
 int main(void)
 {
-    size_t i, nfiles;
+    size_t i, k, nfiles;
     char **paths;
     const char *only = getenv("OBS_ENGINE_CASE"); /* run only the cases whose name contains this */
     nfiles = case_files(&paths);
     /* a real program's case: its layers, and again with OBS_LAYER=off; the state machine's moves at the end */
-    plan((int)(2 * (CASE_COUNT + GRAPH_CASE_COUNT) + 4 * nfiles + 1));
+    plan((int)(2 * (CASE_COUNT + GRAPH_CASE_COUNT) + 4 * (nfiles + twins_of(paths, nfiles)) + 1));
     for (i = 0; i < CASE_COUNT; i++) {
         if (only != NULL && strstr(cases[i].name, only) == NULL) {
             skip("not %s", only);
@@ -1753,9 +1792,8 @@ int main(void)
     for (i = 0; i < nfiles; i++) {
         struct file_case fc;
         if (only != NULL && strstr(paths[i], only) == NULL) {
-            skip("not %s", only);
-            skip("not %s", only);
-            skip("not %s", only);
+            for (k = 0; k < 4 * (1 + twins_of(&paths[i], 1)); k++) /* as many tests as the file case makes */
+                skip("not %s", only);
             continue;
         }
         if (load_file_case(paths[i], &fc) != 0) {
@@ -1771,6 +1809,19 @@ int main(void)
         aliases.names = fc.names;
         aliases.n = fc.nnames;
         check_case(&fc.c, 1, fc.layers_todo[0] != '\0' ? fc.layers_todo : NULL);
+        for (k = 0; k < RULES_TWIN_COUNT; k++)
+            if (strstr(paths[i], rules_twins[k].file) != NULL) {
+                struct engine_case twin = fc.c;
+                char name[300];
+                size_t e;
+                snprintf(name, sizeof name, "%s, rules %s", fc.c.name, rules_twins[k].env[0]);
+                twin.name = name;
+                twin.todo = NULL;
+                for (e = 0; e < 3; e++)
+                    twin.env[e] = rules_twins[k].env[e];
+                twin.env[3] = NULL;
+                check_case(&twin, 1, NULL);
+            }
         aliases.names = NULL;
         aliases.n = 0;
         file_case_free(&fc);

@@ -334,12 +334,13 @@ static void test_config(void)
         ok(!cfg.nvtx_launch && cfg.gen_gap_ms == 1000, "config: no launch ranges, 1000 ms generation gap");
     }
     {
-        const char *const env[] = {"OBS_PHASES=PREFILL=p*", "OBS_STEP=k*", "OBS_NVTX_DOMAIN=", "OBS_NVTX_LAUNCH=1",
-                                   "OBS_GEN_GAP_MS=250", NULL};
+        const char *const env[] = {"OBS_PHASES=PREFILL=p*", "OBS_STEP=k*", "OBS_ITERATION=e*,g*", "OBS_NVTX_DOMAIN=",
+                                   "OBS_NVTX_LAUNCH=1", "OBS_GEN_GAP_MS=250", NULL};
         fake_env = env;
         is_int(0, obs_config_load(&cfg, fake_lookup), "config: good phase settings");
         is_string("PREFILL=p*", cfg.phases, "config: OBS_PHASES kept as text");
         is_string("k*", cfg.step, "config: OBS_STEP kept as text");
+        is_string("e*,g*", cfg.iteration, "config: OBS_ITERATION kept as text");
         is_string("", cfg.nvtx_domain, "config: empty domain (NVTX's default)");
         ok(cfg.nvtx_launch && cfg.gen_gap_ms == 250, "config: launch ranges on, 250 ms gap");
     }

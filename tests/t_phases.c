@@ -456,6 +456,7 @@ static void bad_rule_cases(void)
         {"OBS_PHASES=DECODE=memcpy:DtoX", "unknown copy kind", 15},
         {"OBS_PHASES=PREFILL prefill_*", "expected '='", 9},
         {"OBS_STEP=kv_gather* x", "unexpected character", 12},
+        {"OBS_ITERATION=embed* x", "unexpected character", 8},
     };
     const char *app = llm_loop_path;
     const char *argv[] = {app, "--steps", "4", "--prompts", "2", NULL};

@@ -221,7 +221,7 @@ static int load_output(obs_env_lookup lookup, char *out, size_t outlen)
     return 0;
 }
 
-/* OBS_PHASES / OBS_STEP / OBS_LAYER: kept as text; the phase engine parses it and
+/* OBS_PHASES / OBS_STEP / OBS_ITERATION / OBS_LAYER: kept as text; the phase engine parses it and
  * reports a bad rule with its column. OBS_PHASES=off turns the engine off. */
 static int load_phase_text(obs_env_lookup lookup, const char *name, char *out, int *off)
 {
@@ -356,6 +356,7 @@ int obs_config_load(struct obs_config *cfg, obs_env_lookup lookup)
     bad += load_buffer_records(lookup, &cfg->buffer_records);
     bad += load_phase_text(lookup, "OBS_PHASES", cfg->phases, &cfg->phases_off);
     bad += load_phase_text(lookup, "OBS_STEP", cfg->step, NULL);
+    bad += load_phase_text(lookup, "OBS_ITERATION", cfg->iteration, NULL);
     bad += load_phase_text(lookup, "OBS_LAYER", cfg->layer, &cfg->layers_off);
     bad += load_nvtx_domain(lookup, cfg->nvtx_domain);
     bad += load_switch(lookup, "OBS_NVTX_LAUNCH", 0, &cfg->nvtx_launch);

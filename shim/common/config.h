@@ -56,6 +56,7 @@ struct obs_config {
     int phases_off;              /* OBS_PHASES=off: no phase engine */
     char phases[OBS_PHASE_TEXT_KEEP]; /* OBS_PHASES rules ("" = automatic; parsed by the engine) */
     char step[OBS_PHASE_TEXT_KEEP];   /* OBS_STEP rule ("" = none) */
+    char iteration[OBS_PHASE_TEXT_KEEP]; /* OBS_ITERATION: a serving loop's forwards' first kernel ("" = none) */
     char layer[OBS_PHASE_TEXT_KEEP];  /* OBS_LAYER: the layers' first kernel, a glob list ("" = automatic) */
     int layers_off;                   /* OBS_LAYER=off: no layers found */
     char nvtx_domain[OBS_NVTX_DOMAIN_MAX]; /* OBS_NVTX_DOMAIN ("" = NVTX's default domain) */

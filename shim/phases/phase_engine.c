@@ -130,7 +130,10 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         bool started_before = p->logic.started;
         cls = rules_class(&p->rules, p->logic.started, cls, rec, graph);
         graph = graph && p->rules.iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
-        steady_graph = step_rules_mode(&p->logic, &p->rules, cls, name, graph, new_segment);
+        if (obs_unlikely(obs_engine.set.have_iteration_rule) && rules_iteration(p, cls, name, new_segment))
+            steady_graph = false; /* a serving loop's: OBS_PHASES and OBS_STEP do not apply */
+        else
+            steady_graph = step_rules_mode(&p->logic, &p->rules, cls, name, graph, new_segment);
         if (obs_unlikely(p->logic.gen != gen_before && started_before))
             rules_last_step_ends(p); /* before the launch that begins the next generation is counted */
         if (obs_unlikely(p->rules.missed_first != UINT64_MAX)) {
@@ -235,8 +238,9 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
 static __attribute__((noinline)) void on_delimiter(struct phase_thread *p, uint8_t ev)
 {
     uint64_t now = obs_now_ns();
-    if (!p->after_delimiter && obs_engine.set.mode == OBS_PHASES_AUTO) {
-        /* the iteration's first delimiter: a system call once an iteration, never per launch */
+    if (!p->after_delimiter && (obs_engine.set.mode == OBS_PHASES_AUTO || obs_engine.set.have_iteration_rule)) {
+        /* the iteration's first delimiter: a system call once an iteration, never per launch (rules: where
+         * OBS_ITERATION's idle gaps need it) */
         p->quiet_from_t = now;
         p->quiet_from_cpu = obs_thread_cpu_ns();
     }
@@ -378,7 +382,7 @@ static void setup(void)
 {
     struct engine_settings *set = &obs_engine.set;
     struct obs_phase_rule_error err;
-    const char *phases = obs_cfg.phases, *step = obs_cfg.step;
+    const char *phases = obs_cfg.phases, *step = obs_cfg.step, *iteration = obs_cfg.iteration;
     unsigned i;
 
     build_api_table();
@@ -389,7 +393,7 @@ static void setup(void)
         return;
     }
     set->mode = OBS_PHASES_AUTO;
-    if (phases[0] != '\0' || step[0] != '\0') {
+    if (phases[0] != '\0' || step[0] != '\0' || iteration[0] != '\0') {
         if (obs_phase_rules_parse(phases, false, &set->rules, &err) != 0) {
             report_bad_rule("OBS_PHASES", phases, &err, "automatic phases are used");
             OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_PHASES column=%zu mode=auto", err.column);
@@ -397,9 +401,15 @@ static void setup(void)
             report_bad_rule("OBS_STEP", step, &err, "automatic phases are used");
             set->rules.count = 0;
             OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_STEP column=%zu mode=auto", err.column);
-        } else if (set->rules.count > 0 || set->step_rules.count > 0) {
+        } else if (obs_phase_rules_parse(iteration, true, &set->iteration_rules, &err) != 0) {
+            report_bad_rule("OBS_ITERATION", iteration, &err, "automatic phases are used");
+            set->rules.count = set->step_rules.count = 0;
+            OBS_DEBUG_LOG(PHASES, 1, "fallback because=bad-rule variable=OBS_ITERATION column=%zu mode=auto",
+                          err.column);
+        } else if (set->rules.count > 0 || set->step_rules.count > 0 || set->iteration_rules.count > 0) {
             set->mode = OBS_PHASES_RULES;
             set->have_step_rule = set->step_rules.count > 0;
+            set->have_iteration_rule = set->iteration_rules.count > 0;
             for (i = 0; i < OBS_DIR_COUNT; i++)
                 set->copy_class[i] = obs_phase_rules_match_memcpy(&set->rules, (uint8_t)i);
             set->memset_class = obs_phase_rules_match_memset(&set->rules);
@@ -427,8 +437,11 @@ static void setup(void)
         }
     }
     pthread_atfork(NULL, NULL, names_fork_child);
-    OBS_DEBUG_LOG(PHASES, 1, "set-up mode=%s patterns=%u step_patterns=%u gen_gap_ms=%u live_ranges=%s nvtx_launch=%d",
+    OBS_DEBUG_LOG(PHASES, 1,
+                  "set-up mode=%s patterns=%u step_patterns=%u iteration_patterns=%u gen_gap_ms=%u live_ranges=%s "
+                  "nvtx_launch=%d",
                   set->mode == OBS_PHASES_RULES ? "rules" : "auto", set->rules.count, set->step_rules.count,
+                  set->iteration_rules.count,
                   obs_cfg.gen_gap_ms, set->ranges_on ? "on" : "off (no NVTX tool or roctx loaded)",
                   set->launch_ranges);
     atomic_store(&obs_phase_on, 1);

@@ -465,9 +465,7 @@ static bool forward_ran(const struct token_loop *t, const struct logic *l)
 
 static void steps_were_chunks(struct logic *l, struct phase_thread *p);
 
-/* Whether the thread ran for at least a 1/IDLE_GAP_CPU_SHARE of the time
- * since from_t, when its CPU time was from_cpu (wall, cpu: the two spans). */
-static bool thread_busy_since(uint64_t now, uint64_t from_t, uint64_t from_cpu, uint64_t *wall, uint64_t *cpu)
+bool thread_busy_since(uint64_t now, uint64_t from_t, uint64_t from_cpu, uint64_t *wall, uint64_t *cpu)
 {
     *wall = now > from_t ? now - from_t : 0;
     *cpu = obs_thread_cpu_ns() - from_cpu;

@@ -2,6 +2,7 @@
  *
  *   OBS_PHASES = rule { ";" rule }        rule    = PHASE "=" pattern { "," pattern }
  *   OBS_STEP   = glob { "," glob }        PHASE   = PREFILL | DECODE | KV_GATHER (any case)
+ *   OBS_ITERATION = glob { "," glob }     (OBS_STEP's grammar: the phase engine's serving-loop rule)
  *   pattern    = glob { cond } | "memcpy" [ ":" KIND ] | "memset" | selector
  *   selector   = "iter:after:memcpy" [ ":" KIND ] | "iter:after:memset" | "iter:until:token"
  *              | "iter:until:forward" | "iter:" glob { cond }

@@ -260,6 +260,45 @@ __attribute__((noinline, cold)) void rules_last_step_ends(struct phase_thread *p
                  " unlabelled_from_record=%llu", (unsigned long long)from);
 }
 
+/* OBS_ITERATION (docs/phases.md, "Rules"): a serving loop, each of whose
+ * forwards is an ITERATION/k of its own. A launch OBS_ITERATION matches
+ * opens the thread's first iteration, and then, the first such launch
+ * after each token read (the iteration's sampled ids read back: a serving
+ * loop reads them every iteration), the next; its first, or the first after an idle
+ * gap (as automatic mode's: longer than OBS_GEN_GAP_MS from a delimiter,
+ * the thread blocked through it), ITERATION/0 of the next generation.
+ * Every other launch of a thread in an iteration is that iteration's.
+ * Returns true for the launches it placed: OBS_PHASES and OBS_STEP do not
+ * apply to them (a thread's launches before its first iteration go by
+ * them). */
+bool rules_iteration(struct phase_thread *p, uint8_t cls, uint32_t name, bool new_segment)
+{
+    struct logic *l = &p->logic;
+    bool in_loop = l->started && l->top == OBS_PHASE_ITERATION;
+    if (new_segment && in_loop && p->after_delimiter) {
+        uint64_t now = obs_now_ns(), wall, cpu;
+        if (now - p->delimiter_t > obs_engine.set.gen_gap_ns &&
+            !thread_busy_since(now, p->quiet_from_t, p->quiet_from_cpu, &wall, &cpu))
+            p->rules.gap_pending = true;
+    }
+    /* in the loop, the first match after each token read (an iteration's sampled ids): the kernel may run more
+     * than once an iteration (a gather begins the forward, another picks the logits to sample) */
+    if (!(cls & CLASS_ITERATION) || (in_loop && !p->rules.step_armed))
+        return in_loop;
+    p->rules.step_armed = false;
+    if (!in_loop || p->rules.gap_pending) {
+        logic_move(l, MOVE_SERVING_GEN, 0, 0);
+        LOG_LAUNCH_DECISION(l, "iteration-begins", in_loop ? "OBS_ITERATION-after-an-idle-gap" : "OBS_ITERATION",
+                            name);
+        p->rules.gap_pending = false;
+    } else {
+        logic_move(l, MOVE_ITERATION, 0, 0);
+        LOG_LAUNCH_DECISION(l, "iteration-begins", "OBS_ITERATION", name);
+    }
+    layer_instance_anew(p);
+    return true;
+}
+
 /* A host delimiter ends the rules' iteration: its token read may end a
  * forward (its layers found; with OBS_STEP once the launches after it show
  * it did), and a decode iteration that read a token with no OBS_STEP launch

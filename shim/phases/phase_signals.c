@@ -114,6 +114,8 @@ static uint8_t classify_name(const char *name)
         cls |= obs_phase_rules_match_kernel(&set->rules, name) & CLASS_PHASE_MASK;
         if (set->have_step_rule && obs_phase_rules_match_kernel(&set->step_rules, name) != OBS_PHASE_NONE)
             cls |= CLASS_STEP;
+        if (set->have_iteration_rule && obs_phase_rules_match_kernel(&set->iteration_rules, name) != OBS_PHASE_NONE)
+            cls |= CLASS_ITERATION;
         if (set->rules.sized_mask | set->rules.iter_kernel_mask) {
             uint32_t mask = obs_phase_rules_kernel_mask(&set->rules, name);
             cls |= (obs_phase_rules_sized(&set->rules, mask) ? CLASS_SIZED : 0) |
@@ -184,10 +186,11 @@ uint8_t classify_slow(uint32_t id)
     }
     /* which rule (or KV glob) a name matched: once per name id */
     if (obs_engine.set.mode == OBS_PHASES_RULES)
-        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s rule=%s%s%s%s", id, base,
+        OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s rule=%s%s%s%s%s", id, base,
                       obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",
                       phase_names[cls & CLASS_PHASE_MASK], cls & CLASS_STEP ? " OBS_STEP=yes" : "",
-                      cls & CLASS_SIZED ? " by-size=yes" : "", cls & CLASS_ITER ? " iter-selector=yes" : "");
+                      cls & CLASS_SIZED ? " by-size=yes" : "", cls & CLASS_ITER ? " iter-selector=yes" : "",
+                      cls & CLASS_ITERATION ? " OBS_ITERATION=yes" : "");
     else
         OBS_DEBUG_LOG(PHASES, 2, "name id=%u base=%s mangled=%s kv-glob=%s embedding=%s", id, base,
                       obs_kernel_name_mangled(id) != NULL ? obs_kernel_name_mangled(id) : "?",

@@ -55,6 +55,9 @@ struct engine_settings {
     struct obs_phase_rules rules;      /* OBS_PHASES */
     struct obs_phase_rules step_rules; /* OBS_STEP */
     bool have_step_rule;
+    struct obs_phase_rules iteration_rules; /* OBS_ITERATION: each launch it matches opens a serving loop's next
+                                              * ITERATION/k */
+    bool have_iteration_rule;
     struct obs_phase_rules layer_rules; /* OBS_LAYER: the layers' first kernel */
     bool have_layer_rule;
     uint64_t gen_gap_ns;               /* OBS_GEN_GAP_MS */
@@ -105,6 +108,7 @@ extern struct phase_engine obs_engine;
 #define CLASS_PHASE_MASK 0x03u
 #define CLASS_STEP 0x04u       /* OBS_STEP matches */
 #define CLASS_KV_DEFAULT 0x08u /* automatic mode: a KV_GATHER name */
+#define CLASS_ITERATION 0x08u  /* rules (the bit automatic mode uses for CLASS_KV_DEFAULT): OBS_ITERATION matches */
 #define CLASS_SIZED 0x10u      /* rules: the phase depends on the launch's size */
 #define CLASS_ITER 0x20u       /* rules: an `iter:glob` selector's glob matches the name */
 #define CLASS_NORM 0x40u       /* its base name says "norm" (any case), or with OBS_LAYER: the glob matches it:
@@ -313,6 +317,8 @@ struct rules_state {
     uint64_t first_index; /* the thread's first labelled launch (a warm-up's labels come off from there) */
     uint64_t iter_index;  /* the first launch of a decode iteration no OBS_STEP launch opened, or UINT64_MAX */
     uint64_t missed_first, missed_end; /* such an iteration that read a token: no step unless the step goes on */
+    bool gap_pending;     /* OBS_ITERATION: an idle gap came since the last iteration began (the next begins a
+                           * generation) */
 };
 #define RULES_MARK_FIRST 1u /* the thread's first labelled launch */
 #define RULES_MARK_ITER 2u  /* the first launch of an iteration after a token read that opened no step */
@@ -436,6 +442,11 @@ unsigned wanted_with_layer(const struct logic *l, bool kv, bool steady_graph, ui
 bool same_range(const struct range *a, const struct range *b);
 void layer_switch(struct phase_thread *p, uint32_t layer1);
 void unlabel_span(uint64_t first, uint64_t end);
+
+/* Whether the thread ran for at least a 1/IDLE_GAP_CPU_SHARE of the time
+ * since from_t, when its CPU time was from_cpu (wall, cpu: the two spans):
+ * a gap it was busy through is its own work, not idle (phase_forwards.c). */
+bool thread_busy_since(uint64_t now, uint64_t from_t, uint64_t from_cpu, uint64_t *wall, uint64_t *cpu);
 void unlabel_since(uint64_t first);
 void relabel_since(uint64_t first, const struct range *r);
 void range_names_setup(void);
@@ -459,6 +470,7 @@ __attribute__((noinline)) void on_classified_transfer(struct phase_thread *p, ui
 __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, uint64_t bytes);
 __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p);
 __attribute__((noinline, cold)) void rules_last_step_ends(struct phase_thread *p);
+bool rules_iteration(struct phase_thread *p, uint8_t cls, uint32_t name, bool new_segment);
 void rules_delimiter(struct phase_thread *p, uint64_t now);
 void rules_launch_stored(struct rules_state *r, const struct obs_hooked_call *c);
 

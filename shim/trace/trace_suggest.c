@@ -746,6 +746,12 @@ static int split_shared_kernels(struct suggestion *sg)
     return 0;
 }
 
+/* A serving loop's ITERATION/k range (docs/phases.md, "Serving loops"). */
+static int is_iteration(const struct obs_phase *r)
+{
+    return strcmp(r->phase, "ITERATION") == 0;
+}
+
 /* Step openers: the first call of each (generation, step) counts for its
  * item; nsteps: the distinct (generation, step). */
 static int count_step_openers(struct suggestion *sg)
@@ -757,8 +763,8 @@ static int count_step_openers(struct suggestion *sg)
         return -1;
     for (i = 0; i < t->nphases; i++) {
         uint32_t step = obs_phase_step(t, (uint32_t)i);
-        if (sg->range_first[i] == UINT64_MAX || step == UINT32_MAX)
-            continue;
+        if (sg->range_first[i] == UINT64_MAX || step == UINT32_MAX || is_iteration(&t->phases[i]))
+            continue; /* a serving loop's iterations: OBS_ITERATION (print_iteration_rule) */
         steps[n].thread = t->phases[i].thread;
         steps[n].key = (uint64_t)t->phases[i].generation << 32 | step;
         steps[n].first = sg->range_first[i];
@@ -1110,6 +1116,8 @@ static void print_unruled_phases(const struct suggestion *sg, FILE *out)
     size_t i;
     for (i = 0; i < sg->nunruled; i++) {
         const struct obs_phase *r = &sg->t->phases[sg->unruled[i]];
+        if (is_iteration(r))
+            continue; /* OBS_ITERATION says them (print_iteration_rule) */
         if (r->phase[0])
             fprintf(out, "# phase '%s' has no rule (OBS_PHASES names PREFILL, DECODE and KV_GATHER)\n", r->phase);
         else
@@ -1243,6 +1251,83 @@ static int print_layer_rule(const struct obs_trace *t, FILE *out)
     return 0;
 }
 
+/* OBS_ITERATION (docs/phases.md, "Rules"): the kernels a serving loop's
+ * iterations begin with (the first call of each ITERATION/k instance of a
+ * thread), by base name, most first; each opens the next iteration at its
+ * first launch after a token read. An instance begun by another call (a
+ * graph launch, a copy) has no opener to name: said, and none written. */
+#define ITER_OPENERS_MAX 4
+static int print_iteration_rule(const struct obs_trace *t, FILE *out)
+{
+    struct opener {
+        char name[ITEM_MAX];
+        uint64_t n;
+    } op[ITER_OPENERS_MAX];
+    size_t nop = 0, i, j, iterations = 0, unnamed = 0;
+    uint32_t *last = malloc((t->nthreads ? t->nthreads : 1) * sizeof *last);
+    char glob[ITER_OPENERS_MAX * (ITEM_MAX + 1)];
+    if (last == NULL)
+        return -1;
+    for (i = 0; i < t->nthreads; i++)
+        last[i] = OBS_NONE;
+    for (i = 0; i < t->ncalls; i++) {
+        const struct obs_call *c = &t->calls[i];
+        uint32_t r = c->phase;
+        char name[ITEM_MAX];
+        if (c->thread >= t->nthreads || r == OBS_NONE || !is_iteration(&t->phases[r]))
+            continue;
+        if (last[c->thread] != OBS_NONE && t->phases[last[c->thread]].generation == t->phases[r].generation &&
+            obs_phase_step(t, last[c->thread]) == obs_phase_step(t, r)) {
+            last[c->thread] = r;
+            continue;
+        }
+        last[c->thread] = r; /* the first call of an iteration */
+        iterations++;
+        name[0] = '\0';
+        if (c->kind == OBS_KIND_KERNEL && c->kernel < t->nkernels)
+            obs_kernel_base_name_of(t->kernels[c->kernel].mangled, t->kernels[c->kernel].demangled, name,
+                                    sizeof name);
+        if (name[0] == '\0' || strpbrk(name, "*?[,;'") != NULL) {
+            unnamed++;
+            continue;
+        }
+        for (j = 0; j < nop && strcmp(op[j].name, name) != 0; j++)
+            ;
+        if (j == nop && nop == ITER_OPENERS_MAX) {
+            unnamed++;
+            continue;
+        }
+        if (j == nop) {
+            snprintf(op[nop].name, sizeof op[nop].name, "%s", name);
+            op[nop++].n = 0;
+        }
+        op[j].n++;
+    }
+    free(last);
+    if (iterations == 0)
+        return 0;
+    if (unnamed > 0) {
+        fprintf(out, "# no OBS_ITERATION: %zu of the %zu serving-loop iterations begin with a call no kernel name "
+                     "can open (a graph launch, a copy, or past %d kernels)\n",
+                unnamed, iterations, ITER_OPENERS_MAX);
+        return 0;
+    }
+    for (i = 1; i < nop; i++) /* most first */
+        for (j = i; j > 0 && op[j].n > op[j - 1].n; j--) {
+            struct opener tmp = op[j];
+            op[j] = op[j - 1];
+            op[j - 1] = tmp;
+        }
+    glob[0] = '\0';
+    for (i = 0; i < nop; i++)
+        snprintf(glob + strlen(glob), sizeof glob - strlen(glob), "%s%s", i ? "," : "", op[i].name);
+    fprintf(out, "# a serving loop: %zu iterations, each begun by %s (each opens the next iteration at its first "
+                 "launch after a token read)\n",
+            iterations, nop == 1 ? "this kernel" : "one of these kernels");
+    fprintf(out, "export OBS_ITERATION='%s'\n", glob);
+    return 0;
+}
+
 int obs_report_suggest_phases(const struct obs_trace *t, FILE *out)
 {
     struct suggestion sg = {.t = t};
@@ -1263,7 +1348,9 @@ int obs_report_suggest_phases(const struct obs_trace *t, FILE *out)
         print_item_notes(&sg, out);
         print_phases_rule(&sg, out);
         print_step_rule(&sg, out);
-        rc = print_layer_rule(t, out) == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
+        rc = print_iteration_rule(t, out) == 0 && print_layer_rule(t, out) == 0 && fflush(out) == 0 && !ferror(out)
+                 ? 0
+                 : -1;
     }
     if (rc < 0 && errno == 0)
         errno = ENOMEM;
