@@ -134,7 +134,7 @@ const struct report_command report_cmd_phases = {
 
 const struct report_command report_cmd_suggest_phases = {
     "suggest-phases",
-    "Print the OBS_PHASES and OBS_STEP values that reproduce the trace's phases.",
+    "Print the OBS_PHASES, OBS_STEP and OBS_ITERATION values that reproduce the trace's phases.",
     "suggest-phases [-o OUT] FILE.obs",
     "Prints shell lines to paste before running the program under obsshim:\n"
     "  export OBS_PHASES='PREFILL=prefill_*;KV_GATHER=kv_*;DECODE=decode_*'\n"
@@ -144,7 +144,9 @@ const struct report_command report_cmd_suggest_phases = {
     "direction (memcpy:DtoH ...) goes to the phase that labels most of its calls;\n"
     "each becomes the shortest prefix ending at '_' that matches nothing of\n"
     "another phase, followed by '*', or the exact name. OBS_STEP is the kernel\n"
-    "that opens most decode steps. Exit status 1 when the trace has no phases.\n",
+    "that opens most decode steps. A serving loop's ITERATION ranges give\n"
+    "OBS_ITERATION, the kernels its iterations begin with. Exit status 1 when the\n"
+    "trace has no phases.\n",
     CLI_OPT_OUTPUT,
     1,
     1,
