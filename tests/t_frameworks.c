@@ -237,10 +237,6 @@ struct fw_case {
     "suggest-phases finds no iteration selector and no OBS_STEP for the graph trees' steps (each opened inside "  \
     "the compiled call, by the launch that copies its token in or by the replay): its rules go by names, which "   \
     "cannot tell the steps' eager launches from the prompts'"
-#define GRAPH_FILL                                                                                                     \
-    "the step opened at the forward captured into the graph goes on to its first replay: the fill of the "        \
-    "graph's inputs between the capture and that replay (1 launch) is in step 0, where the program's truth "      \
-    "begins the step at graph.replay()"
 /* The torch.compile'd steps (issue 34): compiled-decode is right on every
  * launch since 2026-12-02 (busy gaps, autotuning inside a forward, the
  * compile-time launches joining their step: docs/phases.md "Idle gaps").
@@ -1272,11 +1268,9 @@ int main(void)
         {"llama-deep", "fw_generate.py", "llama-deep", NULL, 1, 0, 7, 0, NO_TODO},
         {"gpt2", "fw_generate.py", "gpt2", NULL, 1, 0, 7, 0, NO_TODO},
         {"llama-chunked", "fw_generate.py", "llama-chunked", NULL, 1, 0, 4, 0, NO_TODO},
-        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4, 0,
-         {.phases_trace = GRAPH_FILL, .phases_live = GRAPH_FILL}},
+        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4, 0, NO_TODO},
         /* the same with cuDNN's SDPA: its attention graphs captured into the decode step's CUDA graph */
-        {"llama-graph-cudnn", "fw_generate.py", "llama-graph-cudnn", NULL, 1, 0, 4, 0,
-         {.phases_trace = GRAPH_FILL, .phases_live = GRAPH_FILL}},
+        {"llama-graph-cudnn", "fw_generate.py", "llama-graph-cudnn", NULL, 1, 0, 4, 0, NO_TODO},
         {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14, 0, NO_TODO},
         {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7, 0, NO_TODO},
         {"qwen2-moe", "fw_generate.py", "qwen2-moe", NULL, 1, 0, 7, 0, NO_TODO},

@@ -130,10 +130,13 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         bool started_before = p->logic.started;
         cls = rules_class(&p->rules, p->logic.started, cls, rec, graph);
         graph = graph && p->rules.iter_phase == OBS_PHASE_NONE; /* a selected iteration's graph launch is one of its launches */
+        struct logic before = p->logic;
         if (obs_unlikely(obs_engine.set.have_iteration_rule) && rules_iteration(p, cls, name, new_segment))
             steady_graph = false; /* a serving loop's: OBS_PHASES and OBS_STEP do not apply */
         else
             steady_graph = step_rules_mode(&p->logic, &p->rules, cls, name, graph, new_segment);
+        if (obs_unlikely((cls & CLASS_STEP) || graph) && obs_engine.set.have_step_rule)
+            rules_step_launch(p, &before, cls, name, graph);
         if (obs_unlikely(p->logic.gen != gen_before && started_before))
             rules_last_step_ends(p); /* before the launch that begins the next generation is counted */
         if (obs_unlikely(p->rules.missed_first != UINT64_MAX)) {
@@ -295,6 +298,8 @@ void obs_phase_graph_layers(struct obs_graph_walk *w)
         return;
     if (p != NULL && obs_engine.set.mode == OBS_PHASES_AUTO)
         auto_graph_instantiated(p, w);
+    else if (p != NULL && obs_engine.set.mode == OBS_PHASES_RULES)
+        rules_graph_instantiated(p, w);
     if (!obs_cfg.layers_off)
         layer_graph_nodes(p, w);
 }

@@ -644,13 +644,27 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
         (t->fwd_min[kind] == 0 || t->fwd_launches < t->fwd_min[kind]))
         t->fwd_min[kind] = t->fwd_launches; /* the forward before this one, whole */
     t->forwards = true;
+    t->fwd_before = *l;
     if (first && l->started && l->top == OBS_PHASE_DECODE && t->gen_steps > 0)
         LOG_DECISION(l, "forwards-found", "embedding-lookup", " name=%u", s->name); /* steps by reads until now */
     if (t->serving) {
         serving_forward(l, p, s);
     } else if (t->forward_captured && s->graph && l->started) {
-        /* the forward before was this graph's capture: it ran nothing, this launch runs it; its step goes on */
+        /* the forward before was this graph's capture: it ran nothing, this launch runs it; its step goes on.
+         * The calls between the capture and this replay (the fill of the graph's inputs) come before the
+         * forward that runs here: they keep the label the thread had before the captured forward began */
         LOG_DECISION(l, "capture-replayed", "graph-of-the-captured-forward", " name=%u", t->fwd_opener);
+        if (t->capture_end_index != UINT64_MAX && t->capture_end_index < obs_thread_next_index() &&
+            t->captured_before.started && t->captured_before.gen == l->gen &&
+            (t->captured_before.top == OBS_PHASE_PREFILL || t->captured_before.top == OBS_PHASE_DECODE)) {
+            struct range before[4];
+            unsigned n = wanted(&t->captured_before, false, false, before);
+            if (n > 0) {
+                relabel_since(t->capture_end_index, &before[n - 1]);
+                LOG_DECISION(l, "capture-fill", "calls-before-the-replay-of-the-captured-forward",
+                             " relabelled_from_record=%llu", (unsigned long long)t->capture_end_index);
+            }
+        }
     } else if (t->opened_here) {
         /* the iteration this launch begins opened its step (a generation taken back): this forward is it */
     } else if (!l->started || l->top == OBS_PHASE_NONE) {
@@ -1020,6 +1034,8 @@ void auto_graph_instantiated(struct phase_thread *p, const struct obs_graph_walk
         return;
     if (t->forwards && !t->graph_first && w->order[0] == t->fwd_opener && w->norder <= t->fwd_launches) {
         t->forward_captured = true;
+        t->captured_before = t->fwd_before;
+        t->capture_end_index = obs_thread_next_index();
         OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u capture kernel_nodes=%u forward_launches=%u opener=%u",
                       obs_thread_id(), obs_tls.call_counter, w->norder, t->fwd_launches, t->fwd_opener);
     }

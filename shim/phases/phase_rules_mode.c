@@ -299,6 +299,52 @@ bool rules_iteration(struct phase_thread *p, uint8_t cls, uint32_t name, bool ne
     return true;
 }
 
+/* Rules with OBS_STEP, as the automatic mode does with a forward captured
+ * into a graph (docs/phases.md, "Rules"): an OBS_STEP launch that opened a
+ * step is remembered with the label before it; a graph instantiated from
+ * its kernel on was captured from that step's forward (which ran nothing),
+ * and at the graph's first launch, where the step goes on, the calls since
+ * the instantiation (the fill of the graph's inputs) take that label back:
+ * they come before the forward the replay runs. */
+void rules_step_launch(struct phase_thread *p, const struct logic *before, uint8_t cls, uint32_t name, bool graph)
+{
+    struct rules_state *r = &p->rules;
+    const struct logic *l = &p->logic;
+    bool moved = l->gen != before->gen || l->step != before->step || l->top != before->top;
+    if (!graph) {
+        if (moved && (cls & CLASS_STEP) && l->top == OBS_PHASE_DECODE) {
+            r->step_opener = name;
+            r->step_before = *before;
+        }
+        return;
+    }
+    if (r->captured && !moved && l->top == OBS_PHASE_DECODE && r->captured_before.started &&
+        r->captured_before.gen == l->gen && r->capture_end_index < obs_thread_next_index()) {
+        struct range want[4];
+        unsigned n = wanted(&r->captured_before, false, false, want);
+        if (n > 0) {
+            relabel_since(r->capture_end_index, &want[n - 1]);
+            LOG_DECISION(&p->logic, "capture-fill", "calls-before-the-replay-of-the-captured-forward",
+                         " relabelled_from_record=%llu", (unsigned long long)r->capture_end_index);
+        }
+    }
+    r->captured = false;
+}
+
+void rules_graph_instantiated(struct phase_thread *p, const struct obs_graph_walk *w)
+{
+    struct rules_state *r = &p->rules;
+    if (w->incomplete || w->order_cut || w->norder == 0 || !obs_engine.set.have_step_rule)
+        return;
+    if (p->logic.top == OBS_PHASE_DECODE && r->step_opener != 0 && w->order[0] == r->step_opener) {
+        r->captured = true;
+        r->captured_before = r->step_before;
+        r->capture_end_index = obs_thread_next_index();
+        OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u capture kernel_nodes=%u opener=%u", obs_thread_id(),
+                      obs_tls.call_counter, w->norder, r->step_opener);
+    }
+}
+
 /* A host delimiter ends the rules' iteration: its token read may end a
  * forward (its layers found; with OBS_STEP once the launches after it show
  * it did), and a decode iteration that read a token with no OBS_STEP launch

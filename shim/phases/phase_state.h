@@ -232,6 +232,9 @@ struct token_loop {
     bool prev_embed;         /* the last launch was an embedding lookup: a forward's lookups come in a group */
     bool opened_here;        /* the iteration this launch begins opened a step at it: its forward is that one */
     bool forward_captured;   /* the current forward was a graph's capture (it ran nothing): its replay goes on in it */
+    struct logic fwd_before; /* the logic as the current forward began, before its decision */
+    struct logic captured_before;  /* the captured forward's: where the calls before its replay belong */
+    uint64_t capture_end_index;    /* the first record after its graph's instantiation */
     bool serving;            /* its forwards are a serving loop's iterations (for good) */
     bool serving_new_gen;    /* an idle gap: the next forward begins a new generation at ITERATION/0 */
     uint32_t single_run;        /* generations in a row of one forward, fed from the host, that read it back */
@@ -319,6 +322,14 @@ struct rules_state {
     uint64_t missed_first, missed_end; /* such an iteration that read a token: no step unless the step goes on */
     bool gap_pending;     /* OBS_ITERATION: an idle gap came since the last iteration began (the next begins a
                            * generation) */
+    /* the step an OBS_STEP launch opened last: its kernel and the logic before it; a graph instantiated from
+     * that kernel on (its forward captured: it ran nothing) gives the calls between the instantiation and its
+     * first launch (the fill of its inputs) that label back (rules_graph_instantiated) */
+    uint32_t step_opener;
+    struct logic step_before;
+    bool captured;
+    struct logic captured_before;
+    uint64_t capture_end_index;
 };
 #define RULES_MARK_FIRST 1u /* the thread's first labelled launch */
 #define RULES_MARK_ITER 2u  /* the first launch of an iteration after a token read that opened no step */
@@ -471,6 +482,8 @@ __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, 
 __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p);
 __attribute__((noinline, cold)) void rules_last_step_ends(struct phase_thread *p);
 bool rules_iteration(struct phase_thread *p, uint8_t cls, uint32_t name, bool new_segment);
+void rules_graph_instantiated(struct phase_thread *p, const struct obs_graph_walk *w);
+void rules_step_launch(struct phase_thread *p, const struct logic *before, uint8_t cls, uint32_t name, bool graph);
 void rules_delimiter(struct phase_thread *p, uint64_t now);
 void rules_launch_stored(struct rules_state *r, const struct obs_hooked_call *c);
 
