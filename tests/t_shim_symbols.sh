@@ -32,7 +32,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/obs-symbols.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-echo "1..6"
+echo "1..7"
 n=0
 result() { # result OK|FAIL description
     n=$((n + 1))
@@ -100,4 +100,28 @@ if [ -z "$found" ]; then
     result OK "none of the core's report-only functions in libobsshim.so"
 else
     result FAIL "libobsshim.so holds functions only obs-report calls:$found"
+fi
+
+# The flags and maps every recorded launch reads (OBS_HOT_DATA,
+# shim/common/obs_export.h; docs/performance.md): together, in two cache
+# lines at most, as the link sorts their section (--sort-section=name).
+hot="obs_state obs_phase_on obs_debug_levels obs_names_by_host_fun obs_names_by_handle obs_stream_ids"
+lo= hi= seen=0
+for sym in $hot; do
+    line=$(nm -S "$so" 2>/dev/null | awk -v s="$sym" 'NF == 4 && $4 == s {print $1, $2; exit}')
+    [ -n "$line" ] || continue
+    a=$((0x${line% *})) e=$((0x${line% *} + 0x${line#* }))
+    seen=$((seen + 1))
+    if [ -z "$lo" ] || [ "$a" -lt "$lo" ]; then lo=$a; fi
+    if [ -z "$hi" ] || [ "$e" -gt "$hi" ]; then hi=$e; fi
+done
+span=missing
+[ "$seen" -eq 6 ] && span=$((hi - lo))
+if nm -D "$so" 2>/dev/null | grep -q __asan_; then
+    n=$((n + 1))
+    echo "ok $n # SKIP an AddressSanitizer build pads each global with red zones"
+elif [ "$span" != missing ] && [ "$span" -le 128 ]; then
+    result OK "the flags every launch reads lie within $span bytes (128 at most: two cache lines)"
+else
+    result FAIL "the flags every launch reads ($hot) span $span bytes, over two cache lines (--sort-section?)"
 fi
