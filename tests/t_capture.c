@@ -932,6 +932,33 @@ static void test_frameworks_serving(const char *python)
     crun_free(&r);
 }
 
+/* The same loop with the rule suggest-phases writes for it (OBS_ITERATION,
+ * docs/phases.md "Rules"): every iteration is its own range from the first,
+ * and the main thread's set-up launches open none, so a window from
+ * iteration 0 is exact (the limit above, stated by the rule). */
+static void test_frameworks_serving_rules(const char *python)
+{
+    char script[4300];
+    const char *argv[] = {shim_build_path("contrib/obs-run"), "--sim", "--capture", "iterations:0-3",
+                          "--", python, script, "serving", NULL};
+    const char *extra[] = {"OBS_CLOCK=monotonic", "PYTHONDONTWRITEBYTECODE=1", "LD_PRELOAD",
+                           "OBS_ITERATION=indexSelectSmallIndex,vectorized_gather_kernel", NULL};
+    struct crun r;
+    long tid = -1;
+    size_t i;
+    snprintf(script, sizeof script, "%s", test_path(test_srcdir(), "tests/frameworks/fw_serving.py"));
+    crun_exec(&r, "fw-serving-rules", argv, extra, 0);
+    for (i = 0; i < r.L.ninst && tid < 0; i++)
+        if (r.L.inst[i].iteration)
+            tid = r.L.inst[i].tid;
+    ok(run_exited_with(&r.res, 0) && r.L.starts == 1 && r.L.stops == 1 && tid >= 0,
+       "generate_batch with OBS_ITERATION, iterations:0-3: exit 0, one cuProfilerStart and one stop (%zu, %zu)",
+       r.L.starts, r.L.stops);
+    check_window(&r.L, "generate_batch with OBS_ITERATION, iterations:0-3", nth_profiler(&r.L, LINE_START, "", 0),
+                 nth_profiler(&r.L, LINE_STOP, "", 0), find_inst(&r.L, tid, 0, 0), find_inst(&r.L, tid, 0, 3), tid);
+    crun_free(&r);
+}
+
 /* PyTorch's generate() on the simulated driver: NVIDIA's runtime's
  * cudaProfilerStart reaches the driver, whose log says cuProfilerStart;
  * then transformers' serving loop. */
@@ -940,7 +967,7 @@ static void test_frameworks(void)
     const char *dir = getenv("OBS_FRAMEWORKS_ENV"), *home = getenv("HOME");
     char python[4300], script[4300];
     if (getenv("OBS_SANITIZE") != NULL) {
-        skip_block(17, "PyTorch under a sanitizer: not run (t_frameworks says why)");
+        skip_block(23, "PyTorch under a sanitizer: not run (t_frameworks says why)");
         return;
     }
     if (dir != NULL && *dir != '\0')
@@ -948,7 +975,7 @@ static void test_frameworks(void)
     else
         snprintf(python, sizeof python, "%s/.cache/obsshim/frameworks/bin/python", home ? home : "");
     if (!test_executable(python)) {
-        skip_block(17, "no frameworks' environment (%s): contrib/install-deps --frameworks makes it", python);
+        skip_block(23, "no frameworks' environment (%s): contrib/install-deps --frameworks makes it", python);
         return;
     }
     snprintf(script, sizeof script, "%s", test_path(test_srcdir(), "tests/frameworks/fw_generate.py"));
@@ -966,6 +993,7 @@ static void test_frameworks(void)
         crun_free(&r);
     }
     test_frameworks_serving(python);
+    test_frameworks_serving_rules(python);
 }
 
 /* The real profilers need a GPU: contrib/gpu/validate.sh, check 7. */
