@@ -260,8 +260,6 @@ void layer_graph_nodes(struct phase_thread *p, struct obs_graph_walk *w)
     w->layer = layer;
 }
 
-/* A launch in another phase instance than the last: the last one's layers
- * (unless found already), then the new one's live template. */
 /* Whether the current instance (the one ending, when a new one is due) is a
  * decode step whose stack the live template closed, its launches all kept. */
 static bool step_tail_seen(const struct layer_track *lt)
@@ -308,6 +306,8 @@ uint64_t layer_last_step_departs(const struct layer_track *lt)
     return UINT64_MAX;
 }
 
+/* A launch in another phase instance than the last: the last one's layers
+ * (unless found already), then the new one's live template. */
 __attribute__((noinline)) void layer_instance_changed(struct layer_track *lt, const struct logic *l)
 {
     unsigned kind = l->top == OBS_PHASE_PREFILL ? 0u : 1u;

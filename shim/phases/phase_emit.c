@@ -286,6 +286,21 @@ void relabel_since(uint64_t first, const struct range *r)
         write_phase(OBS_PHASE_RELABEL, r, first, next - 1);
 }
 
+void capture_fill(const struct logic *l, const struct logic *before, uint64_t first)
+{
+    struct range want[4];
+    unsigned n;
+    if (first >= obs_thread_next_index() || !before->started || before->gen != l->gen ||
+        (before->top != OBS_PHASE_PREFILL && before->top != OBS_PHASE_DECODE))
+        return;
+    n = wanted(before, false, false, want);
+    if (n == 0)
+        return;
+    relabel_since(first, &want[n - 1]);
+    LOG_DECISION(l, "capture-fill", "calls-before-the-replay-of-the-captured-forward", " relabelled_from_record=%llu",
+                 (unsigned long long)first);
+}
+
 /* The next layer inside the same phase range (no KV_GATHER open): pop the
  * layer range, push the next, as move_to would. */
 void layer_switch(struct phase_thread *p, uint32_t layer1)

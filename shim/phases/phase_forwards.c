@@ -654,17 +654,7 @@ static void forward_begins(struct logic *l, struct phase_thread *p, const struct
          * The calls between the capture and this replay (the fill of the graph's inputs) come before the
          * forward that runs here: they keep the label the thread had before the captured forward began */
         LOG_DECISION(l, "capture-replayed", "graph-of-the-captured-forward", " name=%u", t->fwd_opener);
-        if (t->capture_end_index != UINT64_MAX && t->capture_end_index < obs_thread_next_index() &&
-            t->captured_before.started && t->captured_before.gen == l->gen &&
-            (t->captured_before.top == OBS_PHASE_PREFILL || t->captured_before.top == OBS_PHASE_DECODE)) {
-            struct range before[4];
-            unsigned n = wanted(&t->captured_before, false, false, before);
-            if (n > 0) {
-                relabel_since(t->capture_end_index, &before[n - 1]);
-                LOG_DECISION(l, "capture-fill", "calls-before-the-replay-of-the-captured-forward",
-                             " relabelled_from_record=%llu", (unsigned long long)t->capture_end_index);
-            }
-        }
+        capture_fill(l, &t->captured_before, t->capture_end_index);
     } else if (t->opened_here) {
         /* the iteration this launch begins opened its step (a generation taken back): this forward is it */
     } else if (!l->started || l->top == OBS_PHASE_NONE) {

@@ -245,9 +245,10 @@ __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p)
 }
 
 /* Rules, as in automatic mode: a generation's last decode step ends at its
- * first launch after its stack of a kernel the thread's steps never
- * launched there (layer_last_step_departs: a detokeniser's torch.cat after a loop that
- * reads nothing between its steps) when a new generation or the thread's
+ * first launch after its stack of a kernel family (base name) the
+ * thread's steps never launched there (layer_last_step_departs: a
+ * detokeniser's torch.cat after a loop that reads nothing between its
+ * steps) when a new generation or the thread's
  * end follows it. Its labels come off from there in the trace; live they
  * carried the step. */
 __attribute__((noinline, cold)) void rules_last_step_ends(struct phase_thread *p)
@@ -318,16 +319,8 @@ void rules_step_launch(struct phase_thread *p, const struct logic *before, uint8
         }
         return;
     }
-    if (r->captured && !moved && l->top == OBS_PHASE_DECODE && r->captured_before.started &&
-        r->captured_before.gen == l->gen && r->capture_end_index < obs_thread_next_index()) {
-        struct range want[4];
-        unsigned n = wanted(&r->captured_before, false, false, want);
-        if (n > 0) {
-            relabel_since(r->capture_end_index, &want[n - 1]);
-            LOG_DECISION(&p->logic, "capture-fill", "calls-before-the-replay-of-the-captured-forward",
-                         " relabelled_from_record=%llu", (unsigned long long)r->capture_end_index);
-        }
-    }
+    if (r->captured && !moved && l->top == OBS_PHASE_DECODE)
+        capture_fill(l, &r->captured_before, r->capture_end_index);
     r->captured = false;
 }
 

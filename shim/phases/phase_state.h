@@ -460,6 +460,12 @@ void unlabel_span(uint64_t first, uint64_t end);
 bool thread_busy_since(uint64_t now, uint64_t from_t, uint64_t from_cpu, uint64_t *wall, uint64_t *cpu);
 void unlabel_since(uint64_t first);
 void relabel_since(uint64_t first, const struct range *r);
+/* The first replay of a forward captured into a graph (automatic mode and
+ * OBS_STEP rules): the calls since the graph's instantiation (from first:
+ * the fill of its inputs) come before the forward it runs, and take, in
+ * the trace, the label before the captured forward's decision (before),
+ * when it was in the same generation's PREFILL or a decode step. */
+void capture_fill(const struct logic *l, const struct logic *before, uint64_t first);
 void range_names_setup(void);
 void names_fork_child(void);
 
