@@ -216,6 +216,12 @@ static const struct engine_case cases[] = {
     {"chunked prefill: chunks end in a sync and read no token", "Automatic (b): PREFILL goes on until the token read",
      {NULL}, "@gen h2d:8k (" HF_FORWARD("256") "sync)*3 " HF_FORWARD("128") "D2H:8 (" HF_STEP ")*3 "
      "@gen h2d:4k (" HF_FORWARD("256") "sync)*2 " HF_FORWARD("16") "D2H:8 (" HF_STEP ")*2", NULL, 0, {"prompt-chunk gen=0 because=the-last-forward-went-unread evidence=a-sync-that-read-nothing", "prompt-chunk gen=1 because=the-last-forward-went-unread evidence=no-read-after-its-stack"}},
+    {"chunked prefill, a flag read inside the first chunk's forward (a mask check), then a second of busy host work "
+     "(a loaded machine, a first call's set-up): the next chunk, first taken for step 0, is no step, and the "
+     "stretch before it stays the prompt's",
+     "Automatic (b): a busy stretch joins a decode step only after a token read",
+     {NULL}, "@gen h2d:8k embed:64*64 D2H:1 +1500b (" HF_LAYER("64") ")*2 lm_head:512 argmax:1 D2H:1 "
+     HF_FORWARD("64") "D2H:1 " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},
     {"chunked prefill whose last chunk is a quarter of the first (first prompt)",
      "Automatic (b): the next chunk at no less than a quarter of the prompt's size",
      {NULL}, "@gen h2d:8k " HF_FORWARD("256") "sync " HF_FORWARD("64") "D2H:8 (" HF_STEP ")*3", NULL, 0, {NULL}},

@@ -770,11 +770,17 @@ static bool read_after_stack(struct phase_thread *p)
  * and each recompilation: compile-time launches, each reading 2 bytes
  * back, in seconds of the thread's own CPU time), inside the call that runs
  * it. Those launches are the step's, in the trace (a RELABEL; live they kept
- * the phase they were in). */
+ * the phase they were in). Only for a step the generation asked for after
+ * its token read (or in a thread whose steps read nothing): a "step" that
+ * opens before the generation's first token read may be its prompt's next
+ * chunk, taken back later (steps_were_chunks), and a busy second before it
+ * (a loaded machine, a first call's set-up after a mask check's flag read)
+ * is the prompt's own. */
 static void prep_joins_step(struct logic *l, struct phase_thread *p, const struct iteration_start *s)
 {
     struct token_loop *t = &p->automatic.loop;
     if (t->prep_launch_index != UINT64_MAX && t->step_opened_here && l->top == OBS_PHASE_DECODE &&
+        (t->gen_token_read || t->steps_unread) &&
         t->prep_from_t != 0 && s->now - t->prep_from_t > obs_engine.set.gen_gap_ns) {
         uint64_t wall, cpu;
         if (thread_busy_since(s->now, t->prep_from_t, t->prep_from_cpu, &wall, &cpu)) {
