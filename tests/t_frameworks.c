@@ -228,11 +228,6 @@ struct fw_case {
     "a request whose prompt is one token, joining sequences that decode while another leaves, feeds one token as " \
     "each of them does: as many tokens as sequences sampled, as many as the iteration before, so the stream's "    \
     "sizes read it as decode only where the scheduler packed a prompt (docs/serving.md, \"Limits\")"
-#define ROUND_TRIP_WARMUP                                                                                              \
-    "the rules take a warm-up's labels off only before the thread's first copy in; this warm-up (three forwards "  \
-    "and the capture) comes after the weights' copies, where the automatic mode takes it back because generation " \
-    "0 read nothing back, and every step opens at a graph launch, so no kernel is found for OBS_STEP: "           \
-    "suggest-phases' rules go by names"
 #define ROUND_TRIP_GRAPH_TREES                                                                                         \
     "suggest-phases finds no iteration selector and no OBS_STEP for the graph trees' steps (each opened inside "  \
     "the compiled call, by the launch that copies its token in or by the replay): its rules go by names, which "   \
@@ -1290,7 +1285,7 @@ int main(void)
         {"loop-item", "fw_loops.py", "loop-item", NULL, 1, 0, 6, 0, NO_TODO},
         {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0, NO_TODO},
         {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
-         {.layers_live = WARMUP_LIVE_LAYERS, .round_trip = ROUND_TRIP_WARMUP}},
+         {.layers_live = WARMUP_LIVE_LAYERS}},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,
          {.serving_kinds = ONE_TOKEN_PROMPT_KIND}},
         /* torch.compile: Inductor's Triton kernels from cubins (cuModuleLoad), its CUDA graph trees */

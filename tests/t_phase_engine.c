@@ -291,6 +291,30 @@ static const struct engine_case cases[] = {
      "(@iter h2d:512 " SV_FORWARD("64") "D2H:32)*2 +1500b (@iter h2d:64 " SV_FORWARD("4") "D2H:32)*2 +1500 @none "
      "(@iter h2d:512 " SV_FORWARD("64") "D2H:32)*2",
      NULL, 0, {"iteration-begins gen=1 because=OBS_ITERATION-after-an-idle-gap"}},
+    {"rules: forwards after the weights' copies, each copying its input in and reading nothing (a warm-up before a "
+     "capture), lose their labels when the prompt's iteration begins: generation 0 begins there, as in automatic "
+     "mode",
+     "Rules: a warm-up after the weights came in",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;DECODE=sample*", "OBS_STEP=embed", NULL},
+     "H2D:4096 H2D:4096 @none (h2d:32 embed:64 attn:64 mlp:64 sync)*3 @gen h2d:64 embed:64 attn:64 mlp:64 sample:1 "
+     "D2H:8 (@step graph sample:1 D2H:8)*3 @gen h2d:64 embed:64 attn:64 mlp:64 sample:1 D2H:8 (@step graph sample:1 "
+     "D2H:8)*2",
+     NULL, 0, {"warm-up gen=0 because=generation-0-read-nothing-back-and-inputs-came-in"}},
+    {"rules: copies in and syncs inside the first prompt's forward (a static cache made layer by layer) begin no "
+     "forward: no warm-up",
+     "Rules: a warm-up after the weights came in (copies inside a forward)",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;DECODE=sample*", "OBS_STEP=embed", NULL},
+     "H2D:4096 @gen h2d:32 embed:64 attn:64 sync h2d:32 attn:64 sync h2d:32 attn:64 mlp:64 sample:1 D2H:8 (@step "
+     "graph sample:1 D2H:8)*3",
+     NULL, 0, {NULL}},
+    {"rules: a first prompt in chunks, each copied in, reading nothing between them", "Limits (rules): a first "
+     "prompt's chunks copied in one by one",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD,iter:until:token;DECODE=sample*", "OBS_STEP=embed", NULL},
+     "H2D:4096 @gen (h2d:32 embed:64 attn:64 mlp:64 sync)*2 h2d:32 embed:64 attn:64 mlp:64 sample:1 D2H:8 (@step "
+     "graph sample:1 D2H:8)*3",
+     "docs/phases.md Rules: a generation 0 that read nothing back when an iter:after: iteration begins was a warm-up "
+     "(rules_warm_up); a size selector keeps such chunks",
+     0, {NULL}},
     {"reference rules with OBS_STEP", "Rules: OBS_STEP opens the next step",
      {"OBS_PHASES=PREFILL=prefill_*;KV_GATHER=kv_gather*;DECODE=decode_*", "OBS_STEP=kv_gather*", NULL},
      WL_GEN("5") WL_GEN("3"), NULL, 0, {"new-generation gen=1 because=rule-PREFILL", "step gen=0 step=1 because=OBS_STEP", "name id=2 base=kv_gather_kernel mangled=kv_gather_kernel rule=KV_GATHER OBS_STEP=yes"}},

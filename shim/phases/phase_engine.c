@@ -134,7 +134,7 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         if (obs_unlikely(obs_engine.set.have_iteration_rule) && rules_iteration(p, cls, name, new_segment))
             steady_graph = false; /* a serving loop's: OBS_PHASES and OBS_STEP do not apply */
         else
-            steady_graph = step_rules_mode(&p->logic, &p->rules, cls, name, graph, new_segment);
+            steady_graph = step_rules_mode(p, cls, name, graph, new_segment);
         if (obs_unlikely((cls & CLASS_STEP) || graph) && obs_engine.set.have_step_rule)
             rules_step_launch(p, &before, cls, name, graph);
         if (obs_unlikely(p->logic.gen != gen_before && started_before))

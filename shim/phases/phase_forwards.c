@@ -157,8 +157,10 @@ static void start_generation(struct logic *l, struct phase_thread *p, const stru
     if (!first && l->gen == 0 && !t->read_since_start && a->thread_first_index != UINT64_MAX) {
         /* the thread's generation 0 read nothing back, and the next prompt's input came in: it was a
          * warm-up (forwards run before a decode step is captured into a graph, after the weights came in);
-         * its labels come off in the trace, and this is generation 0 */
-        uint64_t end = t->window_first_index != UINT64_MAX ? t->window_first_index : obs_thread_next_index();
+         * its labels come off in the trace, and this is generation 0, which begins at this launch as a
+         * thread's first does (the calls since the delimiter, its inputs coming in, take no phase either:
+         * they would keep the warm-up's last step) */
+        uint64_t end = obs_thread_next_index();
         unlabel_span(a->thread_first_index, end);
         LOG_DECISION(l, "warm-up", "generation-0-read-nothing-back", " unlabelled_from_record=%llu",
                      (unsigned long long)a->thread_first_index);

@@ -17,14 +17,43 @@ static bool rules_bound_prompts_by_forward(void)
     return false;
 }
 
+/* Rules with OBS_STEP, as the automatic mode's "generation 0 read
+ * nothing back": a thread's generation 0 that ran a forward (an OBS_STEP
+ * launch), read nothing back from the device and is still a prompt when
+ * a forward begins (an OBS_STEP launch) with an iteration an `iter:after:`
+ * selector picks (its inputs came in, after a host delimiter) was a
+ * warm-up (forwards run before a decode step is captured into a graph,
+ * after the weights came in: each copies its input in and syncs, and
+ * reads nothing). Copies and syncs inside a prompt's forward (Hugging
+ * Face's static cache made layer by layer) begin no forward; a prompt's
+ * chunks copied in one by one do, and read nothing either, so a first
+ * prompt in such chunks keeps only its last (docs/phases.md, "Rules").
+ * Its labels come off in the trace (live they carried a PREFILL range);
+ * this launch begins generation 0. */
+static __attribute__((noinline, cold)) void rules_warm_up(struct phase_thread *p, uint32_t name)
+{
+    struct rules_state *r = &p->rules;
+    uint64_t from = r->first_index;
+    unlabel_since(from);
+    logic_move(&p->logic, MOVE_FORGET, 0, 0);
+    move_to(p, NULL, 0);
+    r->first_index = UINT64_MAX;
+    r->marks |= RULES_MARK_FIRST; /* this launch: generation 0's first */
+    r->gen_forwards = 0;
+    OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u warm-up gen=0 because=generation-0-read-nothing-back-and-inputs-came-in "
+                  "name=%u unlabelled_from_record=%llu; this launch begins generation 0",
+                  obs_thread_id(), obs_tls.call_counter, name, (unsigned long long)from);
+}
+
 /* OBS_PHASES rules. Returns true for a graph launch inside the decode.
  * With OBS_STEP, only a launch it matches opens the decode (and each step);
  * without it, a step opens at the first launch after a token read, or, in
  * a thread that has read none, after a host delimiter or at a launch of the
  * kernel that opened the current step. */
-bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32_t name, bool graph,
-                            bool new_segment)
+bool step_rules_mode(struct phase_thread *p, uint8_t cls, uint32_t name, bool graph, bool new_segment)
 {
+    struct logic *l = &p->logic;
+    struct rules_state *r = &p->rules;
     uint8_t phase = cls & CLASS_PHASE_MASK;
     bool had_started = l->started;
     /* a token loop replaying its step as a graph: the graph launch opens the next step. Without OBS_STEP,
@@ -61,8 +90,12 @@ bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32
     if (phase == OBS_PHASE_PREFILL) {
         /* an iteration iter:after: selects after the generation's token read is the next prompt (its
          * inputs came in); a size selector's, a chunk of this one */
-        bool next_prompt = new_segment && r->iter_phase == OBS_PHASE_PREFILL && r->gen_token_read &&
-                           (r->iter_kind == OBS_PATTERN_MEMCPY || r->iter_kind == OBS_PATTERN_MEMSET);
+        bool after_copy = new_segment && r->iter_phase == OBS_PHASE_PREFILL &&
+                          (r->iter_kind == OBS_PATTERN_MEMCPY || r->iter_kind == OBS_PATTERN_MEMSET);
+        bool next_prompt = after_copy && r->gen_token_read;
+        if (after_copy && !next_prompt && (cls & CLASS_STEP) && l->started && l->top == OBS_PHASE_PREFILL &&
+            l->gen == 0 && r->gen_forwards >= 1 && !r->read_back && r->first_index != UINT64_MAX)
+            rules_warm_up(p, name); /* generation 0 begins here, as the automatic mode's */
         if (l->top != OBS_PHASE_PREFILL || next_prompt) {
             const char *why = l->top == OBS_PHASE_PREFILL ? "selected-iteration-after-token-read" : "rule-PREFILL";
             logic_move(l, MOVE_PROMPT, 0, 0);
@@ -213,6 +246,8 @@ __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, 
         r->iter_token = true;
     if (dir == OBS_DIR_DTOH)
         r->iter_read = true;
+    if (dir == OBS_DIR_DTOH && (r->iter_launched || r->unread_launches))
+        r->read_back = true;
     if (dir != OBS_DIR_HTOD || r->copied_in)
         return;
     r->copied_in = true;

@@ -316,6 +316,7 @@ struct rules_state {
     bool step_armed;      /* a token read completed since the current step opened: OBS_STEP may open the next */
     bool iter_stepped;    /* an OBS_STEP launch opened a step in this iteration */
     bool copied_in;       /* the thread has copied host to device */
+    bool read_back;       /* it has read from the device after a launch since its first labelled launch */
     uint8_t marks;        /* RULES_MARK_*: what the next stored launch begins, for its record index */
     uint64_t first_index; /* the thread's first labelled launch (a warm-up's labels come off from there) */
     uint64_t iter_index;  /* the first launch of a decode iteration no OBS_STEP launch opened, or UINT64_MAX */
@@ -481,8 +482,7 @@ void layer_graph_nodes(struct phase_thread *p, struct obs_graph_walk *w);
 /* ---- phase_rules_mode.c ---------------------------------------------------------------- */
 
 uint8_t rules_class(struct rules_state *r, bool started, uint8_t cls, const struct obs_rec_call *rec, bool graph);
-bool step_rules_mode(struct logic *l, struct rules_state *r, uint8_t cls, uint32_t name, bool graph,
-                     bool new_segment);
+bool step_rules_mode(struct phase_thread *p, uint8_t cls, uint32_t name, bool graph, bool new_segment);
 __attribute__((noinline)) void on_classified_transfer(struct phase_thread *p, uint8_t phase, unsigned after_bit);
 __attribute__((noinline)) void rules_copy(struct phase_thread *p, unsigned dir, uint64_t bytes);
 __attribute__((noinline, cold)) void rules_not_a_step(struct phase_thread *p);

@@ -23,6 +23,7 @@ struct item {
     int usable;    /* can be written in a rule */
     int shared;    /* a kernel PREFILL and a decode phase both label (before the selectors) */
     uint64_t count[NPH], other, openers;
+    uint64_t prompt_openers; /* generations whose PREFILL's first call it is */
     int phase; /* the phase it goes to, -1 none */
 };
 
@@ -84,6 +85,9 @@ struct iteration {
     int need;         /* a PREFILL iteration a selector other than iter:until:token must pick out */
     int selected;     /* a selector gives it PREFILL */
     int mixed;        /* it holds launches of PREFILL and of a decode phase */
+    int warm_up;      /* no phase, before its thread's first labelled launch: a warm-up the trace took off
+                       * (the rules take it off too: rules_copy, rules_warm_up), which no selector need
+                       * tell from a prompt */
 };
 
 #define TOKEN_READ_MIN 4u /* the engine's: a token read is a copy from the device of at least 4 bytes */
@@ -158,6 +162,7 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
             /* as the rules see it at this launch: the generation so far has read no token (a new one
              * begins at this launch, after the selectors were tried) */
             it->before_token = !s->in_gen || !s->token;
+            it->warm_up = it->phase < 0 && !s->in_gen;
             if (c->phase != OBS_NONE && (!s->in_gen || it->gen != s->gen)) {
                 s->in_gen = 1; /* a new generation: no token read in it yet */
                 s->gen = it->gen;
@@ -236,7 +241,7 @@ static int threads_selectors(const struct iteration *its, size_t n, int want, co
             if (wanted_iteration(&its[i], want)) {
                 if (its[i].threads < min_prefill)
                     min_prefill = its[i].threads;
-            } else if (its[i].phase != 0) {
+            } else if (its[i].phase != 0 && !its[i].warm_up) {
                 others++;
                 if (its[i].threads > max_other)
                     max_other = its[i].threads;
@@ -288,7 +293,7 @@ static enum selector_choice choose_selectors(struct iteration *its, size_t n, co
                 htod_ok &= its[i].after_htod;
             else
                 chunks++;
-        } else {
+        } else if (!its[i].warm_up) {
             htod_ok &= !its[i].after_htod;
         }
     }
@@ -337,7 +342,7 @@ static enum selector_choice choose_token_selectors(struct iteration *its, size_t
         need += (size_t)it->need;
         if (it->need)
             htod_ok &= it->after_htod;
-        else if (it->phase != 0)
+        else if (it->phase != 0 && !it->warm_up)
             htod_ok &= !it->after_htod;
     }
     *htod_ok_out = htod_ok;
@@ -374,7 +379,7 @@ static enum selector_choice choose_forward_selectors(struct iteration *its, size
     for (i = 0; i < n; i++) {
         if (its[i].phase == 0 && its[i].prompt_first)
             htod_ok &= its[i].after_htod;
-        else if (its[i].phase != 0)
+        else if (its[i].phase != 0 && !its[i].warm_up)
             htod_ok &= !its[i].after_htod;
     }
     *htod_ok_out = htod_ok;
@@ -425,6 +430,7 @@ struct suggestion {
     int forward_loop;            /* none does, and OBS_STEP's kernel begins each forward: iter:until:forward */
     size_t unread_prompts;       /* prompts none of whose iterations reads a token */
     int step_once;               /* step_item runs once per decode step */
+    int step_graph_only;         /* every step opens at a graph launch: step_item begins the prompts */
     uint64_t step_runs;          /* its launches in the decode */
 };
 
@@ -792,6 +798,10 @@ static int count_step_openers(struct suggestion *sg)
     qsort(steps, n, sizeof *steps, cmp_step_key);
     for (i = 0; i < n; i++)
         sg->nprompts += !(i > 0 && steps[i].key == steps[i - 1].key && steps[i].thread == steps[i - 1].thread);
+    /* the kernel each prompt's first iteration begins with */
+    for (i = 0; i < sg->nits; i++)
+        if (sg->its[i].prompt_first && sg->its[i].item >= 0)
+            sg->items[sg->its[i].item].prompt_openers++;
     free(steps);
     return 0;
 }
@@ -988,6 +998,16 @@ static void choose_step_rule(struct suggestion *sg)
         if (sg->items[i].openers && sg->items[i].usable && sg->items[i].is_kernel &&
             (sg->step_item < 0 || sg->items[i].openers > sg->items[sg->step_item].openers))
             sg->step_item = (long)i;
+    if (sg->step_item < 0 && sg->token_loop && sg->nsteps > 0 && sg->graph_openers == sg->nsteps) {
+        /* every step replays a graph: OBS_STEP names the kernel every prompt's forward begins with and no
+         * decode step launches, which only says that a graph launch after a token read opens the next step
+         * (with it the calls before that launch stay where they are: the fill of the graph's inputs) */
+        for (i = 0; i < sg->nitems; i++)
+            if (sg->items[i].prompt_openers == sg->nprompts && sg->items[i].usable && sg->items[i].is_kernel &&
+                !sg->items[i].count[1] && !sg->items[i].count[2])
+                sg->step_item = (long)i;
+        sg->step_graph_only = sg->step_item >= 0;
+    }
     if (sg->step_item < 0)
         return;
     sg->step_runs = sg->items[sg->step_item].count[1] + sg->items[sg->step_item].count[2];
@@ -1186,7 +1206,13 @@ static void print_step_rule(const struct suggestion *sg, FILE *out)
     } else if (best == NULL) {
         fputs("# no step rule: the calls that open decode steps have no usable name\n", out);
     } else {
-        if (best->openers < sg->nsteps && sg->token_loop && best->openers + sg->graph_openers == sg->nsteps)
+        if (sg->step_graph_only)
+            fprintf(out, "# every one of the %zu decode steps opens at a graph launch (a forward replayed: a graph "
+                         "launch after a token read opens the next step); OBS_STEP names the kernel each of the %zu "
+                         "prompts' forwards begins with, which no step launches, so that the calls before each "
+                         "replay stay where they are\n",
+                    sg->nsteps, sg->nprompts);
+        else if (best->openers < sg->nsteps && sg->token_loop && best->openers + sg->graph_openers == sg->nsteps)
             fprintf(out, "# %s opens %llu of the %zu decode steps, graph launches the other %zu (each replays a "
                          "forward: a graph launch after a token read opens the next step)\n",
                     best->name, (unsigned long long)best->openers, sg->nsteps, sg->graph_openers);
