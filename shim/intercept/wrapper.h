@@ -7,8 +7,10 @@
  *
  * Order of work around the real call:
  *   resolve the real function (missing: never call it);
+ *   pass straight through when nested in another hooked call (cudart's
+ *   driver calls: one test, no other code of the shim touched);
  *   start the library if this wrapper runs before its constructor, then
- *   pass straight through when not recording or nested (obs_hook_begin);
+ *   pass straight through when not recording (obs_hook_begin);
  *   describe; ask the phase engine (a launch may open or close phase ranges
  *   before its work is enqueued); with OBS_GPU_TIME=events an event pair
  *   around the real call on its stream (gpu_time.h; steps: a launch inside
@@ -28,7 +30,8 @@
 #include "phases/phase_engine.h"
 #include "record/record.h"
 
-/* obs_call_begin, plus the one case the recorder leaves to the library's
+/* obs_call_begin for a call that is not nested (the wrapper passed those
+ * through), plus the one case the recorder leaves to the library's
  * top: a wrapper that runs before our constructor (another library's
  * constructor calling the runtime) starts the library first. That case
  * is out of line (obs_hook_begin_slow, init.h) and the rest forced inline:
@@ -36,7 +39,7 @@
  * instructions a launch more than before the layer split). */
 static inline __attribute__((always_inline)) bool obs_hook_begin(struct obs_hooked_call *c)
 {
-    if (obs_likely(obs_call_begin(c)))
+    if (obs_likely(obs_call_begin_outermost(c)))
         return true;
     return obs_hook_begin_slow(c);
 }
@@ -51,6 +54,8 @@ static inline __attribute__((always_inline)) bool obs_hook_begin(struct obs_hook
                                                                             \
         if (real == NULL)                                                   \
             return missing_call;                                            \
+        if (obs_unlikely(obs_guard_held())) /* nested: the call around it records */ \
+            return real args;                                               \
         if (!obs_hook_begin(&call))                                         \
             return real args;                                               \
         call.rec = describe_##name args;                                    \

@@ -22,7 +22,9 @@
  * closes a thread's window when the thread exits.
  *
  * A wrapper does:
- *     if (!obs_call_begin(&call))              // not recording, or nested
+ *     if (obs_guard_held())                    // nested (wrapper.h)
+ *         return real(args);
+ *     if (!obs_call_begin_outermost(&call))    // not recording
  *         return real(args);
  *     call.rec = describe(args);               // stream, grid, bytes ...
  *     obs_call_started(&call, OBS_API_x);
@@ -230,6 +232,17 @@ static inline bool obs_call_begin(struct obs_hooked_call *c)
         obs_unlikely(obs_guard_held()))
         return obs_call_begin_slow(c);
     obs_call_setup(c, t);
+    return true;
+}
+
+/* obs_call_begin where the caller passed a nested call through already
+ * (the wrappers, wrapper.h: cudart's driver calls inside a recorded call
+ * leave at their first test, none of the slow paths' code touched). */
+static inline bool obs_call_begin_outermost(struct obs_hooked_call *c)
+{
+    if (obs_unlikely(atomic_load_explicit(&obs_state, memory_order_acquire) != OBS_STATE_RECORDING))
+        return obs_call_begin_slow(c);
+    obs_call_setup(c, &obs_tls);
     return true;
 }
 
