@@ -1344,9 +1344,16 @@ static int print_iteration_rule(const struct obs_trace *t, FILE *out)
             op[j] = op[j - 1];
             op[j - 1] = tmp;
         }
-    glob[0] = '\0';
-    for (i = 0; i < nop; i++)
-        snprintf(glob + strlen(glob), sizeof glob - strlen(glob), "%s%s", i ? "," : "", op[i].name);
+    for (i = 0, j = 0; i < nop; i++) { /* j: the glob's length; each name and its comma fit */
+        size_t len = strnlen(op[i].name, sizeof op[i].name - 1);
+        if (j + (i > 0) + len + 1 > sizeof glob)
+            break;
+        if (i > 0)
+            glob[j++] = ',';
+        memcpy(glob + j, op[i].name, len);
+        j += len;
+    }
+    glob[j] = '\0';
     fprintf(out, "# a serving loop: %zu iterations, each begun by %s (each opens the next iteration at its first "
                  "launch after a token read)\n",
             iterations, nop == 1 ? "this kernel" : "one of these kernels");
