@@ -12,6 +12,7 @@
 #include "debug_log.h"
 #include "debug_spec.h"
 #include "log.h"
+#include "name_hash.h"
 #include "obs_export.h"
 #include "output_path.h"
 #include "ptrmap.h"

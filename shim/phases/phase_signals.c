@@ -179,9 +179,7 @@ uint8_t classify_slow(uint32_t id)
     base_name_of(id, base, sizeof base);
     cls = classify_name(base);
     if (id < CLASS_CACHE) {
-        uint32_t h = 2166136261u; /* FNV-1a of the base name: name_family */
-        for (const char *c = base; *c != '\0'; c++)
-            h = (h ^ (uint8_t)*c) * 16777619u;
+        uint32_t h = obs_name_hash(base); /* name_family; 0 stays "not classified yet" */
         atomic_store_explicit(&obs_engine.names.family_of[id], h != 0 ? h : 1u, memory_order_relaxed);
     }
     /* which rule (or KV glob) a name matched: once per name id */

@@ -61,14 +61,6 @@ bool obs_ranges_active(void)
     return atomic_load_explicit(&ranges_on, memory_order_acquire);
 }
 
-static uint32_t name_hash(const char *name)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    return h;
-}
-
 static struct range_entry *range_entry_at(uint32_t handle)
 {
     struct range_entry *chunk = atomic_load_explicit(&range_chunks[handle >> RANGE_CHUNK_SHIFT],
@@ -111,7 +103,7 @@ uint32_t obs_range_handle(const char *name, uint32_t argb)
     if (range_hash == NULL)
         range_hash = calloc(RANGE_HASH_SIZE, sizeof *range_hash);
     if (range_hash != NULL) {
-        uint32_t slot = name_hash(name) & (RANGE_HASH_SIZE - 1);
+        uint32_t slot = obs_name_hash(name) & (RANGE_HASH_SIZE - 1);
         while (range_hash[slot] != 0 && strcmp(range_entry_at(range_hash[slot])->name, name) != 0)
             slot = (slot + 1) & (RANGE_HASH_SIZE - 1);
         handle = range_hash[slot];
