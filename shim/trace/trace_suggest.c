@@ -41,7 +41,7 @@ static int usable_text(const char *s)
     if (s[0] == '\0' || strlen(s) >= 128) /* the engine's glob limit */
         return 0;
     for (; *s; s++)
-        if ((unsigned char)*s <= ' ' || strchr("*?,;='\"\\", *s))
+        if ((unsigned char)*s <= ' ' || strchr("*?[,;='\"\\", *s)) /* '[': a condition would begin */
             return 0;
     return 1;
 }
@@ -1262,7 +1262,7 @@ static int print_layer_rule(const struct obs_trace *t, FILE *out)
         fputs("# no OBS_LAYER: the trace has no layers (docs/layers.md)\n", out);
     } else {
         obs_kernel_base_name_of(t->kernels[best].mangled, t->kernels[best].demangled, name, sizeof name);
-        if (name[0] == '\0' || strpbrk(name, "*?[,;'") != NULL) {
+        if (!usable_text(name)) { /* as every name suggest-phases writes */
             fprintf(out, "# no OBS_LAYER: the kernel %llu of the %llu layers begin with has no usable base name\n",
                     (unsigned long long)most, (unsigned long long)total);
         } else {
@@ -1313,7 +1313,7 @@ static int print_iteration_rule(const struct obs_trace *t, FILE *out)
         if (c->kind == OBS_KIND_KERNEL && c->kernel < t->nkernels)
             obs_kernel_base_name_of(t->kernels[c->kernel].mangled, t->kernels[c->kernel].demangled, name,
                                     sizeof name);
-        if (name[0] == '\0' || strpbrk(name, "*?[,;'") != NULL) {
+        if (!usable_text(name)) { /* as every name suggest-phases writes */
             unnamed++;
             continue;
         }
