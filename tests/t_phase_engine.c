@@ -265,6 +265,11 @@ static const struct engine_case cases[] = {
     {"the first copy drops what was learned: a warm-up", "Automatic (a): the first copy makes a token loop",
      {NULL}, "@none " "prefill_kernel:16k (kv_gather_kernel:16k decode_kernel:16)*4 sync " HF_PROMPT("16") "(" HF_STEP ")*3",
      NULL, 0, {"learned-dropped because=first-copy-in"}},
+    {"forwards after the weights' copies that read nothing back, then a prompt: a warm-up; the prompt's input "
+     "copies take no phase, as a thread's first prompt's", "Automatic (b): a warm-up after the weights came in",
+     {NULL}, "H2D:65536 @none h2d:128 sync " HF_FORWARD4("16") "(h2d:8 " HF_FORWARD4("1") ")*2 devsync "
+     "h2d:128=- sync=- memset:4096=- @gen " HF_FORWARD4("16") "D2H:8 (@step " HF_FORWARD4("1") "D2H:8)*3",
+     NULL, 0, {"because=generation-0-read-nothing-back unlabelled_from_record"}},
     {"16384 launches with no unit: shape (b) for good", "Automatic (a): the window fills", {NULL},
      "@gen a:64 b:64 c:64 sync (@step a:1 b:1 c:1 sync)*5500 @step (x:1 y:1)*6 sync", NULL, 0, {"gave-up because=window-full launches=16384"}},
     {"a prefix ending with the unit's second kernel", "Limits (a): P D K D K shifts the step boundary",
