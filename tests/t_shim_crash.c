@@ -419,7 +419,7 @@ static void test_thread_exit(void)
     nlog = read_log(path_in(dir, "sim.log"), &log);
     t = shim_trace_open(path_in(dir, "t.obs"));
     if (!ok(t != NULL && t->ignored_bytes == 0, "exit() from a thread: the trace reads back whole")) {
-        skip_block(4, "no trace");
+        skip_block(5, "no trace");
     } else {
         ok(trace_is_prefix(t, log, nlog, &worst) >= 0,
            "exit() from a thread: each thread's records (%zu in all) are the first calls the runtime saw from it",
@@ -430,7 +430,45 @@ static void test_thread_exit(void)
                                    "made before exit() was called");
         is_int(0, (long long)t->records_lost, "exit() from a thread: 0 records lost");
         is_string("exit", meta_or(t, "end", "(none)"), "exit() from a thread: ended by exit");
+        is_string("exit", meta_or(t, "closing", "(none)"),
+                  "exit() from a thread: its closing mark, written before the others' calls stop being recorded");
         obs_trace_free(t);
+    }
+    /* Killed after the closing mark, before the end mark (a SIGKILL during
+     * exit()'s own work): the copy without its last META chunk. The reader
+     * says, in one line, that the others' last calls were not recorded. */
+    {
+        static const char end_line[] = "end=exit\n";
+        char cut[4400], *err = NULL;
+        size_t len = 0, at, chunk = 0;
+        char *data = test_read_file(path_in(dir, "t.obs"), &len);
+        FILE *f;
+        snprintf(cut, sizeof cut, "%s", path_in(dir, "closing.obs"));
+        for (at = len; data != NULL && at >= sizeof end_line - 1; at--)
+            if (memcmp(data + at - (sizeof end_line - 1), end_line, sizeof end_line - 1) == 0)
+                break;
+        for (chunk = at; data != NULL && chunk >= 4; chunk--)
+            if (memcmp(data + chunk - 4, "CHNK", 4) == 0)
+                break;
+        if (data == NULL || chunk < 4 || (f = fopen(cut, "wb")) == NULL)
+            bail("cannot copy the trace without its end mark");
+        fwrite(data, 1, chunk - 4, f);
+        fclose(f);
+        free(data);
+        t = shim_trace_open(cut);
+        ok(t != NULL && obs_trace_meta(t, "end") == NULL && t->ignored_bytes == 0 &&
+               meta_or(t, "closing", NULL) != NULL && t->ncalls >= 4 * 2000,
+           "killed while exit() closed the trace: its records read whole (%zu), a closing mark and no end mark",
+           t ? t->ncalls : 0);
+        if (t)
+            obs_trace_free(t);
+        ok(report_reads(cut, &err) && count_lines_with(err, "") == 1 &&
+               strstr(err, "no end mark: the process was killed (SIGKILL?) while it closed the trace (exit)") != NULL &&
+               strstr(err, "calls made after that began are not recorded") != NULL,
+           "killed while exit() closed the trace: obs-report says so in one line");
+        if (err != NULL && count_lines_with(err, "") != 1)
+            diag_text("stderr", err);
+        free(err);
     }
     free(log);
     run_result_free(&plain);

@@ -771,14 +771,15 @@ static void report_unwritten_lost_locked(bool from_signal)
         obs_log_info("%llu records were lost and could not be reported in the trace", (unsigned long long)missing);
 }
 
-/* Under the lock: the end mark, built with no formatting (signal path). */
-static void write_end_mark_locked(const char *ending)
+/* Under the lock: a META line KEY=ENDING, built with no formatting
+ * (signal path). */
+static void write_ending_meta_locked(const char *key, const char *ending)
 {
-    static const char key[] = "end=";
     char line[64];
     size_t len = 0, i;
-    for (i = 0; key[i] != '\0'; i++)
+    for (i = 0; key[i] != '\0' && len < sizeof line / 2; i++)
         line[len++] = key[i];
+    line[len++] = '=';
     for (i = 0; ending[i] != '\0' && len < sizeof line - 1; i++)
         line[len++] = ending[i];
     line[len++] = '\n';
@@ -793,12 +794,11 @@ bool obs_recorder_finish(bool from_signal, const char *ending)
     struct obs_tbuf *b;
     bool was_open;
 
-    /* From here on wrappers pass calls through. */
-    atomic_store(&obs_state, OBS_STATE_FINISHED);
     if (from_signal) {
         /* Never wait for ourselves (the signal may have interrupted a window switch
          * on this thread), nor for long for another thread. */
         if (!obs_out_lock_acquire_bounded(&obs_out.lock, self, 500)) {
+            atomic_store(&obs_state, OBS_STATE_FINISHED);
             obs_log_signal_safe("warning: trace file busy (the signal came during the shim's own write): every "
                                 "record is in it, but not its end mark",
                                 (char *)NULL);
@@ -808,9 +808,17 @@ bool obs_recorder_finish(bool from_signal, const char *ending)
         obs_out_lock_acquire(&obs_out.lock, self);
     }
     if (obs_out.status != OBS_OUTPUT_OPEN) {
+        atomic_store(&obs_state, OBS_STATE_FINISHED);
         obs_out_lock_release(&obs_out.lock);
         return false;
     }
+    /* The closing mark before other threads' calls stop being recorded:
+     * a kill between here and the end mark leaves a trace that says its
+     * other threads' last calls were not recorded by design, not lost
+     * (docs/shim.md, "What survives which ending"). */
+    write_ending_meta_locked("closing", ending);
+    /* From here on wrappers pass calls through. */
+    atomic_store(&obs_state, OBS_STATE_FINISHED);
     /* kernel names not written yet (none: each is written when it is
      * first named) and demangled forms the C++ runtime can now give */
     obs_kernel_names_write_pending_locked(from_signal);
@@ -823,7 +831,7 @@ bool obs_recorder_finish(bool from_signal, const char *ending)
     report_unwritten_lost_locked(from_signal);
     if (gated)
         write_skipped_locked();
-    write_end_mark_locked(ending);
+    write_ending_meta_locked("end", ending);
     was_open = obs_output_close_locked();
     obs_out_lock_release(&obs_out.lock);
     return was_open;

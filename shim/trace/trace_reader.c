@@ -2248,6 +2248,13 @@ const char *obs_trace_unclosed_note(const struct obs_trace *t, char *buf, size_t
                      "no end mark: the process died while the shim was opening the trace (SIGKILL?), before "
                      "its metadata; %llu calls read",
                      (unsigned long long)t->ncalls);
+    else if (obs_trace_meta(t, "closing") != NULL)
+        /* killed while its exit path (or a signal's) closed the windows */
+        n = snprintf(buf, len,
+                     "no end mark: the process was killed (SIGKILL?) while it closed the trace (%s); %llu calls read "
+                     "from %llu thread%s; calls made after that began are not recorded",
+                     obs_trace_meta(t, "closing"), (unsigned long long)t->ncalls, (unsigned long long)t->nthreads,
+                     t->nthreads == 1 ? "" : "s");
     else if (obs_trace_meta(t, "record_windows") != NULL)
         n = snprintf(buf, len,
                      "no end mark: the process was killed (SIGKILL?) or is still running; %llu calls read from %llu "
