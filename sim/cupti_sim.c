@@ -51,12 +51,13 @@
 #define CUPTI_EXPORT __attribute__((visibility("default")))
 #define CUPTI_SIM_VERSION 130001u  /* CUPTI_API_VERSION of CUDA 13.0 */
 #define MAX_CBID 1024u
-#define QUEUE_MAX 256u             /* buffers waiting for the worker */
+#define QUEUE_FIRST 256u           /* buffers waiting for the worker: the ring's first size (it grows) */
 
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t worker_wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t delivered = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t queue_taken = PTHREAD_COND_INITIALIZER;
 
 struct obs_CUpti_Subscriber_st {
     char name[64];
@@ -87,8 +88,8 @@ struct buffer {
     size_t size, used, records, max_records;
 };
 static struct buffer current;
-static struct buffer queue[QUEUE_MAX];
-static unsigned queue_head, queue_count;
+static struct buffer *queue; /* a ring of queue_cap: full buffers in order, never dropped */
+static unsigned queue_head, queue_count, queue_cap;
 static size_t dropped;
 static bool worker_started, worker_busy;
 static unsigned long flush_requests, flushes_done;
@@ -105,6 +106,7 @@ static void after_fork_child(void)
     pthread_mutex_init(&lock, NULL);
     pthread_cond_init(&worker_wake, NULL);
     pthread_cond_init(&delivered, NULL);
+    pthread_cond_init(&queue_taken, NULL);
     /* The parent's records are the parent's; no worker runs here, and the
      * parent's session does not go on in the child. */
     for (int k = 0; k < 16; k++)
@@ -168,14 +170,44 @@ static uint32_t process_id(void)
 
 /* Under lock: hand the current buffer to the worker (even empty: the client
  * gets back every buffer it gave). */
+/* Under lock: room for one more buffer in the ring. CUPTI keeps every
+ * buffer the client gave until it is delivered, however far the worker
+ * lags (a starved worker on a loaded machine): the ring grows, in order. */
+static bool queue_room_locked(void)
+{
+    struct buffer *grown;
+    unsigned cap, i;
+    if (queue_count < queue_cap)
+        return true;
+    cap = queue_cap ? 2 * queue_cap : QUEUE_FIRST;
+    grown = malloc(cap * sizeof *grown);
+    if (grown == NULL)
+        return false;
+    for (i = 0; i < queue_count; i++)
+        grown[i] = queue[(queue_head + i) % queue_cap];
+    free(queue);
+    queue = grown;
+    queue_cap = cap;
+    queue_head = 0;
+    return true;
+}
+
 static void retire_current_locked(void)
 {
     if (current.data == NULL)
         return;
-    if (queue_count < QUEUE_MAX) {
-        queue[(queue_head + queue_count) % QUEUE_MAX] = current;
-        queue_count++;
+    /* no memory for a larger ring: wait for the worker to take one (with
+     * no worker, the buffer's records are dropped and counted) */
+    while (!queue_room_locked()) {
+        if (!worker_started) {
+            dropped += current.records;
+            memset(&current, 0, sizeof current);
+            return;
+        }
+        pthread_cond_wait(&queue_taken, &lock);
     }
+    queue[(queue_head + queue_count) % queue_cap] = current;
+    queue_count++;
     memset(&current, 0, sizeof current);
     pthread_cond_signal(&worker_wake);
 }
@@ -190,8 +222,9 @@ static void *worker(void *arg)
         if (queue_count > 0) {
             struct buffer b = queue[queue_head];
             obs_CUpti_BuffersCallbackCompleteFunc done = buffer_completed;
-            queue_head = (queue_head + 1) % QUEUE_MAX;
+            queue_head = (queue_head + 1) % queue_cap;
             queue_count--;
+            pthread_cond_broadcast(&queue_taken);
             worker_busy = true;
             pthread_mutex_unlock(&lock);
             if (done != NULL)
