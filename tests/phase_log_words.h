@@ -12,12 +12,12 @@ static const char *const phase_log_words[] = {
     /* decisions */
     "new-generation", "warm-up", "prefill-continues", "decode-starts", "step", "step-continues", "was-a-step",
     "was-a-prompt-chunk", "prompt-chunks", "not-a-step", "prompt-forward", "prompt-chunk", "forwards-found",
-    "capture-replayed", "serving-loop", "iteration-begins",
+    "capture-replayed", "capture-fill", "serving-loop", "iteration-begins",
     /* notes */
     "learned", "gave-up", "learned-dropped", "iteration-selected", "iteration", "forward", "copy-in", "token-read",
     "flag-read", "memset", "delimiter", "launch", "lookup", "thread-state", "fallback", "unit-noted", "layers",
-    "capture", "busy-gap", "prep-relabelled"};
-#define PHASE_LOG_DECISIONS 16u /* the first 16 words */
+    "capture", "graph-layers", "busy-gap", "prep-relabelled"};
+#define PHASE_LOG_DECISIONS 17u /* the first 17 words */
 #define PHASE_LOG_WORDS (sizeof phase_log_words / sizeof phase_log_words[0])
 
 #endif

@@ -58,7 +58,10 @@
  * A launch is KV_GATHER inside a decode step when its name contains "kv"
  * (not as the end of "qkv": a fused projection).
  * A call token may end in =P, =D, =K, =S or =- to state its phase itself
- * (copies are checked only when they do).
+ * (copies are checked only when they do), or =~: a launch captured into a
+ * graph, not checked; before the next call that is not one, the graph of
+ * those launches is instantiated (obs_phase_graph_layers with their
+ * kernels as its nodes, in capture order), as the shim's hooks do.
  *
  * Labels in the messages: P<gen>, D<gen>.<step>, K<gen>.<step>, S<gen>,
  * I<gen>.<iteration>, - (none); live ranges carry no generation: P,
@@ -91,6 +94,7 @@
 #include "phases/phase_engine.h"
 #include "phases/phase_machine.h"
 #include "phases/phase_rules.h"
+#include "record/graph_execs.h"
 #include "record/record.h"
 #include "tap/basic.h"
 #include "tap/process.h"
@@ -935,6 +939,11 @@ struct worker {
     size_t job;      /* index into run.calls, SIZE_MAX - 1: analyse, SIZE_MAX: none */
     int busy, started;
     uint64_t *index; /* per call: its record index on this thread */
+    /* the kernels of the launches captured into a graph (=~) since the
+     * last instantiation: the graph instantiated from them before the next
+     * call that was not captured, as torch.cuda.CUDAGraph's capture_end and
+     * every stream capture's cudaGraphInstantiate do under the shim */
+    struct obs_graph_walk capture;
 };
 
 #define JOB_NONE SIZE_MAX
@@ -969,6 +978,34 @@ static const char *kernel_name(const char *kernel)
     return *end == '\0' && n > 0 && n < aliases.n ? aliases.names[n] : kernel;
 }
 
+/* A launch captured into a graph: its kernel a node of the graph. */
+static void capture_kernel(struct worker *w, uint32_t name)
+{
+    struct obs_graph_walk *g = &w->capture;
+    if (g->norder == g->order_cap) {
+        uint32_t cap = g->order_cap ? 2 * g->order_cap : 64;
+        uint32_t *grown = realloc(g->order, cap * sizeof *grown);
+        if (grown == NULL)
+            abort();
+        g->order = grown;
+        g->order_cap = cap;
+    }
+    g->order[g->norder++] = name;
+    g->nodes++;
+    g->kernels++;
+}
+
+/* The graph of the captured launches instantiated, as the shim's
+ * instantiation hooks tell the engine (obs_phase_graph_layers). */
+static void instantiate_capture(struct worker *w)
+{
+    struct obs_graph_walk *g = &w->capture;
+    obs_phase_graph_layers(g);
+    free(g->order);
+    free(g->layer);
+    memset(g, 0, sizeof *g);
+}
+
 static void do_call(struct worker *w, size_t i)
 {
     struct call *c = &run.calls->v[i];
@@ -977,6 +1014,8 @@ static void do_call(struct worker *w, size_t i)
     char live[256];
 
     engine_stub_advance_ns(1000); /* 1 us a call: distinct times */
+    if (w->capture.norder > 0 && !(c->kind == K_LAUNCH && c->expect == '~'))
+        instantiate_capture(w);
     if (c->kind == K_LAUNCH)
         rec = obs_launch_record(engine_stub_name(kernel_name(c->kernel)), c->grid, 1, 1, c->block, 1, 1, 0, 0);
     else if (c->kind == K_GRAPH)
@@ -984,6 +1023,8 @@ static void do_call(struct worker *w, size_t i)
     else
         rec = obs_bytes_record(c->bytes, c->dir, 0);
     w->index[i] = engine_stub_call(&rec, c->api, live, sizeof live);
+    if (c->kind == K_LAUNCH && c->expect == '~')
+        capture_kernel(w, rec.name);
     /* the live label: innermost phase range, step of the innermost step range */
     {
         char *save = NULL, *part;

@@ -251,8 +251,8 @@ void layer_graph_nodes(struct phase_thread *p, struct obs_graph_walk *w)
     if (p != NULL && p->layers != NULL && p->layers->tpl_known[1])
         hint = p->layers->tpl[1].anchor; /* a graph replays a decode step, mostly */
     f = obs_graph_node_layers(w->order, w->norder, hint, name_is_norm, obs_engine.set.have_layer_rule, layer);
-    OBS_DEBUG_LOG(PHASES, 2, "tid=%u graph-layers kernel_nodes=%u layers=%u passes=%u anchor=%u hint=%u",
-                  obs_thread_id(), w->norder, f.layers, f.passes, f.anchor, hint);
+    OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u graph-layers kernel_nodes=%u layers=%u passes=%u anchor=%u hint=%u",
+                  obs_thread_id(), obs_tls.call_counter, w->norder, f.layers, f.passes, f.anchor, hint);
     if (f.layers == 0) {
         free(layer);
         return;
