@@ -228,10 +228,6 @@ struct fw_case {
     "a request whose prompt is one token, joining sequences that decode while another leaves, feeds one token as " \
     "each of them does: as many tokens as sequences sampled, as many as the iteration before, so the stream's "    \
     "sizes read it as decode only where the scheduler packed a prompt (docs/serving.md, \"Limits\")"
-#define ROUND_TRIP_GRAPH_TREES                                                                                         \
-    "suggest-phases finds no iteration selector and no OBS_STEP for the graph trees' steps (each opened inside "  \
-    "the compiled call, by the launch that copies its token in or by the replay): its rules go by names, which "   \
-    "cannot tell the steps' eager launches from the prompts'"
 /* The torch.compile'd steps (issue 34): compiled-decode is right on every
  * launch since 2026-12-02 (busy gaps, autotuning inside a forward, the
  * compile-time launches joining their step: docs/phases.md "Idle gaps").
@@ -1292,7 +1288,7 @@ int main(void)
         {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NO_TODO},
         {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, NO_TODO},
         {"compiled-decode-ro", "fw_compiled.py", "compiled-decode-ro", NULL, 1, 0, 3, 0,
-         {.phases_trace = GRAPH_TREES_FILL, .phases_live = GRAPH_TREES_FILL, .round_trip = ROUND_TRIP_GRAPH_TREES}},
+         {.phases_trace = GRAPH_TREES_FILL, .phases_live = GRAPH_TREES_FILL}},
     };
     struct fw_env fw;
     double start = now_s();

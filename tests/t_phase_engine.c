@@ -427,6 +427,20 @@ static const struct engine_case cases[] = {
      "(fill:1 @step graph argmax:1 D2H:8)*2",
      NULL, 0, {"decode-starts gen=0 step=0 because=graph-launch-after-token-read",
                "step gen=1 step=2 because=graph-launch-after-token-read"}},
+    {"rules with [bytes]: a torch.compile'd step's CUDA graph tree (its first two calls eager, compiling and "
+     "recording, then replays; each step copies 8 bytes in, a prompt its ids, 24 and 72; OBS_STEP names the two "
+     "eager steps' openers, graph launches open the rest)",
+     "Rules: copy sizes ([bytes])",
+     {"OBS_PHASES=PREFILL=iter:after:memcpy:HtoD[bytes>=16],iter:until:token;DECODE=*",
+      "OBS_STEP=vec,triton_embed", NULL},
+     "@gen h2d:24 sync embed:768 vec:768 mlp:768 D2H:8 h2d:8 sync "
+     "@step vec:1 triton_embed:1 mlp:1 vec:1 D2H:8 h2d:8 sync fill:1 "
+     "@step triton_embed:1 mlp:1 graph D2H:8 h2d:8 sync fill:1 "
+     "(@step graph D2H:8 h2d:8 sync fill:1)*3 "
+     "memset:4096 @gen h2d:72 sync embed:2k vec:2k mlp:2k D2H:8 h2d:8 sync fill:1 "
+     "(@step graph D2H:8 h2d:8 sync fill:1)*3",
+     NULL, 0, {"new-generation gen=1 because=rule-PREFILL",
+               "step gen=0 step=1 because=OBS_STEP", "step gen=0 step=2 because=graph-launch-after-token-read"}},
     {"a graph launch in the decode of a loop that reads no token: STEADY", "Rules: graph launches (no token read)",
      {"OBS_PHASES=PREFILL=prefill*;DECODE=decode*", NULL},
      "@gen prefill:1k sync @step decode:1 sync @steady graph sync graph sync", NULL, 0, {NULL}},

@@ -156,6 +156,48 @@ static void test_conditions(void)
            "until:forward holds while the generation has begun at most one forward");
     is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration(&r, 0, &small, OBS_AFTER_NO_TOKEN),
            "and not after its second, token read or not");
+
+    /* [bytes] on iter:after: selectors: a prompt's token ids copied in, not a step's one token */
+    is_int(0,
+           obs_phase_rules_parse("PREFILL=iter:after:memcpy:HtoD [ bytes >= 16 ],iter:until:token;"
+                                 "KV_GATHER=iter:after:memset[bytes>1M][bytes<=4M];DECODE=*",
+                                 false, &r, &err),
+           "[bytes] conditions on iter:after: selectors parse (blanks around them)");
+    is_int(7, (long long)r.iter_mask, "three selectors");
+    is_int(5, (long long)r.iter_bytes_mask, "two of them with [bytes]");
+    is_int(0, (long long)r.sized_mask, "no kernel sized by them");
+    is_int(1u << 0, (long long)obs_phase_rules_transfer_bytes(&r, OBS_PATTERN_MEMCPY, OBS_DIR_HTOD, 72),
+           "a 72-byte copy in meets the first");
+    is_int(1u << 0, (long long)obs_phase_rules_transfer_bytes(&r, OBS_PATTERN_MEMCPY, OBS_DIR_HTOD, 16),
+           "16 bytes too (>=)");
+    is_int(0, (long long)obs_phase_rules_transfer_bytes(&r, OBS_PATTERN_MEMCPY, OBS_DIR_HTOD, 8),
+           "a step's 8-byte token does not");
+    is_int(0, (long long)obs_phase_rules_transfer_bytes(&r, OBS_PATTERN_MEMCPY, OBS_DIR_DTOH, 72),
+           "nor a copy out of 72 bytes (another direction)");
+    is_int(0, (long long)obs_phase_rules_transfer_bytes(&r, OBS_PATTERN_MEMSET, 0, 1048576),
+           "a memset of 1M: not over 1M");
+    is_int(1u << 2, (long long)obs_phase_rules_transfer_bytes(&r, OBS_PATTERN_MEMSET, 0, 4194304),
+           "one of 4M meets the memset's two conditions");
+    is_int(0, (long long)obs_phase_rules_transfer_bytes(&r, OBS_PATTERN_MEMSET, 0, 4194305), "one byte more does not");
+    {
+        uint8_t kind = 0;
+        is_int(OBS_PHASE_PREFILL,
+               obs_phase_rules_match_iteration_kind(&r, 0, &small, 1u << OBS_DIR_HTOD, 1u << 0, &kind),
+               "after a 72-byte copy in: PREFILL");
+        is_int(OBS_PATTERN_MEMCPY, kind, "by the copy selector");
+        is_int(OBS_PHASE_NONE, obs_phase_rules_match_iteration_kind(&r, 0, &small, 1u << OBS_DIR_HTOD, 0, &kind),
+               "after an 8-byte one (its bit unset): none");
+        is_int(OBS_PHASE_KV_GATHER,
+               obs_phase_rules_match_iteration_kind(&r, 0, &small, OBS_AFTER_MEMSET, 1u << 2, &kind),
+               "after a 4M memset: the memset selector's phase");
+        is_int(OBS_PHASE_PREFILL,
+               obs_phase_rules_match_iteration_kind(&r, 0, NULL, 1u << OBS_DIR_HTOD | OBS_AFTER_NO_TOKEN, 0, &kind),
+               "before the token read: until:token, whatever the bytes");
+    }
+    is_int(0, obs_phase_rules_parse("PREFILL=iter:after:memcpy[bytes>=4]", false, &r, &err),
+           "[bytes] on any copy kind");
+    is_int(1u << 0, (long long)obs_phase_rules_transfer_bytes(&r, OBS_PATTERN_MEMCPY, OBS_DIR_DTOD, 4),
+           "a copy of any direction meets it");
 }
 
 /* One bad text: the parse fails at column col with a message containing what. */
@@ -202,15 +244,20 @@ static void test_bad_rules(void)
     bad("PREFILL=e[grid<1][abc", false, 18, "after a condition");
     bad("PREFILL=[grid<1]", false, 9, "needs a kernel glob");
     bad("PREFILL=e[grid<1][grid<1][grid<1][grid<1][grid<1]", false, 42, "too many conditions");
-    bad("PREFILL=memcpy:HtoD[grid<1]", false, 20, "kernel globs only");
+    bad("PREFILL=memcpy:HtoD[grid<1]", false, 20, "kernel globs and iter:after: copies and memsets only");
+    bad("PREFILL=memcpy:HtoD[bytes>=16]", false, 20, "kernel globs and iter:after: copies and memsets only");
+    bad("PREFILL=embed*[bytes>=16]", false, 16, "a kernel's condition is on threads, grid or block, not 'bytes'");
+    bad("PREFILL=iter:embed*[bytes>=16]", false, 21, "a kernel's condition is on threads, grid or block");
+    bad("PREFILL=iter:after:memcpy:HtoD[bytes>=]", false, 39, "expected a number");
+    bad("PREFILL=iter:after:memcpy:HtoD[bytes>=1]x", false, 41, "after a condition");
     bad("PREFILL=iter:", false, 14, "empty selector");
     bad("PREFILL=iter:,x", false, 14, "empty selector");
     bad("PREFILL=iter:after:", false, 20, "after 'iter:after:'");
     bad("PREFILL=iter:after:gemm", false, 20, "after 'iter:after:'");
     bad("PREFILL=iter:after:memcpy:DtoX", false, 27, "unknown copy kind 'DtoX'");
-    bad("PREFILL=iter:after:memset[grid<1]", false, 26, "kernel globs only");
+    bad("PREFILL=iter:after:memset[grid<1]", false, 27, "a copy's or memset's condition is on bytes, not 'grid'");
     bad("PREFILL=iter:memcpy:HtoD", false, 14, "iter:after:memcpy:HtoD");
-    bad("PREFILL=iter:until:token[threads>1]", false, 25, "kernel globs only");
+    bad("PREFILL=iter:until:token[threads>1]", false, 25, "kernel globs and iter:after: copies and memsets only");
     bad("PREFILL=iter:", false, 14, "until:token");
     bad("PREFILL=iter:", false, 14, "until:forward");
     bad("iter:until:forward", true, 1, "not a kernel glob");

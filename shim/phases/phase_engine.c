@@ -147,6 +147,7 @@ static void on_launch(struct phase_thread *p, const struct obs_rec_call *rec, bo
         }
         kv = (cls & CLASS_PHASE_MASK) == OBS_PHASE_KV_GATHER;
         p->rules.iter_after = 0; /* iter:after: counts what came since the last launch */
+        p->rules.iter_after_bytes = 0;
         p->rules.after_token = false;
         p->rules.iter_launched = true;
     } else {
@@ -211,6 +212,9 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
     case EV_COPY_SYNC:
         dir = c->rec.flags & OBS_CALL_DIR_MASK;
         if (obs_engine.set.mode == OBS_PHASES_RULES) {
+            if (obs_unlikely(obs_engine.set.rules.iter_bytes_mask != 0))
+                p->rules.iter_after_bytes |= obs_phase_rules_transfer_bytes(&obs_engine.set.rules, OBS_PATTERN_MEMCPY,
+                                                                            (uint8_t)dir, c->rec.u.bytes);
             rules_copy(p, dir, c->rec.u.bytes);
             on_classified_transfer(p, obs_engine.set.copy_class[dir % OBS_DIR_COUNT], 1u << (dir % OBS_DIR_COUNT));
         }
@@ -218,8 +222,12 @@ void obs_phase_before(const struct obs_hooked_call *c, uint16_t api)
             on_auto_copy(p, dir, c->rec.u.bytes);
         break;
     case EV_MEMSET:
-        if (obs_engine.set.mode == OBS_PHASES_RULES)
+        if (obs_engine.set.mode == OBS_PHASES_RULES) {
+            if (obs_unlikely(obs_engine.set.rules.iter_bytes_mask != 0))
+                p->rules.iter_after_bytes |= obs_phase_rules_transfer_bytes(&obs_engine.set.rules, OBS_PATTERN_MEMSET,
+                                                                            0, c->rec.u.bytes);
             on_classified_transfer(p, obs_engine.set.memset_class, OBS_AFTER_MEMSET);
+        }
         else
             on_auto_memset(p, c->rec.u.bytes);
         break;

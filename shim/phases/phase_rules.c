@@ -107,11 +107,32 @@ uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_
                                         const struct obs_launch_size *size, unsigned after)
 {
     uint8_t kind;
-    return obs_phase_rules_match_iteration_kind(r, mask, size, after, &kind);
+    return obs_phase_rules_match_iteration_kind(r, mask, size, after, 0, &kind);
+}
+
+uint32_t obs_phase_rules_transfer_bytes(const struct obs_phase_rules *r, uint8_t kind, uint8_t direction,
+                                        uint64_t bytes)
+{
+    uint32_t m = r->iter_bytes_mask, met = 0;
+    while (m != 0) {
+        unsigned i = (unsigned)__builtin_ctz(m);
+        const struct obs_phase_pattern *p;
+        m &= m - 1;
+        if (i >= r->count)
+            break;
+        p = &r->patterns[i];
+        if (p->kind != kind ||
+            (kind == OBS_PATTERN_MEMCPY && p->direction != OBS_PATTERN_ANY_DIRECTION && p->direction != direction))
+            continue;
+        if (bytes >= p->lo[OBS_SIZE_BYTES] && bytes <= p->hi[OBS_SIZE_BYTES])
+            met |= 1u << i;
+    }
+    return met;
 }
 
 uint8_t obs_phase_rules_match_iteration_kind(const struct obs_phase_rules *r, uint32_t mask,
-                                             const struct obs_launch_size *size, unsigned after, uint8_t *kind)
+                                             const struct obs_launch_size *size, unsigned after, uint32_t sized,
+                                             uint8_t *kind)
 {
     uint32_t m = r->iter_mask;
     while (m != 0) {
@@ -121,7 +142,9 @@ uint8_t obs_phase_rules_match_iteration_kind(const struct obs_phase_rules *r, ui
         m &= m - 1;
         if (i >= r->count)
             break;
-        if (p->kind == OBS_PATTERN_MEMCPY)
+        if ((r->iter_bytes_mask >> i) & 1u)
+            holds = ((sized >> i) & 1u) != 0; /* a copy or memset of the size came */
+        else if (p->kind == OBS_PATTERN_MEMCPY)
             holds = p->direction == OBS_PATTERN_ANY_DIRECTION ? (after & AFTER_ANY_COPY) != 0
                                                                : p->direction < 16 && ((after >> p->direction) & 1u);
         else if (p->kind == OBS_PATTERN_MEMSET)
@@ -156,7 +179,7 @@ static int fail(struct parser *p, size_t pos, const char *fmt, const char *arg)
     p->err->column = pos + 1;
     snprintf(p->err->what, sizeof p->err->what, fmt, arg != NULL ? arg : "");
     p->out->count = 0;
-    p->out->sized_mask = p->out->iter_mask = p->out->iter_kernel_mask = 0;
+    p->out->sized_mask = p->out->iter_mask = p->out->iter_kernel_mask = p->out->iter_bytes_mask = 0;
     return -1;
 }
 
@@ -266,7 +289,7 @@ static void narrow(const struct obs_size_cond *c, uint64_t *lo, uint64_t *hi)
 /* "[" SIZE OP NUMBER "]" at p->pos (condition_starts holds there). */
 static int parse_condition(struct parser *p, struct obs_size_cond *c)
 {
-    static const char *const fields[] = {"threads", "grid", "block"};
+    static const char *const fields[OBS_SIZE_FIELDS] = {"threads", "grid", "block", "bytes"};
     const char *t = p->text;
     size_t word, n, number;
     uint64_t v = 0, scale = 1;
@@ -278,11 +301,16 @@ static int parse_condition(struct parser *p, struct obs_size_cond *c)
     for (word = p->pos; is_letter(t[p->pos]); p->pos++)
         ;
     n = p->pos - word;
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < OBS_SIZE_FIELDS; i++)
         if (strlen(fields[i]) == n && strncasecmp(fields[i], t + word, n) == 0)
             break;
-    if (i == 3)
-        return fail(p, word, "unknown size '%s' (expected threads, grid or block)",
+    if (i == OBS_SIZE_FIELDS)
+        return fail(p, word, "unknown size '%s' (expected threads, grid, block or bytes)",
+                    quote(t, word, n, shown, sizeof shown));
+    if ((i == OBS_SIZE_BYTES) != (p->out->patterns[p->out->count].kind != OBS_PATTERN_KERNEL))
+        return fail(p, word,
+                    i == OBS_SIZE_BYTES ? "a kernel's condition is on threads, grid or block, not '%s'"
+                                        : "a copy's or memset's condition is on bytes, not '%s'",
                     quote(t, word, n, shown, sizeof shown));
     c->field = (uint8_t)i;
     skip_blanks(p);
@@ -341,6 +369,12 @@ static int parse_transfer(struct parser *p, size_t begin, size_t n, struct obs_p
     return 1;
 }
 
+/* An `iter:after:memcpy` or `iter:after:memset` selector: [bytes] conditions apply. */
+static bool bytes_selector(const struct obs_phase_pattern *pat)
+{
+    return pat->iteration && (pat->kind == OBS_PATTERN_MEMCPY || pat->kind == OBS_PATTERN_MEMSET);
+}
+
 /* One pattern at p->pos, ending at ',', ';', blank or NUL. */
 static int parse_pattern(struct parser *p, uint8_t phase)
 {
@@ -375,7 +409,7 @@ static int parse_pattern(struct parser *p, uint8_t phase)
     memset(pat, 0, sizeof *pat);
     pat->phase = phase;
     pat->iteration = body > begin;
-    pat->hi[0] = pat->hi[1] = pat->hi[2] = UINT64_MAX;
+    pat->hi[0] = pat->hi[1] = pat->hi[2] = pat->hi[3] = UINT64_MAX;
     if (p->step_rule && pat->iteration)
         return fail(p, begin, "a step opens with a kernel: '%s' is not a kernel glob",
                     quote(t, begin, p->pos - begin, shown, sizeof shown));
@@ -409,7 +443,7 @@ static int parse_pattern(struct parser *p, uint8_t phase)
         memcpy(pat->glob, t + body, n);
         pat->glob[n] = '\0';
     }
-    if (pat->kind == OBS_PATTERN_KERNEL && is_blank(t[p->pos])) { /* blanks before a condition */
+    if ((pat->kind == OBS_PATTERN_KERNEL || bytes_selector(pat)) && is_blank(t[p->pos])) { /* blanks before a condition */
         size_t after = p->pos;
         while (is_blank(t[after]))
             after++;
@@ -417,8 +451,9 @@ static int parse_pattern(struct parser *p, uint8_t phase)
             p->pos = after;
     }
     while (t[p->pos] == '[') { /* only conditions stop the scan at '[' */
-        if (pat->kind != OBS_PATTERN_KERNEL)
-            return fail(p, p->pos, "conditions apply to kernel globs only, not to '%s'",
+        if (pat->kind != OBS_PATTERN_KERNEL && !bytes_selector(pat))
+            return fail(p, p->pos,
+                        "conditions apply to kernel globs and iter:after: copies and memsets only, not to '%s'",
                         quote(t, body, n, shown, sizeof shown));
         if (p->step_rule)
             return fail(p, p->pos, "OBS_STEP takes plain kernel globs (no conditions)%s", NULL);
@@ -438,6 +473,8 @@ static int parse_pattern(struct parser *p, uint8_t phase)
         p->out->iter_mask |= 1u << i;
     if (pat->iteration && pat->kind == OBS_PATTERN_KERNEL)
         p->out->iter_kernel_mask |= 1u << i;
+    if (bytes_selector(pat) && pat->nconds > 0)
+        p->out->iter_bytes_mask |= 1u << i;
     if (!pat->iteration && pat->nconds > 0)
         p->out->sized_mask |= 1u << i;
     skip_blanks(p);
@@ -503,7 +540,7 @@ int obs_phase_rules_parse(const char *text, bool step_rule, struct obs_phase_rul
     size_t len;
 
     out->count = 0;
-    out->sized_mask = out->iter_mask = out->iter_kernel_mask = 0;
+    out->sized_mask = out->iter_mask = out->iter_kernel_mask = out->iter_bytes_mask = 0;
     err->column = 0;
     err->what[0] = '\0';
     if (text == NULL)

@@ -4,9 +4,10 @@
  *   OBS_STEP   = glob { "," glob }        PHASE   = PREFILL | DECODE | KV_GATHER (any case)
  *   OBS_ITERATION = glob { "," glob }     (OBS_STEP's grammar: the phase engine's serving-loop rule)
  *   pattern    = glob { cond } | "memcpy" [ ":" KIND ] | "memset" | selector
- *   selector   = "iter:after:memcpy" [ ":" KIND ] | "iter:after:memset" | "iter:until:token"
- *              | "iter:until:forward" | "iter:" glob { cond }
+ *   selector   = "iter:after:memcpy" [ ":" KIND ] { bytes } | "iter:after:memset" { bytes }
+ *              | "iter:until:token" | "iter:until:forward" | "iter:" glob { cond }
  *   cond       = "[" SIZE OP NUMBER "]"   SIZE = threads | grid | block   OP = < | <= | > | >= | =
+ *   bytes      = "[" "bytes" OP NUMBER "]"
  *   NUMBER     = decimal digits [ "k" | "M" ]   (k = 1024, M = 1048576)
  *   KIND       = HtoD | DtoH | DtoD | HtoH | peer | default | *   (any case; so are memcpy,
  *                memset, iter:, after:)
@@ -30,7 +31,9 @@
  * iteration's first launch they are tried in the order written:
  * `iter:after:memcpy:KIND` holds when a copy of that kind came since the
  * thread's previous launch (a synchronous copy that delimits counts for the
- * iteration after it), `iter:after:memset` likewise for a memset,
+ * iteration after it), `iter:after:memset` likewise for a memset; with
+ * `[bytes OP N]` conditions, a copy (memset) whose size meets them all
+ * (a prompt's token ids copied in, larger than a step's one token),
  * `iter:until:token` while the thread's generation has read no token yet
  * (a copy from the device of at least 4 bytes after a launch of its
  * iteration) or none has begun, `iter:until:forward` while the thread's
@@ -81,7 +84,8 @@ enum obs_pattern_kind {
 
 #define OBS_PATTERN_ANY_DIRECTION 0xffu
 
-enum obs_size_field { OBS_SIZE_THREADS = 0, OBS_SIZE_GRID = 1, OBS_SIZE_BLOCK = 2 };
+enum obs_size_field { OBS_SIZE_THREADS = 0, OBS_SIZE_GRID = 1, OBS_SIZE_BLOCK = 2, OBS_SIZE_BYTES = 3 };
+#define OBS_SIZE_FIELDS 4u
 enum obs_size_op { OBS_OP_LT = 0, OBS_OP_LE, OBS_OP_GT, OBS_OP_GE, OBS_OP_EQ };
 
 struct obs_size_cond {
@@ -95,11 +99,11 @@ struct obs_phase_pattern {
     uint8_t phase;     /* enum obs_phase_id (OBS_STEP: DECODE) */
     uint8_t direction; /* memcpy: enum obs_direction, or OBS_PATTERN_ANY_DIRECTION */
     uint8_t iteration; /* an `iter:` selector: KERNEL = iter:glob, MEMCPY/MEMSET = iter:after:... */
-    uint8_t nconds;    /* kernel globs: conditions on the launch's size */
+    uint8_t nconds;    /* kernel globs: conditions on the launch's size; iter:after: ones on the bytes */
     struct obs_size_cond conds[OBS_PHASE_CONDS_MAX];
     /* the conditions as ranges, per enum obs_size_field: lo <= value <= hi
      * (no condition: 0 .. UINT64_MAX; none can hold: lo > hi) */
-    uint64_t lo[3], hi[3];
+    uint64_t lo[OBS_SIZE_FIELDS], hi[OBS_SIZE_FIELDS];
     char glob[OBS_PHASE_GLOB_MAX + 1];
 };
 
@@ -108,6 +112,7 @@ struct obs_phase_rules {
     uint32_t sized_mask;       /* bit i: pattern i is a per-launch kernel glob with conditions */
     uint32_t iter_mask;        /* bit i: pattern i is an iteration selector */
     uint32_t iter_kernel_mask; /* bit i: pattern i is an `iter:glob` selector */
+    uint32_t iter_bytes_mask;  /* bit i: pattern i is an `iter:after:` selector with [bytes] conditions */
     struct obs_phase_pattern patterns[OBS_PHASE_PATTERNS_MAX];
 };
 
@@ -176,14 +181,23 @@ static inline uint8_t obs_phase_rules_match_launch(const struct obs_phase_rules 
     }
     return OBS_PHASE_NONE;
 }
+/* The `iter:after:` selectors with [bytes] conditions that a copy of this
+ * direction (kind OBS_PATTERN_MEMCPY) or a memset (OBS_PATTERN_MEMSET) of
+ * this many bytes meets: bit i for pattern i (at each copy or memset, never
+ * at a launch; 0 at once when the rules have none). */
+uint32_t obs_phase_rules_transfer_bytes(const struct obs_phase_rules *r, uint8_t kind, uint8_t direction,
+                                        uint64_t bytes);
 /* The phase of the first selector that holds for an iteration whose first
  * launch has this mask and size (size NULL: a graph launch, no kernel
- * selector holds) after what `after` says came since the delimiter. */
+ * selector holds) after what `after` says came since the delimiter (and
+ * `sized`, obs_phase_rules_transfer_bytes' bits of those copies and
+ * memsets: for selectors with [bytes] conditions). */
 uint8_t obs_phase_rules_match_iteration(const struct obs_phase_rules *r, uint32_t mask,
                                         const struct obs_launch_size *size, unsigned after);
 /* The same, and *kind the kind of the selector that held (enum obs_pattern_kind). */
 uint8_t obs_phase_rules_match_iteration_kind(const struct obs_phase_rules *r, uint32_t mask,
-                                             const struct obs_launch_size *size, unsigned after, uint8_t *kind);
+                                             const struct obs_launch_size *size, unsigned after, uint32_t sized,
+                                             uint8_t *kind);
 
 /* Glob match (iterative: linear backtracking to the last star). */
 bool obs_glob_match(const char *glob, const char *text);

@@ -190,7 +190,8 @@ uint8_t rules_class(struct rules_state *r, bool started, uint8_t cls, const stru
                          (first_forward ? OBS_AFTER_FIRST_FORWARD : 0u);
         r->iter_phase = rules->iter_mask == 0 ? OBS_PHASE_NONE
                         : obs_phase_rules_match_iteration_kind(rules, cls & CLASS_ITER ? mask : 0,
-                                                               graph ? NULL : &size, after, &r->iter_kind);
+                                                               graph ? NULL : &size, after, r->iter_after_bytes,
+                                                               &r->iter_kind);
         if (r->iter_phase != OBS_PHASE_NONE)
             OBS_DEBUG_LOG(PHASES, 2, "tid=%u call=%u iteration-selected phase=%s because=selector after=0x%x",
                           obs_thread_id(), obs_tls.call_counter, phase_names[r->iter_phase & 3],

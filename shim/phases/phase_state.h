@@ -304,6 +304,7 @@ struct rules_state {
     uint8_t iter_phase;  /* the phase a selector gave it, or NONE */
     uint8_t iter_kind;   /* the kind of that selector (enum obs_pattern_kind) */
     uint16_t iter_after; /* copies (bit per direction) and memsets since the last launch */
+    uint32_t iter_after_bytes; /* the [bytes] selectors those copies and memsets met (obs_phase_rules_transfer_bytes) */
     bool iter_launched;   /* this iteration has had a launch */
     bool unread_launches; /* the iteration before had launches and read nothing (a sync, then the read) */
     bool iter_read;       /* this iteration read from the device */

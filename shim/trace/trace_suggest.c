@@ -16,6 +16,7 @@
 static const char *const rule_phases[NPH] = {"PREFILL", "KV_GATHER", "DECODE"};
 
 #define ITEM_MAX 256 /* a base name longer than this is cut (and then not used) */
+#define STEP_SET_MAX 4 /* kernels OBS_STEP may name: each opening some steps, graph launches the rest */
 
 struct item {
     char name[ITEM_MAX];
@@ -24,7 +25,8 @@ struct item {
     int shared;    /* a kernel PREFILL and a decode phase both label (before the selectors) */
     uint64_t count[NPH], other, openers;
     uint64_t prompt_openers; /* generations whose PREFILL's first call it is */
-    int phase; /* the phase it goes to, -1 none */
+    int phase;    /* the phase it goes to, -1 none */
+    int step_set; /* OBS_STEP names it */
 };
 
 static int rule_phase(const char *phase)
@@ -79,6 +81,7 @@ struct iteration {
     long item;        /* its first launch's kernel item, -1 for a graph launch or no name */
     uint64_t threads; /* grid x block threads of the first launch */
     int after_htod;   /* a host-to-device copy came since the thread's previous launch */
+    uint64_t htod_bytes; /* the largest of those copies (iter:after:memcpy:HtoD[bytes>=N]) */
     int prompt_first; /* a PREFILL iteration that does not continue the previous one (a prompt's first) */
     int before_token; /* its generation has read no token yet (or none has begun): iter:until:token holds */
     int reads_token;  /* it ends with a token read */
@@ -119,6 +122,7 @@ static uint64_t call_threads(const struct obs_call *c)
 struct thread_scan {
     uint32_t cur, last; /* the current iteration, the latest */
     unsigned char htod, token, read;
+    uint64_t htod_bytes; /* the largest copy in since the latest launch */
     uint32_t gen;       /* the generation of its latest labelled iteration */
     int in_gen;         /* a generation has begun */
 };
@@ -158,6 +162,7 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
             it->item = c->kind == OBS_KIND_KERNEL && c->kernel ? kernel_item[c->kernel] : -1;
             it->threads = c->kind == OBS_KIND_KERNEL ? call_threads(c) : 0;
             it->after_htod = s->htod;
+            it->htod_bytes = s->htod_bytes;
             it->prompt_first = it->phase == 0 && !(prev && prev->phase == 0 && prev->gen == it->gen);
             /* as the rules see it at this launch: the generation so far has read no token (a new one
              * begins at this launch, after the selectors were tried) */
@@ -171,10 +176,14 @@ static int find_iterations(const struct obs_trace *t, const long *kernel_item, c
             s->cur = s->last = (uint32_t)n++;
         }
         iter_of[i] = s->cur;
-        if (c->kind == OBS_KIND_KERNEL || c->kind == OBS_KIND_GRAPH)
+        if (c->kind == OBS_KIND_KERNEL || c->kind == OBS_KIND_GRAPH) {
             s->htod = 0;
-        else if (c->kind == OBS_KIND_MEMCPY && obs_call_direction(c) == OBS_DIR_HTOD)
+            s->htod_bytes = 0;
+        } else if (c->kind == OBS_KIND_MEMCPY && obs_call_direction(c) == OBS_DIR_HTOD) {
             s->htod = 1;
+            if (c->u.bytes > s->htod_bytes)
+                s->htod_bytes = c->u.bytes;
+        }
         if (c->kind == OBS_KIND_MEMCPY && obs_call_direction(c) == OBS_DIR_DTOH && s->cur != OBS_NONE &&
             c->u.bytes >= TOKEN_READ_MIN)
             s->read = 1;
@@ -265,6 +274,53 @@ static int threads_selectors(const struct iteration *its, size_t n, int want, co
     return nfirsts > 0 ? 0 : -1;
 }
 
+/* `iter:after:memcpy:HtoD` for the iterations `want` picks out (1: every
+ * prompt's first, 3: those marked need), when exactly they follow a copy
+ * in; or, where copies in come before other iterations too, all of them
+ * smaller, `iter:after:memcpy:HtoD[bytes>=N]` with N above every such copy
+ * and at most the smallest one a wanted iteration follows (the smallest
+ * power of two in that range): a prompt's token ids against a step's one
+ * token, a position or a flag (a graph tree's inputs refilled per step).
+ * Writes it into sel and *bytes (0: no condition); 0 when it separates
+ * them, -1 when it cannot (or when a wanted iteration is no prompt's first:
+ * the engine begins a new prompt at an iter:after: iteration after a token
+ * read). */
+static int htod_selector(const struct iteration *its, size_t n, int want, char *sel, size_t len, uint64_t *bytes)
+{
+    uint64_t min_want = UINT64_MAX, max_other = 0, threshold;
+    size_t i, wanted = 0, others = 0;
+    *bytes = 0;
+    for (i = 0; i < n; i++) {
+        const struct iteration *it = &its[i];
+        if (want == 3 ? it->need : it->phase == 0 && it->prompt_first) {
+            /* after a token read an iter:after: iteration begins the next prompt: a chunk read after its
+             * prompt's first token needs a size selector (it continues the prompt) */
+            if (!it->after_htod || !it->prompt_first)
+                return -1;
+            wanted++;
+            if (it->htod_bytes < min_want)
+                min_want = it->htod_bytes;
+        } else if (it->phase != 0 && !it->warm_up && it->after_htod) {
+            others++;
+            if (it->htod_bytes > max_other)
+                max_other = it->htod_bytes;
+        }
+    }
+    if (wanted == 0 || (others > 0 && max_other >= min_want))
+        return -1;
+    if (others == 0) {
+        snprintf(sel, len, "iter:after:memcpy:HtoD");
+        return 0;
+    }
+    for (threshold = 1; threshold <= max_other && threshold < (UINT64_C(1) << 62); threshold <<= 1)
+        ;
+    if (threshold > min_want)
+        threshold = min_want;
+    snprintf(sel, len, "iter:after:memcpy:HtoD[bytes>=%llu]", (unsigned long long)threshold);
+    *bytes = threshold;
+    return 0;
+}
+
 /* How the iterations of PREFILL are told apart (choose_selectors). */
 enum selector_choice {
     SEL_NONE_PREFILL, /* no iteration begins in PREFILL */
@@ -279,33 +335,32 @@ enum selector_choice {
 /* When PREFILL and DECODE share kernels: choose the selectors (into sel)
  * and mark the iterations they select. why: the reason none was found. */
 static enum selector_choice choose_selectors(struct iteration *its, size_t n, const struct item *items, char *sel,
-                                             size_t len, int *htod_ok_out, char *why, size_t whylen)
+                                             size_t len, int *htod_ok_out, uint64_t *htod_bytes, char *why,
+                                             size_t whylen)
 {
-    int htod_ok = 1, chunks = 0, prefill = 0;
+    int htod_ok, chunks = 0, prefill = 0;
     enum selector_choice choice;
     size_t i;
+    char htod[80];
     sel[0] = '\0';
     why[0] = '\0';
     for (i = 0; i < n; i++) {
         if (its[i].phase == 0) {
             prefill++;
-            if (its[i].prompt_first)
-                htod_ok &= its[i].after_htod;
-            else
-                chunks++;
-        } else if (!its[i].warm_up) {
-            htod_ok &= !its[i].after_htod;
+            chunks += !its[i].prompt_first;
         }
     }
+    htod_ok = htod_selector(its, n, 1, htod, sizeof htod, htod_bytes) == 0;
     *htod_ok_out = htod_ok;
     if (prefill == 0)
         return SEL_NONE_PREFILL;
     if (htod_ok && !chunks) {
-        snprintf(sel, len, "iter:after:memcpy:HtoD");
+        snprintf(sel, len, "%s", htod);
         choice = SEL_HTOD;
     } else if (threads_selectors(its, n, 1, items, sel, len, why, whylen) == 0) {
+        *htod_bytes = 0;
         choice = SEL_THREADS;
-    } else if (htod_ok && (sel[0] = '\0', snprintf(sel, len, "iter:after:memcpy:HtoD"),
+    } else if (htod_ok && (sel[0] = '\0', snprintf(sel, len, "%s", htod),
                            threads_selectors(its, n, 2, items, sel, len, why, whylen) == 0)) {
         choice = SEL_HTOD_THREADS;
     } else {
@@ -327,27 +382,25 @@ static enum selector_choice choose_selectors(struct iteration *its, size_t n, co
  * kernel opens the decode), unless it begins with that kernel. */
 static enum selector_choice choose_token_selectors(struct iteration *its, size_t n, const struct item *items,
                                                    long step_item, char *sel, size_t len, int *htod_ok_out,
-                                                   char *why, size_t whylen)
+                                                   uint64_t *htod_bytes, char *why, size_t whylen)
 {
     size_t i, need = 0;
-    int htod_ok = 1;
+    int htod_ok;
     sel[0] = '\0';
     why[0] = '\0';
     for (i = 0; i < n; i++) {
         struct iteration *it = &its[i];
         /* with OBS_STEP, a PREFILL iteration after the token read stays PREFILL unless it begins with
-         * OBS_STEP's kernel (a chunk that reads its logits) */
+         * one of OBS_STEP's kernels (a chunk that reads its logits) */
         it->need = it->phase == 0 && !it->before_token &&
-                   (step_item < 0 || it->prompt_first || it->item == step_item);
+                   (step_item < 0 || it->prompt_first || (it->item >= 0 && items[it->item].step_set));
         need += (size_t)it->need;
-        if (it->need)
-            htod_ok &= it->after_htod;
-        else if (it->phase != 0 && !it->warm_up)
-            htod_ok &= !it->after_htod;
     }
+    htod_ok = need > 0 && htod_selector(its, n, 3, sel, len, htod_bytes) == 0;
     *htod_ok_out = htod_ok;
-    if (need > 0 && htod_ok) {
-        snprintf(sel, len, "iter:after:memcpy:HtoD,");
+    if (htod_ok) {
+        size_t used = strlen(sel);
+        snprintf(sel + used, len - used, ",");
     } else if (need > 0 && threads_selectors(its, n, 3, items, sel, len, why, whylen) == 0) {
         size_t used = strlen(sel);
         snprintf(sel + used, len - used, ",");
@@ -372,23 +425,19 @@ static enum selector_choice choose_token_selectors(struct iteration *its, size_t
  * prompt begins with iter:after:memcpy:HtoD, which needs exactly the
  * prompts' first iterations to follow a copy in. */
 static enum selector_choice choose_forward_selectors(struct iteration *its, size_t n, char *sel, size_t len,
-                                                     int *htod_ok_out, char *why, size_t whylen)
+                                                     int *htod_ok_out, uint64_t *htod_bytes, char *why,
+                                                     size_t whylen)
 {
-    size_t i;
-    int htod_ok = 1;
-    for (i = 0; i < n; i++) {
-        if (its[i].phase == 0 && its[i].prompt_first)
-            htod_ok &= its[i].after_htod;
-        else if (its[i].phase != 0 && !its[i].warm_up)
-            htod_ok &= !its[i].after_htod;
-    }
+    size_t i, used;
+    int htod_ok = htod_selector(its, n, 1, sel, len, htod_bytes) == 0;
     *htod_ok_out = htod_ok;
     if (!htod_ok) {
         snprintf(why, whylen, "a prompt that reads no token needs iter:after:memcpy:HtoD to begin it");
         sel[0] = '\0';
         return SEL_NONE_FOUND;
     }
-    snprintf(sel, len, "iter:after:memcpy:HtoD,iter:until:forward");
+    used = strlen(sel);
+    snprintf(sel + used, len - used, ",iter:until:forward");
     for (i = 0; i < n; i++)
         its[i].selected = its[i].phase == 0 && !its[i].mixed;
     return SEL_FORWARD;
@@ -417,15 +466,17 @@ struct suggestion {
     uint32_t *iter_of;
     enum selector_choice selector;
     int htod_ok;
+    uint64_t htod_bytes;        /* the selectors' iter:after:memcpy:HtoD[bytes>=N], 0 none */
     char selectors[1024], selector_why[400];
     char (*globs)[ITEM_MAX + 2]; /* per item with a phase: its pattern in OBS_PHASES */
     unsigned char *covered;      /* per item: an earlier item of its phase prints the same glob */
     size_t nsteps;               /* decode steps: distinct (generation, step) */
     size_t graph_openers;        /* those whose first call is a graph launch (a forward replayed) */
     size_t nprompts;             /* generations with a PREFILL: distinct (thread, generation) */
-    long step_item;              /* the item OBS_STEP names, -1 none */
+    long step_item;              /* the item OBS_STEP names (of several, the one opening most steps), -1 none */
+    size_t nstep_set;            /* the items OBS_STEP names (struct item's step_set) */
     long step_rejected;          /* a token loop's best opener that runs more than once per step, -1 none */
-    char step_glob[2 * ITEM_MAX + 4]; /* a glob, or two names (forward_step_glob) */
+    char step_glob[STEP_SET_MAX * (ITEM_MAX + 2) + 4]; /* a glob, two names (forward_step_glob), or a set's */
     int token_loop;              /* its prompts read their token: steps open after token reads */
     int forward_loop;            /* none does, and OBS_STEP's kernel begins each forward: iter:until:forward */
     size_t unread_prompts;       /* prompts none of whose iterations reads a token */
@@ -722,7 +773,7 @@ static int split_shared_kernels(struct suggestion *sg)
         memcpy(step_glob, sg->step_glob, sizeof step_glob);
         sg->forward_loop = find_forward_loop(sg) &&
                            choose_forward_selectors(sg->its, sg->nits, sg->selectors, sizeof sg->selectors,
-                                                    &sg->htod_ok, sg->selector_why,
+                                                    &sg->htod_ok, &sg->htod_bytes, sg->selector_why,
                                                     sizeof sg->selector_why) == SEL_FORWARD;
         if (sg->forward_loop)
             sg->selector = SEL_FORWARD;
@@ -733,11 +784,11 @@ static int split_shared_kernels(struct suggestion *sg)
         /* chosen above */
     } else if (sg->token_loop) {
         sg->selector = choose_token_selectors(sg->its, sg->nits, sg->items, sg->step_item, sg->selectors,
-                                              sizeof sg->selectors, &sg->htod_ok, sg->selector_why,
+                                              sizeof sg->selectors, &sg->htod_ok, &sg->htod_bytes, sg->selector_why,
                                               sizeof sg->selector_why);
         /* some prompts read no token (generate() with a streamer and without): they end at their forward */
         if (sg->selector == SEL_TOKEN && sg->unread_prompts > 0 && sg->step_item >= 0 && sg->step_once &&
-            forward_step_glob(sg)) {
+            sg->nstep_set == 1 && forward_step_glob(sg)) {
             size_t used = strlen(sg->selectors);
             snprintf(sg->selectors + used, sizeof sg->selectors - used, ",iter:until:forward");
         }
@@ -745,7 +796,7 @@ static int split_shared_kernels(struct suggestion *sg)
         return 0;
     } else {
         sg->selector = choose_selectors(sg->its, sg->nits, sg->items, sg->selectors, sizeof sg->selectors,
-                                        &sg->htod_ok, sg->selector_why, sizeof sg->selector_why);
+                                        &sg->htod_ok, &sg->htod_bytes, sg->selector_why, sizeof sg->selector_why);
     }
     if (sg->selectors[0])
         count_items(sg, 1);
@@ -986,10 +1037,55 @@ out:
     return rc;
 }
 
+/* A token loop's steps opened by a few kernels and graph launches (a
+ * torch.compile'd step: its first calls run eagerly, compiling and
+ * recording, then its CUDA graph tree replays): OBS_STEP names every
+ * kernel that opens one, when there are at most STEP_SET_MAX, all usable,
+ * and they and the graph launches open every step (with OBS_STEP a step
+ * opens at the first of its launches, or of the graph launches, after
+ * each token read). 1 when it does. */
+static int step_set_rule(struct suggestion *sg)
+{
+    size_t i, n = 0, used = 0;
+    uint64_t openers = 0;
+    long set[STEP_SET_MAX];
+    for (i = 0; i < sg->nitems; i++) {
+        if (!sg->items[i].openers)
+            continue;
+        if (!sg->items[i].usable || !sg->items[i].is_kernel || n == STEP_SET_MAX)
+            return 0;
+        set[n++] = (long)i;
+        openers += sg->items[i].openers;
+    }
+    /* with no graph launch opening a step, the rules' steps open at the first launch after each token read
+     * (openers that take turns need no OBS_STEP); a replay's fill before it is what needs one */
+    if (n < 2 || sg->graph_openers == 0 || openers + sg->graph_openers != sg->nsteps)
+        return 0;
+    sg->step_glob[0] = '\0';
+    for (i = 0; i < n; i++) { /* most openers first; the plain names (usable_text: no glob characters) */
+        size_t k, best = i;
+        long x;
+        for (k = i + 1; k < n; k++)
+            if (sg->items[set[k]].openers > sg->items[set[best]].openers)
+                best = k;
+        x = set[best], set[best] = set[i], set[i] = x;
+        sg->items[x].step_set = 1;
+        used += (size_t)snprintf(sg->step_glob + used, sizeof sg->step_glob - used, "%s%s", i ? "," : "",
+                                 sg->items[x].name);
+    }
+    sg->step_item = set[0];
+    sg->nstep_set = n;
+    sg->step_once = 1;
+    for (i = 0; i < n; i++)
+        sg->step_runs += sg->items[set[i]].count[1] + sg->items[set[i]].count[2];
+    return 1;
+}
+
 /* OBS_STEP: the usable item that opens most decode steps. In a token
  * loop only one that opens every step (with OBS_STEP, only its first
  * launch after each token read opens a step, so it may run more than once
- * a step); without one, the rules' steps open after token reads. */
+ * a step), or a few that do with graph launches (step_set_rule); without
+ * one, the rules' steps open after token reads. */
 static void choose_step_rule(struct suggestion *sg)
 {
     size_t i;
@@ -1018,8 +1114,13 @@ static void choose_step_rule(struct suggestion *sg)
     if (sg->token_loop && !sg->step_once) {
         sg->step_rejected = sg->step_item;
         sg->step_item = -1;
+        sg->step_runs = 0;
+        if (step_set_rule(sg))
+            sg->step_rejected = -1;
         return;
     }
+    sg->items[sg->step_item].step_set = 1;
+    sg->nstep_set = 1;
     glob_for(sg, NULL, &sg->items[sg->step_item], sg->step_glob, sizeof sg->step_glob);
 }
 
@@ -1070,9 +1171,9 @@ static void print_selector(const struct suggestion *sg, FILE *out)
         fputs("# no iteration begins in PREFILL: no iteration selector\n", out);
         break;
     case SEL_HTOD:
-        fputs("# iteration selector: every prompt's first iteration follows a host-to-device copy, no other "
-              "iteration does\n",
-              out);
+        fprintf(out, "# iteration selector: every prompt's first iteration follows a host-to-device copy%s, no other "
+                     "iteration does\n",
+                sg->htod_bytes ? " of at least the bytes named" : "");
         break;
     case SEL_THREADS:
         fputs("# iteration selector: PREFILL iterations start with a larger launch than any other iteration "
@@ -1084,21 +1185,30 @@ static void print_selector(const struct suggestion *sg, FILE *out)
               "start with a larger launch than any other iteration starting with the same kernel\n",
               out);
         break;
-    case SEL_TOKEN:
-        fprintf(out, "# iteration selectors: a prompt's iterations up to its token read (iter:until:token)%s%s%s\n",
+    case SEL_TOKEN: {
+        char bytes[160] = "";
+        if (sg->htod_bytes)
+            snprintf(bytes, sizeof bytes,
+                     " of at least %llu bytes (other iterations follow smaller copies in: a step's token or position)",
+                     (unsigned long long)sg->htod_bytes);
+        fprintf(out, "# iteration selectors: a prompt's iterations up to its token read (iter:until:token)%s%s%s%s%s\n",
                 strncmp(sg->selectors, "iter:after:", 11) == 0 ? "; a later prompt's first iteration follows a "
-                                                                 "host-to-device copy, no other iteration does"
+                                                                 "host-to-device copy"
                 : strncmp(sg->selectors, "iter:until:", 11) != 0 ? "; later prompts and chunks read after a token "
                                                                    "start with a larger launch"
                                                                  : "",
-                sg->step_item >= 0 ? "; only OBS_STEP's kernel opens the decode, so the work after a token read "
-                                     "stays where it is"
-                                   : "",
+                bytes, strncmp(sg->selectors, "iter:after:", 11) == 0 ? ", no other iteration does" : "",
+                sg->step_item < 0      ? ""
+                : sg->nstep_set > 1 ? "; only OBS_STEP's kernels (and graph launches) open the decode, so the work "
+                                      "after a token read stays where it is"
+                                    : "; only OBS_STEP's kernel opens the decode, so the work after a token read "
+                                      "stays where it is",
                 strstr(sg->selectors, "iter:until:forward") != NULL
                     ? "; a prompt that reads no token goes on until the next forward's OBS_STEP kernel "
                       "(iter:until:forward)"
                     : "");
         break;
+    }
     case SEL_FORWARD:
         fputs("# iteration selectors: no prompt reads its token; each prompt's first iteration follows a "
               "host-to-device copy, no other iteration does, and a prompt goes on through its forward until the "
@@ -1212,6 +1322,11 @@ static void print_step_rule(const struct suggestion *sg, FILE *out)
                          "prompts' forwards begins with, which no step launches, so that the calls before each "
                          "replay stay where they are\n",
                     sg->nsteps, sg->nprompts);
+        else if (sg->nstep_set > 1)
+            fprintf(out, "# %zu kernels open %llu of the %zu decode steps (%s the most), graph launches the other %zu "
+                         "(a graph launch after a token read opens the next step): OBS_STEP names them all\n",
+                    sg->nstep_set, (unsigned long long)(sg->nsteps - sg->graph_openers), sg->nsteps, best->name,
+                    sg->graph_openers);
         else if (best->openers < sg->nsteps && sg->token_loop && best->openers + sg->graph_openers == sg->nsteps)
             fprintf(out, "# %s opens %llu of the %zu decode steps, graph launches the other %zu (each replays a "
                          "forward: a graph launch after a token read opens the next step)\n",

@@ -23,6 +23,8 @@ static bool conds_hold(const struct obs_phase_pattern *p, const struct obs_launc
     for (k = 0; k < p->nconds; k++) {
         const struct obs_size_cond *c = &p->conds[k];
         uint64_t v = c->field == OBS_SIZE_GRID ? s->grid : c->field == OBS_SIZE_BLOCK ? s->block : s->threads;
+        if (c->field == OBS_SIZE_BYTES)
+            v = s->threads; /* a copy's bytes, passed as threads */
         bool ok = c->op == OBS_OP_LT ? v < c->value
                   : c->op == OBS_OP_LE ? v <= c->value
                   : c->op == OBS_OP_GT ? v > c->value
@@ -42,7 +44,8 @@ static void check_rules(const struct obs_phase_rules *r)
     if (r->count > OBS_PHASE_PATTERNS_MAX)
         abort();
     /* the masks name existing patterns of the right kind */
-    if ((r->sized_mask | r->iter_mask) & ~all || (r->iter_kernel_mask & ~r->iter_mask) || (r->sized_mask & r->iter_mask))
+    if ((r->sized_mask | r->iter_mask) & ~all || (r->iter_kernel_mask & ~r->iter_mask) || (r->sized_mask & r->iter_mask) ||
+        (r->iter_bytes_mask & ~r->iter_mask) || (r->iter_bytes_mask & r->iter_kernel_mask))
         abort();
     for (i = 0; i < r->count; i++) {
         const struct obs_phase_pattern *p = &r->patterns[i];
@@ -50,11 +53,26 @@ static void check_rules(const struct obs_phase_rules *r)
             abort();
         if (p->kind == OBS_PATTERN_KERNEL && (p->glob[0] == '\0' || strlen(p->glob) > OBS_PHASE_GLOB_MAX))
             abort();
-        if (p->nconds > OBS_PHASE_CONDS_MAX || (p->nconds > 0 && p->kind != OBS_PATTERN_KERNEL))
+        bool transfer = p->iteration && (p->kind == OBS_PATTERN_MEMCPY || p->kind == OBS_PATTERN_MEMSET);
+        if (p->nconds > OBS_PHASE_CONDS_MAX || (p->nconds > 0 && p->kind != OBS_PATTERN_KERNEL && !transfer))
             abort();
+        /* a kernel's conditions on its size, an iter:after: selector's on the bytes */
         for (k = 0; k < p->nconds; k++)
-            if (p->conds[k].field > OBS_SIZE_BLOCK || p->conds[k].op > OBS_OP_EQ)
+            if ((transfer ? p->conds[k].field != OBS_SIZE_BYTES : p->conds[k].field > OBS_SIZE_BLOCK) ||
+                p->conds[k].op > OBS_OP_EQ)
                 abort();
+        if (((r->iter_bytes_mask >> i) & 1u) != (transfer && p->nconds > 0))
+            abort();
+        for (k = 0; transfer && k < sizeof sizes / sizeof sizes[0] + p->nconds; k++) {
+            /* the bytes of a copy (memset) met exactly when the conditions, one by one, hold */
+            struct obs_launch_size b;
+            uint32_t met;
+            b.threads = k < sizeof sizes / sizeof sizes[0] ? sizes[k][0] : p->conds[k - sizeof sizes / sizeof sizes[0]].value;
+            met = obs_phase_rules_transfer_bytes(r, p->kind, p->kind == OBS_PATTERN_MEMCPY ? p->direction : 0,
+                                                 b.threads);
+            if (p->nconds > 0 && ((met >> i) & 1u) != conds_hold(p, &b))
+                abort();
+        }
         for (k = 0; k < sizeof sizes / sizeof sizes[0] + p->nconds; k++) {
             /* the sample sizes, and each condition's own value as threads, grid and block */
             struct obs_launch_size s;
