@@ -213,6 +213,9 @@ struct fw_case {
     long generations;        /* per process; 0: the basics */
     int no_truth;            /* its "tokens" lines are outputs: compared, no phase truth (compiled-mlp) */
     struct fw_todo todo;
+    /* a case run with rules of its own (docs/phases.md, "Limits": the rule that states a case the automatic
+     * mode cannot tell): extra_env its OBS_PHASES, this its OBS_STEP; no round trip (its rules are given) */
+    const char *rules_step;
 };
 
 #define NO_TODO {.phases_trace = NULL}
@@ -244,6 +247,16 @@ struct fw_case {
     "the step before, where the program counts it in the compiled call's step (a graph replayed by hand: the "     \
     "step before, loop-graph); live, also the first compiled call's compile-time launches (8), which the trace "   \
     "relabels into their step"
+
+/* Rules begin a prompt's PREFILL at its first launch: the copy of its ids
+ * before it (since the step's token read) stays in the step before, where
+ * the automatic mode makes it the prompt's first call (start_generation's
+ * relabel) and the truth names it; so TTFT from the PREFILL's first call
+ * is the launch's, a little later, in a thread's later generations. */
+#define RULES_PROMPT_AT_LAUNCH                                                                                         \
+    "with rules a prompt's PREFILL begins at its first launch: the copy of its ids before it stays in the step "   \
+    "before (the automatic mode makes it the prompt's first call), so the phase tables' TTFT starts at the "       \
+    "launch, after the truth's first call, in every generation after a thread's first"
 
 /* ok(), or a TODO with its reason (a TODO that passes is said to pass). */
 static void check_todo(int good, const char *todo, const char *label, const char *fmt, ...) TAP_PRINTF(4, 5);
@@ -849,6 +862,8 @@ static void run_case(const struct fw_case *c, int shim, const char *log, const c
     env[e++] = triton_env;
     if (c->extra_env)
         env[e++] = c->extra_env;
+    if (c->rules_step)
+        env[e++] = c->rules_step;
     if (rules != NULL) {
         env[e++] = rules[0];
         env[e++] = rules[1];
@@ -1243,7 +1258,7 @@ static void check_case(const struct fw_case *c)
         snprintf(trace, sizeof trace, "%s.obs", prefix);
         check_process(c, c->label, log_shim, trace);
     }
-    if (c->generations && !c->no_truth)
+    if (c->generations && !c->no_truth && c->rules_step == NULL)
         round_trip(c, prefix);
     run_result_free(&shim);
     diag("FIGURES time %s: %.1f s (%s)", c->label, now_s() - t0,
@@ -1253,42 +1268,50 @@ static void check_case(const struct fw_case *c)
 int main(void)
 {
     static const struct fw_case cases[] = {
-        {"basics", "torch_basics.py", NULL, NULL, 1, 0, 0, 0, NO_TODO},
-        {"basics-expandable", "torch_basics.py", NULL, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", 1, 0, 0, 0, NO_TODO},
-        {"llama", "fw_generate.py", "llama", NULL, 1, 0, 7, 0, NO_TODO},
-        {"llama-deep", "fw_generate.py", "llama-deep", NULL, 1, 0, 7, 0, NO_TODO},
-        {"gpt2", "fw_generate.py", "gpt2", NULL, 1, 0, 7, 0, NO_TODO},
-        {"llama-chunked", "fw_generate.py", "llama-chunked", NULL, 1, 0, 4, 0, NO_TODO},
-        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4, 0, NO_TODO},
+        {"basics", "torch_basics.py", NULL, NULL, 1, 0, 0, 0, NO_TODO, NULL},
+        {"basics-expandable", "torch_basics.py", NULL, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", 1, 0, 0, 0, NO_TODO, NULL},
+        {"llama", "fw_generate.py", "llama", NULL, 1, 0, 7, 0, NO_TODO, NULL},
+        {"llama-deep", "fw_generate.py", "llama-deep", NULL, 1, 0, 7, 0, NO_TODO, NULL},
+        {"gpt2", "fw_generate.py", "gpt2", NULL, 1, 0, 7, 0, NO_TODO, NULL},
+        {"llama-chunked", "fw_generate.py", "llama-chunked", NULL, 1, 0, 4, 0, NO_TODO, NULL},
+        {"llama-graph", "fw_generate.py", "llama-graph", NULL, 1, 0, 4, 0, NO_TODO, NULL},
         /* the same with cuDNN's SDPA: its attention graphs captured into the decode step's CUDA graph */
-        {"llama-graph-cudnn", "fw_generate.py", "llama-graph-cudnn", NULL, 1, 0, 4, 0, NO_TODO},
-        {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14, 0, NO_TODO},
-        {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7, 0, NO_TODO},
-        {"qwen2-moe", "fw_generate.py", "qwen2-moe", NULL, 1, 0, 7, 0, NO_TODO},
-        {"moe-alt", "fw_generate.py", "moe-alt", NULL, 1, 0, 7, 0, NO_TODO},
-        {"moe-first", "fw_generate.py", "moe-first", NULL, 1, 0, 7, 0, NO_TODO},
-        {"gemma2", "fw_generate.py", "gemma2", NULL, 1, 0, 7, 0, NO_TODO},
+        {"llama-graph-cudnn", "fw_generate.py", "llama-graph-cudnn", NULL, 1, 0, 4, 0, NO_TODO, NULL},
+        {"threads", "fw_generate.py", "threads", NULL, 1, 0, 14, 0, NO_TODO, NULL},
+        {"procs", "fw_generate.py", "procs", NULL, 0, 1, 7, 0, NO_TODO, NULL},
+        {"qwen2-moe", "fw_generate.py", "qwen2-moe", NULL, 1, 0, 7, 0, NO_TODO, NULL},
+        {"moe-alt", "fw_generate.py", "moe-alt", NULL, 1, 0, 7, 0, NO_TODO, NULL},
+        {"moe-first", "fw_generate.py", "moe-first", NULL, 1, 0, 7, 0, NO_TODO, NULL},
+        {"gemma2", "fw_generate.py", "gemma2", NULL, 1, 0, 7, 0, NO_TODO, NULL},
         /* transformers' eager experts loop: count reads inside every MoE layer (docs/phases.md, "Reads inside a
          * forward") */
-        {"moe-eager", "fw_generate.py", "moe-eager", NULL, 1, 0, 7, 0, NO_TODO},
+        {"moe-eager", "fw_generate.py", "moe-eager", NULL, 1, 0, 7, 0, NO_TODO, NULL},
         /* the same loop in every other layer, dense layers between (docs/layers.md: two kinds in one block) */
-        {"moe-alt-eager", "fw_generate.py", "moe-alt-eager", NULL, 1, 0, 7, 0, NO_TODO},
+        {"moe-alt-eager", "fw_generate.py", "moe-alt-eager", NULL, 1, 0, 7, 0, NO_TODO, NULL},
         /* issue 34's corpus: loops of other shapes than generate() with a streamer (docs/frameworks.md); their
          * TODOs: today's engine (docs/phases.md, "Limits") */
-        {"hf-plain", "fw_generate.py", "hf-plain", NULL, 1, 0, 6, 0, NO_TODO},
-        {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, NO_TODO},
-        {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, NO_TODO},
-        {"loop-item", "fw_loops.py", "loop-item", NULL, 1, 0, 6, 0, NO_TODO},
-        {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0, NO_TODO},
+        {"hf-plain", "fw_generate.py", "hf-plain", NULL, 1, 0, 6, 0, NO_TODO, NULL},
+        {"hf-batch", "fw_generate.py", "hf-batch", NULL, 1, 0, 3, 0, NO_TODO, NULL},
+        {"hf-sampled", "fw_generate.py", "hf-sampled", NULL, 1, 0, 7, 0, NO_TODO, NULL},
+        {"loop-item", "fw_loops.py", "loop-item", NULL, 1, 0, 6, 0, NO_TODO, NULL},
+        {"loop-device", "fw_loops.py", "loop-device", NULL, 1, 0, 6, 0, NO_TODO, NULL},
         {"loop-graph", "fw_loops.py", "loop-graph", NULL, 1, 0, 6, 0,
-         {.layers_live = WARMUP_LIVE_LAYERS}},
+         {.layers_live = WARMUP_LIVE_LAYERS}, NULL},
         {"serving", "fw_serving.py", "serving", NULL, 1, 0, 1, 0,
-         {.serving_kinds = ONE_TOKEN_PROMPT_KIND}},
+         {.serving_kinds = ONE_TOKEN_PROMPT_KIND}, NULL},
         /* torch.compile: Inductor's Triton kernels from cubins (cuModuleLoad), its CUDA graph trees */
-        {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NO_TODO},
-        {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, NO_TODO},
+        {"compiled-mlp", "fw_compiled.py", "compiled-mlp", NULL, 1, 0, 4, 1, NO_TODO, NULL},
+        {"compiled-decode", "fw_compiled.py", "compiled-decode", NULL, 1, 0, 3, 0, NO_TODO, NULL},
         {"compiled-decode-ro", "fw_compiled.py", "compiled-decode-ro", NULL, 1, 0, 3, 0,
-         {.phases_trace = GRAPH_TREES_FILL, .phases_live = GRAPH_TREES_FILL}},
+         {.phases_trace = GRAPH_TREES_FILL, .phases_live = GRAPH_TREES_FILL}, NULL},
+        /* the rules that state it (docs/phases.md, "Limits"): a prompt begins after a copy in of its ids (16
+         * bytes or more; a step's token and position are 8), and a step at the first launch after its token
+         * read of the graph tree's input refill (multi_tensor_apply_kernel) or of the first compiled call's
+         * eager run (vectorized_elementwise_kernel): every launch where the program counts it */
+        {"compiled-decode-ro-rules", "fw_compiled.py", "compiled-decode-ro",
+         "OBS_PHASES=PREFILL=iter:after:memcpy:HtoD[bytes>=16],iter:until:token;DECODE=*", 1, 0, 3, 0,
+         {.ttft = RULES_PROMPT_AT_LAUNCH},
+         "OBS_STEP=vectorized_elementwise_kernel,multi_tensor_apply_kernel"},
     };
     struct fw_env fw;
     double start = now_s();
