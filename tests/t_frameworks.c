@@ -1308,7 +1308,8 @@ int main(void)
          * bytes or more; a step's token and position are 8), and a step at the first launch after its token
          * read of the graph tree's input refill (multi_tensor_apply_kernel) or of the first compiled call's
          * eager run (vectorized_elementwise_kernel): every launch where the program counts it */
-        {"compiled-decode-ro-rules", "fw_compiled.py", "compiled-decode-ro",
+        /* (not "...-rules": the round trip's run of compiled-decode-ro writes that prefix) */
+        {"compiled-decode-ro-given-rules", "fw_compiled.py", "compiled-decode-ro",
          "OBS_PHASES=PREFILL=iter:after:memcpy:HtoD[bytes>=16],iter:until:token;DECODE=*", 1, 0, 3, 0,
          {.ttft = RULES_PROMPT_AT_LAUNCH},
          "OBS_STEP=vectorized_elementwise_kernel,multi_tensor_apply_kernel"},
