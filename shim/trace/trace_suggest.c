@@ -206,6 +206,16 @@ fail:
     return -1;
 }
 
+/* A selector's threshold: the smallest power of two above every other
+ * iteration's value, at most the smallest wanted one (it reads well). */
+static uint64_t threshold_between(uint64_t max_other, uint64_t min_wanted)
+{
+    uint64_t threshold;
+    for (threshold = 1; threshold <= max_other && threshold < (UINT64_C(1) << 62); threshold <<= 1)
+        ;
+    return threshold > min_wanted ? min_wanted : threshold;
+}
+
 static int wanted_iteration(const struct iteration *it, int want)
 {
     return want == 3 ? it->need : it->phase == 0 && !(want == 2 && it->prompt_first);
@@ -261,10 +271,7 @@ static int threads_selectors(const struct iteration *its, size_t n, int want, co
                      items[firsts[k]].name, (unsigned long long)min_prefill, (unsigned long long)max_other);
             return -1;
         }
-        for (threshold = 1; threshold <= max_other && threshold < (UINT64_C(1) << 62); threshold <<= 1)
-            ;
-        if (threshold > min_prefill)
-            threshold = min_prefill;
+        threshold = threshold_between(max_other, min_prefill);
         if (others)
             snprintf(sel + used, len - used, "%siter:%s[threads>=%llu]", used ? "," : "", items[firsts[k]].name,
                      (unsigned long long)threshold);
@@ -312,10 +319,7 @@ static int htod_selector(const struct iteration *its, size_t n, int want, char *
         snprintf(sel, len, "iter:after:memcpy:HtoD");
         return 0;
     }
-    for (threshold = 1; threshold <= max_other && threshold < (UINT64_C(1) << 62); threshold <<= 1)
-        ;
-    if (threshold > min_want)
-        threshold = min_want;
+    threshold = threshold_between(max_other, min_want);
     snprintf(sel, len, "iter:after:memcpy:HtoD[bytes>=%llu]", (unsigned long long)threshold);
     *bytes = threshold;
     return 0;
